@@ -1,0 +1,41 @@
+package metrics
+
+import (
+	"io"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestExposition(t *testing.T) {
+	var m Sync
+	at := time.Date(2026, 11, 21, 2, 0, 0, 0, time.UTC)
+	m.RunFinished("succeeded", 120, 14, 2, 3*time.Second, at)
+	m.RunFinished("failed", 5, 3, 3, time.Second, at.Add(time.Hour))
+
+	srv := httptest.NewServer(&m)
+	defer srv.Close()
+	resp, err := srv.Client().Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/plain; version=0.0.4") {
+		t.Errorf("Content-Type = %q", ct)
+	}
+	for _, want := range []string{
+		`billsync_sync_runs_total{status="failed"} 1`,
+		`billsync_sync_runs_total{status="succeeded"} 1`,
+		"billsync_records_total 125",
+		"billsync_requests_total 17",
+		"billsync_retries_total 5",
+		"billsync_last_run_duration_seconds 1\n",
+		"billsync_last_success_timestamp_seconds 1795226400.000",
+	} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("exposition lacks %q:\n%s", want, body)
+		}
+	}
+}

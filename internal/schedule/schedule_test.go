@@ -1,0 +1,120 @@
+package schedule
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func TestParse(t *testing.T) {
+	jakarta, err := time.LoadLocation("Asia/Jakarta")
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := time.Date(2026, 11, 20, 18, 0, 0, 0, time.UTC) // 01:00 on the 21st in Jakarta
+	tests := []struct {
+		spec    string
+		want    time.Time
+		wantErr string
+	}{
+		{spec: "0 2 * * *", want: time.Date(2026, 11, 20, 19, 0, 0, 0, time.UTC)},
+		{spec: "@hourly", want: time.Date(2026, 11, 20, 19, 0, 0, 0, time.UTC)},
+		{spec: "*/15 * * * *", want: time.Date(2026, 11, 20, 18, 15, 0, 0, time.UTC)},
+		{spec: "0 2 * *", wantErr: "expected exactly 5 fields"},
+		{spec: "61 * * * *", wantErr: "above maximum"},
+		{spec: "CRON_TZ=Nowhere/Bogus 0 2 * * *", wantErr: "BILLSYNC_TZ"},
+		{spec: "", wantErr: "empty spec"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.spec, func(t *testing.T) {
+			s, err := Parse(tc.spec, jakarta)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("Parse(%q) error = %v, want it to contain %q", tc.spec, err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := s.Next(from); !got.Equal(tc.want) {
+				t.Errorf("Next = %v, want %v", got.UTC(), tc.want)
+			}
+		})
+	}
+}
+
+// every fires each d; a real cron spec has minute resolution, too slow for a test.
+type every time.Duration
+
+func (e every) Next(t time.Time) time.Time { return t.Add(time.Duration(e)) }
+
+func TestRunnerSkipsOverlapAndFinishesOnStop(t *testing.T) {
+	var runs, concurrent, maxConcurrent atomic.Int32
+	release := make(chan struct{})
+	r := &Runner{
+		Schedule: every(10 * time.Millisecond),
+		Grace:    5 * time.Second,
+		Job: func(ctx context.Context) error {
+			runs.Add(1)
+			n := concurrent.Add(1)
+			defer concurrent.Add(-1)
+			for {
+				m := maxConcurrent.Load()
+				if n <= m || maxConcurrent.CompareAndSwap(m, n) {
+					break
+				}
+			}
+			select {
+			case <-release:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		},
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- r.Run(ctx) }()
+	for runs.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(60 * time.Millisecond) // several ticks while the first run is busy
+	cancel()
+	close(release) // the running job finishes within the grace period
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if runs.Load() != 1 || maxConcurrent.Load() != 1 {
+		t.Fatalf("runs=%d max concurrent=%d, want one run and no overlap", runs.Load(), maxConcurrent.Load())
+	}
+}
+
+func TestRunnerCancelsAfterGrace(t *testing.T) {
+	started := make(chan struct{})
+	var jobErr atomic.Value
+	r := &Runner{
+		Schedule: every(time.Millisecond),
+		Grace:    20 * time.Millisecond,
+		Job: func(ctx context.Context) error {
+			close(started)
+			<-ctx.Done()
+			jobErr.Store(ctx.Err())
+			return ctx.Err()
+		},
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- r.Run(ctx) }()
+	<-started
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if err, _ := jobErr.Load().(error); !errors.Is(err, context.Canceled) {
+		t.Fatalf("job saw %v, want context.Canceled after the grace period", err)
+	}
+}
