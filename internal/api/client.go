@@ -1,0 +1,224 @@
+// Package api is billsync's one HTTP client for the billing service: it authenticates, paces and retries
+// requests, decodes the service's loosely typed envelopes and hands back list items as their raw bytes.
+// It knows nothing of storage, fetch plans or jobs.
+package api
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// Defaults applied by New to zero-valued Config fields.
+const (
+	DefaultRatePerMin     = 20 // the real service's pace
+	DefaultMaxAttempts    = 6
+	DefaultRequestTimeout = 30 * time.Second
+	DefaultMinBackoff     = 500 * time.Millisecond
+	DefaultMaxBackoff     = 30 * time.Second
+	DefaultMaxRetryAfter  = 5 * time.Minute
+	DefaultUserAgent      = "billsync"
+)
+
+// maxBody bounds a response body held in memory; a list page of 100 products is well under 1 MiB.
+const maxBody = 64 << 20
+
+// Config configures a Client. Zero values take the defaults above.
+type Config struct {
+	// BaseURL is the scheme and host, optionally with a path prefix; spec paths are appended as they stand.
+	BaseURL string
+	APIKey  string
+
+	// RatePerMin is the client-side request pace shared by every goroutine using the Client.
+	// 0 means DefaultRatePerMin unless Unlimited is set, so that "unset" and "no limit" differ.
+	RatePerMin float64
+	Unlimited  bool
+
+	MaxAttempts    int           // attempts per call for retryable failures
+	RequestTimeout time.Duration // per attempt, body included
+	MinBackoff     time.Duration // first retry waits about this long; doubles per attempt, jittered
+	MaxBackoff     time.Duration
+	// MaxRetryAfter is the longest Retry-After the client sleeps through; a longer one ends the call with the
+	// 429 error at once (the whole client still pauses this long) instead of stalling a run for hours.
+	MaxRetryAfter time.Duration
+
+	HTTPClient *http.Client
+	Logger     *slog.Logger // Debug line per attempt; nil discards
+	UserAgent  string
+}
+
+// String keeps the API key out of anything that prints a Config.
+func (c Config) String() string {
+	return fmt.Sprintf("api.Config{BaseURL: %q, APIKey: [redacted]}", c.BaseURL)
+}
+
+// LogValue keeps the API key out of slog output.
+func (c Config) LogValue() slog.Value { return slog.StringValue(c.String()) }
+
+// Client talks to the billing service. It is safe for concurrent use.
+type Client struct {
+	base        string // BaseURL without a trailing slash
+	auth        string // "Bearer <key>"
+	key         string
+	userAgent   string
+	http        *http.Client
+	log         *slog.Logger
+	clk         clock
+	lim         *limiter
+	maxAttempts int
+	timeout     time.Duration
+	minBackoff  time.Duration
+	maxBackoff  time.Duration
+	maxRetryAft time.Duration
+
+	requests, retries, throttled, errs atomic.Int64
+	serverTime                         atomic.Int64 // unix nanoseconds of the latest Date header; 0 = none
+}
+
+// Stats counts what a Client has done since New.
+type Stats struct {
+	Requests  int64 // HTTP attempts sent
+	Retries   int64 // attempts after the first of a call
+	Throttled int64 // 429 answers seen
+	Errors    int64 // calls that returned an error
+}
+
+// New checks cfg and returns a Client. Errors never contain the API key.
+func New(cfg Config) (*Client, error) {
+	base, err := checkBaseURL(cfg.BaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("api config: BaseURL: %w", err)
+	}
+	if err := checkKey(cfg.APIKey); err != nil {
+		return nil, fmt.Errorf("api config: APIKey: %w", err)
+	}
+	if cfg.RatePerMin < 0 || cfg.MaxAttempts < 0 || cfg.RequestTimeout < 0 ||
+		cfg.MinBackoff < 0 || cfg.MaxBackoff < 0 || cfg.MaxRetryAfter < 0 {
+		return nil, errors.New("api config: RatePerMin, MaxAttempts, RequestTimeout, MinBackoff, MaxBackoff and MaxRetryAfter must not be negative")
+	}
+	c := &Client{
+		base:        base,
+		auth:        "Bearer " + cfg.APIKey,
+		key:         cfg.APIKey,
+		userAgent:   or(cfg.UserAgent, DefaultUserAgent),
+		http:        cfg.HTTPClient,
+		log:         cfg.Logger,
+		clk:         realClock{},
+		maxAttempts: or(cfg.MaxAttempts, DefaultMaxAttempts),
+		timeout:     or(cfg.RequestTimeout, DefaultRequestTimeout),
+		minBackoff:  or(cfg.MinBackoff, DefaultMinBackoff),
+		maxBackoff:  or(cfg.MaxBackoff, DefaultMaxBackoff),
+		maxRetryAft: or(cfg.MaxRetryAfter, DefaultMaxRetryAfter),
+	}
+	if c.minBackoff > c.maxBackoff {
+		return nil, fmt.Errorf("api config: MinBackoff %s exceeds MaxBackoff %s", c.minBackoff, c.maxBackoff)
+	}
+	if c.http == nil {
+		c.http = &http.Client{}
+	}
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	rate := or(cfg.RatePerMin, DefaultRatePerMin)
+	if cfg.Unlimited {
+		rate = 0
+	}
+	c.lim = newLimiter(c.clk, rate)
+	return c, nil
+}
+
+func or[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
+	}
+	return v
+}
+
+func checkBaseURL(raw string) (string, error) {
+	if raw == "" {
+		return "", errors.New("is empty")
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", fmt.Errorf("cannot parse %q", raw)
+	}
+	switch {
+	case u.Scheme != "http" && u.Scheme != "https":
+		return "", fmt.Errorf("%q: scheme must be http or https", raw)
+	case u.Host == "":
+		return "", fmt.Errorf("%q: no host", raw)
+	case u.User != nil:
+		// credentials in the URL would end up in transport errors; the key belongs in APIKey
+		return "", errors.New("must not contain user information")
+	case u.RawQuery != "" || u.Fragment != "":
+		return "", fmt.Errorf("%q: must not have a query or fragment", u.Redacted())
+	}
+	return strings.TrimRight(raw, "/"), nil
+}
+
+func checkKey(key string) error {
+	if key == "" {
+		return errors.New("is empty")
+	}
+	for i := 0; i < len(key); i++ {
+		if key[i] <= ' ' || key[i] >= 0x7f {
+			return fmt.Errorf("has a space, control or non-ASCII character at byte %d", i)
+		}
+	}
+	return nil
+}
+
+// String keeps the API key out of anything that prints a Client.
+func (c *Client) String() string { return "api.Client(" + c.base + ")" }
+
+// LogValue keeps the API key out of slog output.
+func (c *Client) LogValue() slog.Value { return slog.StringValue(c.String()) }
+
+// Stats returns the counters so far.
+func (c *Client) Stats() Stats {
+	return Stats{
+		Requests:  c.requests.Load(),
+		Retries:   c.retries.Load(),
+		Throttled: c.throttled.Load(),
+		Errors:    c.errs.Load(),
+	}
+}
+
+// ServerTime is the latest Date header seen in any answer, or the zero time before one arrives. A sync uses it
+// as its observation time, so runs against a simulated clock record simulated time.
+func (c *Client) ServerTime() time.Time {
+	ns := c.serverTime.Load()
+	if ns == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, ns).UTC()
+}
+
+// noteDate keeps the latest Date header; answers of concurrent requests may arrive out of order.
+func (c *Client) noteDate(h http.Header) {
+	t, err := http.ParseTime(h.Get("Date"))
+	if err != nil {
+		return
+	}
+	ns := t.UnixNano()
+	for {
+		old := c.serverTime.Load()
+		if ns <= old || c.serverTime.CompareAndSwap(old, ns) {
+			return
+		}
+	}
+}
+
+// redact removes the key from text that came from elsewhere (server bodies, transport errors).
+func (c *Client) redact(s string) string {
+	if !strings.Contains(s, c.key) {
+		return s
+	}
+	return strings.ReplaceAll(s, c.key, "[redacted]")
+}

@@ -1,0 +1,296 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptrace"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// call is one logical request; its attempts share everything here.
+type call struct {
+	method string
+	path   string // spec path, no query
+	query  url.Values
+	body   []byte // JSON, POST only
+	page   string // position for messages: "page 3", "after <cursor>" or ""
+	// decode reads a 2xx body, which is only valid during the call. A *bodyStatus error means the body's
+	// statusCode disagreed with the HTTP status; any other error means the body was not what was expected.
+	decode func(status int, body []byte) error
+}
+
+func (cl *call) where() string { return where(cl.method, cl.path, cl.page) }
+
+// writes are the calls that must never be repeated once the service may have seen them.
+func (cl *call) write() bool { return cl.method != http.MethodGet }
+
+// outcome of one attempt.
+type outcome struct {
+	err        error
+	retry      bool
+	retryAfter time.Duration // the service's minimum wait before the next attempt
+}
+
+// do runs cl with retries and counts and redacts its final error.
+func (c *Client) do(ctx context.Context, cl *call) error {
+	err := c.run(ctx, cl)
+	if err == nil {
+		return nil
+	}
+	c.errs.Add(1)
+	if msg := err.Error(); strings.Contains(msg, c.key) {
+		err = &redactedError{msg: c.redact(msg), err: err}
+	}
+	return err
+}
+
+func (c *Client) run(ctx context.Context, cl *call) error {
+	var last error
+	for n := 1; ; n++ {
+		if err := c.lim.wait(ctx); err != nil {
+			if last != nil {
+				return fmt.Errorf("%w; stopped waiting for the rate limiter: %w", attemptsNote(last, n-1), err)
+			}
+			return fmt.Errorf("%s: waiting for the rate limiter: %w", cl.where(), err)
+		}
+		o := c.attempt(ctx, cl, n)
+		if o.err == nil {
+			return nil
+		}
+		if !o.retry || n >= c.maxAttempts {
+			return attemptsNote(o.err, n)
+		}
+		last = o.err
+		wait := max(c.backoff(n), o.retryAfter)
+		c.retries.Add(1)
+		c.log.LogAttrs(ctx, slog.LevelDebug, "api retry", slog.String("method", cl.method),
+			slog.String("path", cl.path), slog.String("page", cl.page), slog.Int("attempt", n),
+			slog.Duration("wait", wait), slog.String("err", c.redact(o.err.Error())))
+		if err := c.clk.Sleep(ctx, wait); err != nil {
+			return fmt.Errorf("%w; stopped waiting to retry: %w", attemptsNote(last, n), err)
+		}
+	}
+}
+
+// backoff is the jittered exponential wait after failed attempt n: half fixed, half random, so that clients
+// failing together do not retry together.
+func (c *Client) backoff(n int) time.Duration {
+	d := c.maxBackoff
+	if n <= 32 {
+		if b := c.minBackoff << (n - 1); b > 0 && b < d {
+			d = b
+		}
+	}
+	return d/2 + rand.N(d/2+1)
+}
+
+func (c *Client) attempt(ctx context.Context, cl *call, n int) outcome {
+	actx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	// Whether the request left this process decides if a failed write may be sent again.
+	var wrote atomic.Bool
+	actx = httptrace.WithClientTrace(actx, &httptrace.ClientTrace{
+		WroteRequest: func(i httptrace.WroteRequestInfo) {
+			if i.Err == nil {
+				wrote.Store(true)
+			}
+		},
+	})
+	req, err := c.newRequest(actx, cl)
+	if err != nil {
+		return outcome{err: fmt.Errorf("%s: %w", cl.where(), err)}
+	}
+	c.requests.Add(1)
+	start := time.Now()
+	resp, err := c.http.Do(req)
+	if err != nil {
+		o := c.failed(ctx, actx, cl, err, wrote.Load())
+		c.logAttempt(ctx, cl, n, 0, start, o.err)
+		return o
+	}
+	buf := getBuf()
+	defer putBuf(buf)
+	readErr := readBody(resp.Body, buf)
+	resp.Body.Close()
+	c.noteDate(resp.Header)
+	o := c.answered(ctx, actx, cl, resp, buf.Bytes(), readErr)
+	c.logAttempt(ctx, cl, n, resp.StatusCode, start, o.err)
+	return o
+}
+
+func (c *Client) newRequest(ctx context.Context, cl *call) (*http.Request, error) {
+	u := c.base + cl.path
+	if len(cl.query) > 0 {
+		u += "?" + cl.query.Encode()
+	}
+	var body io.Reader
+	if cl.body != nil {
+		body = bytes.NewReader(cl.body)
+	}
+	req, err := http.NewRequestWithContext(ctx, cl.method, u, body)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, fmt.Errorf("build request: %w", err)
+	}
+	req.Header.Set("Authorization", c.auth)
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", c.userAgent)
+	if cl.body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	return req, nil
+}
+
+// failed classifies an attempt that got no complete answer.
+func (c *Client) failed(ctx, actx context.Context, cl *call, err error, wrote bool) outcome {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err // the URL would repeat the query string in every message
+	}
+	if ctx.Err() != nil {
+		e := fmt.Errorf("%s: %w", cl.where(), ctx.Err())
+		if cl.write() && wrote {
+			return outcome{err: &unknownOutcomeError{e}}
+		}
+		return outcome{err: e}
+	}
+	if errors.Is(actx.Err(), context.DeadlineExceeded) {
+		err = fmt.Errorf("no complete answer within %s: %w", c.timeout, context.DeadlineExceeded)
+	}
+	e := fmt.Errorf("%s: %w", cl.where(), err)
+	if cl.write() && wrote {
+		return outcome{err: &unknownOutcomeError{e}}
+	}
+	return outcome{err: e, retry: true}
+}
+
+// answered classifies an attempt that got a status line.
+func (c *Client) answered(ctx, actx context.Context, cl *call, resp *http.Response, body []byte, readErr error) outcome {
+	status := resp.StatusCode
+	if status >= 200 && status < 300 {
+		if readErr != nil {
+			return c.failed(ctx, actx, cl, fmt.Errorf("read body: %w", readErr), true)
+		}
+		err := cl.decode(status, body)
+		if err == nil {
+			return outcome{}
+		}
+		var bs *bodyStatus
+		if !errors.As(err, &bs) {
+			e := fmt.Errorf("%s: decode: %w", cl.where(), err)
+			if cl.write() {
+				return outcome{err: &unknownOutcomeError{e}}
+			}
+			return outcome{err: e, retry: true}
+		}
+		apiErr := &APIError{Method: cl.method, Path: cl.path, Page: cl.page, Status: bs.status, InBody: true,
+			Message: c.redact(bs.message)}
+		return c.refused(cl, apiErr, resp.Header)
+	}
+	apiErr := &APIError{Method: cl.method, Path: cl.path, Page: cl.page, Status: status,
+		Message: c.redact(errorMessage(body))}
+	return c.refused(cl, apiErr, resp.Header)
+}
+
+// refused classifies an answer that was not a success.
+func (c *Client) refused(cl *call, e *APIError, h http.Header) outcome {
+	now := c.clk.Now()
+	e.RetryAfter = retryAfter(h, now)
+	switch {
+	case e.Status == http.StatusTooManyRequests:
+		// The service did nothing, so even a write may go again, after the whole client has paused.
+		c.throttled.Add(1)
+		pause := max(e.RetryAfter, c.minBackoff)
+		if e.RetryAfter > c.maxRetryAft {
+			c.lim.pause(now.Add(c.maxRetryAft))
+			c.log.Warn("api throttled: Retry-After too long, giving up", "method", e.Method, "path", e.Path,
+				"retry_after", e.RetryAfter)
+			return outcome{err: e}
+		}
+		c.lim.pause(now.Add(pause))
+		c.log.Info("api throttled: pausing all requests", "method", e.Method, "path", e.Path, "pause", pause)
+		return outcome{err: e, retry: true, retryAfter: e.RetryAfter}
+	case e.Status >= 500:
+		if cl.write() {
+			return outcome{err: &unknownOutcomeError{e}}
+		}
+		if e.RetryAfter > c.maxRetryAft {
+			return outcome{err: e}
+		}
+		return outcome{err: e, retry: true, retryAfter: e.RetryAfter}
+	}
+	return outcome{err: e}
+}
+
+// retryAfter reads Retry-After as seconds or as an HTTP date. A date is measured against the answer's own Date
+// header when present, so a service on a simulated clock still gets the wait it meant.
+func retryAfter(h http.Header, now time.Time) time.Duration {
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return 0
+	}
+	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if secs <= 0 {
+			return 0
+		}
+		return time.Duration(min(secs, 1<<31)) * time.Second
+	}
+	t, err := http.ParseTime(v)
+	if err != nil {
+		return 0
+	}
+	if d, err := http.ParseTime(h.Get("Date")); err == nil {
+		now = d
+	}
+	return max(t.Sub(now), 0)
+}
+
+func (c *Client) logAttempt(ctx context.Context, cl *call, n, status int, start time.Time, err error) {
+	if !c.log.Enabled(ctx, slog.LevelDebug) {
+		return
+	}
+	attrs := []slog.Attr{
+		slog.String("method", cl.method), slog.String("path", cl.path), slog.String("page", cl.page),
+		slog.Int("status", status), slog.Int("attempt", n), slog.Duration("duration", time.Since(start)),
+	}
+	if err != nil {
+		attrs = append(attrs, slog.String("err", c.redact(err.Error())))
+	}
+	c.log.LogAttrs(ctx, slog.LevelDebug, "api request", attrs...)
+}
+
+var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+func getBuf() *bytes.Buffer { return bufPool.Get().(*bytes.Buffer) }
+
+func putBuf(b *bytes.Buffer) {
+	if b.Cap() > 4<<20 {
+		return // let an unusually large page's buffer go rather than pin it
+	}
+	b.Reset()
+	bufPool.Put(b)
+}
+
+func readBody(r io.Reader, buf *bytes.Buffer) error {
+	if _, err := buf.ReadFrom(io.LimitReader(r, maxBody+1)); err != nil {
+		return err
+	}
+	if buf.Len() > maxBody {
+		return fmt.Errorf("body larger than %d MiB", maxBody>>20)
+	}
+	return nil
+}

@@ -1,0 +1,79 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// APIError is an answer the service gave instead of success: a non-2xx status, or a 2xx whose body carries a
+// different statusCode.
+type APIError struct {
+	Method string
+	Path   string // spec path, without query
+	Page   string // "page 3", "after 1700000000000" or "" where the call has no position
+	Status int    // HTTP status, or the body's statusCode when InBody
+	InBody bool   // the HTTP status was 2xx but the body's statusCode said Status
+	// Message is the body's messages/message when present, else a snippet of the body.
+	Message string
+	// RetryAfter is the wait the service asked for on a 429 or 503, 0 if none.
+	RetryAfter time.Duration
+}
+
+func (e *APIError) Error() string {
+	status := "HTTP " + strconv.Itoa(e.Status)
+	if txt := http.StatusText(e.Status); txt != "" {
+		status += " " + txt
+	}
+	if e.InBody {
+		status = "statusCode " + strconv.Itoa(e.Status) + " in a 2xx answer"
+	}
+	msg := where(e.Method, e.Path, e.Page) + ": " + status
+	if e.Message != "" {
+		msg += ": " + e.Message
+	}
+	return msg
+}
+
+// unknownOutcomeError marks a write that may or may not have been applied.
+type unknownOutcomeError struct{ err error }
+
+func (e *unknownOutcomeError) Error() string {
+	return e.err.Error() + " (outcome unknown: the write may have been applied)"
+}
+
+func (e *unknownOutcomeError) Unwrap() error { return e.err }
+
+// IsUnknownOutcome reports whether err comes from a write whose effect on the service is unknown: the request
+// was sent but the answer was a 5xx, a timeout, a dropped connection or an undecodable 200. A job must find
+// out (by reading) whether the write happened before it tries again.
+func IsUnknownOutcome(err error) bool {
+	var u *unknownOutcomeError
+	return errors.As(err, &u)
+}
+
+// redactedError replaces the error text of an error that somehow carried the key; the chain stays reachable.
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
+
+func where(method, path, page string) string {
+	if page == "" {
+		return method + " " + path
+	}
+	return method + " " + path + " " + page
+}
+
+// attemptsNote tells how many attempts a failed call made, when more than one.
+func attemptsNote(err error, n int) error {
+	if n <= 1 {
+		return err
+	}
+	return fmt.Errorf("%w (after %d attempts)", err, n)
+}

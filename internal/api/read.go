@@ -1,0 +1,204 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// ListPage is one page of any list endpoint, normalized.
+type ListPage struct {
+	Items []json.RawMessage // each item's exact bytes as the server sent them (copies, safe to keep)
+	// Page, PageCount and PageSize are what the server says it applied, never the request's values;
+	// 0 when the answer carries none (PageCount is derived from Total and PageSize when it can be).
+	Page, PageCount, PageSize int
+	Total                     int64  // total, totalCustomer or the credit total; -1 when the answer carries none
+	HasMore                   bool   // hasMore, else derived from page and page count or from the cursor
+	NextStartingAfter         string // webhook history cursor; "" when null or absent
+	Message                   string // messages or message
+}
+
+// Paths of the endpoints with their own envelope.
+const (
+	creditHistoryPath  = "/credit/v1/credit/customer/paginate-credit-history/"
+	webhookHistoryPath = "/hl/v2/webhooks/new-history"
+	maxWebhookLimit    = 50
+)
+
+// List fetches one page of a standard paged list (statusCode, messages, hasMore, pageCount, pageSize, page,
+// total or totalCustomer, data). path is a spec path such as "/hl/v1/invoice" with any path parameter already
+// escaped; query parameters go in q, never in path.
+func (c *Client) List(ctx context.Context, path string, q url.Values) (*ListPage, error) {
+	return c.list(ctx, path, q, pageOf(q), (*envelope).standardPage)
+}
+
+// CreditHistory fetches one page of a customer's credit history (statusCode, message, total, page, limit,
+// totalPages, data). HasMore is page < totalPages.
+func (c *Client) CreditHistory(ctx context.Context, customerID string, q url.Values) (*ListPage, error) {
+	if customerID == "" {
+		return nil, fmt.Errorf("GET %s{customerId}: customer id is empty", creditHistoryPath)
+	}
+	return c.list(ctx, creditHistoryPath+url.PathEscape(customerID), q, pageOf(q), (*envelope).creditPage)
+}
+
+// WebhookHistory fetches one page of webhook delivery records after the cursor startingAfter ("" for the
+// newest page). limit 0 leaves the service's default (10); the service allows at most 50.
+func (c *Client) WebhookHistory(ctx context.Context, limit int, startingAfter string) (*ListPage, error) {
+	if limit < 0 || limit > maxWebhookLimit {
+		return nil, fmt.Errorf("GET %s: limit %d is outside 0..%d", webhookHistoryPath, limit, maxWebhookLimit)
+	}
+	q := url.Values{}
+	if limit > 0 {
+		q.Set("limit", strconv.Itoa(limit))
+	}
+	page := ""
+	if startingAfter != "" {
+		q.Set("startingAfter", startingAfter)
+		page = "after " + startingAfter
+	}
+	return c.list(ctx, webhookHistoryPath, q, page, (*envelope).webhookPage)
+}
+
+// Detail fetches a detail endpoint such as "/hl/v1/product/{id}" and returns its data object (a copy).
+func (c *Client) Detail(ctx context.Context, path string) (json.RawMessage, error) {
+	if err := checkPath(path); err != nil {
+		return nil, fmt.Errorf("GET %s: %w", path, err)
+	}
+	var out json.RawMessage
+	err := c.do(ctx, &call{method: http.MethodGet, path: path, decode: func(status int, body []byte) error {
+		e, err := decodeEnvelope(body, status)
+		if err != nil {
+			return err
+		}
+		if k := kindOf(e.Data); k != "object" {
+			return fmt.Errorf("data: expected object, got %s", k)
+		}
+		out = e.Data
+		return nil
+	}})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *Client) list(ctx context.Context, path string, q url.Values, page string, norm func(*envelope) (*ListPage, error)) (*ListPage, error) {
+	if err := checkPath(path); err != nil {
+		return nil, fmt.Errorf("GET %s: %w", path, err)
+	}
+	var out *ListPage
+	err := c.do(ctx, &call{method: http.MethodGet, path: path, query: q, page: page,
+		decode: func(status int, body []byte) error {
+			e, err := decodeEnvelope(body, status)
+			if err != nil {
+				return err
+			}
+			out, err = norm(e)
+			return err
+		}})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func checkPath(path string) error {
+	switch {
+	case !strings.HasPrefix(path, "/"):
+		return errors.New("path must start with /")
+	case strings.ContainsAny(path, "?#"):
+		return errors.New("path must not carry a query: pass query parameters in q")
+	}
+	return nil
+}
+
+func pageOf(q url.Values) string {
+	if p := q.Get("page"); p != "" {
+		return "page " + p
+	}
+	return ""
+}
+
+func (e *envelope) standardPage() (*ListPage, error) {
+	var f fields
+	p := &ListPage{Message: e.message(), Total: -1}
+	page, _ := f.int("page", e.Page)
+	size, _ := f.int("pageSize", e.PageSize)
+	count, hasCount := f.int("pageCount", e.PageCount)
+	if t, ok := f.int("total", e.Total); ok {
+		p.Total = t
+	} else if t, ok := f.int("totalCustomer", e.TotalCustomer); ok {
+		p.Total = t
+	}
+	more, hasMore := f.bool("hasMore", e.HasMore)
+	if f.err != nil {
+		return nil, f.err
+	}
+	if !hasCount && p.Total >= 0 && size > 0 {
+		count = ceilDiv(p.Total, size)
+	}
+	if !hasMore {
+		more = page > 0 && page < count
+	}
+	p.Page, p.PageSize, p.PageCount, p.HasMore = int(page), int(size), int(count), more
+	return p.withItems(e)
+}
+
+func (e *envelope) creditPage() (*ListPage, error) {
+	var f fields
+	p := &ListPage{Message: e.message(), Total: -1}
+	page, _ := f.int("page", e.Page)
+	limit, _ := f.int("limit", e.Limit)
+	pages, hasPages := f.int("totalPages", e.TotalPages)
+	if t, ok := f.int("total", e.Total); ok {
+		p.Total = t
+	}
+	more, _ := f.bool("hasMore", e.HasMore)
+	if f.err != nil {
+		return nil, f.err
+	}
+	if !hasPages && p.Total >= 0 && limit > 0 {
+		pages, hasPages = ceilDiv(p.Total, limit), true
+	}
+	// the spec defines HasMore as page < totalPages; without both, only an explicit hasMore asks for more
+	if hasPages && page > 0 {
+		more = page < pages
+	}
+	p.Page, p.PageSize, p.PageCount, p.HasMore = int(page), int(limit), int(pages), more
+	return p.withItems(e)
+}
+
+func (e *envelope) webhookPage() (*ListPage, error) {
+	var f fields
+	p := &ListPage{Message: e.message(), Total: -1, NextStartingAfter: text(e.NextStartingAfter)}
+	if t, ok := f.int("total", e.Total); ok {
+		p.Total = t
+	}
+	more, hasMore := f.bool("hasMore", e.HasMore)
+	if f.err != nil {
+		return nil, f.err
+	}
+	if !hasMore {
+		more = p.NextStartingAfter != ""
+	}
+	if more && p.NextStartingAfter == "" {
+		// following an empty cursor would restart from the newest page and loop forever
+		return nil, errors.New("nextStartingAfter: null while hasMore is true")
+	}
+	p.HasMore = more
+	return p.withItems(e)
+}
+
+func (p *ListPage) withItems(e *envelope) (*ListPage, error) {
+	items, err := e.items()
+	if err != nil {
+		return nil, err
+	}
+	p.Items = items
+	return p, nil
+}
