@@ -1,0 +1,57 @@
+// Package sandbox simulates the commerce and billing service of
+// shared/spec/commerce-api.md: a stateful, seeded, deterministic http.Handler
+// serving all 21 endpoints, with a controllable clock and injectable faults, so
+// that the rest of billsync can be tested without the real service.
+//
+// It is an independent reading of the spec and imports nothing from billsync.
+//
+// # Conventions where the spec says "not shown"
+//
+// Auth: a missing or wrong key gets 401 {"statusCode":401,"messages":"Unauthorized"};
+// the read-only key doing a POST gets 403
+// {"statusCode":403,"messages":"API KEY Scope not allowed to write"}.
+//
+// Errors: bad input gets 400 {"statusCode":400,"messages":"<field>: <problem>"};
+// unknown ids get 404 with a message naming the id; rate limiting gets 429 with a
+// Retry-After header in seconds. Error bodies always use "messages".
+// Coupon validation does not require finalAmount (the payment link's amount is
+// used instead) and invoice creation does not require extraData (echoed as null).
+// Payment edit accepts redirectURL and redirectUrl.
+//
+// Lists (/hl/v1 invoice, payment, product/type, product?search, transactions/unpaid,
+// customer, reviews): page (default 1, < 1 means 1) and pageSize (default 10,
+// < 1 means 10, capped at Options.MaxPageSize); pageCount = ceil(total/pageSize);
+// a page past the end has empty data and hasMore false. Order is newest first:
+// createdAt desc, then id desc. Invoice ?sort= takes active, paid, close or
+// closed; payment ?status= takes active (matches unpaid and active), paid,
+// close or closed. /hl/v1/product without search lists every product; search
+// is a case-insensitive substring match on the name and includes deleted
+// products; product/type lists leave deleted products out.
+//
+// Credit history: limit (default 10, capped at MaxPageSize; pageSize is an
+// alias), page, sortField datetime|createdAt, sortOrder asc|desc (default desc),
+// startDate/endDate as ISO-8601 date, date-time or epoch ms, both inclusive,
+// and filters walletType, type, productId, membershipTierId. An existing
+// customer without ledger gets 200 and empty data; an unknown customer 404.
+//
+// Webhook history: ascending createdAt with unique milliseconds; startingAfter
+// is an exclusive epoch-ms cursor; limit default 10, max 50; nextStartingAfter
+// is the last returned record's createdAt as a string, null at the end.
+//
+// Credit-usage products are products of type saas or membership whose subType
+// is credit_usage; add-credit and immutable checkout with creditAmount require
+// one. A customer's balance per product is sum(credit) - sum(debit) >= 0.
+//
+// Clock: the simulated clock moves only by Advance, and by one millisecond on
+// each accepted write so that records created by writes are strictly ordered.
+// The Date response header carries the simulated time.
+//
+// Record URLs (linkUrl, linkPayment, paymentUrl, image urls) point at a fixed
+// storefront (StorefrontURL) so lists and Dump agree byte for byte; URLs handed
+// back by writes (invoice link, payment edit link, checkout links) are built
+// from the request's Host.
+//
+// Admin paths under /__sandbox/ exist only with Options.Admin and need no key:
+// POST advance?hours=N|minutes=N, GET now, GET requests, PUT faults (JSON
+// Faults), GET checkout/verify?url=...
+package sandbox

@@ -1,0 +1,338 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// FaultKind names one way a response can go wrong.
+type FaultKind string
+
+// Fault kinds. The apply_then_* kinds only hit POSTs, after the state change;
+// truncation, string numbers and the paging kinds only hit GETs.
+const (
+	FaultNone              FaultKind = ""
+	FaultRateLimit         FaultKind = "rate_limit"          // 429 with Retry-After
+	FaultServerError       FaultKind = "server_error"        // 500, 502 or 503
+	FaultReset             FaultKind = "reset"               // connection reset mid-response
+	FaultSlow              FaultKind = "slow"                // answer after SlowMs
+	FaultTruncate          FaultKind = "truncate"            // 200, body cut, Content-Length of the cut body
+	FaultTruncateDrop      FaultKind = "truncate_drop"       // 200, full Content-Length, connection dropped mid-body
+	FaultStringNumbers     FaultKind = "string_numbers"      // every integer sent as a string
+	FaultInsertWhilePaging FaultKind = "insert_while_paging" // page >= 2: a new record first lands at the front
+	FaultDuplicatePage     FaultKind = "duplicate_page"      // page >= 2 starts one item early
+	FaultApplyThen500      FaultKind = "apply_then_500"      // POST applied, then 500
+	FaultApplyThenReset    FaultKind = "apply_then_reset"    // POST applied, then connection reset
+	FaultApplyThenHang     FaultKind = "apply_then_hang"     // POST applied, then no answer for HangMs
+)
+
+// Faults are the fractions of requests (0..1, summing to at most 1) that fail
+// in each way, decided deterministically from Seed and the request's sequence
+// number among the requests the faults apply to.
+type Faults struct {
+	Seed       int64  `json:"seed"`
+	PathPrefix string `json:"pathPrefix"` // only requests under this path; "" = all
+
+	RateLimit         float64 `json:"rateLimit"`
+	ServerError       float64 `json:"serverError"`
+	Reset             float64 `json:"reset"`
+	Slow              float64 `json:"slow"`
+	Truncate          float64 `json:"truncate"`
+	TruncateDrop      float64 `json:"truncateDrop"`
+	StringNumbers     float64 `json:"stringNumbers"`
+	InsertWhilePaging float64 `json:"insertWhilePaging"`
+	DuplicatePage     float64 `json:"duplicatePage"`
+	ApplyThen500      float64 `json:"applyThen500"`
+	ApplyThenReset    float64 `json:"applyThenReset"`
+	ApplyThenHang     float64 `json:"applyThenHang"`
+
+	RetryAfter int `json:"retryAfterSeconds"` // Retry-After of rate_limit faults; default 1
+	SlowMs     int `json:"slowMs"`            // default 2000
+	HangMs     int `json:"hangMs"`            // default 60000, or until the client goes away
+}
+
+func (f *Faults) fractions() []struct {
+	kind FaultKind
+	p    float64
+} {
+	return []struct {
+		kind FaultKind
+		p    float64
+	}{
+		{FaultRateLimit, f.RateLimit}, {FaultServerError, f.ServerError}, {FaultReset, f.Reset},
+		{FaultSlow, f.Slow}, {FaultTruncate, f.Truncate}, {FaultTruncateDrop, f.TruncateDrop},
+		{FaultStringNumbers, f.StringNumbers}, {FaultInsertWhilePaging, f.InsertWhilePaging},
+		{FaultDuplicatePage, f.DuplicatePage}, {FaultApplyThen500, f.ApplyThen500},
+		{FaultApplyThenReset, f.ApplyThenReset}, {FaultApplyThenHang, f.ApplyThenHang},
+	}
+}
+
+func (f *Faults) validate() error {
+	sum := 0.0
+	for _, fr := range f.fractions() {
+		if fr.p < 0 || fr.p > 1 {
+			return fmt.Errorf("sandbox faults: %s fraction %v outside [0, 1]", fr.kind, fr.p)
+		}
+		sum += fr.p
+	}
+	if sum > 1+1e-9 {
+		return fmt.Errorf("sandbox faults: fractions sum to %v, more than 1", sum)
+	}
+	if f.RetryAfter < 0 || f.SlowMs < 0 || f.HangMs < 0 {
+		return errors.New("sandbox faults: negative retryAfterSeconds, slowMs or hangMs")
+	}
+	return nil
+}
+
+// appliesTo says whether kind can hit a request of this method.
+func (k FaultKind) appliesTo(post bool) bool {
+	switch k {
+	case FaultApplyThen500, FaultApplyThenReset, FaultApplyThenHang:
+		return post
+	case FaultTruncate, FaultTruncateDrop, FaultStringNumbers, FaultInsertWhilePaging, FaultDuplicatePage:
+		return !post
+	}
+	return true
+}
+
+func validKind(k FaultKind) bool {
+	var f Faults
+	for _, fr := range f.fractions() {
+		if fr.kind == k {
+			return true
+		}
+	}
+	return false
+}
+
+type forced struct {
+	kind   FaultKind
+	left   int
+	prefix string
+}
+
+type faultState struct {
+	mu     sync.Mutex
+	f      Faults
+	seq    uint64
+	forced []forced
+}
+
+func newFaultState(f Faults) (*faultState, error) {
+	if err := f.validate(); err != nil {
+		return nil, err
+	}
+	return &faultState{f: f}, nil
+}
+
+// SetFaults replaces the fault fractions; the sequence restarts so a given
+// Faults value always produces the same faults.
+func (s *Server) SetFaults(f Faults) error {
+	if err := f.validate(); err != nil {
+		return err
+	}
+	s.faults.mu.Lock()
+	s.faults.f, s.faults.seq = f, 0
+	s.faults.mu.Unlock()
+	return nil
+}
+
+// FailNext makes the next n requests under pathPrefix ("" = any) that kind can
+// hit fail with kind, ahead of any fractions.
+func (s *Server) FailNext(kind FaultKind, n int, pathPrefix string) error {
+	if !validKind(kind) {
+		return fmt.Errorf("sandbox: unknown fault kind %q", kind)
+	}
+	s.faults.mu.Lock()
+	s.faults.forced = append(s.faults.forced, forced{kind, n, pathPrefix})
+	s.faults.mu.Unlock()
+	return nil
+}
+
+// faultPlan is what will go wrong with one request.
+type faultPlan struct {
+	kind       FaultKind
+	status     int // server_error's status
+	retryAfter int
+	delay      time.Duration
+}
+
+func splitmix(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
+func (fs *faultState) plan(path string, post bool) *faultPlan {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	f := fs.f
+	p := &faultPlan{retryAfter: max(f.RetryAfter, 1), status: http.StatusInternalServerError}
+	p.delay = time.Duration(f.SlowMs) * time.Millisecond
+	if f.SlowMs == 0 {
+		p.delay = 2 * time.Second
+	}
+	for i := range fs.forced {
+		fo := &fs.forced[i]
+		if fo.left > 0 && strings.HasPrefix(path, fo.prefix) && fo.kind.appliesTo(post) {
+			fo.left--
+			p.kind = fo.kind
+			if fo.left == 0 {
+				fs.forced = append(fs.forced[:i], fs.forced[i+1:]...)
+			}
+			p.hang(f)
+			return p
+		}
+	}
+	if !strings.HasPrefix(path, f.PathPrefix) {
+		return p
+	}
+	fs.seq++
+	r := splitmix(uint64(f.Seed)*0x2545f4914f6cdd1d + fs.seq)
+	u := float64(r>>11) / (1 << 53)
+	p.status = []int{500, 502, 503}[r%3]
+	acc := 0.0
+	for _, fr := range f.fractions() {
+		acc += fr.p
+		if u < acc {
+			if fr.kind.appliesTo(post) {
+				p.kind = fr.kind
+			}
+			break
+		}
+	}
+	p.hang(f)
+	return p
+}
+
+func (p *faultPlan) hang(f Faults) {
+	if p.kind == FaultApplyThenHang {
+		p.delay = time.Duration(f.HangMs) * time.Millisecond
+		if f.HangMs == 0 {
+			p.delay = time.Minute
+		}
+	}
+}
+
+// before applies the faults that strike before the endpoint runs; true means
+// the request has been answered (or abandoned).
+func (p *faultPlan) before(c *reqCtx) bool {
+	switch p.kind {
+	case FaultRateLimit:
+		c.w.Header().Set("Retry-After", strconv.Itoa(p.retryAfter))
+		writeError(c.w, http.StatusTooManyRequests, "Too Many Requests")
+		return true
+	case FaultServerError:
+		writeError(c.w, p.status, http.StatusText(p.status))
+		return true
+	case FaultReset:
+		reset(c, []byte("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"))
+		return true
+	case FaultSlow:
+		select {
+		case <-time.After(p.delay):
+		case <-c.r.Context().Done():
+			return true
+		}
+	}
+	return false
+}
+
+// respond writes a successful body through the faults that strike after the endpoint ran.
+func (p *faultPlan) respond(c *reqCtx, body []byte) {
+	h := c.w.Header()
+	h.Set("Content-Type", "application/json")
+	switch p.kind {
+	case FaultTruncate:
+		cut := body[:len(body)/2]
+		h.Set("Content-Length", strconv.Itoa(len(cut)))
+		c.w.WriteHeader(http.StatusOK)
+		c.w.Write(cut)
+		return
+	case FaultTruncateDrop:
+		h.Set("Content-Length", strconv.Itoa(len(body)))
+		c.w.WriteHeader(http.StatusOK)
+		c.w.Write(body[:len(body)/2])
+		reset(c, nil)
+		return
+	case FaultApplyThen500:
+		writeError(c.w, http.StatusInternalServerError, "Internal Server Error")
+		return
+	case FaultApplyThenReset:
+		reset(c, nil)
+		return
+	case FaultApplyThenHang:
+		select {
+		case <-time.After(p.delay):
+		case <-c.r.Context().Done():
+		}
+		reset(c, nil)
+		return
+	}
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	c.w.WriteHeader(http.StatusOK)
+	c.w.Write(body)
+}
+
+// reset takes the connection over, writes partial bytes and closes it with a
+// TCP reset; without a hijackable connection it aborts the handler instead.
+func reset(c *reqCtx, partial []byte) {
+	conn, buf, err := http.NewResponseController(c.w).Hijack()
+	if err != nil {
+		panic(http.ErrAbortHandler)
+	}
+	if len(partial) > 0 {
+		buf.Write(partial)
+		buf.Flush()
+	}
+	if tc, ok := conn.(*net.TCPConn); ok {
+		tc.SetLinger(0)
+	}
+	conn.Close()
+}
+
+// rateLimiter is a token bucket per key, refilled continuously.
+type rateLimiter struct {
+	perMin  int
+	mu      sync.Mutex
+	buckets map[string]*bucket
+}
+
+type bucket struct {
+	tokens float64
+	at     time.Time
+}
+
+func newRateLimiter(perMin int) *rateLimiter {
+	return &rateLimiter{perMin: perMin, buckets: map[string]*bucket{}}
+}
+
+// take spends one token for key; when none is left it says how many seconds to wait.
+func (rl *rateLimiter) take(key string, now time.Time) (wait int, ok bool) {
+	if rl.perMin <= 0 {
+		return 0, true
+	}
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	b := rl.buckets[key]
+	capacity := float64(rl.perMin)
+	if b == nil {
+		b = &bucket{tokens: capacity, at: now}
+		rl.buckets[key] = b
+	}
+	perSec := capacity / 60
+	b.tokens = min(capacity, b.tokens+now.Sub(b.at).Seconds()*perSec)
+	b.at = now
+	if b.tokens >= 1 {
+		b.tokens--
+		return 0, true
+	}
+	return int((1-b.tokens)/perSec) + 1, false
+}

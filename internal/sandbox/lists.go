@@ -1,0 +1,487 @@
+package sandbox
+
+import (
+	"net/url"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// pageReq is a page request as applied (defaults and caps resolved).
+type pageReq struct{ page, size int }
+
+func intParam(q url.Values, name string) (int, bool, error) {
+	v := q.Get(name)
+	if v == "" {
+		return 0, false, nil
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil {
+		return 0, false, bad("%s: %q is not an integer", name, v)
+	}
+	return n, true, nil
+}
+
+// pageParams reads page and pageSize (or sizeName), applying defaults and the cap.
+func (s *Server) pageParams(q url.Values, sizeNames ...string) (pageReq, error) {
+	pg := pageReq{page: 1, size: 10}
+	if n, ok, err := intParam(q, "page"); err != nil {
+		return pg, err
+	} else if ok && n > 1 {
+		pg.page = n
+	}
+	for _, name := range sizeNames {
+		n, ok, err := intParam(q, name)
+		if err != nil {
+			return pg, err
+		}
+		if ok {
+			if n >= 1 {
+				pg.size = min(n, s.opts.MaxPageSize)
+			}
+			break
+		}
+	}
+	return pg, nil
+}
+
+// window is the slice of the newest-first order a page covers; the duplicate
+// fault starts it one item early.
+func (c *reqCtx) window(pg pageReq) (off, n int) {
+	off = (pg.page - 1) * pg.size
+	if c.fault.kind == FaultDuplicatePage && pg.page > 1 {
+		off--
+	}
+	return off, pg.size
+}
+
+// pageOf collects one page of c in newest-first order among records matching keep.
+func pageOf[T keyed](c *sortedColl[T], keep func(T) bool, off, n int) (items []T, total int) {
+	if keep == nil {
+		total = c.len()
+		for i := off; i < off+n && i < total; i++ {
+			items = append(items, c.desc(i))
+		}
+		return items, total
+	}
+	for i := 0; i < c.len(); i++ {
+		v := c.desc(i)
+		if !keep(v) {
+			continue
+		}
+		if total >= off && total < off+n {
+			items = append(items, v)
+		}
+		total++
+	}
+	return items, total
+}
+
+// list is the shared body of the paged /hl/v1 lists.
+type list[T keyed] struct {
+	coll     func(*world) *sortedColl[T]
+	keep     func(T) bool
+	totalKey string // "total", "totalCustomer" or "" (payment requests carry none)
+	item     func(*enc, T)
+	insert   func(w *world, at int64) // the insert-while-paging fault's new record
+}
+
+func serveList[T keyed](s *Server, c *reqCtx, l list[T]) {
+	pg, err := s.pageParams(c.r.URL.Query(), "pageSize")
+	if err != nil {
+		c.fail(err)
+		return
+	}
+	if c.fault.kind == FaultInsertWhilePaging && pg.page > 1 && l.insert != nil {
+		s.mu.Lock()
+		l.insert(s.w, s.w.tick())
+		s.mu.Unlock()
+	}
+	off, n := c.window(pg)
+	s.mu.RLock()
+	items, total := pageOf(l.coll(s.w), l.keep, off, n)
+	e := getEnc(s.w, c.fault.kind == FaultStringNumbers)
+	pageCount := (total + pg.size - 1) / pg.size
+	e.open()
+	e.k("statusCode")
+	e.int(200)
+	e.k("messages")
+	e.str("success")
+	e.k("hasMore")
+	e.bool(pg.page < pageCount)
+	e.k("pageCount")
+	e.int(int64(pageCount))
+	e.k("pageSize")
+	e.int(int64(pg.size))
+	e.k("page")
+	e.int(int64(pg.page))
+	if l.totalKey != "" {
+		e.k(l.totalKey)
+		e.int(int64(total))
+	}
+	e.k("data")
+	e.openA()
+	for _, v := range items {
+		l.item(e, v)
+	}
+	e.closeA()
+	e.close()
+	s.mu.RUnlock()
+	c.send(e.b)
+	putEnc(e)
+}
+
+func (s *Server) listCustomers(c *reqCtx) {
+	serveList(s, c, list[*customer]{
+		coll:     func(w *world) *sortedColl[*customer] { return &w.customers },
+		totalKey: "totalCustomer",
+		item:     (*enc).customer,
+		insert:   func(w *world, at int64) { w.spawnCustomer(at) },
+	})
+}
+
+func (s *Server) listInvoices(c *reqCtx) {
+	var keep func(*invoice) bool
+	if v := c.r.URL.Query().Get("sort"); v != "" {
+		st, ok := map[string]string{"active": "active", "paid": "paid", "close": "closed", "closed": "closed"}[v]
+		if !ok {
+			c.fail(bad("sort: %q is not one of active, paid, close, closed", v))
+			return
+		}
+		keep = func(i *invoice) bool { return i.status == st }
+	}
+	serveList(s, c, list[*invoice]{
+		coll:     func(w *world) *sortedColl[*invoice] { return &w.invoices },
+		keep:     keep,
+		totalKey: "total",
+		item:     (*enc).invoice,
+		insert:   func(w *world, at int64) { w.spawnInvoice(at) },
+	})
+}
+
+func (s *Server) listPayReqs(c *reqCtx) {
+	var keep func(*payReq) bool
+	if v := c.r.URL.Query().Get("status"); v != "" {
+		switch v {
+		case "active":
+			keep = func(p *payReq) bool { return p.status == "unpaid" || p.status == "active" }
+		case "paid":
+			keep = func(p *payReq) bool { return p.status == "paid" }
+		case "close", "closed":
+			keep = func(p *payReq) bool { return p.status == "closed" }
+		default:
+			c.fail(bad("status: %q is not one of active, paid, closed", v))
+			return
+		}
+	}
+	serveList(s, c, list[*payReq]{
+		coll:   func(w *world) *sortedColl[*payReq] { return &w.payReqs },
+		keep:   keep,
+		item:   (*enc).payReqItem,
+		insert: func(w *world, at int64) { w.spawnPayReq(at) },
+	})
+}
+
+func (s *Server) listUnpaid(c *reqCtx) {
+	serveList(s, c, list[*unpaid]{
+		coll:     func(w *world) *sortedColl[*unpaid] { return &w.unpaids },
+		totalKey: "total",
+		item:     (*enc).unpaid,
+		insert:   func(w *world, at int64) { w.spawnInvoice(at) },
+	})
+}
+
+func (s *Server) listReviews(c *reqCtx) {
+	serveList(s, c, list[*review]{
+		coll:     func(w *world) *sortedColl[*review] { return &w.reviews },
+		totalKey: "total",
+		item:     (*enc).review,
+		insert:   func(w *world, at int64) { w.spawnReview(at) },
+	})
+}
+
+func (s *Server) listProductsByType(c *reqCtx) {
+	typ := path.Base(c.r.URL.Path)
+	if !slices.Contains(productTypes, typ) {
+		c.fail(bad("type: %q is not a product type (one of %s)", typ, strings.Join(productTypes, ", ")))
+		return
+	}
+	serveList(s, c, list[*product]{
+		coll:     func(w *world) *sortedColl[*product] { return &w.products },
+		keep:     func(p *product) bool { return p.typ == typ && p.status != "deleted" },
+		totalKey: "total",
+		item:     func(e *enc, p *product) { e.product(p, false) },
+		insert:   func(w *world, at int64) { w.addProduct(w.genProductActive(at, typ, "")) },
+	})
+}
+
+func (s *Server) searchProducts(c *reqCtx) {
+	q := c.r.URL.Query()
+	text := strings.ToLower(strings.TrimSpace(q.Get("search")))
+	var keep func(*product) bool
+	if text != "" {
+		keep = func(p *product) bool { return strings.Contains(p.nameLower, text) }
+	}
+	serveList(s, c, list[*product]{
+		coll:     func(w *world) *sortedColl[*product] { return &w.products },
+		keep:     keep,
+		totalKey: "total",
+		item:     func(e *enc, p *product) { e.product(p, true) },
+		insert: func(w *world, at int64) {
+			w.addProduct(w.genProductActive(at, productTypes[w.rng.IntN(len(productTypes))], q.Get("search")))
+		},
+	})
+}
+
+// detail writes {"statusCode":200,"messages":"success","data":<one object>}.
+func (s *Server) detail(c *reqCtx, write func(*enc) error) {
+	s.mu.RLock()
+	e := getEnc(s.w, c.fault.kind == FaultStringNumbers)
+	e.open()
+	e.k("statusCode")
+	e.int(200)
+	e.k("messages")
+	e.str("success")
+	e.k("data")
+	err := write(e)
+	e.close()
+	s.mu.RUnlock()
+	if err != nil {
+		putEnc(e)
+		c.fail(err)
+		return
+	}
+	c.send(e.b)
+	putEnc(e)
+}
+
+func (s *Server) productDetail(c *reqCtx) {
+	raw := path.Base(c.r.URL.Path)
+	s.detail(c, func(e *enc) error {
+		id, err := parseID(raw)
+		p := s.w.prodByID[id]
+		if err != nil || p == nil {
+			return missing("product %q not found", raw)
+		}
+		e.detail = true
+		e.product(p, true)
+		return nil
+	})
+}
+
+func (s *Server) payReqDetail(c *reqCtx) {
+	raw := path.Base(c.r.URL.Path)
+	s.detail(c, func(e *enc) error {
+		id, err := parseID(raw)
+		p := s.w.prByID[id]
+		if err != nil || p == nil {
+			return missing("payment request %q not found", raw)
+		}
+		e.payReqDetail(p)
+		return nil
+	})
+}
+
+// parseMoment reads a credit-history bound: epoch ms, an ISO-8601 date or date-time.
+// A bare date as an end bound means the whole day.
+func parseMoment(name, v string, end bool) (int64, error) {
+	if ms, err := strconv.ParseInt(v, 10, 64); err == nil {
+		return ms, nil
+	}
+	if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+		return t.UnixMilli(), nil
+	}
+	if t, err := time.Parse("2006-01-02T15:04:05", v); err == nil {
+		return t.UnixMilli(), nil
+	}
+	if t, err := time.Parse(time.DateOnly, v); err == nil {
+		if end {
+			return t.Add(24*time.Hour).UnixMilli() - 1, nil
+		}
+		return t.UnixMilli(), nil
+	}
+	return 0, bad("%s: %q is not an ISO-8601 date, date-time or epoch milliseconds", name, v)
+}
+
+type historyQuery struct {
+	pg                pageReq
+	asc               bool
+	from, to          int64
+	walletType, typ   string
+	productID, tierID string
+}
+
+func (s *Server) parseHistory(q url.Values) (historyQuery, error) {
+	h := historyQuery{to: 1<<63 - 1}
+	var err error
+	if h.pg, err = s.pageParams(q, "limit", "pageSize"); err != nil {
+		return h, err
+	}
+	switch f := q.Get("sortField"); f {
+	case "", "datetime", "createdAt":
+	default:
+		return h, bad("sortField: %q is not supported (datetime)", f)
+	}
+	switch o := strings.ToLower(q.Get("sortOrder")); o {
+	case "", "desc":
+	case "asc":
+		h.asc = true
+	default:
+		return h, bad("sortOrder: %q is not asc or desc", q.Get("sortOrder"))
+	}
+	if v := q.Get("startDate"); v != "" {
+		if h.from, err = parseMoment("startDate", v, false); err != nil {
+			return h, err
+		}
+	}
+	if v := q.Get("endDate"); v != "" {
+		if h.to, err = parseMoment("endDate", v, true); err != nil {
+			return h, err
+		}
+	}
+	h.walletType, h.typ = q.Get("walletType"), q.Get("type")
+	h.productID, h.tierID = q.Get("productId"), q.Get("membershipTierId")
+	return h, nil
+}
+
+func (h *historyQuery) keep(l *ledgerEntry) bool {
+	return l.createdAt >= h.from && l.createdAt <= h.to &&
+		(h.walletType == "" || l.walletType == h.walletType) &&
+		(h.typ == "" || l.typ == h.typ) &&
+		(h.productID == "" || l.prod.id.String() == h.productID) &&
+		(h.tierID == "" || l.tierID.String() == h.tierID)
+}
+
+func (s *Server) creditHistory(c *reqCtx) {
+	raw := path.Base(c.r.URL.Path)
+	h, err := s.parseHistory(c.r.URL.Query())
+	if err != nil {
+		c.fail(err)
+		return
+	}
+	id, idErr := parseID(raw)
+	if c.fault.kind == FaultInsertWhilePaging && h.pg.page > 1 && idErr == nil {
+		s.mu.Lock()
+		if cust := s.w.custByID[id]; cust != nil {
+			s.w.spawnLedger(s.w.tick(), cust)
+		}
+		s.mu.Unlock()
+	}
+	e := getEnc(s.w, c.fault.kind == FaultStringNumbers)
+	defer putEnc(e)
+	s.mu.RLock()
+	err = s.encodeHistory(e, c, raw, id, idErr, h)
+	s.mu.RUnlock()
+	if err != nil {
+		c.fail(err)
+		return
+	}
+	c.send(e.b)
+}
+
+func (s *Server) encodeHistory(e *enc, c *reqCtx, raw string, id ID, idErr error, h historyQuery) error {
+	cust := s.w.custByID[id]
+	if idErr != nil || cust == nil {
+		return missing("customer %q not found", raw)
+	}
+	var match []*ledgerEntry
+	for _, l := range s.w.ledgerBy[cust.id] {
+		if h.keep(l) {
+			match = append(match, l)
+		}
+	}
+	if !h.asc {
+		slices.Reverse(match)
+	}
+	off, n := c.window(h.pg)
+	e.open()
+	e.k("statusCode")
+	e.int(200)
+	e.k("message")
+	e.str("success")
+	e.k("total")
+	e.int(int64(len(match)))
+	e.k("page")
+	e.int(int64(h.pg.page))
+	e.k("limit")
+	e.int(int64(h.pg.size))
+	e.k("totalPages")
+	e.int(int64((len(match) + h.pg.size - 1) / h.pg.size))
+	e.k("data")
+	e.openA()
+	for i := off; i < off+n && i < len(match); i++ {
+		e.ledger(match[i])
+	}
+	e.closeA()
+	e.close()
+	return nil
+}
+
+func (s *Server) webhookHistory(c *reqCtx) {
+	q := c.r.URL.Query()
+	limit, ok, err := intParam(q, "limit")
+	if err != nil {
+		c.fail(err)
+		return
+	}
+	if !ok || limit < 1 {
+		limit = 10
+	}
+	limit = min(limit, 50)
+	after := int64(-1 << 63)
+	if v := q.Get("startingAfter"); v != "" {
+		if after, err = strconv.ParseInt(v, 10, 64); err != nil {
+			c.fail(bad("startingAfter: %q is not epoch milliseconds", v))
+			return
+		}
+	}
+	if c.fault.kind == FaultInsertWhilePaging && q.Get("startingAfter") != "" {
+		s.mu.Lock()
+		s.w.spawnMemberEvent(s.w.tick())
+		s.mu.Unlock()
+	}
+	e := getEnc(s.w, c.fault.kind == FaultStringNumbers)
+	defer putEnc(e)
+	s.mu.RLock()
+	s.encodeWebhooks(e, after, limit, c.fault.kind == FaultDuplicatePage && q.Get("startingAfter") != "")
+	s.mu.RUnlock()
+	c.send(e.b)
+}
+
+// encodeWebhooks writes the records after the cursor; early starts one record
+// before it (the duplicate fault).
+func (s *Server) encodeWebhooks(e *enc, after int64, limit int, early bool) {
+	items := s.w.webhooks.items
+	i, _ := slices.BinarySearchFunc(items, after, func(h *webhook, t int64) int {
+		if h.createdAt <= t {
+			return -1
+		}
+		return 1
+	})
+	if early && i > 0 {
+		i--
+	}
+	end := min(i+limit, len(items))
+	e.open()
+	e.k("statusCode")
+	e.int(200)
+	e.k("messages")
+	e.str("success")
+	e.k("data")
+	e.openA()
+	for _, h := range items[i:end] {
+		e.webhook(h)
+	}
+	e.closeA()
+	e.k("hasMore")
+	e.bool(end < len(items))
+	e.k("nextStartingAfter")
+	if end < len(items) && end > i {
+		e.str(strconv.FormatInt(items[end-1].createdAt, 10))
+	} else {
+		e.null()
+	}
+	e.close()
+}

@@ -1,0 +1,554 @@
+package sandbox
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// POST handlers. Each validates, applies under the lock, then answers through
+// the fault plan (which may fail the response after the change is applied).
+
+func required(name, v string) error {
+	if strings.TrimSpace(v) == "" {
+		return bad("%s: required", name)
+	}
+	return nil
+}
+
+func firstErr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func parseISO(name, v string) (int64, error) {
+	if err := required(name, v); err != nil {
+		return 0, err
+	}
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", time.DateOnly} {
+		if t, err := time.Parse(layout, v); err == nil {
+			return t.UnixMilli(), nil
+		}
+	}
+	return 0, bad("%s: %q is not an ISO-8601 date-time", name, v)
+}
+
+// baseURL is where links handed back by writes point: the request's own host.
+func baseURL(c *reqCtx) string {
+	scheme := "http"
+	if c.r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + c.r.Host
+}
+
+// apply runs a state change under the write lock and encodes the answer.
+func (s *Server) apply(c *reqCtx, change func(e *enc) error) {
+	e := getEnc(s.w, false)
+	defer putEnc(e)
+	s.mu.Lock()
+	err := change(e)
+	s.mu.Unlock()
+	if err != nil {
+		c.fail(err)
+		return
+	}
+	c.send(e.b)
+}
+
+func (e *enc) okHead(msgKey string) {
+	e.open()
+	e.k("statusCode")
+	e.int(200)
+	e.k(msgKey)
+	e.str("success")
+}
+
+type invoiceItem struct {
+	Quantity    *float64 `json:"quantity"`
+	Rate        *float64 `json:"rate"`
+	Description string   `json:"description"`
+}
+
+type extraData struct {
+	NoCustomer string `json:"noCustomer"`
+	IDProd     string `json:"idProd"`
+}
+
+func (s *Server) createInvoice(c *reqCtx) {
+	var in struct {
+		Name, Email, Mobile, RedirectURL, Description, ExpiredAt string
+		Items                                                    []invoiceItem
+		ExtraData                                                *extraData
+	}
+	if err := decodeBody(c.r, &in); err != nil {
+		c.fail(err)
+		return
+	}
+	exp, err := parseISO("expiredAt", in.ExpiredAt)
+	if err = firstErr(required("name", in.Name), required("email", in.Email), required("mobile", in.Mobile),
+		required("redirectUrl", in.RedirectURL), required("description", in.Description), err); err != nil {
+		c.fail(err)
+		return
+	}
+	if len(in.Items) == 0 {
+		c.fail(bad("items: required, at least one item"))
+		return
+	}
+	var amount float64
+	for i, it := range in.Items {
+		switch {
+		case it.Quantity == nil || *it.Quantity <= 0:
+			c.fail(bad("items[%d].quantity: required, a positive number", i))
+			return
+		case it.Rate == nil || *it.Rate < 0:
+			c.fail(bad("items[%d].rate: required, a number >= 0", i))
+			return
+		case strings.TrimSpace(it.Description) == "":
+			c.fail(bad("items[%d].description: required", i))
+			return
+		}
+		amount += *it.Quantity * *it.Rate
+	}
+	s.apply(c, func(e *enc) error {
+		w := s.w
+		at := w.tick()
+		cust := w.customerFor(in.Email, in.Name, in.Mobile, at)
+		inv := &invoice{id: w.newID(), txID: w.newID(), amount: int64(amount + 0.5), createdAt: at, description: in.Description,
+			link: w.slug(11), status: "active", txStatus: "created", name: in.Name, redirectURL: in.RedirectURL, cust: cust, expiredAt: exp}
+		w.openInvoice(inv)
+		e.okHead("messages")
+		e.k("data")
+		e.open()
+		e.k("id")
+		e.id(inv.id)
+		e.k("transactionId")
+		e.id(inv.txID)
+		e.k("link")
+		e.str(baseURL(c) + "/invoices/" + inv.link)
+		e.k("expiredAt")
+		e.int(exp)
+		e.k("extraData")
+		if in.ExtraData == nil {
+			e.null()
+		} else {
+			e.open()
+			e.k("noCustomer")
+			e.str(in.ExtraData.NoCustomer)
+			e.k("idProd")
+			e.str(in.ExtraData.IDProd)
+			e.close()
+		}
+		e.close()
+		e.close()
+		return nil
+	})
+}
+
+// customerFor finds the customer with this e-mail, or registers one, as the
+// service does when billing a new address.
+func (w *world) customerFor(email, name, mobile string, at int64) *customer {
+	if list := w.custByEmail[strings.ToLower(email)]; len(list) > 0 {
+		return list[0]
+	}
+	c := &customer{id: w.newID(), createdAt: at, updatedAt: at, email: email, mobile: mobile, name: name, status: "active"}
+	w.addCustomer(c)
+	return c
+}
+
+func (s *Server) editPayment(c *reqCtx) {
+	var in struct {
+		ID, Name, Email, Mobile, Description, ExpiredAt string
+		Amount                                          *int64
+		RedirectURL                                     string `json:"redirectURL"`
+		RedirectURLAlt                                  string `json:"redirectUrl"`
+	}
+	if err := decodeBody(c.r, &in); err != nil {
+		c.fail(err)
+		return
+	}
+	redirect := in.RedirectURL
+	if redirect == "" {
+		redirect = in.RedirectURLAlt
+	}
+	exp, err := parseISO("expiredAt", in.ExpiredAt)
+	if err = firstErr(required("id", in.ID), required("name", in.Name), required("email", in.Email),
+		required("mobile", in.Mobile), required("redirectURL", redirect), required("description", in.Description), err); err != nil {
+		c.fail(err)
+		return
+	}
+	if in.Amount == nil || *in.Amount <= 0 {
+		c.fail(bad("amount: required, a positive integer"))
+		return
+	}
+	s.apply(c, func(e *enc) error {
+		w := s.w
+		id, err := parseID(in.ID)
+		p := w.prByID[id]
+		if err != nil || p == nil {
+			return missing("payment request %q not found", in.ID)
+		}
+		at := w.tick()
+		p.name, p.amount, p.description, p.redirectURL, p.expiredAt = in.Name, *in.Amount, in.Description, redirect, exp
+		p.cust = w.customerFor(in.Email, in.Name, in.Mobile, at)
+		if u := p.unpaid; u != nil {
+			u.amount, u.cust = p.amount, p.cust
+			u.expireAt = exp
+			w.queueExpiry(u)
+		}
+		e.okHead("messages")
+		e.k("data")
+		e.open()
+		e.k("id")
+		e.id(p.id)
+		e.k("link")
+		e.str(baseURL(c) + "/invoices/" + p.link)
+		e.close()
+		e.close()
+		return nil
+	})
+}
+
+func (s *Server) updateCustomer(c *reqCtx) {
+	var in struct{ FromEmail, ToEmail string }
+	if err := decodeBody(c.r, &in); err != nil {
+		c.fail(err)
+		return
+	}
+	if err := firstErr(required("fromEmail", in.FromEmail), required("toEmail", in.ToEmail)); err != nil {
+		c.fail(err)
+		return
+	}
+	to := strings.TrimSpace(in.ToEmail)
+	if at := strings.IndexByte(to, '@'); at < 1 || at == len(to)-1 || strings.ContainsAny(to, " \t") {
+		c.fail(bad("toEmail: %q is not an e-mail address", to))
+		return
+	}
+	s.apply(c, func(e *enc) error {
+		w := s.w
+		list := w.custByEmail[strings.ToLower(in.FromEmail)]
+		if len(list) == 0 {
+			return missing("fromEmail: no customer with e-mail %q", in.FromEmail)
+		}
+		if taken := w.custByEmail[strings.ToLower(to)]; len(taken) > 0 && !(len(taken) == 1 && taken[0] == list[0]) {
+			return bad("toEmail: %q is already used by another customer", to)
+		}
+		w.renameCustomer(list[0], to, w.tick())
+		e.okHead("messages")
+		e.close()
+		return nil
+	})
+}
+
+func (s *Server) validateCoupon(c *reqCtx) {
+	var in struct {
+		PaymentLinkID, CouponCode, CustomerEmail string
+		FinalAmount                              *int64
+		Tickets                                  []any
+	}
+	if err := decodeBody(c.r, &in); err != nil {
+		c.fail(err)
+		return
+	}
+	if err := required("paymentLinkId", in.PaymentLinkID); err != nil {
+		c.fail(err)
+		return
+	}
+	s.apply(c, func(e *enc) error {
+		w := s.w
+		amount, err := w.linkAmount(in.PaymentLinkID)
+		if err != nil {
+			return err
+		}
+		if in.FinalAmount != nil {
+			amount = *in.FinalAmount
+		}
+		cp := w.couponBy[strings.ToUpper(strings.TrimSpace(in.CouponCode))]
+		reason := w.couponProblem(cp, in.CouponCode, in.PaymentLinkID, in.CustomerEmail, amount)
+		e.open()
+		e.k("statusCode")
+		e.int(200)
+		e.k("messages")
+		if reason == "" {
+			e.str("Success")
+		} else {
+			e.str(reason)
+		}
+		e.k("data")
+		e.open()
+		e.k("valid")
+		e.bool(reason == "")
+		e.k("coupon")
+		if cp == nil {
+			e.null()
+		} else {
+			e.coupon(cp)
+		}
+		e.close()
+		e.close()
+		return nil
+	})
+}
+
+// linkAmount is the price of the payment link a coupon is validated against.
+func (w *world) linkAmount(raw string) (int64, error) {
+	id, err := parseID(raw)
+	if err == nil {
+		if p := w.prodByID[id]; p != nil {
+			return p.amount, nil
+		}
+		if p := w.prByID[id]; p != nil {
+			return p.amount, nil
+		}
+		if i := w.invByID[id]; i != nil {
+			return i.amount, nil
+		}
+	}
+	return 0, missing("paymentLinkId: payment link %q not found", raw)
+}
+
+// couponProblem says why a coupon does not apply, or "" when it does.
+func (w *world) couponProblem(cp *coupon, code, linkID, email string, amount int64) string {
+	switch {
+	case strings.TrimSpace(code) == "":
+		return "coupon code is empty"
+	case cp == nil:
+		return fmt.Sprintf("coupon %q not found", code)
+	case cp.expiresAt != 0 && cp.expiresAt <= w.now:
+		return fmt.Sprintf("coupon %s expired at %s", cp.code, isoString(cp.expiresAt))
+	case cp.prod != nil && cp.prod.id.String() != linkID:
+		return fmt.Sprintf("coupon %s is not valid for this payment link", cp.code)
+	case cp.hasMin && amount < cp.minPurchase:
+		return fmt.Sprintf("minimum purchase for coupon %s is %d", cp.code, cp.minPurchase)
+	}
+	if cp.eligible == "all" {
+		return ""
+	}
+	if strings.TrimSpace(email) == "" {
+		return fmt.Sprintf("coupon %s is only for %s customers: customerEmail required", cp.code, cp.eligible)
+	}
+	known := len(w.custByEmail[strings.ToLower(strings.TrimSpace(email))]) > 0
+	if cp.eligible == "new" && known {
+		return fmt.Sprintf("coupon %s is only for new customers", cp.code)
+	}
+	if cp.eligible == "existing" && !known {
+		return fmt.Sprintf("coupon %s is only for existing customers", cp.code)
+	}
+	return ""
+}
+
+// creditProduct resolves productId to a credit-usage product.
+func (w *world) creditProduct(raw string) (*product, error) {
+	id, err := parseID(raw)
+	p := w.prodByID[id]
+	if err != nil || p == nil {
+		return nil, missing("productId: product %q not found", raw)
+	}
+	if !p.creditUsage() {
+		return nil, bad("productId: product %s is %s/%s, not a credit-usage product", raw, p.typ, nullStr(p.subType))
+	}
+	return p, nil
+}
+
+func nullStr(s string) string {
+	if s == "" {
+		return "null"
+	}
+	return s
+}
+
+func (s *Server) addCredit(c *reqCtx) {
+	var in struct {
+		CustomerID, ProductID string
+		Amount                *int64
+	}
+	if err := decodeBody(c.r, &in); err != nil {
+		c.fail(err)
+		return
+	}
+	if err := firstErr(required("customerId", in.CustomerID), required("productId", in.ProductID)); err != nil {
+		c.fail(err)
+		return
+	}
+	if in.Amount == nil || *in.Amount <= 0 {
+		c.fail(bad("amount: required, a positive integer"))
+		return
+	}
+	s.apply(c, func(e *enc) error {
+		w := s.w
+		id, err := parseID(in.CustomerID)
+		cust := w.custByID[id]
+		if err != nil || cust == nil {
+			return missing("customerId: customer %q not found", in.CustomerID)
+		}
+		p, err := w.creditProduct(in.ProductID)
+		if err != nil {
+			return err
+		}
+		w.addLedger(w.newLedgerTopup(w.tick(), cust, p, *in.Amount))
+		e.okHead("message")
+		e.k("data")
+		e.open()
+		e.k("customerId")
+		e.id(cust.id)
+		e.k("productId")
+		e.id(p.id)
+		e.k("amount")
+		e.int(*in.Amount)
+		e.k("customerBalance")
+		e.int(w.balance[balanceKey{cust.id, p.id}])
+		e.close()
+		e.close()
+		return nil
+	})
+}
+
+// newLedgerTopup is a merchant's manual top-up: it lands in the add-on wallet.
+func (w *world) newLedgerTopup(at int64, c *customer, p *product, amount int64) *ledgerEntry {
+	l := w.newLedger(at, c, p, "MERCHANT_TOPUP", amount, 0)
+	l.walletType = "ADD_ON"
+	return l
+}
+
+func (s *Server) setLicense(c *reqCtx, status string) {
+	var in struct{ LicenseCode, ProductID string }
+	if err := decodeBody(c.r, &in); err != nil {
+		c.fail(err)
+		return
+	}
+	if err := firstErr(required("licenseCode", in.LicenseCode), required("productId", in.ProductID)); err != nil {
+		c.fail(err)
+		return
+	}
+	s.apply(c, func(e *enc) error {
+		w := s.w
+		id, _ := parseID(in.ProductID)
+		l := w.licenseBy[licenseKey{strings.TrimSpace(in.LicenseCode), id}]
+		if l == nil {
+			return missing("license %q for product %q not found", in.LicenseCode, in.ProductID)
+		}
+		l.status, l.updatedAt = status, w.tick()
+		e.open()
+		e.k("statusCode")
+		e.int(200)
+		e.k("message")
+		e.str("license status updated to " + status)
+		e.close()
+		return nil
+	})
+}
+
+type customerInfo struct{ Name, Email, Mobile string }
+
+func (s *Server) immutableCheckout(c *reqCtx) {
+	var in struct {
+		ProductID    string
+		CreditAmount *float64
+		CustomerInfo *customerInfo
+	}
+	if err := decodeBody(c.r, &in); err != nil {
+		c.fail(err)
+		return
+	}
+	if err := required("productId", in.ProductID); err != nil {
+		c.fail(err)
+		return
+	}
+	if in.CustomerInfo == nil {
+		c.fail(bad("customerInfo: required"))
+		return
+	}
+	ci := in.CustomerInfo
+	if err := firstErr(required("customerInfo.name", ci.Name), required("customerInfo.email", ci.Email),
+		required("customerInfo.mobile", ci.Mobile)); err != nil {
+		c.fail(err)
+		return
+	}
+	if in.CreditAmount != nil && *in.CreditAmount <= 0 {
+		c.fail(bad("creditAmount: must be positive"))
+		return
+	}
+	s.apply(c, func(e *enc) error {
+		w := s.w
+		id, err := parseID(in.ProductID)
+		p := w.prodByID[id]
+		if err != nil || p == nil {
+			return missing("productId: product %q not found", in.ProductID)
+		}
+		credit := ""
+		if in.CreditAmount != nil {
+			if _, err := w.creditProduct(in.ProductID); err != nil {
+				return err
+			}
+			credit = strconv.FormatFloat(*in.CreditAmount, 'f', -1, 64)
+		}
+		w.tick()
+		pay := baseURL(c) + "/pl/" + p.link
+		e.okHead("message")
+		e.k("creditUsageImmutableCheckoutUrl")
+		e.str(pay + "?" + w.signCheckout(p.id.String(), ci.Name, ci.Email, ci.Mobile, credit).Encode())
+		e.k("paymentLinkUrl")
+		e.str(pay)
+		e.close()
+		return nil
+	})
+}
+
+// signCheckout returns the checkout query: the identity fields, the credit
+// amount and an HMAC-SHA256 token over all of them.
+func (w *world) signCheckout(productID, name, email, mobile, credit string) url.Values {
+	v := url.Values{}
+	v.Set("immutable", "1")
+	v.Set("productId", productID)
+	v.Set("name", name)
+	v.Set("email", email)
+	v.Set("mobile", mobile)
+	if credit != "" {
+		v.Set("creditAmount", credit)
+	}
+	v.Set("token", w.checkoutToken(v))
+	return v
+}
+
+func (w *world) checkoutToken(v url.Values) string {
+	m := hmac.New(sha256.New, w.secret)
+	for _, k := range []string{"productId", "name", "email", "mobile", "creditAmount"} {
+		m.Write([]byte(k + "=" + v.Get(k) + "\n"))
+	}
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// VerifyCheckoutURL checks that u is an immutable checkout link this sandbox
+// issued, unaltered, for a product that exists.
+func (s *Server) VerifyCheckoutURL(u string) error {
+	pu, err := url.Parse(u)
+	if err != nil {
+		return fmt.Errorf("checkout url: %w", err)
+	}
+	v := pu.Query()
+	tok := v.Get("token")
+	if tok == "" {
+		return errors.New("checkout url: no token")
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	want := s.w.checkoutToken(v)
+	if !hmac.Equal([]byte(tok), []byte(want)) {
+		return errors.New("checkout url: token does not match its fields")
+	}
+	id, err := parseID(v.Get("productId"))
+	if err != nil || s.w.prodByID[id] == nil {
+		return fmt.Errorf("checkout url: product %q not found", v.Get("productId"))
+	}
+	return nil
+}
