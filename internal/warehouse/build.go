@@ -1,0 +1,253 @@
+package warehouse
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+)
+
+// Build is one sync's writable copy of the warehouse (path+".building"). Nothing
+// it does is visible at path until Publish renames the copy into place.
+type Build struct {
+	path string // the published file
+	work string // path + ".building"
+	lock *os.File
+	db   *sql.DB
+	log  *slog.Logger
+
+	// Resumed reports that the work file came from an interrupted run.
+	Resumed bool
+
+	mu      sync.Mutex
+	loaders map[Entity]*Loader
+	done    bool
+}
+
+var stateSQL = mustSections("queries/state.sql")
+
+// StartBuild locks path, then resumes an interrupted build or starts a new one
+// from a copy of the published file, and brings the schema up to date.
+func StartBuild(ctx context.Context, path string, log *slog.Logger) (*Build, error) {
+	if log == nil {
+		log = slog.Default()
+	}
+	lock, err := acquireLock(path + ".lock")
+	if err != nil {
+		return nil, err
+	}
+	b := &Build{path: path, work: path + ".building", lock: lock, log: log, loaders: map[Entity]*Loader{}}
+	if err := b.open(ctx); err != nil {
+		releaseLock(lock)
+		return nil, err
+	}
+	return b, nil
+}
+
+func (b *Build) open(ctx context.Context) error {
+	if db, ok := b.resumable(ctx); ok {
+		b.db, b.Resumed = db, true
+		b.log.Info("resuming interrupted build", "file", b.work)
+	} else {
+		if err := b.freshWorkFile(); err != nil {
+			return err
+		}
+		db, err := openDB(b.work, false)
+		if err != nil {
+			return err
+		}
+		b.db = db
+	}
+	if err := migrate(ctx, b.db); err != nil {
+		b.db.Close()
+		return fmt.Errorf("migrate %s: %w", b.work, err)
+	}
+	return nil
+}
+
+// resumable opens a leftover work file when it holds an unfinished run. Any
+// other leftover (corrupt, or a finished but unpublished run) is removed.
+func (b *Build) resumable(ctx context.Context) (*sql.DB, bool) {
+	if _, err := os.Stat(b.work); err != nil {
+		return nil, false
+	}
+	db, err := openDB(b.work, false)
+	if err == nil {
+		var n int64
+		err = db.QueryRowContext(ctx, stateSQL["unfinished_runs"]).Scan(&n)
+		if err == nil && n > 0 {
+			return db, true
+		}
+		if err == nil {
+			err = errors.New("no unfinished run")
+		}
+		db.Close()
+	}
+	b.log.Warn("discarding leftover build file", "file", b.work, "reason", err.Error())
+	removeWork(b.work)
+	return nil, false
+}
+
+// freshWorkFile starts the work file as a copy of the published file (or as
+// nothing, letting DuckDB create it).
+func (b *Build) freshWorkFile() error {
+	removeWork(b.work)
+	src, err := os.Open(b.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("copy published warehouse: %w", err)
+	}
+	defer src.Close()
+	dst, err := os.OpenFile(b.work, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("create build file: %w", err)
+	}
+	if _, err := io.Copy(dst, src); err != nil {
+		dst.Close()
+		return fmt.Errorf("copy %s to %s: %w", b.path, b.work, err)
+	}
+	if err := dst.Sync(); err != nil {
+		dst.Close()
+		return fmt.Errorf("fsync %s: %w", b.work, err)
+	}
+	return dst.Close()
+}
+
+// removeWork deletes a work file with its WAL and spill directory.
+func removeWork(work string) {
+	for _, p := range []string{work, work + ".wal"} {
+		os.Remove(p)
+	}
+	os.RemoveAll(work + ".tmp")
+}
+
+// DB is the work file's handle, for reads and for callers' own tables.
+func (b *Build) DB() *sql.DB { return b.db }
+
+// Publish makes the build the published warehouse: it checkpoints and closes
+// the work file, fsyncs it, renames it over the published path, fsyncs the
+// directory and releases the lock. Readers holding the old file keep it.
+func (b *Build) Publish(ctx context.Context) error {
+	if err := b.finish(); err != nil {
+		return err
+	}
+	if _, err := b.db.ExecContext(ctx, "CHECKPOINT"); err != nil {
+		return b.abort(fmt.Errorf("publish: checkpoint %s: %w", b.work, err))
+	}
+	if err := b.db.Close(); err != nil {
+		return b.abort(fmt.Errorf("publish: close %s: %w", b.work, err))
+	}
+	if err := syncFile(b.work); err != nil {
+		return b.abort(fmt.Errorf("publish: %w", err))
+	}
+	if err := os.Rename(b.work, b.path); err != nil {
+		return b.abort(fmt.Errorf("publish: rename %s: %w", b.work, err))
+	}
+	if err := syncFile(filepath.Dir(b.path)); err != nil {
+		return b.abort(fmt.Errorf("publish: %w", err))
+	}
+	os.Remove(b.work + ".wal") // empty after a clean close; never valid for the renamed file
+	b.log.Info("published warehouse", "file", b.path)
+	return releaseLock(b.lock)
+}
+
+// Close stops without publishing and keeps the work file so the next
+// StartBuild resumes it.
+func (b *Build) Close() error {
+	if err := b.finish(); err != nil {
+		return err
+	}
+	err := b.db.Close()
+	return errors.Join(err, releaseLock(b.lock))
+}
+
+// Discard stops without publishing and deletes the work file.
+func (b *Build) Discard() error {
+	if err := b.finish(); err != nil {
+		return err
+	}
+	err := b.db.Close()
+	removeWork(b.work)
+	return errors.Join(err, releaseLock(b.lock))
+}
+
+// finish closes open loaders (dropping their staging) and marks the build done.
+func (b *Build) finish() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.done {
+		return errors.New("warehouse build already closed")
+	}
+	b.done = true
+	var errs []error
+	for _, l := range b.loaders {
+		errs = append(errs, l.close())
+	}
+	return errors.Join(errs...)
+}
+
+// abort releases what a failed publish still holds; the work file stays for a resume.
+func (b *Build) abort(err error) error {
+	b.db.Close()
+	return errors.Join(err, releaseLock(b.lock))
+}
+
+func syncFile(p string) error {
+	f, err := os.Open(p)
+	if err != nil {
+		return fmt.Errorf("fsync %s: %w", p, err)
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("fsync %s: %w", p, err)
+	}
+	return nil
+}
+
+// acquireLock takes a non-blocking flock and writes our pid into the file so a
+// second syncer can say who holds it.
+func acquireLock(p string) (*os.File, error) {
+	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("open lock %s: %w", p, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		holder, _ := os.ReadFile(p)
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("sync already running: %s held by pid %s", p, pidText(holder))
+		}
+		return nil, fmt.Errorf("lock %s: %w", p, err)
+	}
+	if err := f.Truncate(0); err == nil {
+		f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	}
+	return f, nil
+}
+
+func pidText(b []byte) string {
+	s := strings.TrimSpace(string(b))
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+func releaseLock(f *os.File) error {
+	if f == nil {
+		return nil
+	}
+	f.Truncate(0)
+	return f.Close() // closing the descriptor releases the flock
+}

@@ -1,0 +1,115 @@
+-- Tables derived from arrays inside a parent record, run after the parent's
+-- upsert inside the same transaction. A parent that says which children it has
+-- is authoritative: children it no longer lists get deleted_upstream_at.
+
+-- name: product_variants
+CREATE OR REPLACE TEMP TABLE incoming_variants AS
+WITH v AS (
+    SELECT s.account, s.id AS product_id, s.last_seen_run, s.last_seen_at,
+           unnest(s.x_variants::JSON[]) AS raw
+    FROM incoming s
+    WHERE s.x_variants IS NOT NULL
+      AND EXISTS (SELECT 1 FROM products p WHERE p.account = s.account AND p.id = s.id)
+), p AS (
+    SELECT *, json_transform(raw, '{
+        "id": "VARCHAR", "name": "VARCHAR", "description": "VARCHAR", "amount": "VARCHAR", "limit": "VARCHAR",
+        "notes": "VARCHAR", "redirectUrl": "VARCHAR", "status": "VARCHAR", "createdAt": "VARCHAR"}') AS r
+    FROM v
+)
+SELECT account, product_id, bs_blank(r.id) AS id, r.name AS name, r.description AS description,
+       bs_int(r.amount) AS amount, bs_int(r."limit") AS purchase_limit, r.notes AS notes,
+       r.redirectUrl AS redirect_url, r.status AS status, bs_ts(r.createdAt) AS created_at,
+       raw, last_seen_run, last_seen_at, NULL::TIMESTAMPTZ AS deleted_upstream_at
+FROM p
+WHERE bs_blank(r.id) IS NOT NULL
+QUALIFY row_number() OVER (PARTITION BY product_id, bs_blank(r.id)) = 1;
+
+INSERT INTO record_changes
+SELECT s.account, 'product_variants', s.id, u.ch.field, u.ch.old_value, u.ch.new_value, s.last_seen_at, s.last_seen_run
+FROM incoming_variants s
+JOIN product_variants t ON t.account = s.account AND t.product_id = s.product_id AND t.id = s.id,
+LATERAL UNNEST([
+    {'field': 'status', 'old_value': t.status, 'new_value': s.status},
+    {'field': 'amount', 'old_value': t.amount::VARCHAR, 'new_value': s.amount::VARCHAR},
+    {'field': 'name', 'old_value': t.name, 'new_value': s.name}
+]) AS u(ch)
+WHERE u.ch.old_value IS DISTINCT FROM u.ch.new_value;
+
+INSERT INTO record_changes
+SELECT s.account, 'product_variants', s.id, CASE WHEN t.id IS NULL THEN '_created' ELSE '_restored' END,
+       NULL, NULL, s.last_seen_at, s.last_seen_run
+FROM incoming_variants s
+LEFT JOIN product_variants t ON t.account = s.account AND t.product_id = s.product_id AND t.id = s.id
+WHERE t.id IS NULL OR t.deleted_upstream_at IS NOT NULL;
+
+INSERT INTO record_changes
+SELECT t.account, 'product_variants', t.id, '_deleted', NULL, NULL, c.observed_at, c.run_id
+FROM product_variants t, merge_ctx c
+WHERE t.account = c.account AND t.deleted_upstream_at IS NULL
+  AND t.product_id IN (SELECT id FROM incoming WHERE x_variants IS NOT NULL)
+  AND NOT EXISTS (SELECT 1 FROM incoming_variants s WHERE s.product_id = t.product_id AND s.id = t.id);
+
+UPDATE product_variants t SET deleted_upstream_at = c.observed_at
+FROM merge_ctx c
+WHERE t.account = c.account AND t.deleted_upstream_at IS NULL
+  AND t.product_id IN (SELECT id FROM incoming WHERE x_variants IS NOT NULL)
+  AND NOT EXISTS (SELECT 1 FROM incoming_variants s WHERE s.product_id = t.product_id AND s.id = t.id);
+
+MERGE INTO product_variants t
+USING incoming_variants s
+ON t.account = s.account AND t.product_id = s.product_id AND t.id = s.id
+WHEN MATCHED THEN UPDATE BY NAME
+WHEN NOT MATCHED THEN INSERT BY NAME;
+
+UPDATE product_variants SET first_seen_run = last_seen_run, first_seen_at = last_seen_at
+WHERE first_seen_run IS NULL;
+
+-- name: invoice_transactions
+CREATE OR REPLACE TEMP TABLE incoming_transactions AS
+WITH v AS (
+    SELECT account, id AS invoice_id, last_seen_run, last_seen_at, unnest(x_transactions::JSON[]) AS raw
+    FROM incoming
+    WHERE x_transactions IS NOT NULL
+), p AS (
+    SELECT *, json_transform(raw, '{"id": "VARCHAR", "status": "VARCHAR"}') AS r FROM v
+)
+SELECT account, invoice_id, bs_blank(r.id) AS id, r.status AS status,
+       raw, last_seen_run, last_seen_at, NULL::TIMESTAMPTZ AS deleted_upstream_at
+FROM p
+WHERE bs_blank(r.id) IS NOT NULL
+QUALIFY row_number() OVER (PARTITION BY invoice_id, bs_blank(r.id)) = 1;
+
+INSERT INTO record_changes
+SELECT s.account, 'invoice_transactions', s.id, 'status', t.status, s.status, s.last_seen_at, s.last_seen_run
+FROM incoming_transactions s
+JOIN invoice_transactions t ON t.account = s.account AND t.invoice_id = s.invoice_id AND t.id = s.id
+WHERE t.status IS DISTINCT FROM s.status;
+
+INSERT INTO record_changes
+SELECT s.account, 'invoice_transactions', s.id, CASE WHEN t.id IS NULL THEN '_created' ELSE '_restored' END,
+       NULL, NULL, s.last_seen_at, s.last_seen_run
+FROM incoming_transactions s
+LEFT JOIN invoice_transactions t ON t.account = s.account AND t.invoice_id = s.invoice_id AND t.id = s.id
+WHERE t.id IS NULL OR t.deleted_upstream_at IS NOT NULL;
+
+INSERT INTO record_changes
+SELECT t.account, 'invoice_transactions', t.id, '_deleted', NULL, NULL, c.observed_at, c.run_id
+FROM invoice_transactions t, merge_ctx c
+WHERE t.account = c.account AND t.deleted_upstream_at IS NULL
+  AND t.invoice_id IN (SELECT id FROM incoming WHERE x_transactions IS NOT NULL)
+  AND NOT EXISTS (SELECT 1 FROM incoming_transactions s WHERE s.invoice_id = t.invoice_id AND s.id = t.id);
+
+UPDATE invoice_transactions t SET deleted_upstream_at = c.observed_at
+FROM merge_ctx c
+WHERE t.account = c.account AND t.deleted_upstream_at IS NULL
+  AND t.invoice_id IN (SELECT id FROM incoming WHERE x_transactions IS NOT NULL)
+  AND NOT EXISTS (SELECT 1 FROM incoming_transactions s WHERE s.invoice_id = t.invoice_id AND s.id = t.id);
+
+MERGE INTO invoice_transactions t
+USING incoming_transactions s
+ON t.account = s.account AND t.invoice_id = s.invoice_id AND t.id = s.id
+WHEN MATCHED THEN UPDATE BY NAME
+WHEN NOT MATCHED THEN INSERT BY NAME;
+
+UPDATE invoice_transactions SET first_seen_run = last_seen_run, first_seen_at = last_seen_at
+WHERE first_seen_run IS NULL;

@@ -1,0 +1,36 @@
+-- Single payment request detail (GET /hl/v1/payment/{id}, the `data` object).
+-- Fills user_id, qty and detail_fetched_at of payment requests already listed.
+
+-- name: project
+CREATE OR REPLACE TEMP TABLE projected AS
+WITH p AS (
+    SELECT seq, page, idx, TRY(raw::JSON) AS raw, TRY(json_transform(raw, '{"id": "VARCHAR", "userId": "VARCHAR", "qty": "VARCHAR"}')) AS r
+    FROM stage
+), t AS (
+    SELECT *, bs_int(r.qty) AS qty FROM p
+)
+SELECT c.account, bs_blank(r.id) AS id, r.userId AS user_id, qty, c.observed_at AS detail_fetched_at,
+       seq AS x_seq, page AS x_page, idx AS x_idx,
+       list_filter([
+           CASE WHEN r IS NULL THEN 'not a JSON object' END,
+           CASE WHEN r IS NOT NULL AND bs_blank(r.id) IS NULL THEN 'id: missing' END,
+           bs_bad('qty', r.qty, qty, 'an integer')
+       ], x -> x IS NOT NULL) AS x_problems
+FROM t, merge_ctx c;
+
+-- name: counts
+SELECT 0 AS inserted,
+       count(*) FILTER (WHERE t.user_id IS DISTINCT FROM s.user_id OR t.qty IS DISTINCT FROM s.qty) AS updated,
+       count(*) FILTER (WHERE t.user_id IS NOT DISTINCT FROM s.user_id AND t.qty IS NOT DISTINCT FROM s.qty) AS unchanged,
+       0 AS restored
+FROM incoming s JOIN payment_requests t ON t.account = s.account AND t.id = s.id;
+
+-- name: lifecycle
+
+-- name: changes
+
+-- name: upsert
+MERGE INTO payment_requests t
+USING (SELECT account, id, user_id, qty, detail_fetched_at FROM incoming) s
+ON t.account = s.account AND t.id = s.id
+WHEN MATCHED THEN UPDATE BY NAME;

@@ -1,0 +1,46 @@
+-- Webhook delivery records (GET /hl/v2/webhooks/new-history). Incremental:
+-- upserted by id, never marked deleted; status and nextDelivery changes recorded.
+-- payload is a JSON-encoded string holding {event, data}.
+
+-- name: project
+CREATE OR REPLACE TEMP TABLE projected AS
+WITH p AS (
+    SELECT seq, page, idx, TRY(raw::JSON) AS raw, TRY(json_transform(raw, '{
+        "id": "VARCHAR", "userId": "VARCHAR", "createdAt": "VARCHAR", "updatedAt": "VARCHAR",
+        "nextDelivery": "VARCHAR", "payload": "VARCHAR", "paymentLinkId": "VARCHAR",
+        "paymentLinkTransactionId": "VARCHAR", "responsePayload": "VARCHAR", "source": "VARCHAR",
+        "status": "VARCHAR", "type": "VARCHAR", "Webhooktype": "VARCHAR", "urlDestination": "VARCHAR"}')) AS r
+    FROM stage
+), t AS (
+    SELECT *, bs_ts(r.createdAt) AS created_at, bs_ts(r.updatedAt) AS updated_at,
+           bs_ts(r.nextDelivery) AS next_delivery,
+           CASE WHEN json_valid(r.payload) THEN r.payload::JSON END AS payload_json
+    FROM p
+)
+SELECT c.account, bs_blank(r.id) AS id,
+       r.userId AS user_id, created_at, updated_at, next_delivery,
+       payload_json->>'$.event' AS event_type, payload_json->'$.data' AS event_data, r.payload AS payload,
+       r.paymentLinkId AS payment_link_id, r.paymentLinkTransactionId AS payment_link_transaction_id,
+       r.responsePayload AS response_payload, r.source AS source, r.status AS status, r.type AS type,
+       r.Webhooktype AS webhook_type, r.urlDestination AS url_destination,
+       raw, c.run_id AS last_seen_run, c.observed_at AS last_seen_at, NULL::TIMESTAMPTZ AS deleted_upstream_at,
+       seq AS x_seq, page AS x_page, idx AS x_idx,
+       list_filter([
+           CASE WHEN r IS NULL THEN 'not a JSON object' END,
+           CASE WHEN r IS NOT NULL AND bs_blank(r.id) IS NULL THEN 'id: missing' END,
+           bs_bad('createdAt', r.createdAt, created_at, 'a timestamp'),
+           bs_bad('updatedAt', r.updatedAt, updated_at, 'a timestamp'),
+           bs_bad('nextDelivery', r.nextDelivery, next_delivery, 'a timestamp')
+       ], x -> x IS NOT NULL) AS x_problems
+FROM t, merge_ctx c;
+
+-- name: changes
+INSERT INTO record_changes
+SELECT s.account, 'webhook_deliveries', s.id, u.ch.field, u.ch.old_value, u.ch.new_value, s.last_seen_at, s.last_seen_run
+FROM incoming s
+JOIN webhook_deliveries t ON t.account = s.account AND t.id = s.id AND t.raw IS DISTINCT FROM s.raw,
+LATERAL UNNEST([
+    {'field': 'status', 'old_value': t.status, 'new_value': s.status},
+    {'field': 'next_delivery', 'old_value': t.next_delivery::VARCHAR, 'new_value': s.next_delivery::VARCHAR}
+]) AS u(ch)
+WHERE u.ch.old_value IS DISTINCT FROM u.ch.new_value;

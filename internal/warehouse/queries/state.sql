@@ -1,0 +1,55 @@
+-- Sync state statements. Positional parameters (?) are bound by state.go.
+
+-- name: create_migrations
+CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER, name VARCHAR, applied_at TIMESTAMPTZ);
+
+-- name: applied_migrations
+SELECT version FROM schema_migrations;
+
+-- name: record_migration
+INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, now());
+
+-- name: unfinished_runs
+SELECT count(*) FROM sync_runs WHERE status = 'running';
+
+-- name: find_unfinished_run
+SELECT id FROM sync_runs WHERE account = ? AND status = 'running' ORDER BY id DESC LIMIT 1;
+
+-- name: insert_run
+INSERT INTO sync_runs (id, account, status, started_at)
+SELECT coalesce(max(id), 0) + 1, ?, 'running', ? FROM sync_runs
+RETURNING id;
+
+-- name: finish_run
+UPDATE sync_runs
+SET status = ?, finished_at = ?, records = ?, requests = ?, retries = ?, error = ?
+WHERE id = ?;
+
+-- name: stream_done
+SELECT count(*) > 0 FROM sync_streams WHERE run_id = ? AND stream = ? AND complete;
+
+-- name: delete_stream
+DELETE FROM sync_streams WHERE run_id = ? AND stream = ?;
+
+-- name: insert_stream
+INSERT INTO sync_streams (run_id, stream, entity, started_at, finished_at, pages, records, requests, retries, complete, error)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+
+-- name: run_exists
+SELECT count(*) FROM sync_runs WHERE id = ?;
+
+-- name: get_cursor
+SELECT value FROM sync_cursors WHERE account = ? AND stream = ?;
+
+-- name: delete_cursor
+DELETE FROM sync_cursors WHERE account = ? AND stream = ?;
+
+-- name: insert_cursor
+INSERT INTO sync_cursors (account, stream, value, run_id, updated_at) VALUES (?, ?, ?, ?, now());
+
+-- name: delete_credit_fetched
+DELETE FROM credit_fetch_state WHERE account = ? AND customer_id = ?;
+
+-- name: insert_credit_fetched
+INSERT INTO credit_fetch_state (account, customer_id, last_fetched_at, run_id) VALUES (?, ?, ?, ?);
+

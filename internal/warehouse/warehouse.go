@@ -1,0 +1,59 @@
+// Package warehouse keeps the billsync DuckDB file: raw API records in, typed
+// tables, change history and sync state out, published by building a copy and
+// renaming it over the previous file.
+package warehouse
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+)
+
+// openDB opens a DuckDB file with settings every billsync handle needs: no
+// extension downloads (json, parquet and icu are linked in), UTC session time,
+// and a usable home directory even when HOME is unset.
+func openDB(path string, readOnly bool) (*sql.DB, error) {
+	opts := url.Values{}
+	opts.Set("autoinstall_known_extensions", "false")
+	opts.Set("autoload_known_extensions", "false")
+	if os.Getenv("HOME") == "" {
+		opts.Set("home_directory", os.TempDir())
+	}
+	if readOnly {
+		opts.Set("access_mode", "READ_ONLY")
+	}
+	conn, err := duckdb.NewConnector(path+"?"+opts.Encode(), func(ex driver.ExecerContext) error {
+		_, err := ex.ExecContext(context.Background(), "SET TimeZone = 'UTC'", nil)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("open duckdb %s: %w", path, err)
+	}
+	return sql.OpenDB(conn), nil
+}
+
+// OpenReadOnly opens the published warehouse for reading. A handle keeps seeing
+// the file it opened: reopen it to see a newer publish.
+func OpenReadOnly(ctx context.Context, path string) (*sql.DB, error) {
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("warehouse %s does not exist yet: run a sync first", path)
+	} else if err != nil {
+		return nil, fmt.Errorf("warehouse %s: %w", path, err)
+	}
+	db, err := openDB(path, true)
+	if err != nil {
+		return nil, err
+	}
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open warehouse %s read-only: %w", path, err)
+	}
+	return db, nil
+}
