@@ -57,6 +57,9 @@ func (c Config) String() string {
 	return fmt.Sprintf("api.Config{BaseURL: %q, APIKey: [redacted]}", c.BaseURL)
 }
 
+// GoString keeps the API key out of %#v.
+func (c Config) GoString() string { return c.String() }
+
 // LogValue keeps the API key out of slog output.
 func (c Config) LogValue() slog.Value { return slog.StringValue(c.String()) }
 
@@ -176,6 +179,9 @@ func checkKey(key string) error {
 
 // String keeps the API key out of anything that prints a Client.
 func (c *Client) String() string { return "api.Client(" + c.base + ")" }
+
+// GoString keeps the API key out of %#v.
+func (c *Client) GoString() string { return c.String() }
 
 // LogValue keeps the API key out of slog output.
 func (c *Client) LogValue() slog.Value { return slog.StringValue(c.String()) }
