@@ -3,6 +3,7 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"strconv"
@@ -334,5 +335,5 @@ func (rl *rateLimiter) take(key string, now time.Time) (wait int, ok bool) {
 		b.tokens--
 		return 0, true
 	}
-	return int((1-b.tokens)/perSec) + 1, false
+	return max(int(math.Ceil((1-b.tokens)/perSec)), 1), false
 }

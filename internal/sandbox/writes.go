@@ -87,9 +87,14 @@ type extraData struct {
 
 func (s *Server) createInvoice(c *reqCtx) {
 	var in struct {
-		Name, Email, Mobile, RedirectURL, Description, ExpiredAt string
-		Items                                                    []invoiceItem
-		ExtraData                                                *extraData
+		Name        string        `json:"name"`
+		Email       string        `json:"email"`
+		Mobile      string        `json:"mobile"`
+		RedirectURL string        `json:"redirectUrl"`
+		Description string        `json:"description"`
+		ExpiredAt   string        `json:"expiredAt"`
+		Items       []invoiceItem `json:"items"`
+		ExtraData   *extraData    `json:"extraData"`
 	}
 	if err := decodeBody(c.r, &in); err != nil {
 		c.fail(err)
@@ -168,10 +173,15 @@ func (w *world) customerFor(email, name, mobile string, at int64) *customer {
 
 func (s *Server) editPayment(c *reqCtx) {
 	var in struct {
-		ID, Name, Email, Mobile, Description, ExpiredAt string
-		Amount                                          *int64
-		RedirectURL                                     string `json:"redirectURL"`
-		RedirectURLAlt                                  string `json:"redirectUrl"`
+		ID             string `json:"id"`
+		Name           string `json:"name"`
+		Email          string `json:"email"`
+		Mobile         string `json:"mobile"`
+		Description    string `json:"description"`
+		ExpiredAt      string `json:"expiredAt"`
+		Amount         *int64 `json:"amount"`
+		RedirectURL    string `json:"redirectURL"`
+		RedirectURLAlt string `json:"redirectUrl"`
 	}
 	if err := decodeBody(c.r, &in); err != nil {
 		c.fail(err)
@@ -220,7 +230,10 @@ func (s *Server) editPayment(c *reqCtx) {
 }
 
 func (s *Server) updateCustomer(c *reqCtx) {
-	var in struct{ FromEmail, ToEmail string }
+	var in struct {
+		FromEmail string `json:"fromEmail"`
+		ToEmail   string `json:"toEmail"`
+	}
 	if err := decodeBody(c.r, &in); err != nil {
 		c.fail(err)
 		return
@@ -252,9 +265,11 @@ func (s *Server) updateCustomer(c *reqCtx) {
 
 func (s *Server) validateCoupon(c *reqCtx) {
 	var in struct {
-		PaymentLinkID, CouponCode, CustomerEmail string
-		FinalAmount                              *int64
-		Tickets                                  []any
+		PaymentLinkID string `json:"paymentLinkId"`
+		CouponCode    string `json:"couponCode"`
+		CustomerEmail string `json:"customerEmail"`
+		FinalAmount   *int64 `json:"finalAmount"`
+		Tickets       []any  `json:"tickets"`
 	}
 	if err := decodeBody(c.r, &in); err != nil {
 		c.fail(err)
@@ -369,8 +384,9 @@ func nullStr(s string) string {
 
 func (s *Server) addCredit(c *reqCtx) {
 	var in struct {
-		CustomerID, ProductID string
-		Amount                *int64
+		CustomerID string `json:"customerId"`
+		ProductID  string `json:"productId"`
+		Amount     *int64 `json:"amount"`
 	}
 	if err := decodeBody(c.r, &in); err != nil {
 		c.fail(err)
@@ -421,7 +437,10 @@ func (w *world) newLedgerTopup(at int64, c *customer, p *product, amount int64) 
 }
 
 func (s *Server) setLicense(c *reqCtx, status string) {
-	var in struct{ LicenseCode, ProductID string }
+	var in struct {
+		LicenseCode string `json:"licenseCode"`
+		ProductID   string `json:"productId"`
+	}
 	if err := decodeBody(c.r, &in); err != nil {
 		c.fail(err)
 		return
@@ -448,13 +467,17 @@ func (s *Server) setLicense(c *reqCtx, status string) {
 	})
 }
 
-type customerInfo struct{ Name, Email, Mobile string }
+type customerInfo struct {
+	Name   string `json:"name"`
+	Email  string `json:"email"`
+	Mobile string `json:"mobile"`
+}
 
 func (s *Server) immutableCheckout(c *reqCtx) {
 	var in struct {
-		ProductID    string
-		CreditAmount *float64
-		CustomerInfo *customerInfo
+		ProductID    string        `json:"productId"`
+		CreditAmount *float64      `json:"creditAmount"`
+		CustomerInfo *customerInfo `json:"customerInfo"`
 	}
 	if err := decodeBody(c.r, &in); err != nil {
 		c.fail(err)
