@@ -156,9 +156,11 @@ func (l *Loader) prepare(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("merge context: %w", err)
 	}
+	t := time.Now()
 	if _, err := l.conn.ExecContext(ctx, l.def.sql["project"]); err != nil {
 		return fmt.Errorf("project: %w", err)
 	}
+	l.timed("project", t)
 	return nil
 }
 
@@ -211,34 +213,44 @@ func joinAny(xs []any) string {
 // apply runs the merge steps in one transaction.
 func (l *Loader) apply(ctx context.Context, full bool) (MergeResult, error) {
 	var res MergeResult
+	t := time.Now()
 	if _, err := l.conn.ExecContext(ctx, l.def.sql["dedupe"]); err != nil {
 		return res, fmt.Errorf("dedupe: %w", err)
 	}
+	l.timed("dedupe", t)
 	tx, err := l.conn.BeginTx(ctx, nil)
 	if err != nil {
 		return res, err
 	}
 	defer tx.Rollback()
+	t = time.Now()
 	err = tx.QueryRowContext(ctx, l.def.sql["counts"]).Scan(&res.Inserted, &res.Updated, &res.Unchanged, &res.Restored)
 	if err != nil {
 		return res, fmt.Errorf("counts: %w", err)
 	}
+	l.timed("counts", t)
 	steps := []string{"lifecycle", "changes", "upsert"}
 	for _, d := range l.def.derived {
 		steps = append(steps, "derived_"+d)
 	}
 	for _, step := range steps {
+		t := time.Now()
 		if err := execStep(ctx, tx, step, l.def.sql[step]); err != nil {
 			return res, err
 		}
+		l.timed(step, t)
 	}
 	if full {
+		t = time.Now()
 		r, err := tx.ExecContext(ctx, l.def.sql["deleted"])
 		if err != nil {
 			return res, fmt.Errorf("deleted: %w", err)
 		}
 		res.Deleted, _ = r.RowsAffected()
+		l.timed("deleted", t)
 	}
+	t = time.Now()
+	defer l.timed("commit", t)
 	return res, tx.Commit()
 }
 
@@ -250,6 +262,11 @@ func execStep(ctx context.Context, tx *sql.Tx, name, text string) error {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	return nil
+}
+
+// timed logs a merge step's duration at debug level: the knob for tuning merge SQL.
+func (l *Loader) timed(step string, start time.Time) {
+	l.b.log.Debug("merge step", "entity", l.entity, "step", step, "took", time.Since(start).Round(time.Millisecond))
 }
 
 func stripComments(text string) string {

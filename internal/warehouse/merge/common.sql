@@ -5,9 +5,13 @@
 -- one-row temp table `merge_ctx` (account, run_id, observed_at).
 
 -- name: dedupe
--- The later fetch of a record wins (stage order = fetch order).
-CREATE OR REPLACE TEMP TABLE incoming AS
-SELECT * EXCLUDE (x_problems) FROM projected
+-- The later fetch of a record wins (stage order = fetch order). Without
+-- duplicates (the usual case) incoming is just a view of projected.
+SET VARIABLE bs_has_duplicates = (SELECT count(*) <> count(DISTINCT id) FROM projected);
+CREATE OR REPLACE TEMP VIEW incoming AS
+SELECT * EXCLUDE (x_problems) FROM projected WHERE NOT getvariable('bs_has_duplicates')
+UNION ALL BY NAME
+SELECT * EXCLUDE (x_problems) FROM projected WHERE getvariable('bs_has_duplicates')
 QUALIFY row_number() OVER (PARTITION BY id ORDER BY x_seq DESC) = 1;
 
 -- name: counts
@@ -28,10 +32,13 @@ WHERE t.id IS NULL OR t.deleted_upstream_at IS NOT NULL;
 
 -- name: upsert
 -- BY NAME: columns the incoming rows do not carry (first_seen_*, detail
--- columns filled by another entity) keep their values on update.
+-- columns filled by another entity) keep their values on update. A record
+-- whose raw JSON did not change only gets its seen columns touched.
 MERGE INTO __TABLE__ t
 USING (SELECT COLUMNS(c -> NOT starts_with(c, 'x_')) FROM incoming) s
 ON t.account = s.account AND t.id = s.id
+WHEN MATCHED AND t.raw IS NOT DISTINCT FROM s.raw THEN
+    UPDATE SET last_seen_run = s.last_seen_run, last_seen_at = s.last_seen_at, deleted_upstream_at = NULL
 WHEN MATCHED THEN UPDATE BY NAME
 WHEN NOT MATCHED THEN INSERT BY NAME;
 UPDATE __TABLE__ SET first_seen_run = last_seen_run, first_seen_at = last_seen_at
