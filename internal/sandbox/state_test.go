@@ -14,7 +14,7 @@ func TestCreateInvoice(t *testing.T) {
 	m := mustOK(t, post(t, ts, "/hl/v1/invoice/create", map[string]any{
 		"name": "Ñoño Pérez", "email": "nono.perez@example.com", "mobile": "+6281311112222", "redirectUrl": "https://example.com/ok",
 		"description": "Jasa desain", "expiredAt": "2025-09-15T00:00:00.000Z",
-		"items": []any{map[string]any{"quantity": 3, "rate": 150000, "description": "Logo"}, map[string]any{"quantity": 1, "rate": 50000, "description": "Revisi"}},
+		"items":     []any{map[string]any{"quantity": 3, "rate": 150000, "description": "Logo"}, map[string]any{"quantity": 1, "rate": 50000, "description": "Revisi"}},
 		"extraData": map[string]any{"noCustomer": "A1", "idProd": "P9"},
 	}))
 	d := m["data"].(map[string]any)
