@@ -1,0 +1,367 @@
+package warehouse
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files under testdata/")
+
+// TestProjectionGolden loads each entity's fixture records and compares the
+// typed rows with testdata/<entity>.golden.
+func TestProjectionGolden(t *testing.T) {
+	cases := []struct {
+		e      Entity
+		file   string
+		table  string
+		fill   []string // loaded before, so detail entities have rows to fill
+		fillAs Entity
+	}{
+		{e: Customers, file: "Customers__customer-list-response.json", table: "customers"},
+		{e: Products, file: "Products__product-list-response.json", table: "products"},
+		{e: ProductDetails, file: "Products__product-detail-response.json", table: "product_variants",
+			fill: []string{`{"id":"6f8c19ff-5b97-4792-aa89-d2a12797b356","name":"Pembuatan Jasa Web","variant":null}`}, fillAs: Products},
+		{e: PaymentRequests, file: "PaymentRequests__payment-request-list-response.json", table: "payment_requests"},
+		{e: PaymentRequestDetails, file: "PaymentRequests__payment-request-detail-response.json", table: "payment_requests",
+			fill: []string{`{"id":"e890d24a-cfc0-4915-83d2-3166b9ffba9e","amount":"100000","status":"unpaid"}`}, fillAs: PaymentRequests},
+		{e: Invoices, file: "Invoices__invoice-list-response.json", table: "invoices"},
+		{e: Invoices, file: "Invoices__invoice-list-response.json", table: "invoice_transactions"},
+		{e: UnpaidTransactions, file: "Transactions__unpaid-list-response.json", table: "unpaid_transactions"},
+		{e: Reviews, file: "Reviews__review-list-response.json", table: "reviews"},
+		{e: CreditLedger, file: "CreditMembership__credit-paginate-history-response.json", table: "credit_ledger"},
+		{e: WebhookDeliveries, file: "Webhooks__webhook-history-list-response.json", table: "webhook_deliveries"},
+	}
+	for _, c := range cases {
+		t.Run(string(c.e)+"_"+c.table, func(t *testing.T) {
+			b := startBuild(t, newPath(t))
+			run := startRun(t, b, "acct")
+			if c.fill != nil {
+				load(t, b, c.fillAs, run, t0, false, c.fill...)
+			}
+			load(t, b, c.e, run, t0, false, fixtureItems(t, c.file)...)
+			got := dumpTable(t, b, c.table)
+			golden := filepath.Join("testdata", c.table+"_"+string(c.e)+".golden")
+			if *update {
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run with -update)", err)
+			}
+			if got != string(want) {
+				t.Errorf("%s differs from %s:\n%s", c.table, golden, got)
+			}
+		})
+	}
+}
+
+// dumpTable renders a table's typed columns (not raw) one "column: value" per line.
+func dumpTable(t *testing.T, b *Build, table string) string {
+	t.Helper()
+	rows, err := b.DB().Query(fmt.Sprintf("SELECT * EXCLUDE (raw) FROM %s ORDER BY ALL", table))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	var sb strings.Builder
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			t.Fatal(err)
+		}
+		for i, c := range cols {
+			v := vals[i]
+			if tm, ok := v.(time.Time); ok {
+				v = tm.UTC().Format(time.RFC3339Nano)
+			}
+			fmt.Fprintf(&sb, "%s: %v\n", c, v)
+		}
+		sb.WriteString("--\n")
+	}
+	return sb.String()
+}
+
+func TestTimeFormats(t *testing.T) {
+	want := time.Date(2025, 3, 4, 5, 6, 7, 123e6, time.UTC)
+	cases := []struct{ name, value string }{
+		{"epoch ms number", `1741064767123`},
+		{"epoch ms string", `"1741064767123"`},
+		{"ISO with Z", `"2025-03-04T05:06:07.123Z"`},
+		{"ISO with offset", `"2025-03-04T12:06:07.123+07:00"`},
+		{"ISO with compact offset", `"2025-03-04T00:06:07.123-0500"`},
+		{"ISO without offset is UTC", `"2025-03-04T05:06:07.123"`},
+	}
+	b := startBuild(t, newPath(t))
+	run := startRun(t, b, "acct")
+	var recs []string
+	for i, c := range cases {
+		recs = append(recs, fmt.Sprintf(`{"id":"w%d","createdAt":%s}`, i, c.value))
+	}
+	load(t, b, WebhookDeliveries, run, t0, false, recs...)
+	for i, c := range cases {
+		var got time.Time
+		if err := b.DB().QueryRow(`SELECT created_at FROM webhook_deliveries WHERE id = ?`, fmt.Sprintf("w%d", i)).Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if !got.Equal(want) {
+			t.Errorf("%s: %s -> %v, want %v", c.name, c.value, got.UTC(), want)
+		}
+	}
+}
+
+func TestNumbersAsStrings(t *testing.T) {
+	b := startBuild(t, newPath(t))
+	run := startRun(t, b, "acct")
+	load(t, b, Invoices, run, t0, false,
+		`{"id":"a","amount":"25000000000","createdAt":"1691046324713"}`,
+		`{"id":"b","amount":25000000000.0}`,
+		`{"id":"c","amount":""}`)
+	for id, want := range map[string]string{"a": "25000000000", "b": "25000000000", "c": ""} {
+		if got := queryString(t, b.DB(), `SELECT amount::VARCHAR FROM invoices WHERE id = ?`, id); got != want {
+			t.Errorf("amount of %s = %q, want %q", id, got, want)
+		}
+	}
+	load(t, b, Reviews, run, t0, false, `{"id":"r","rating":"4.5"}`)
+	if got := queryString(t, b.DB(), `SELECT rating::VARCHAR FROM reviews`); got != "4.5" {
+		t.Errorf("rating = %s", got)
+	}
+}
+
+func TestValidationErrors(t *testing.T) {
+	cases := []struct {
+		name    string
+		e       Entity
+		records []string
+		want    []string
+	}{
+		{"amount not an integer", Invoices,
+			[]string{`{"id":"ok","amount":1}`, `{"id":"9f2c","amount":"abc"}`},
+			[]string{`invoices page 1 item 1 (id 9f2c): amount: "abc" is not an integer`}},
+		{"fraction is not an integer", Invoices, []string{`{"id":"x","amount":12.5}`},
+			[]string{`(id x): amount: "12.5" is not an integer`}},
+		{"missing id", Customers, []string{`{"name":"n"}`}, []string{`customers page 1 item 0: id: missing`}},
+		{"bad timestamp", Reviews, []string{`{"id":"r","createdAt":"yesterday"}`},
+			[]string{`createdAt: "yesterday" is not a timestamp`}},
+		{"broken JSON", Reviews, []string{`{"id": r}`}, []string{`reviews page 1 item 0: not a JSON object`}},
+		{"bad variant string", Products, []string{`{"id":"p","variant":"[{"}`},
+			[]string{`variant: not a JSON-encoded array`}},
+		{"several problems, at most five listed", Invoices, []string{
+			`{"id":"1","amount":"x"}`, `{"id":"2","amount":"x"}`, `{"id":"3","amount":"x"}`,
+			`{"id":"4","amount":"x"}`, `{"id":"5","amount":"x"}`, `{"id":"6","amount":"x"}`},
+			[]string{"6 invalid records", "(id 5)"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			b := startBuild(t, newPath(t))
+			run := startRun(t, b, "acct")
+			_, err := tryLoad(b, c.e, run, t0, false, c.records...)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+			if strings.Contains(err.Error(), "(id 6)") {
+				t.Errorf("more than five records listed: %v", err)
+			}
+			table := entityDefs[c.e].table
+			if n := queryInt(t, b.DB(), "SELECT count(*) FROM "+table); n != 0 {
+				t.Errorf("%d rows merged despite the error", n)
+			}
+		})
+	}
+}
+
+func TestAddRejectsNonObjects(t *testing.T) {
+	b := startBuild(t, newPath(t))
+	run := startRun(t, b, "acct")
+	l, err := b.NewLoader(context.Background(), Invoices, run.ID, run.Account, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Merge(context.Background(), false)
+	err = l.Add(3, 7, []byte(`[1,2]`))
+	if err == nil || !strings.Contains(err.Error(), "invoices page 3 item 7") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func changes(t *testing.T, b *Build, where string) []string {
+	t.Helper()
+	rows, err := b.DB().Query(`SELECT entity || ' ' || record_id || ' ' || field || ' ' || coalesce(old_value, '∅') || '→' || coalesce(new_value, '∅')
+		FROM record_changes WHERE ` + where + ` ORDER BY ALL`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var s string
+		rows.Scan(&s)
+		out = append(out, s)
+	}
+	return out
+}
+
+func TestMergeLifecycle(t *testing.T) {
+	path := newPath(t)
+	b := startBuild(t, path)
+	db := b.DB()
+	ctx := context.Background()
+	inv := func(id, status string, amount int) string {
+		return fmt.Sprintf(`{"id":%q,"amount":%d,"status":%q,"name":"n","transactions":[{"id":"t-%s","status":"created"}]}`, id, amount, status, id)
+	}
+	r1 := startRun(t, b, "acct")
+	res := load(t, b, Invoices, r1, t0, true, inv("a", "active", 10), inv("b", "active", 20), inv("c", "active", 30))
+	if res != (MergeResult{Inserted: 3}) {
+		t.Fatalf("first merge %+v", res)
+	}
+	if err := b.FinishRun(ctx, r1.ID, RunStats{Status: "succeeded"}); err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("identical merge changes nothing", func(t *testing.T) {
+		r := startRun(t, b, "acct")
+		before := queryInt(t, db, `SELECT count(*) FROM record_changes`)
+		res := load(t, b, Invoices, r, t0.Add(time.Hour), true, inv("a", "active", 10), inv("b", "active", 20), inv("c", "active", 30))
+		if res != (MergeResult{Unchanged: 3}) {
+			t.Errorf("merge %+v", res)
+		}
+		if after := queryInt(t, db, `SELECT count(*) FROM record_changes`); after != before {
+			t.Errorf("change rows %d -> %d", before, after)
+		}
+		if n := queryInt(t, db, `SELECT count(*) FROM invoices WHERE last_seen_run = ? AND first_seen_run = ?`, r.ID, r1.ID); n != 3 {
+			t.Errorf("%d rows with updated last_seen_run and kept first_seen_run", n)
+		}
+		b.FinishRun(ctx, r.ID, RunStats{Status: "succeeded"})
+	})
+
+	t.Run("changes, deletion and duplicates", func(t *testing.T) {
+		r := startRun(t, b, "acct")
+		paid := strings.Replace(inv("a", "paid", 10), `"created"`, `"paid"`, 1)
+		res := load(t, b, Invoices, r, t0.Add(2*time.Hour), true, inv("a", "active", 10), paid, inv("b", "active", 25))
+		if res != (MergeResult{Updated: 2, Deleted: 1}) {
+			t.Errorf("merge %+v", res)
+		}
+		got := changes(t, b, fmt.Sprintf("run_id = %d", r.ID))
+		want := []string{"invoice_transactions t-a status created→paid", "invoices a status active→paid",
+			"invoices b amount 20→25", "invoices c _deleted ∅→∅"}
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("changes:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+		if n := queryInt(t, db, `SELECT count(*) FROM invoices WHERE id = 'a'`); n != 1 {
+			t.Errorf("duplicate staged record gave %d rows", n)
+		}
+		if at := queryString(t, db, `SELECT deleted_upstream_at::VARCHAR FROM invoices WHERE id = 'c'`); at != "2025-03-04 07:00:00+00" {
+			t.Errorf("deleted_upstream_at = %q", at)
+		}
+		b.FinishRun(ctx, r.ID, RunStats{Status: "succeeded"})
+	})
+
+	t.Run("reappearing row is restored", func(t *testing.T) {
+		r := startRun(t, b, "acct")
+		res := load(t, b, Invoices, r, t0.Add(3*time.Hour), false, inv("c", "active", 30))
+		if res != (MergeResult{Restored: 1}) {
+			t.Errorf("merge %+v", res)
+		}
+		if got := changes(t, b, fmt.Sprintf("run_id = %d AND entity = 'invoices'", r.ID)); len(got) != 1 || got[0] != "invoices c _restored ∅→∅" {
+			t.Errorf("changes %v", got)
+		}
+		if n := queryInt(t, db, `SELECT count(*) FROM invoices WHERE deleted_upstream_at IS NOT NULL`); n != 0 {
+			t.Errorf("%d rows still deleted", n)
+		}
+	})
+}
+
+func TestMultiAccountIsolation(t *testing.T) {
+	b := startBuild(t, newPath(t))
+	one, two := startRun(t, b, "one"), startRun(t, b, "two")
+	load(t, b, Customers, one, t0, true, `{"id":"c1","name":"A"}`, `{"id":"shared","name":"A"}`)
+	load(t, b, Customers, two, t0, true, `{"id":"shared","name":"B"}`)
+	// a full list of account two must not touch account one
+	if n := queryInt(t, b.DB(), `SELECT count(*) FROM customers WHERE account = 'one' AND deleted_upstream_at IS NULL`); n != 2 {
+		t.Errorf("account one has %d live rows, want 2", n)
+	}
+	if got := queryString(t, b.DB(), `SELECT name FROM customers WHERE account = 'one' AND id = 'shared'`); got != "A" {
+		t.Errorf("account one's shared customer renamed to %q", got)
+	}
+	if n := queryInt(t, b.DB(), `SELECT count(*) FROM record_changes WHERE account = 'one' AND field <> '_created'`); n != 0 {
+		t.Errorf("%d change rows for account one", n)
+	}
+}
+
+func TestProductVariantsBothShapes(t *testing.T) {
+	b := startBuild(t, newPath(t))
+	run := startRun(t, b, "acct")
+	load(t, b, Products, run, t0, true,
+		`{"id":"arr","variants":[{"id":"v1","name":"One","amount":"100","status":"ACTIVE","createdAt":1778236239496}]}`,
+		`{"id":"str","variant":"[{\"id\":\"v2\",\"name\":\"Two\",\"amount\":200,\"limit\":null}]"}`,
+		`{"id":"none","variant":null}`)
+	got := queryString(t, b.DB(), `SELECT string_agg(product_id || '/' || id || '/' || name || '/' || amount, ',' ORDER BY id) FROM product_variants`)
+	if got != "arr/v1/One/100,str/v2/Two/200" {
+		t.Errorf("variants %q", got)
+	}
+	// the detail drops v2 and adds v3: v2 is marked deleted, user_id and qty are filled
+	load(t, b, ProductDetails, run, t0.Add(time.Hour), false,
+		`{"id":"str","userId":"u1","qty":"5","variant":"[{\"id\":\"v3\",\"name\":\"Three\",\"amount\":300}]"}`,
+		`{"id":"unknown-product","userId":"u1"}`)
+	if got := queryString(t, b.DB(), `SELECT user_id || '/' || qty || '/' || detail_fetched_at::VARCHAR FROM products WHERE id = 'str'`); got != "u1/5/2025-03-04 06:00:00+00" {
+		t.Errorf("detail fill %q", got)
+	}
+	if got := queryString(t, b.DB(), `SELECT string_agg(id, ',' ORDER BY id) FROM product_variants WHERE deleted_upstream_at IS NULL`); got != "v1,v3" {
+		t.Errorf("live variants %q", got)
+	}
+	if n := queryInt(t, b.DB(), `SELECT count(*) FROM products`); n != 3 {
+		t.Errorf("a detail of an unknown product inserted a row: %d products", n)
+	}
+}
+
+func TestCreditLedgerSignedAmount(t *testing.T) {
+	b := startBuild(t, newPath(t))
+	run := startRun(t, b, "acct")
+	load(t, b, CreditLedger, run, t0, true,
+		`{"id":"neg","amount":-100000,"createdAt":"2025-08-22T10:32:04.204Z"}`,
+		`{"id":"pos","amount":"2500.5"}`,
+		`{"id":"spec","credit":10,"debit":0}`)
+	got := queryString(t, b.DB(), `SELECT string_agg(id || ':' || credit || '/' || debit, ',' ORDER BY id) FROM credit_ledger`)
+	if got != "neg:0.0000/100000.0000,pos:2500.5000/0.0000,spec:10.0000/0.0000" {
+		t.Errorf("ledger %q", got)
+	}
+	// incremental: a later page without these rows deletes nothing, even with full=true
+	res := load(t, b, CreditLedger, startRun(t, b, "other"), t0, true, `{"id":"x","credit":1}`)
+	if res.Deleted != 0 || queryInt(t, b.DB(), `SELECT count(*) FROM credit_ledger WHERE deleted_upstream_at IS NOT NULL`) != 0 {
+		t.Errorf("incremental entity marked deletions: %+v", res)
+	}
+}
+
+func TestWebhookPayloadAndStatusChange(t *testing.T) {
+	b := startBuild(t, newPath(t))
+	run := startRun(t, b, "acct")
+	rec := func(status string) string {
+		return `{"id":"w","payload":"{\"event\":\"payment.reminder\",\"data\":{\"amount\":5}}","status":"` + status + `","Webhooktype":"x","createdAt":"2025-01-01T00:00:00Z"}`
+	}
+	load(t, b, WebhookDeliveries, run, t0, false, rec("PENDING"))
+	load(t, b, WebhookDeliveries, run, t0.Add(time.Minute), false, rec("SUCCESS"))
+	got := queryString(t, b.DB(), `SELECT event_type || ' ' || (event_data->>'$.amount') || ' ' || webhook_type || ' ' || status FROM webhook_deliveries`)
+	if got != "payment.reminder 5 x SUCCESS" {
+		t.Errorf("row %q", got)
+	}
+	if c := changes(t, b, "field = 'status'"); len(c) != 1 || c[0] != "webhook_deliveries w status PENDING→SUCCESS" {
+		t.Errorf("changes %v", c)
+	}
+}
