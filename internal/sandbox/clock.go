@@ -15,6 +15,7 @@ func (s *Server) Advance(d time.Duration) {
 		return
 	}
 	s.mu.Lock()
+	s.gen++
 	defer s.mu.Unlock()
 	s.w.advance(d.Milliseconds(), s.opts.Scale)
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -86,6 +87,39 @@ type list[T keyed] struct {
 	totalKey string // "total", "totalCustomer" or "" (payment requests carry none)
 	item     func(*enc, T)
 	insert   func(w *world, at int64) // the insert-while-paging fault's new record
+	// cacheKey names the filter so its matches are kept until the next change.
+	cacheKey string
+}
+
+// filterCache keeps a filtered list's matches, newest first, for one state
+// generation: a client paging a filtered list then costs a slice per page, not
+// a scan of the whole collection.
+type filterCache struct {
+	mu      sync.Mutex
+	gen     uint64
+	entries map[string]any
+}
+
+// cachedFilter returns l's matches; the caller holds the read lock.
+func cachedFilter[T keyed](s *Server, l list[T]) []T {
+	fc := &s.filters
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	if fc.gen != s.gen || fc.entries == nil {
+		fc.gen, fc.entries = s.gen, map[string]any{}
+	}
+	if v, ok := fc.entries[l.cacheKey]; ok {
+		return v.([]T)
+	}
+	coll := l.coll(s.w)
+	var all []T
+	for i := 0; i < coll.len(); i++ {
+		if v := coll.desc(i); l.keep(v) {
+			all = append(all, v)
+		}
+	}
+	fc.entries[l.cacheKey] = all
+	return all
 }
 
 func serveList[T keyed](s *Server, c *reqCtx, l list[T]) {
@@ -96,12 +130,23 @@ func serveList[T keyed](s *Server, c *reqCtx, l list[T]) {
 	}
 	if c.fault.kind == FaultInsertWhilePaging && pg.page > 1 && l.insert != nil {
 		s.mu.Lock()
+		s.gen++
 		l.insert(s.w, s.w.tick())
 		s.mu.Unlock()
 	}
 	off, n := c.window(pg)
 	s.mu.RLock()
-	items, total := pageOf(l.coll(s.w), l.keep, off, n)
+	var items []T
+	var total int
+	if l.keep != nil && l.cacheKey != "" {
+		all := cachedFilter(s, l)
+		total = len(all)
+		if off < total {
+			items = all[off:min(off+n, total)]
+		}
+	} else {
+		items, total = pageOf(l.coll(s.w), l.keep, off, n)
+	}
 	e := getEnc(s.w, c.fault.kind == FaultStringNumbers)
 	pageCount := (total + pg.size - 1) / pg.size
 	e.open()
@@ -153,6 +198,7 @@ func (s *Server) listInvoices(c *reqCtx) {
 		keep = func(i *invoice) bool { return i.status == st }
 	}
 	serveList(s, c, list[*invoice]{
+		cacheKey: "invoice?sort=" + c.r.URL.Query().Get("sort"),
 		coll:     func(w *world) *sortedColl[*invoice] { return &w.invoices },
 		keep:     keep,
 		totalKey: "total",
@@ -177,10 +223,11 @@ func (s *Server) listPayReqs(c *reqCtx) {
 		}
 	}
 	serveList(s, c, list[*payReq]{
-		coll:   func(w *world) *sortedColl[*payReq] { return &w.payReqs },
-		keep:   keep,
-		item:   (*enc).payReqItem,
-		insert: func(w *world, at int64) { w.spawnPayReq(at) },
+		cacheKey: "payment?status=" + c.r.URL.Query().Get("status"),
+		coll:     func(w *world) *sortedColl[*payReq] { return &w.payReqs },
+		keep:     keep,
+		item:     (*enc).payReqItem,
+		insert:   func(w *world, at int64) { w.spawnPayReq(at) },
 	})
 }
 
@@ -209,6 +256,7 @@ func (s *Server) listProductsByType(c *reqCtx) {
 		return
 	}
 	serveList(s, c, list[*product]{
+		cacheKey: "product/type/" + typ,
 		coll:     func(w *world) *sortedColl[*product] { return &w.products },
 		keep:     func(p *product) bool { return p.typ == typ && p.status != "deleted" },
 		totalKey: "total",
@@ -225,6 +273,7 @@ func (s *Server) searchProducts(c *reqCtx) {
 		keep = func(p *product) bool { return strings.Contains(p.nameLower, text) }
 	}
 	serveList(s, c, list[*product]{
+		cacheKey: "product?search=" + text,
 		coll:     func(w *world) *sortedColl[*product] { return &w.products },
 		keep:     keep,
 		totalKey: "total",
@@ -364,6 +413,7 @@ func (s *Server) creditHistory(c *reqCtx) {
 	id, idErr := parseID(raw)
 	if c.fault.kind == FaultInsertWhilePaging && h.pg.page > 1 && idErr == nil {
 		s.mu.Lock()
+		s.gen++
 		if cust := s.w.custByID[id]; cust != nil {
 			s.w.spawnLedger(s.w.tick(), cust)
 		}
@@ -439,6 +489,7 @@ func (s *Server) webhookHistory(c *reqCtx) {
 	}
 	if c.fault.kind == FaultInsertWhilePaging && q.Get("startingAfter") != "" {
 		s.mu.Lock()
+		s.gen++
 		s.w.spawnMemberEvent(s.w.tick())
 		s.mu.Unlock()
 	}

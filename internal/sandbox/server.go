@@ -53,8 +53,11 @@ type Server struct {
 	opts Options
 	log  *slog.Logger
 
-	mu sync.RWMutex
-	w  *world
+	mu  sync.RWMutex
+	w   *world
+	gen uint64 // bumped under mu on every change; invalidates filters
+
+	filters filterCache
 
 	faults *faultState
 	rate   *rateLimiter

@@ -57,6 +57,7 @@ func (s *Server) apply(c *reqCtx, change func(e *enc) error) {
 	e := getEnc(s.w, false)
 	defer putEnc(e)
 	s.mu.Lock()
+	s.gen++
 	err := change(e)
 	s.mu.Unlock()
 	if err != nil {
