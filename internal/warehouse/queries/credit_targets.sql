@@ -26,7 +26,7 @@ ledger AS (
     SELECT l.customer_id FROM credit_ledger l, acct WHERE l.account = acct.account
 ),
 activity AS (
-    SELECT id AS customer_id, greatest(created_at, updated_at) AS at
+    SELECT id AS customer_id, greatest(created_at, updated_at) AS active_at
     FROM customers, acct WHERE customers.account = acct.account
     UNION ALL
     SELECT customer_id, created_at FROM invoices, acct WHERE invoices.account = acct.account
@@ -38,7 +38,7 @@ activity AS (
     SELECT customer_id, created_at FROM credit_ledger, acct WHERE credit_ledger.account = acct.account
 ),
 last_active AS (
-    SELECT customer_id, max(at) AS at FROM activity WHERE customer_id IS NOT NULL GROUP BY customer_id
+    SELECT customer_id, max(active_at) AS active_at FROM activity WHERE customer_id IS NOT NULL GROUP BY customer_id
 ),
 fetched AS (
     SELECT f.customer_id, f.last_fetched_at FROM credit_fetch_state f, acct WHERE f.account = acct.account
@@ -48,13 +48,13 @@ candidates AS (
     UNION SELECT customer_id FROM linked
     UNION SELECT a.customer_id FROM last_active a WHERE a.customer_id NOT IN (SELECT customer_id FROM fetched)
 )
-SELECT c.customer_id, f.last_fetched_at, a.at AS last_active_at
+SELECT c.customer_id, f.last_fetched_at, a.active_at AS last_active_at
 FROM candidates c
 LEFT JOIN fetched f USING (customer_id)
 LEFT JOIN last_active a USING (customer_id)
 WHERE c.customer_id IS NOT NULL AND c.customer_id <> ''
 ORDER BY f.last_fetched_at IS NOT NULL,
-         CASE WHEN f.last_fetched_at IS NULL THEN a.at END DESC NULLS LAST,
+         CASE WHEN f.last_fetched_at IS NULL THEN a.active_at END DESC NULLS LAST,
          f.last_fetched_at ASC,
          c.customer_id
 LIMIT ?;

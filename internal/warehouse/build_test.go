@@ -1,0 +1,231 @@
+package warehouse
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// publishOne builds path with the given customers and publishes it.
+func publishOne(t *testing.T, path string, records ...string) {
+	t.Helper()
+	b, err := StartBuild(context.Background(), path, quietLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := startRun(t, b, "acct")
+	load(t, b, Customers, run, t0, true, records...)
+	if err := b.FinishRun(context.Background(), run.ID, RunStats{Status: "succeeded"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Publish(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func countCustomers(t *testing.T, path string) int64 {
+	t.Helper()
+	db, err := OpenReadOnly(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	return queryInt(t, db, `SELECT count(*) FROM customers WHERE deleted_upstream_at IS NULL`)
+}
+
+func TestCloseWithoutPublishThenResume(t *testing.T) {
+	ctx := context.Background()
+	path := newPath(t)
+	publishOne(t, path, `{"id":"a"}`)
+	before, _ := os.ReadFile(path)
+
+	b, err := StartBuild(ctx, path, quietLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := startRun(t, b, "acct")
+	load(t, b, Customers, run, t0, true, `{"id":"a"}`, `{"id":"b"}`)
+	b.RecordStream(ctx, run.ID, StreamStats{Stream: "customers", Entity: "customers", Records: 2, Complete: true, Finished: t0})
+	b.SetCursor(ctx, "acct", "webhooks", "1741064767123", run.ID)
+	if err := b.Close(); err != nil { // interrupted: no publish
+		t.Fatal(err)
+	}
+	after, _ := os.ReadFile(path)
+	if !bytes.Equal(before, after) {
+		t.Fatal("published file changed without Publish")
+	}
+
+	b2, err := StartBuild(ctx, path, quietLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b2.Close()
+	if !b2.Resumed {
+		t.Fatal("build not resumed")
+	}
+	again, err := b2.StartRun(ctx, "acct", t0)
+	if err != nil || again.ID != run.ID || !again.Resumed {
+		t.Fatalf("StartRun after resume = %+v, %v; want run %d resumed", again, err, run.ID)
+	}
+	if done, _ := b2.StreamDone(ctx, run.ID, "customers"); !done {
+		t.Error("completed stream not reported done")
+	}
+	if done, _ := b2.StreamDone(ctx, run.ID, "invoices"); done {
+		t.Error("unstarted stream reported done")
+	}
+	if c, _ := b2.Cursor(ctx, "acct", "webhooks"); c != "1741064767123" {
+		t.Errorf("cursor %q", c)
+	}
+	if n := queryInt(t, b2.DB(), `SELECT count(*) FROM customers`); n != 2 {
+		t.Errorf("resumed build has %d customers, want 2", n)
+	}
+}
+
+func TestDiscardRemovesWorkFile(t *testing.T) {
+	path := newPath(t)
+	b, err := StartBuild(context.Background(), path, quietLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	startRun(t, b, "acct")
+	if err := b.Discard(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path + ".building"); !os.IsNotExist(err) {
+		t.Errorf(".building still there: %v", err)
+	}
+	b2 := startBuild(t, path)
+	if b2.Resumed {
+		t.Error("resumed a discarded build")
+	}
+}
+
+func TestSecondBuildWhileLocked(t *testing.T) {
+	path := newPath(t)
+	startBuild(t, path)
+	_, err := StartBuild(context.Background(), path, quietLog)
+	want := fmt.Sprintf("sync already running: %s.lock held by pid %d", path, os.Getpid())
+	if err == nil || err.Error() != want {
+		t.Fatalf("err = %v, want %q", err, want)
+	}
+}
+
+func TestCorruptedBuildingIsDiscarded(t *testing.T) {
+	for name, content := range map[string][]byte{
+		"garbage": bytes.Repeat([]byte("not a duckdb file "), 1000),
+		"empty":   {},
+	} {
+		t.Run(name, func(t *testing.T) {
+			path := newPath(t)
+			publishOne(t, path, `{"id":"a"}`)
+			if err := os.WriteFile(path+".building", content, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			b := startBuild(t, path)
+			if b.Resumed {
+				t.Fatal("resumed a corrupted build")
+			}
+			if n := queryInt(t, b.DB(), `SELECT count(*) FROM customers`); n != 1 {
+				t.Errorf("fresh build has %d customers, want the published 1", n)
+			}
+		})
+	}
+}
+
+func TestOpenReadOnlyMissingFile(t *testing.T) {
+	_, err := OpenReadOnly(context.Background(), "/nonexistent/billsync.duckdb")
+	if err == nil || !strings.Contains(err.Error(), "does not exist yet") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestOpenWithoutHome(t *testing.T) {
+	t.Setenv("HOME", "")
+	os.Unsetenv("HOME")
+	path := newPath(t)
+	publishOne(t, path, `{"id":"a"}`)
+	if n := countCustomers(t, path); n != 1 {
+		t.Errorf("%d customers", n)
+	}
+}
+
+// Publishing while another process reads: the reader re-opens the file in a
+// loop and must always see a complete state (1 or 2 customers), never an error.
+func TestReaderInChildProcessDuringPublish(t *testing.T) {
+	if path := os.Getenv("BILLSYNC_READER_PATH"); path != "" {
+		readerChild(path)
+		return
+	}
+	path := newPath(t)
+	publishOne(t, path, `{"id":"a"}`)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestReaderInChildProcessDuringPublish$")
+	cmd.Env = append(os.Environ(), "BILLSYNC_READER_PATH="+path)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	stdin, _ := cmd.StdinPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond) // let the child open the old file
+	publishOne(t, path, `{"id":"a"}`, `{"id":"b"}`)
+	time.Sleep(300 * time.Millisecond)
+	stdin.Close() // tells the child to stop
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("reader failed: %v\n%s", err, out.String())
+	}
+	seen := out.String()
+	if !strings.Contains(seen, "old=1") || !strings.Contains(seen, "new=2") {
+		t.Errorf("reader output %q: want the held handle to keep 1 and a reopen to see 2", seen)
+	}
+	if n := countCustomers(t, path); n != 2 {
+		t.Errorf("published file has %d customers", n)
+	}
+}
+
+// readerChild holds one read-only handle and opens another each round; it exits
+// non-zero on any error or impossible count.
+func readerChild(path string) {
+	ctx := context.Background()
+	held, err := OpenReadOnly(ctx, path)
+	if err != nil {
+		fmt.Println("open:", err)
+		os.Exit(1)
+	}
+	stop := make(chan struct{})
+	go func() { os.Stdin.Read(make([]byte, 1)); close(stop) }()
+	var last int64
+	for {
+		var n int64
+		if err := held.QueryRow(`SELECT count(*) FROM customers`).Scan(&n); err != nil || n != 1 {
+			fmt.Println("held handle:", n, err)
+			os.Exit(1)
+		}
+		db, err := OpenReadOnly(ctx, path)
+		if err == nil {
+			err = db.QueryRow(`SELECT count(*) FROM customers`).Scan(&last)
+			db.Close()
+		}
+		if err != nil || (last != 1 && last != 2) {
+			fmt.Println("reopen:", last, err)
+			os.Exit(1)
+		}
+		select {
+		case <-stop:
+			// within a process DuckDB shares one instance per path: only after
+			// every handle closes does a reopen see the renamed-in file
+			held.Close()
+			db, err := OpenReadOnly(ctx, path)
+			if err == nil {
+				err = db.QueryRow(`SELECT count(*) FROM customers`).Scan(&last)
+			}
+			fmt.Printf("old=%d new=%d err=%v\n", n, last, err)
+			os.Exit(0)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
