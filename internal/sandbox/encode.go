@@ -237,7 +237,7 @@ func (e *enc) image(im *image) {
 	e.close()
 }
 
-func (e *enc) coverAndImages(cover *image, images []image, multiID ID) {
+func (e *enc) coverAndImages(cover *image, multiID ID) {
 	e.k("coverImageId")
 	if cover != nil {
 		e.id(cover.id)
@@ -384,7 +384,7 @@ func (e *enc) product(p *product, withVariants bool) {
 		e.k("userId")
 		e.id(e.w.userID)
 	}
-	e.coverAndImages(p.cover, p.images, p.multiID)
+	e.coverAndImages(p.cover, p.multiID)
 	e.images(p.images, "multipleImage")
 	e.k("transactions")
 	e.openA()
@@ -426,7 +426,7 @@ func (e *enc) payReqItem(p *payReq) {
 	e.null()
 	e.k("order")
 	e.null()
-	e.coverAndImages(nil, nil, ID{})
+	e.coverAndImages(nil, ID{})
 	e.k("multimpleImage")
 	e.null()
 	e.close()
@@ -460,7 +460,7 @@ func (e *enc) payReqDetail(p *payReq) {
 	e.str(p.status)
 	e.k("description")
 	e.str(p.description)
-	e.coverAndImages(nil, nil, ID{})
+	e.coverAndImages(nil, ID{})
 	e.k("multipleImage")
 	e.null()
 	e.close()
@@ -606,7 +606,7 @@ func (e *enc) paymentLink(u *unpaid) {
 	e.strOrNull(rd)
 	e.k("userId")
 	e.id(e.w.userID)
-	e.coverAndImages(cover, images, multi)
+	e.coverAndImages(cover, multi)
 	e.images(images, "multipleImage")
 	e.close()
 }
@@ -730,7 +730,7 @@ func (e *enc) payload(h *webhook) {
 	e.str(h.event)
 	e.k("data")
 	e.open()
-	if h.event == eventMemberExpired || h.event == eventMemberNew {
+	if h.event == eventMemberExpired {
 		e.k("merchantId")
 		e.id(e.w.userID)
 		e.k("merchantName")

@@ -16,7 +16,6 @@ const (
 	eventReceived      = "payment.received"
 	eventReminder      = "payment.reminder"
 	eventMemberExpired = "membership.memberExpired"
-	eventMemberNew     = "membership.newMemberRegistered"
 )
 
 var productTypes = []string{
@@ -328,13 +327,9 @@ func (w *world) paymentEvent(event string, at int64, txID, linkID ID, c *custome
 }
 
 func (w *world) memberEvent(event string, at int64, c *customer) *webhook {
-	status := "INACTIVE"
-	if event == eventMemberNew {
-		status = "ACTIVE"
-	}
 	return &webhook{
 		id: w.newID(), createdAt: at, event: event, status: "PENDING", nextDelivery: at + 5000,
-		data: eventData{txID: w.newID(), custID: c.id, custName: c.name, custEmail: c.email, mob: c.mobile, status: status},
+		data: eventData{txID: w.newID(), custID: c.id, custName: c.name, custEmail: c.email, mob: c.mobile, status: "INACTIVE"},
 	}
 }
 

@@ -1,0 +1,127 @@
+// Command sandbox serves the simulated billing service (internal/sandbox) over HTTP.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/billsync/billsync/internal/sandbox"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "sandbox:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("sandbox", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		addr    = fs.String("addr", "127.0.0.1:8080", "listen address")
+		opts    sandbox.Options
+		now     = fs.String("now", "", "start of the simulated clock, RFC 3339 (default: now, to the second)")
+		verbose = fs.Bool("v", false, "log every request")
+		f       = &opts.Faults
+	)
+	fs.StringVar(&opts.Key, "key", sandbox.DefaultKey, "read-write API key")
+	fs.StringVar(&opts.ReadOnlyKey, "read-only-key", sandbox.DefaultReadOnlyKey, "read-only API key")
+	fs.Int64Var(&opts.Seed, "seed", 42, "seed of the generated data")
+	fs.Float64Var(&opts.Scale, "scale", 1, "data size: 1 ≈ 10,000 records, 100 ≈ 1,000,000")
+	fs.IntVar(&opts.MaxPageSize, "max-page-size", 100, "cap on pageSize and limit")
+	fs.IntVar(&opts.RatePerMin, "rate", 0, "requests per minute per key (0 = unlimited; the real service allows ~20)")
+	fs.BoolVar(&opts.Admin, "admin", false, "serve /__sandbox/* (clock, faults, request log)")
+	fs.Int64Var(&f.Seed, "fault-seed", 1, "seed of the fault sequence")
+	fs.StringVar(&f.PathPrefix, "fault-path", "", "only fault requests under this path")
+	fs.Float64Var(&f.RateLimit, "fault-429", 0, "fraction answered 429")
+	fs.IntVar(&f.RetryAfter, "fault-retry-after", 1, "Retry-After seconds of fault 429s")
+	fs.Float64Var(&f.ServerError, "fault-5xx", 0, "fraction answered 500/502/503")
+	fs.Float64Var(&f.Reset, "fault-reset", 0, "fraction whose connection is reset")
+	fs.Float64Var(&f.Slow, "fault-slow", 0, "fraction answered late")
+	fs.IntVar(&f.SlowMs, "fault-slow-ms", 2000, "delay of slow answers, ms")
+	fs.Float64Var(&f.Truncate, "fault-truncate", 0, "fraction of GETs with a cut body (matching Content-Length)")
+	fs.Float64Var(&f.TruncateDrop, "fault-truncate-drop", 0, "fraction of GETs whose connection drops mid-body")
+	fs.Float64Var(&f.StringNumbers, "fault-string-numbers", 0, "fraction of GETs with numbers sent as strings")
+	fs.Float64Var(&f.InsertWhilePaging, "fault-insert", 0, "fraction of page>=2 GETs preceded by a new record at the front")
+	fs.Float64Var(&f.DuplicatePage, "fault-duplicate", 0, "fraction of page>=2 GETs starting one item early")
+	fs.Float64Var(&f.ApplyThen500, "fault-apply-500", 0, "fraction of POSTs applied, then answered 500")
+	fs.Float64Var(&f.ApplyThenReset, "fault-apply-reset", 0, "fraction of POSTs applied, then reset")
+	fs.Float64Var(&f.ApplyThenHang, "fault-apply-hang", 0, "fraction of POSTs applied, then never answered")
+	fs.IntVar(&f.HangMs, "fault-hang-ms", 60000, "how long apply-hang holds the request, ms")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *now != "" {
+		t, err := time.Parse(time.RFC3339, *now)
+		if err != nil {
+			return fmt.Errorf("-now: %w", err)
+		}
+		opts.Now = t.UTC()
+	}
+	level := slog.LevelInfo
+	if *verbose {
+		level = slog.LevelDebug
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	opts.Logger = log
+
+	// Listen for signals before announcing the address, so a stop sent right after is not lost.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	start := time.Now()
+	s, err := sandbox.New(opts)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", *addr, err)
+	}
+	log.Info("sandbox seeded", "seed", opts.Seed, "scale", opts.Scale, "now", s.Now(), "took", time.Since(start).Round(time.Millisecond))
+	printBanner(stdout, "http://"+ln.Addr().String(), opts)
+
+	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("sandbox stopping")
+	shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shut); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return nil
+}
+
+func printBanner(w io.Writer, base string, o sandbox.Options) {
+	key := o.Key
+	if key == "" {
+		key = sandbox.DefaultKey
+	}
+	ro := o.ReadOnlyKey
+	if ro == "" {
+		ro = sandbox.DefaultReadOnlyKey
+	}
+	fmt.Fprintf(w, "billing sandbox at %s\n  read-write key: %s\n  read-only key:  %s\n\ntry:\n", base, key, ro)
+	fmt.Fprintf(w, "  curl -H 'Authorization: Bearer %s' '%s/hl/v1/customer?page=1&pageSize=5'\n", key, base)
+	fmt.Fprintf(w, "  curl -H 'Authorization: Bearer %s' '%s/hl/v2/webhooks/new-history?limit=5'\n", key, base)
+	fmt.Fprintf(w, "  curl -H 'Authorization: Bearer %s' -X POST -d '{\"fromEmail\":\"a@b.c\",\"toEmail\":\"d@e.f\"}' %s/hl/v1/customer/update\n", key, base)
+	if o.Admin {
+		fmt.Fprintf(w, "  curl -X POST '%s/__sandbox/advance?hours=24'\n", base)
+	}
+}

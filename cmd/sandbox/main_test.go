@@ -1,0 +1,63 @@
+package main
+
+import (
+	"bufio"
+	"io"
+	"net/http"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestRunServesAndStops starts the command on a free port, calls it with the
+// printed key, and stops it with SIGTERM.
+func TestRunServesAndStops(t *testing.T) {
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- run([]string{"-addr", "127.0.0.1:0", "-scale", "0.05", "-key", "K", "-admin", "-now", "2025-09-01T00:00:00Z"}, pw, io.Discard)
+		pw.Close()
+	}()
+	sc := bufio.NewScanner(pr)
+	var base string
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "billing sandbox at "); ok {
+			base = rest
+			break
+		}
+	}
+	if base == "" {
+		t.Fatalf("no address printed: %v", <-done)
+	}
+	go io.Copy(io.Discard, pr)
+	req, _ := http.NewRequest("GET", base+"/hl/v1/customer", nil)
+	req.Header.Set("Authorization", "Bearer K")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Header.Get("Date") != "Mon, 01 Sep 2025 00:00:00 GMT" {
+		t.Errorf("status %d, Date %q", resp.StatusCode, resp.Header.Get("Date"))
+	}
+	if err := syscall.Kill(syscall.Getpid(), syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("run returned %v after SIGTERM", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("did not stop on SIGTERM")
+	}
+}
+
+func TestRunRejectsBadFlags(t *testing.T) {
+	for _, args := range [][]string{{"-now", "yesterday"}, {"-scale", "-1"}, {"-fault-5xx", "0.8", "-fault-reset", "0.8"}, {"-nope"}} {
+		if err := run(append(args, "-addr", "127.0.0.1:0"), io.Discard, io.Discard); err == nil {
+			t.Errorf("%v accepted", args)
+		}
+	}
+}
