@@ -250,3 +250,26 @@ func TestSeedSizes(t *testing.T) {
 }
 
 func lower(s string) string { return string(bytes.ToLower([]byte(s))) }
+
+// TestConcurrentUse runs readers, writers and the clock together (meaningful under -race).
+func TestConcurrentUse(t *testing.T) {
+	s, ts := newTest(t, Options{})
+	l := dumped(t, s, "credit_ledger")[0]
+	done := make(chan struct{})
+	for g := 0; g < 4; g++ {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for i := 0; i < 20; i++ {
+				get(t, ts, "/hl/v1/invoice?sort=active&page=2")
+				post(t, ts, "/credit/v1/credit/customer/add-credit", map[string]any{"customerId": l["customerId"], "productId": l["productId"], "amount": 1})
+				s.Advance(time.Hour)
+			}
+		}()
+	}
+	for g := 0; g < 4; g++ {
+		<-done
+	}
+	if got := s.Now(); !got.Equal(testNow.Add(80*time.Hour).Add(80 * time.Millisecond)) {
+		t.Errorf("clock %v after 80 one-hour advances and 80 writes", got)
+	}
+}
