@@ -269,7 +269,7 @@ func TestConcurrentUse(t *testing.T) {
 	for g := 0; g < 4; g++ {
 		<-done
 	}
-	if got := s.Now(); !got.Equal(testNow.Add(80*time.Hour).Add(80 * time.Millisecond)) {
+	if got := s.Now(); !got.Equal(testNow.Add(80 * time.Hour).Add(80 * time.Millisecond)) {
 		t.Errorf("clock %v after 80 one-hour advances and 80 writes", got)
 	}
 }
