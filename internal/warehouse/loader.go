@@ -224,6 +224,11 @@ func (l *Loader) apply(ctx context.Context, full bool) (MergeResult, error) {
 	}
 	defer tx.Rollback()
 	t = time.Now()
+	if err := execStep(ctx, tx, "classify", l.def.sql["classify"]); err != nil {
+		return res, err
+	}
+	l.timed("classify", t)
+	t = time.Now()
 	err = tx.QueryRowContext(ctx, l.def.sql["counts"]).Scan(&res.Inserted, &res.Updated, &res.Unchanged, &res.Restored)
 	if err != nil {
 		return res, fmt.Errorf("counts: %w", err)
@@ -284,7 +289,9 @@ func (l *Loader) release() {
 	l.b.mu.Lock()
 	delete(l.b.loaders, l.entity)
 	l.b.mu.Unlock()
-	l.close()
+	if err := l.close(); err != nil {
+		l.b.log.Warn("loader cleanup", "entity", l.entity, "err", err)
+	}
 }
 
 func (l *Loader) close() error {
@@ -297,8 +304,11 @@ func (l *Loader) close() error {
 		l.app.Close() // already closed after a merge; the error then says so
 	}
 	ctx := context.Background()
-	for _, t := range []string{"stage", "projected", "incoming", "merge_ctx", "incoming_variants", "incoming_transactions"} {
-		if _, err := l.conn.ExecContext(ctx, "DROP TABLE IF EXISTS temp."+t); err != nil {
+	// the connection goes back to the pool: its temp objects must not outlive the loader
+	for _, stmt := range []string{"DROP VIEW IF EXISTS temp.incoming", "DROP TABLE IF EXISTS temp.stage",
+		"DROP TABLE IF EXISTS temp.projected", "DROP TABLE IF EXISTS temp.merge_ctx", "DROP TABLE IF EXISTS temp.merge_state",
+		"DROP TABLE IF EXISTS temp.incoming_variants", "DROP TABLE IF EXISTS temp.incoming_transactions"} {
+		if _, err := l.conn.ExecContext(ctx, stmt); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -1,6 +1,9 @@
 -- Tables derived from arrays inside a parent record, run after the parent's
 -- upsert inside the same transaction. A parent that says which children it has
 -- is authoritative: children it no longer lists get deleted_upstream_at.
+-- Only parents that are new, changed or restored are looked at (merge_state):
+-- an unchanged parent has unchanged children, so their seen columns move only
+-- when the parent's record changes.
 
 -- name: product_variants
 CREATE OR REPLACE TEMP TABLE incoming_variants AS
@@ -9,6 +12,7 @@ WITH v AS (
            unnest(s.x_variants::JSON[]) AS raw
     FROM incoming s
     WHERE s.x_variants IS NOT NULL
+      AND s.id IN (SELECT id FROM merge_state WHERE derive)
       AND EXISTS (SELECT 1 FROM products p WHERE p.account = s.account AND p.id = s.id)
 ), p AS (
     SELECT *, json_transform(raw, '{
@@ -46,13 +50,15 @@ INSERT INTO record_changes
 SELECT t.account, 'product_variants', t.id, '_deleted', NULL, NULL, c.observed_at, c.run_id
 FROM product_variants t, merge_ctx c
 WHERE t.account = c.account AND t.deleted_upstream_at IS NULL
-  AND t.product_id IN (SELECT id FROM incoming WHERE x_variants IS NOT NULL)
+  AND t.product_id IN (SELECT id FROM incoming WHERE x_variants IS NOT NULL
+                       AND id IN (SELECT id FROM merge_state WHERE derive))
   AND NOT EXISTS (SELECT 1 FROM incoming_variants s WHERE s.product_id = t.product_id AND s.id = t.id);
 
 UPDATE product_variants t SET deleted_upstream_at = c.observed_at
 FROM merge_ctx c
 WHERE t.account = c.account AND t.deleted_upstream_at IS NULL
-  AND t.product_id IN (SELECT id FROM incoming WHERE x_variants IS NOT NULL)
+  AND t.product_id IN (SELECT id FROM incoming WHERE x_variants IS NOT NULL
+                       AND id IN (SELECT id FROM merge_state WHERE derive))
   AND NOT EXISTS (SELECT 1 FROM incoming_variants s WHERE s.product_id = t.product_id AND s.id = t.id);
 
 MERGE INTO product_variants t
@@ -70,6 +76,7 @@ WITH v AS (
     SELECT account, id AS invoice_id, last_seen_run, last_seen_at, unnest(x_transactions::JSON[]) AS raw
     FROM incoming
     WHERE x_transactions IS NOT NULL
+      AND id IN (SELECT id FROM merge_state WHERE derive)
 ), p AS (
     SELECT *, json_transform(raw, '{"id": "VARCHAR", "status": "VARCHAR"}') AS r FROM v
 )
@@ -96,13 +103,15 @@ INSERT INTO record_changes
 SELECT t.account, 'invoice_transactions', t.id, '_deleted', NULL, NULL, c.observed_at, c.run_id
 FROM invoice_transactions t, merge_ctx c
 WHERE t.account = c.account AND t.deleted_upstream_at IS NULL
-  AND t.invoice_id IN (SELECT id FROM incoming WHERE x_transactions IS NOT NULL)
+  AND t.invoice_id IN (SELECT id FROM incoming WHERE x_transactions IS NOT NULL
+                       AND id IN (SELECT id FROM merge_state WHERE derive))
   AND NOT EXISTS (SELECT 1 FROM incoming_transactions s WHERE s.invoice_id = t.invoice_id AND s.id = t.id);
 
 UPDATE invoice_transactions t SET deleted_upstream_at = c.observed_at
 FROM merge_ctx c
 WHERE t.account = c.account AND t.deleted_upstream_at IS NULL
-  AND t.invoice_id IN (SELECT id FROM incoming WHERE x_transactions IS NOT NULL)
+  AND t.invoice_id IN (SELECT id FROM incoming WHERE x_transactions IS NOT NULL
+                       AND id IN (SELECT id FROM merge_state WHERE derive))
   AND NOT EXISTS (SELECT 1 FROM incoming_transactions s WHERE s.invoice_id = t.invoice_id AND s.id = t.id);
 
 MERGE INTO invoice_transactions t

@@ -23,12 +23,20 @@ SELECT c.account, bs_blank(r.id) AS id, r.userId AS user_id, qty, c.observed_at 
        ], x -> x IS NOT NULL) AS x_problems
 FROM t, merge_ctx c;
 
--- name: counts
-SELECT 0 AS inserted,
-       count(*) FILTER (WHERE t.user_id IS DISTINCT FROM s.user_id OR t.qty IS DISTINCT FROM s.qty) AS updated,
-       count(*) FILTER (WHERE t.user_id IS NOT DISTINCT FROM s.user_id AND t.qty IS NOT DISTINCT FROM s.qty) AS unchanged,
-       0 AS restored
+-- name: classify
+-- A detail is compared with the listed row's detail columns, not its raw list record.
+CREATE OR REPLACE TEMP TABLE merge_state AS
+SELECT s.id,
+       CASE WHEN t.user_id IS DISTINCT FROM s.user_id OR t.qty IS DISTINCT FROM s.qty THEN 'changed'
+            ELSE 'same' END AS state,
+       false AS was_deleted,
+       true AS derive -- a detail always says which variants exist
 FROM incoming s JOIN products t ON t.account = s.account AND t.id = s.id;
+
+-- name: counts
+SELECT 0 AS inserted, count(*) FILTER (WHERE state = 'changed') AS updated,
+       count(*) FILTER (WHERE state = 'same') AS unchanged, 0 AS restored
+FROM merge_state;
 
 -- name: lifecycle
 
