@@ -18,14 +18,15 @@ type CreditTarget struct {
 	LastFetched time.Time // zero when never fetched
 }
 
-// CreditTargets lists up to limit customers of account worth a credit-history
-// fetch, never-fetched and recently active first, then the stalest. Since
-// overlaps the last fetch by overlap so late-arriving records are not missed.
-func (b *Build) CreditTargets(ctx context.Context, account string, overlap time.Duration, limit int) ([]CreditTarget, error) {
+// CreditTargets lists up to limit customers of account whose credit history is due, in the
+// order of queries/credit_targets.sql. Customers last fetched before refreshBefore are due even
+// without any sign of credit. Since overlaps the last fetch by overlap so late-arriving records
+// are not missed.
+func (b *Build) CreditTargets(ctx context.Context, account string, overlap time.Duration, refreshBefore time.Time, limit int) ([]CreditTarget, error) {
 	if limit <= 0 {
 		return nil, nil
 	}
-	rows, err := b.db.QueryContext(ctx, creditTargetsSQL, account, limit)
+	rows, err := b.db.QueryContext(ctx, creditTargetsSQL, account, refreshBefore.UTC(), limit)
 	if err != nil {
 		return nil, fmt.Errorf("credit targets of %s: %w", account, err)
 	}

@@ -30,7 +30,8 @@ func TestCreditTargetsOrdering(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	got, err := b.CreditTargets(ctx, "acct", 10*time.Minute, 10)
+	// Customers fetched more than 60 hours before t0 are due by staleness alone.
+	got, err := b.CreditTargets(ctx, "acct", 10*time.Minute, t0.Add(-60*time.Hour), 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,9 +39,20 @@ func TestCreditTargetsOrdering(t *testing.T) {
 	for _, c := range got {
 		ids = append(ids, c.CustomerID)
 	}
-	want := "new-recent,new-old,stale-ledger,fetched-linked,fresh-ledger"
+	// Tiers: never fetched (most recently active first), holders of credit (stalest first),
+	// then fetched-nothing, due only because its last fetch is older than the refresh bound.
+	want := "new-recent,new-old,stale-ledger,fetched-linked,fresh-ledger,fetched-nothing"
 	if strings.Join(ids, ",") != want {
-		t.Fatalf("order %v, want %s (fetched-nothing has no ledger and no credit link)", ids, want)
+		t.Fatalf("order %v, want %s", ids, want)
+	}
+	fresh, err := b.CreditTargets(ctx, "acct", 0, t0.Add(-100*time.Hour), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range fresh {
+		if c.CustomerID == "fetched-nothing" {
+			t.Error("fetched-nothing is due although its last fetch is within the refresh bound")
+		}
 	}
 	if !got[0].Since.IsZero() || !got[0].LastFetched.IsZero() {
 		t.Errorf("never fetched: %+v", got[0])
@@ -48,10 +60,10 @@ func TestCreditTargetsOrdering(t *testing.T) {
 	if want := t0.Add(-48*time.Hour - 10*time.Minute); !got[2].Since.Equal(want) {
 		t.Errorf("since = %v, want %v", got[2].Since, want)
 	}
-	if few, _ := b.CreditTargets(ctx, "acct", 0, 2); len(few) != 2 {
+	if few, _ := b.CreditTargets(ctx, "acct", 0, t0, 2); len(few) != 2 {
 		t.Errorf("limit 2 gave %d", len(few))
 	}
-	if other, _ := b.CreditTargets(ctx, "other", 0, 10); len(other) != 0 {
+	if other, _ := b.CreditTargets(ctx, "other", 0, t0, 10); len(other) != 0 {
 		t.Errorf("other account got %v", other)
 	}
 }

@@ -1,11 +1,15 @@
--- Customers whose credit history is worth fetching, most useful first.
--- Parameters: 1 account, 2 limit.
--- A customer is a candidate when it has ledger rows, when it is linked to a
--- credit-usage product (through an invoice, an unpaid transaction or a review),
--- or when its history was never fetched (the only way to learn it has none).
--- Never-fetched customers come first, most recently active first; then the
--- rest, the one fetched longest ago first.
-WITH acct AS (SELECT ?::VARCHAR AS account),
+-- Customers whose credit history is due for a fetch, most useful first.
+-- Parameters: 1 account, 2 refresh_before (TIMESTAMPTZ), 3 limit.
+--
+-- The API cannot say whose credit changed, so a customer is due when any of these holds, and the
+-- tiers are fetched in this order (a run's budget may stop anywhere; the rest waits):
+--   0 never fetched (the only way to learn it has none), most recently active first;
+--   1 active since its last fetch (new invoice, unpaid transaction, review, ledger row, update);
+--   2 holds credit: has ledger rows or is linked to a credit-usage product;
+--   3 last fetched before refresh_before: the staleness bound that eventually catches credit
+--     given without any other visible trace (a trial top-up, a merchant top-up).
+-- Within tiers 1-3 the customer fetched longest ago goes first.
+WITH acct AS (SELECT ?::VARCHAR AS account, ?::TIMESTAMPTZ AS refresh_before),
 credit_products AS (
     SELECT p.id FROM products p, acct
     WHERE p.account = acct.account AND p.sub_type = 'credit_usage'
@@ -14,7 +18,7 @@ linked AS (
     SELECT i.customer_id FROM invoices i, acct
     WHERE i.account = acct.account
       AND (i.id IN (SELECT id FROM credit_products)
-           OR i.raw->>'$.extraData.idProd' IN (SELECT id FROM credit_products))
+           OR (i.raw->>'$.extraData.idProd') IN (SELECT id FROM credit_products))
     UNION
     SELECT u.customer_id FROM unpaid_transactions u, acct
     WHERE u.account = acct.account AND u.payment_link_id IN (SELECT id FROM credit_products)
@@ -43,18 +47,32 @@ last_active AS (
 fetched AS (
     SELECT f.customer_id, f.last_fetched_at FROM credit_fetch_state f, acct WHERE f.account = acct.account
 ),
+holders AS (
+    SELECT customer_id FROM ledger UNION SELECT customer_id FROM linked
+),
 candidates AS (
-    SELECT customer_id FROM ledger
-    UNION SELECT customer_id FROM linked
-    UNION SELECT a.customer_id FROM last_active a WHERE a.customer_id NOT IN (SELECT customer_id FROM fetched)
+    SELECT c.id AS customer_id FROM customers c, acct
+    WHERE c.account = acct.account AND c.deleted_upstream_at IS NULL
+    UNION SELECT customer_id FROM holders
+),
+tiered AS (
+    SELECT c.customer_id, f.last_fetched_at, a.active_at,
+           CASE
+               WHEN f.last_fetched_at IS NULL THEN 0
+               WHEN a.active_at > f.last_fetched_at THEN 1
+               WHEN c.customer_id IN (SELECT customer_id FROM holders) THEN 2
+               WHEN f.last_fetched_at < (SELECT refresh_before FROM acct) THEN 3
+           END AS tier
+    FROM candidates c
+    LEFT JOIN fetched f USING (customer_id)
+    LEFT JOIN last_active a USING (customer_id)
+    WHERE c.customer_id IS NOT NULL AND c.customer_id <> ''
 )
-SELECT c.customer_id, f.last_fetched_at, a.active_at AS last_active_at
-FROM candidates c
-LEFT JOIN fetched f USING (customer_id)
-LEFT JOIN last_active a USING (customer_id)
-WHERE c.customer_id IS NOT NULL AND c.customer_id <> ''
-ORDER BY f.last_fetched_at IS NOT NULL,
-         CASE WHEN f.last_fetched_at IS NULL THEN a.active_at END DESC NULLS LAST,
-         f.last_fetched_at ASC,
-         c.customer_id
+SELECT customer_id, last_fetched_at, active_at AS last_active_at
+FROM tiered
+WHERE tier IS NOT NULL
+ORDER BY tier,
+         CASE WHEN tier = 0 THEN active_at END DESC NULLS LAST,
+         last_fetched_at ASC,
+         customer_id
 LIMIT ?;

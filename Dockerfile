@@ -1,0 +1,26 @@
+# billsync: syncer (default), report and sandbox in one small image.
+# Build: docker build -t billsync .
+# Run:   docker run -v billsync-data:/data -e BILLSYNC_BASE_URL=... -e BILLSYNC_API_KEY_FILE=/run/secrets/key billsync
+FROM golang:1.26-bookworm AS build
+WORKDIR /src
+# The DuckDB driver is cgo with a prebuilt static library; g++ comes with the golang image.
+ENV CGO_ENABLED=1
+COPY go.mod go.sum ./
+RUN go mod download
+COPY . .
+RUN go build -trimpath -ldflags="-s -w" -o /out/ ./cmd/syncer ./cmd/report ./cmd/sandbox
+
+FROM debian:bookworm-slim
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends ca-certificates tzdata libstdc++6 \
+ && rm -rf /var/lib/apt/lists/* \
+ && useradd --system --uid 10001 --home-dir /var/lib/billsync --create-home billsync \
+ && mkdir -p /data && chown billsync:billsync /data
+COPY --from=build /out/ /usr/local/bin/
+USER billsync
+# DuckDB resolves its extension directory from HOME; the warehouse lives on the volume.
+ENV HOME=/var/lib/billsync \
+    BILLSYNC_DB=/data/billsync.duckdb \
+    BILLSYNC_LOG_FORMAT=json
+VOLUME ["/data"]
+ENTRYPOINT ["syncer"]

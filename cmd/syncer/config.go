@@ -1,0 +1,154 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/sethvargo/go-envconfig"
+)
+
+// config is read from the environment first; command-line flags override it. Every field is
+// documented in the README's configuration table.
+type config struct {
+	APIKey        string        `env:"BILLSYNC_API_KEY"`
+	APIKeyFile    string        `env:"BILLSYNC_API_KEY_FILE"`
+	BaseURL       string        `env:"BILLSYNC_BASE_URL"`
+	Account       string        `env:"BILLSYNC_ACCOUNT, default=default"`
+	Accounts      string        `env:"BILLSYNC_ACCOUNTS"`
+	DB            string        `env:"BILLSYNC_DB, default=./data/billsync.duckdb"`
+	Schedule      string        `env:"BILLSYNC_SCHEDULE, default=0 2 * * *"`
+	TZ            string        `env:"BILLSYNC_TZ, default=Asia/Jakarta"`
+	RatePerMin    float64       `env:"BILLSYNC_RATE_PER_MIN, default=20"`
+	Concurrency   int           `env:"BILLSYNC_CONCURRENCY, default=4"`
+	PageSize      int           `env:"BILLSYNC_PAGE_SIZE, default=100"`
+	MaxRequests   int64         `env:"BILLSYNC_MAX_REQUESTS, default=0"`
+	MaxDuration   time.Duration `env:"BILLSYNC_MAX_DURATION, default=0s"`
+	Details       bool          `env:"BILLSYNC_DETAILS, default=true"`
+	CreditRefresh time.Duration `env:"BILLSYNC_CREDIT_REFRESH, default=168h"`
+	MetricsAddr   string        `env:"BILLSYNC_METRICS_ADDR"`
+	LogFormat     string        `env:"BILLSYNC_LOG_FORMAT, default=auto"`
+	StopGrace     time.Duration `env:"BILLSYNC_STOP_GRACE, default=30s"`
+
+	once      bool
+	demo      bool
+	demoScale float64
+}
+
+func loadConfig(ctx context.Context, args []string, lookup envconfig.Lookuper) (*config, error) {
+	var c config
+	if err := envconfig.ProcessWith(ctx, &envconfig.Config{Target: &c, Lookuper: lookup}); err != nil {
+		return nil, fmt.Errorf("environment: %w", err)
+	}
+	fs := flag.NewFlagSet("syncer", flag.ContinueOnError)
+	fs.StringVar(&c.APIKeyFile, "api-key-file", c.APIKeyFile, "file holding the API key (BILLSYNC_API_KEY_FILE); the key itself is never a flag")
+	fs.StringVar(&c.BaseURL, "base-url", c.BaseURL, "scheme and host of the billing service (BILLSYNC_BASE_URL)")
+	fs.StringVar(&c.Account, "account", c.Account, "name tagging this account's rows (BILLSYNC_ACCOUNT)")
+	fs.StringVar(&c.DB, "db", c.DB, "warehouse file (BILLSYNC_DB)")
+	fs.StringVar(&c.Schedule, "schedule", c.Schedule, "cron spec of the daemon (BILLSYNC_SCHEDULE)")
+	fs.StringVar(&c.TZ, "tz", c.TZ, "time zone of the schedule (BILLSYNC_TZ)")
+	fs.Float64Var(&c.RatePerMin, "rate", c.RatePerMin, "client-side request limit per minute, 0 = off (BILLSYNC_RATE_PER_MIN)")
+	fs.IntVar(&c.Concurrency, "concurrency", c.Concurrency, "requests in flight (BILLSYNC_CONCURRENCY)")
+	fs.IntVar(&c.PageSize, "page-size", c.PageSize, "requested page size (BILLSYNC_PAGE_SIZE)")
+	fs.Int64Var(&c.MaxRequests, "max-requests", c.MaxRequests, "request budget of the fan-outs per run, 0 = none (BILLSYNC_MAX_REQUESTS)")
+	fs.DurationVar(&c.MaxDuration, "max-duration", c.MaxDuration, "time budget of the fan-outs per run, 0 = none (BILLSYNC_MAX_DURATION)")
+	fs.DurationVar(&c.CreditRefresh, "credit-refresh", c.CreditRefresh, "re-read every customer's credit history at least this often (BILLSYNC_CREDIT_REFRESH)")
+	fs.BoolVar(&c.Details, "details", c.Details, "fetch product and payment-request details (BILLSYNC_DETAILS)")
+	fs.StringVar(&c.MetricsAddr, "metrics-addr", c.MetricsAddr, "serve Prometheus metrics on this address (BILLSYNC_METRICS_ADDR)")
+	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "auto, json or text (BILLSYNC_LOG_FORMAT)")
+	fs.BoolVar(&c.once, "once", false, "run one sync and exit")
+	fs.BoolVar(&c.demo, "demo", false, "sync once from the embedded simulator (no key needed)")
+	fs.Float64Var(&c.demoScale, "demo-scale", 1, "simulator scale for -demo (1 = about 10,000 records)")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	return &c, c.validate()
+}
+
+func (c *config) validate() error {
+	var errs []error
+	if c.PageSize < 1 {
+		errs = append(errs, fmt.Errorf("page size %d: must be at least 1", c.PageSize))
+	}
+	if c.Concurrency < 1 {
+		errs = append(errs, fmt.Errorf("concurrency %d: must be at least 1", c.Concurrency))
+	}
+	if c.RatePerMin < 0 {
+		errs = append(errs, fmt.Errorf("rate %g: must be 0 (off) or positive", c.RatePerMin))
+	}
+	switch c.LogFormat {
+	case "auto", "json", "text":
+	default:
+		errs = append(errs, fmt.Errorf("log format %q: want auto, json or text", c.LogFormat))
+	}
+	if c.DB == "" {
+		errs = append(errs, errors.New("BILLSYNC_DB is empty"))
+	}
+	return errors.Join(errs...)
+}
+
+// accountSpec is one account to sync with its key (never logged).
+type accountSpec struct {
+	name, baseURL, key string
+}
+
+// accounts resolves BILLSYNC_ACCOUNTS ("prod=https://a.example,sandbox=https://b.example", keys
+// from BILLSYNC_API_KEY_<NAME> or BILLSYNC_API_KEY_FILE_<NAME>) or, without it, the single
+// account of BILLSYNC_BASE_URL and BILLSYNC_API_KEY(_FILE).
+func (c *config) accounts(lookup envconfig.Lookuper) ([]accountSpec, error) {
+	if c.Accounts == "" {
+		if c.BaseURL == "" {
+			return nil, errors.New("BILLSYNC_BASE_URL is not set (or run with -demo to sync from the embedded simulator)")
+		}
+		key, err := readKey(c.APIKey, c.APIKeyFile, "BILLSYNC_API_KEY")
+		if err != nil {
+			return nil, err
+		}
+		return []accountSpec{{name: c.Account, baseURL: c.BaseURL, key: key}}, nil
+	}
+	var out []accountSpec
+	seen := map[string]bool{}
+	for _, part := range strings.Split(c.Accounts, ",") {
+		name, base, ok := strings.Cut(strings.TrimSpace(part), "=")
+		if !ok || name == "" || base == "" {
+			return nil, fmt.Errorf("BILLSYNC_ACCOUNTS entry %q: want name=base-url", part)
+		}
+		if seen[name] {
+			return nil, fmt.Errorf("BILLSYNC_ACCOUNTS names account %q twice", name)
+		}
+		seen[name] = true
+		env := "BILLSYNC_API_KEY_" + strings.ToUpper(strings.NewReplacer("-", "_", ".", "_").Replace(name))
+		val, _ := lookup.Lookup(env)
+		file, _ := lookup.Lookup(strings.Replace(env, "API_KEY_", "API_KEY_FILE_", 1))
+		key, err := readKey(val, file, env)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, accountSpec{name: name, baseURL: base, key: key})
+	}
+	return out, nil
+}
+
+func readKey(val, file, env string) (string, error) {
+	if val != "" && file != "" {
+		return "", fmt.Errorf("both %s and %s_FILE are set; use one", env, env)
+	}
+	if file != "" {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return "", fmt.Errorf("read API key file: %w", err)
+		}
+		val = strings.TrimSpace(string(b))
+	}
+	if val == "" {
+		return "", fmt.Errorf("no API key: set %s or %s_FILE", env, env)
+	}
+	return val, nil
+}

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/billsync/billsync/internal/fetch"
+	"github.com/billsync/billsync/internal/warehouse"
+)
+
+// progress keeps one status line on a terminal: the streams still running with their counts,
+// and a finished line per stream as it completes.
+type progress struct {
+	w      io.Writer
+	mu     sync.Mutex
+	active map[string]fetch.Progress
+	last   time.Time
+	width  int
+}
+
+func newProgress(w io.Writer) *progress {
+	return &progress{w: w, active: map[string]fetch.Progress{}}
+}
+
+func (p *progress) update(ev fetch.Progress) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if ev.Done {
+		delete(p.active, ev.Stream)
+		p.clear()
+		note := fmt.Sprintf("%d records, %d pages", ev.Records, ev.Pages)
+		if ev.Skipped {
+			note = "done in the interrupted run; skipped"
+		}
+		fmt.Fprintf(p.w, "  ✓ %-26s %s\n", ev.Stream, note)
+		p.draw()
+		return
+	}
+	p.active[ev.Stream] = ev
+	if time.Since(p.last) > 200*time.Millisecond {
+		p.clear()
+		p.draw()
+	}
+}
+
+func (p *progress) draw() {
+	if len(p.active) == 0 {
+		return
+	}
+	names := make([]string, 0, len(p.active))
+	for n := range p.active {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = fmt.Sprintf("%s %d", n, p.active[n].Records)
+	}
+	line := "  … " + strings.Join(parts, " · ")
+	if len(line) > 150 {
+		line = line[:150]
+	}
+	fmt.Fprint(p.w, line)
+	p.width = len(line)
+	p.last = time.Now()
+}
+
+func (p *progress) clear() {
+	if p.width > 0 {
+		fmt.Fprintf(p.w, "\r%s\r", strings.Repeat(" ", p.width))
+		p.width = 0
+	}
+}
+
+func (p *progress) close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.clear()
+}
+
+// summaryTables are the analyst-facing tables counted after a run.
+var summaryTables = []string{
+	"customers", "products", "product_variants", "payment_requests", "invoices", "invoice_transactions",
+	"unpaid_transactions", "reviews", "credit_ledger", "webhook_deliveries", "record_changes",
+}
+
+// printSummary reports the run and the published warehouse's row counts, read back from the file.
+func printSummary(w io.Writer, path string, sums []fetch.Summary, took time.Duration) {
+	for _, s := range sums {
+		fmt.Fprintf(w, "run %d: %d records, %d requests (%d retries) in %s", s.RunID, s.Records, s.Requests,
+			s.Retries, took.Round(time.Millisecond))
+		if s.CreditPending > 0 || s.DetailPending > 0 {
+			fmt.Fprintf(w, "; left for the next run by the budget: %d credit histories, %d details",
+				s.CreditPending, s.DetailPending)
+		}
+		fmt.Fprintln(w)
+	}
+	db, err := warehouse.OpenReadOnly(context.Background(), path)
+	if err != nil {
+		fmt.Fprintln(w, "reading the warehouse back:", err)
+		return
+	}
+	defer db.Close()
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "table\trows\t\n")
+	for _, t := range summaryTables {
+		var n int64
+		// Table names come from the fixed list above, never from input.
+		if err := db.QueryRow("SELECT count(*) FROM " + t).Scan(&n); err != nil {
+			fmt.Fprintf(tw, "%s\t%v\t\n", t, err)
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%d\t\n", t, n)
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "warehouse: %s (open it read-only: duckdb -readonly %s)\n", path, path)
+}

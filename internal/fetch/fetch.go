@@ -1,0 +1,267 @@
+// Package fetch pages every read endpoint of the billing service into a warehouse build.
+//
+// Each endpoint is a stream. Streams do HTTP only, in goroutines bounded by Options.Concurrency; every
+// DuckDB write goes through one writer goroutine (see writer.go), so the warehouse sees a single
+// sequential writer and memory holds at most a few pages per stream. Lists are always paged to the
+// end; the per-customer credit-history fan-out and the per-record detail fan-out are budgeted
+// (Options.MaxRequests, Options.MaxDuration) and carried over to the next run in priority order.
+package fetch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/billsync/billsync/internal/api"
+	"github.com/billsync/billsync/internal/warehouse"
+	"golang.org/x/sync/errgroup"
+)
+
+// Options tune one sync of one account.
+type Options struct {
+	Account     string        // tag on every row; several accounts can share one warehouse
+	PageSize    int           // requested page size; the server's applied size is what counts
+	Concurrency int           // requests in flight at once
+	MaxRequests int64         // budget for the fan-outs of this run; 0 = unlimited
+	MaxDuration time.Duration // time budget for the fan-outs of this run; 0 = unlimited
+
+	// CreditOverlap re-reads this much credit history before the last fetch, so entries that
+	// arrive late or were written near the previous run's observation time are not missed.
+	CreditOverlap time.Duration
+	// CreditRefresh re-reads every customer's credit history at least this often, even without
+	// any sign of credit: a top-up can arrive with no other visible trace.
+	CreditRefresh time.Duration
+	// WebhookReread re-reads this much webhook history before the cursor, because delivery
+	// records change status after they are first listed.
+	WebhookReread time.Duration
+	// Details fetches the detail endpoint of products and payment requests not yet detailed
+	// (userId, qty), within the budget.
+	Details bool
+
+	Progress func(Progress) // optional; called from several goroutines
+	Log      *slog.Logger
+}
+
+// Progress reports a stream's headway.
+type Progress struct {
+	Stream  string
+	Pages   int64
+	Records int64
+	Done    bool
+	Skipped bool // completed by an earlier, interrupted attempt of the same run
+}
+
+// StreamResult is what one stream did.
+type StreamResult struct {
+	Stream   string
+	Pages    int64
+	Records  int64
+	Complete bool
+	Skipped  bool
+	Merge    warehouse.MergeResult
+}
+
+// Summary is what a whole run did.
+type Summary struct {
+	RunID    int64
+	Resumed  bool
+	Requests int64
+	Retries  int64
+	Records  int64
+	Streams  []StreamResult
+	// CreditPending counts customers whose credit history is due but left to the next run by the budget.
+	CreditPending int
+	DetailPending int
+}
+
+func (o *Options) defaults() {
+	if o.Account == "" {
+		o.Account = "default"
+	}
+	if o.PageSize <= 0 {
+		o.PageSize = 100
+	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = 4
+	}
+	if o.CreditOverlap == 0 {
+		o.CreditOverlap = 48 * time.Hour
+	}
+	if o.CreditRefresh == 0 {
+		o.CreditRefresh = 7 * 24 * time.Hour
+	}
+	if o.WebhookReread == 0 {
+		o.WebhookReread = 72 * time.Hour
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+}
+
+// Sync runs one account's sync into b. It returns a Summary even on error, describing what was
+// done; the caller decides whether to publish (on success) or keep the build for resume (on error).
+func Sync(ctx context.Context, c *api.Client, b *warehouse.Build, opts Options) (Summary, error) {
+	opts.defaults()
+	started := time.Now()
+	run, err := b.StartRun(ctx, opts.Account, started)
+	if err != nil {
+		return Summary{}, fmt.Errorf("start run: %w", err)
+	}
+	s := &syncer{
+		c: c, b: b, opts: opts, run: run,
+		sem:        make(chan struct{}, opts.Concurrency),
+		statsStart: c.Stats(),
+		started:    started,
+	}
+	sum, err := s.sync(ctx)
+	sum.RunID, sum.Resumed = run.ID, run.Resumed
+	st := c.Stats()
+	sum.Requests = st.Requests - s.statsStart.Requests
+	sum.Retries = st.Retries - s.statsStart.Retries
+
+	status, msg := "succeeded", ""
+	switch {
+	case err != nil:
+		status, msg = "failed", err.Error()
+	case sum.CreditPending > 0 || sum.DetailPending > 0:
+		status = "partial"
+	}
+	finishErr := b.FinishRun(context.WithoutCancel(ctx), run.ID, warehouse.RunStats{
+		Status: status, Requests: sum.Requests, Retries: sum.Retries, Records: sum.Records,
+		Error: msg, Finished: time.Now(),
+	})
+	return sum, errors.Join(err, finishErr)
+}
+
+type syncer struct {
+	c          *api.Client
+	b          *warehouse.Build
+	opts       Options
+	run        warehouse.Run
+	sem        chan struct{}
+	statsStart api.Stats
+	started    time.Time
+	w          *writer
+
+	mu sync.Mutex // guards StreamResult tallies shared by a stream's page goroutines
+}
+
+func (s *syncer) sync(ctx context.Context) (Summary, error) {
+	var sum Summary
+	s.w = startWriter(ctx, s.b, s.run, s.opts.Account, s.c)
+	defer s.w.stop()
+
+	results := make(chan StreamResult, 32)
+	g, gctx := errgroup.WithContext(ctx)
+	for _, l := range lists {
+		g.Go(func() error { return s.runStream(gctx, l.stream, l.entity, results, s.listStream(l)) })
+	}
+	g.Go(func() error {
+		return s.runStream(gctx, webhookStream, warehouse.WebhookDeliveries, results, s.webhookStream)
+	})
+	err := g.Wait()
+	close(results)
+	for r := range results {
+		sum.Streams = append(sum.Streams, r)
+		sum.Records += r.Records
+	}
+	if err != nil {
+		return sum, err
+	}
+
+	credit, err := s.creditFanout(ctx)
+	sum.Streams = append(sum.Streams, credit.StreamResult)
+	sum.Records += credit.Records
+	sum.CreditPending = credit.pending
+	if err != nil {
+		return sum, err
+	}
+	if s.opts.Details {
+		for _, d := range details {
+			res, err := s.detailFanout(ctx, d)
+			sum.Streams = append(sum.Streams, res.StreamResult)
+			sum.Records += res.Records
+			sum.DetailPending += res.pending
+			if err != nil {
+				return sum, err
+			}
+		}
+	}
+	return sum, s.w.flush(ctx)
+}
+
+// runStream skips a stream that an interrupted attempt of this run already completed, and
+// records the stream's outcome either way.
+func (s *syncer) runStream(ctx context.Context, stream string, e warehouse.Entity, out chan<- StreamResult,
+	fn func(context.Context) (StreamResult, error)) error {
+	done, err := s.w.streamDone(ctx, stream)
+	if err != nil {
+		return err
+	}
+	if done {
+		s.progress(Progress{Stream: stream, Done: true, Skipped: true})
+		out <- StreamResult{Stream: stream, Complete: true, Skipped: true}
+		return nil
+	}
+	started := time.Now()
+	res, err := fn(ctx)
+	res.Stream = stream
+	stats := warehouse.StreamStats{
+		Stream: stream, Entity: string(e), Started: started, Finished: time.Now(),
+		Pages: res.Pages, Records: res.Records, Requests: res.Pages, Complete: res.Complete && err == nil,
+	}
+	if err != nil {
+		stats.Error = err.Error()
+	}
+	if rerr := s.w.recordStream(context.WithoutCancel(ctx), stats); rerr != nil && err == nil {
+		err = rerr
+	}
+	s.progress(Progress{Stream: stream, Pages: res.Pages, Records: res.Records, Done: err == nil})
+	out <- res
+	if err != nil {
+		return fmt.Errorf("%s: %w", stream, err)
+	}
+	return nil
+}
+
+func (s *syncer) progress(p Progress) {
+	if s.opts.Progress != nil {
+		s.opts.Progress(p)
+	}
+}
+
+// acquire bounds the requests in flight; the client's own limiter bounds their rate.
+func (s *syncer) acquire(ctx context.Context) error {
+	select {
+	case s.sem <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (s *syncer) release() { <-s.sem }
+
+// budgetLeft says whether the fan-outs may start another unit of work.
+func (s *syncer) budgetLeft() bool {
+	if s.opts.MaxDuration > 0 && time.Since(s.started) >= s.opts.MaxDuration {
+		return false
+	}
+	if s.opts.MaxRequests > 0 && s.c.Stats().Requests-s.statsStart.Requests >= s.opts.MaxRequests {
+		return false
+	}
+	return true
+}
+
+// count adds records to a stream's tally (streams page concurrently) and reports progress.
+func (s *syncer) count(stream string, res *StreamResult, records int64) {
+	s.mu.Lock()
+	res.Pages++
+	res.Records += records
+	p := Progress{Stream: stream, Pages: res.Pages, Records: res.Records}
+	s.mu.Unlock()
+	s.progress(p)
+}

@@ -1,0 +1,157 @@
+package fetch
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strconv"
+
+	"github.com/billsync/billsync/internal/api"
+	"github.com/billsync/billsync/internal/warehouse"
+	"golang.org/x/sync/errgroup"
+)
+
+// productTypes are the 19 values of the spec's product-by-type path parameter. Products are
+// only listable by type, so the products stream is 19 sub-lists feeding one loader.
+var productTypes = []string{
+	"generic_link", "physical_product", "event", "webinar", "digital_product", "coaching", "course",
+	"cohort_based", "fundraising", "ebook", "podcast", "audiobook", "membership", "zakat", "invoice",
+	"bundling", "saas", "payment_request", "support",
+}
+
+type listDef struct {
+	stream string
+	entity warehouse.Entity
+	paths  []string
+}
+
+var lists = []listDef{
+	{"customers", warehouse.Customers, []string{"/hl/v1/customer"}},
+	{"products", warehouse.Products, productTypePaths()},
+	{"payment_requests", warehouse.PaymentRequests, []string{"/hl/v1/payment"}},
+	{"invoices", warehouse.Invoices, []string{"/hl/v1/invoice"}},
+	{"unpaid_transactions", warehouse.UnpaidTransactions, []string{"/hl/v1/transactions/unpaid"}},
+	{"reviews", warehouse.Reviews, []string{"/hl/v1/reviews"}},
+}
+
+func productTypePaths() []string {
+	p := make([]string, len(productTypes))
+	for i, t := range productTypes {
+		p[i] = "/hl/v1/product/type/" + t
+	}
+	return p
+}
+
+// listPasses bounds how often a list is paged again when it changed under us.
+const listPasses = 2
+
+// listStream pages every sub-list of l into one loader. A full list lets the warehouse mark rows
+// that are gone upstream; that is only safe when paging saw every record, so when the list's
+// total moved while paging, or fewer distinct ids arrived than the server counts, the list is
+// paged once more (the loader de-duplicates) and, if still unsettled, merged without deletions.
+func (s *syncer) listStream(def listDef) func(context.Context) (StreamResult, error) {
+	return func(ctx context.Context) (StreamResult, error) {
+		res := StreamResult{Stream: def.stream}
+		ld := &lazyLoader{w: s.w, e: def.entity}
+		for pass := 1; pass <= listPasses && !res.Complete; pass++ {
+			var expected int64
+			stable := true
+			for _, path := range def.paths {
+				lr, err := s.pageList(ctx, def.stream, ld, path, &res)
+				if err != nil {
+					return res, err
+				}
+				expected += lr.expected
+				stable = stable && lr.stable
+			}
+			l, err := ld.get(ctx)
+			if err != nil {
+				return res, err
+			}
+			got, err := s.w.distinct(ctx, l)
+			if err != nil {
+				return res, err
+			}
+			res.Complete = stable && got >= expected
+			if !res.Complete {
+				s.opts.Log.Warn("list changed while paging", "stream", def.stream, "pass", pass,
+					"distinct", got, "expected", expected)
+			}
+		}
+		l, err := ld.get(ctx)
+		if err != nil {
+			return res, err
+		}
+		res.Merge, err = s.w.merge(ctx, l, res.Complete)
+		return res, err
+	}
+}
+
+type listRead struct {
+	expected int64 // records the server says the list holds
+	stable   bool  // the server's count did not move between the first and the last page
+}
+
+// pageList reads one paged list to its end. Page 1 tells how many pages there are; the rest are
+// fetched concurrently, then paging continues one by one for as long as the server says hasMore
+// (the list may have grown). Only the server's applied page size and counts are trusted.
+func (s *syncer) pageList(ctx context.Context, stream string, ld *lazyLoader, path string, res *StreamResult) (listRead, error) {
+	first, err := s.listPage(ctx, stream, ld, path, 1, res)
+	if err != nil {
+		return listRead{}, err
+	}
+	last, lastNo := first, 1
+	if first.HasMore && first.PageCount > 1 {
+		pages := make([]*api.ListPage, first.PageCount+1)
+		g, gctx := errgroup.WithContext(ctx)
+		g.SetLimit(s.opts.Concurrency)
+		for p := 2; p <= first.PageCount; p++ {
+			g.Go(func() (err error) {
+				pages[p], err = s.listPage(gctx, stream, ld, path, p, res)
+				return err
+			})
+		}
+		if err := g.Wait(); err != nil {
+			return listRead{}, err
+		}
+		last, lastNo = pages[first.PageCount], first.PageCount
+	}
+	for last.HasMore && len(last.Items) > 0 {
+		lastNo++
+		if last, err = s.listPage(ctx, stream, ld, path, lastNo, res); err != nil {
+			return listRead{}, err
+		}
+	}
+	r := listRead{stable: first.Total == last.Total && first.Total >= 0 || first.Total < 0 && last.Total < 0}
+	if last.Total >= 0 {
+		r.expected = last.Total
+	} else if last.PageSize > 0 {
+		// Payment-request lists carry no total: the page structure is the count.
+		r.expected = int64((lastNo-1)*last.PageSize + len(last.Items))
+		if len(last.Items) == 0 && lastNo > 1 {
+			r.expected = int64((lastNo - 1) * last.PageSize)
+		}
+	}
+	return r, nil
+}
+
+func (s *syncer) listPage(ctx context.Context, stream string, ld *lazyLoader, path string, page int, res *StreamResult) (*api.ListPage, error) {
+	q := url.Values{"page": {strconv.Itoa(page)}, "pageSize": {strconv.Itoa(s.opts.PageSize)}}
+	if err := s.acquire(ctx); err != nil {
+		return nil, err
+	}
+	p, err := s.c.List(ctx, path, q)
+	s.release()
+	if err != nil {
+		return nil, fmt.Errorf("page %d of %s: %w", page, path, err)
+	}
+	l, err := ld.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.w.add(ctx, l, page, p.Items); err != nil {
+		return nil, err
+	}
+	s.count(stream, res, int64(len(p.Items)))
+	return p, nil
+}

@@ -1,0 +1,39 @@
+package warehouse
+
+import (
+	"context"
+	"fmt"
+)
+
+var detailTargetsSQL = mustSections("queries/detail_targets.sql")
+
+// DetailTargets lists up to limit ids of records of account that were listed but never read
+// through their detail endpoint. e is ProductDetails or PaymentRequestDetails.
+func (b *Build) DetailTargets(ctx context.Context, account string, e Entity, limit int) ([]string, error) {
+	var q string
+	switch e {
+	case ProductDetails:
+		q = detailTargetsSQL["products"]
+	case PaymentRequestDetails:
+		q = detailTargetsSQL["payment_requests"]
+	default:
+		return nil, fmt.Errorf("detail targets: %s has no detail endpoint", e)
+	}
+	if limit <= 0 {
+		return nil, nil
+	}
+	rows, err := b.db.QueryContext(ctx, q, account, limit)
+	if err != nil {
+		return nil, fmt.Errorf("detail targets of %s %s: %w", account, e, err)
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("detail targets of %s %s: %w", account, e, err)
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
