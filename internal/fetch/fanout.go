@@ -20,7 +20,7 @@ const creditStream = "credit_ledger"
 
 // fanoutBatch is how many customers (or detail records) are merged and marked done together: a
 // killed run loses at most one batch of work, and DuckDB merges stay large enough to be cheap.
-const fanoutBatch = 200
+const fanoutBatch = 500
 
 type fanoutResult struct {
 	StreamResult

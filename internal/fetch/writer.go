@@ -217,12 +217,7 @@ func (w *writer) creditTargets(ctx context.Context, overlap, refresh time.Durati
 
 func (w *writer) markCreditFetched(ctx context.Context, customers []string) error {
 	return w.call(ctx, func(ctx context.Context) error {
-		for _, id := range customers {
-			if err := w.b.MarkCreditFetched(ctx, w.account, id, w.observedAt(), w.run.ID); err != nil {
-				return err
-			}
-		}
-		return nil
+		return w.b.MarkCreditFetchedBatch(ctx, w.account, customers, w.observedAt(), w.run.ID)
 	})
 }
 

@@ -1,0 +1,186 @@
+// Command syncbench measures a full sync against the simulator running in a separate process, so
+// the figures are the syncer's own: requests used against the minimum the data allows, wall time,
+// records per second and peak RSS.
+//
+//	go run ./bench/syncbench -scale 1,10,100          # unthrottled, one line per scale
+//	go run ./bench/syncbench -scale 1 -rate 2000      # the real 20/min limit simulated at 100x speed
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/billsync/billsync/internal/api"
+	"github.com/billsync/billsync/internal/fetch"
+	"github.com/billsync/billsync/internal/sandbox"
+)
+
+const key = "bench-key"
+
+func main() {
+	serve := flag.Bool("serve", false, "internal: run the simulator and print its address")
+	scales := flag.String("scale", "1,10", "comma-separated simulator scales")
+	rate := flag.Float64("rate", 0, "client requests per minute; 0 = unthrottled")
+	details := flag.Bool("details", false, "include the one-time detail fan-out")
+	conc := flag.Int("concurrency", 4, "requests in flight")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the syncer side here")
+	flag.Parse()
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		pprof.StartCPUProfile(f)
+		defer pprof.StopCPUProfile()
+	}
+	if *serve {
+		runServer(flag.Arg(0))
+		return
+	}
+	fmt.Printf("%-6s %9s %8s %8s %6s %9s %11s %9s\n", "scale", "records", "requests", "minimum", "ratio", "wall", "records/s", "peak RSS")
+	for _, s := range strings.Split(*scales, ",") {
+		if err := benchScale(s, *rate, *details, *conc); err != nil {
+			fmt.Fprintln(os.Stderr, "syncbench:", err)
+			return
+		}
+	}
+}
+
+// runServer is the child process: it seeds the simulator, serves it on a loopback port and
+// prints the address and the minimum request count on stdout.
+func runServer(scale string) {
+	sc, _ := strconv.ParseFloat(scale, 64)
+	sb, err := sandbox.New(sandbox.Options{Seed: 42, Scale: sc, Key: key, Now: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fmt.Printf("%s %d %d\n", ln.Addr(), minimumRequests(sb, false), minimumRequests(sb, true))
+	http.Serve(ln, sb)
+}
+
+// minimumRequests is the fewest requests that can read everything a first sync reads, at the
+// largest page sizes the simulator applies (100; 50 for webhook history): one page chain per list
+// and per product type, one per customer's credit history, one per detail read.
+func minimumRequests(sb *sandbox.Server, details bool) int {
+	pages := func(n, size int) int { return max(1, (n+size-1)/size) }
+	n := 0
+	for _, c := range []string{"customers", "payment_requests", "invoices", "unpaid_transactions", "reviews"} {
+		n += pages(len(sb.Dump(c)), 100)
+	}
+	byType := map[string]int{}
+	live := 0
+	for _, raw := range sb.Dump("products") {
+		var p struct{ Type, Status string }
+		json.Unmarshal(raw, &p)
+		if p.Status != "deleted" {
+			byType[p.Type]++
+			live++
+		}
+	}
+	for range 19 {
+		n++ // every type is asked for at least once
+	}
+	for _, c := range byType {
+		n += pages(c, 100) - 1
+	}
+	n += pages(len(sb.Dump("webhook_deliveries")), 50)
+	perCustomer := map[string]int{}
+	for _, raw := range sb.Dump("credit_ledger") {
+		var l struct {
+			CustomerID string `json:"customerId"`
+		}
+		json.Unmarshal(raw, &l)
+		perCustomer[l.CustomerID]++
+	}
+	for _, raw := range sb.Dump("customers") {
+		var c struct{ ID string }
+		json.Unmarshal(raw, &c)
+		n += pages(perCustomer[c.ID], 100)
+	}
+	if details {
+		n += live + len(sb.Dump("payment_requests"))
+	}
+	return n
+}
+
+func benchScale(scale string, rate float64, details bool, conc int) error {
+	cmd := exec.Command(os.Args[0], "-serve", scale)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		return fmt.Errorf("simulator at scale %s: %w", scale, err)
+	}
+	var addr string
+	var minPlain, minDetails int
+	fmt.Sscan(line, &addr, &minPlain, &minDetails)
+	minimum := minPlain
+	if details {
+		minimum = minDetails
+	}
+
+	dir, err := os.MkdirTemp("", "syncbench")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	c, err := api.New(api.Config{BaseURL: "http://" + addr, APIKey: key, RatePerMin: rate, Unlimited: rate == 0})
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	sums, err := fetch.Run(context.Background(), filepath.Join(dir, "bench.duckdb"),
+		[]fetch.Account{{Name: "bench", Client: c}},
+		fetch.Options{Account: "bench", Concurrency: conc, Details: details, Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return err
+	}
+	wall := time.Since(start)
+	s := sums[0]
+	fmt.Printf("%-6s %9d %8d %8d %6.3f %9s %11.0f %9s\n", scale, s.Records, s.Requests, minimum,
+		float64(s.Requests)/float64(minimum), wall.Round(10*time.Millisecond),
+		float64(s.Records)/wall.Seconds(), peakRSS())
+	return nil
+}
+
+// peakRSS reads this process's high-water resident set size.
+func peakRSS() string {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return "?"
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "VmHWM:") {
+			kb, _ := strconv.Atoi(strings.Fields(l)[1])
+			return fmt.Sprintf("%d MB", kb/1024)
+		}
+	}
+	return "?"
+}

@@ -1,0 +1,29 @@
+package warehouse
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+)
+
+var creditFetchedSQL = mustSections("queries/credit_fetched.sql")
+
+// MarkCreditFetchedBatch records, in one transaction, that the credit histories of customers
+// were fetched as of observedAt.
+func (b *Build) MarkCreditFetchedBatch(ctx context.Context, account string, customers []string, observedAt time.Time, runID int64) error {
+	if len(customers) == 0 {
+		return nil
+	}
+	err := b.inTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, creditFetchedSQL["delete"], account, customers, observedAt.UTC(), runID); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, creditFetchedSQL["insert"], account, customers, observedAt.UTC(), runID)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("mark %d credit histories of %s fetched: %w", len(customers), account, err)
+	}
+	return nil
+}

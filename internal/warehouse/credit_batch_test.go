@@ -1,0 +1,37 @@
+package warehouse
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+func TestMarkCreditFetchedBatch(t *testing.T) {
+	ctx := context.Background()
+	b := startBuild(t, newPath(t))
+	run := startRun(t, b, "acct")
+	load(t, b, Customers, run, t0, true, `{"id":"a","createdAt":1000}`, `{"id":"b","createdAt":1000}`, `{"id":"c","createdAt":1000}`)
+	if err := b.MarkCreditFetchedBatch(ctx, "acct", []string{"a", "b", "a"}, t0.Add(-time.Hour), run.ID); err != nil {
+		t.Fatal(err)
+	}
+	// Marking again moves the time and keeps one row per customer.
+	if err := b.MarkCreditFetchedBatch(ctx, "acct", []string{"a"}, t0, run.ID); err != nil {
+		t.Fatal(err)
+	}
+	var rows, aAt int64
+	if err := b.DB().QueryRow(`SELECT count(*), max(epoch_ms(last_fetched_at)) FILTER (WHERE customer_id = 'a')
+		FROM credit_fetch_state WHERE account = 'acct'`).Scan(&rows, &aAt); err != nil {
+		t.Fatal(err)
+	}
+	if rows != 2 || aAt != t0.UnixMilli() {
+		t.Fatalf("rows=%d a fetched at %d, want 2 rows and a at %d", rows, aAt, t0.UnixMilli())
+	}
+	// Only c is still never fetched, so it leads the targets.
+	got, err := b.CreditTargets(ctx, "acct", 0, t0.Add(-48*time.Hour), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].CustomerID != "c" {
+		t.Fatalf("targets %+v, want only c", got)
+	}
+}
