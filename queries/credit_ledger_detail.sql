@@ -1,0 +1,33 @@
+-- Credit ledger detail: every ledger entry of the period with the balance of its
+-- customer, product and wallet after the entry (entries before the period count
+-- towards that running balance but are not listed).
+--
+-- Parameters (SET VARIABLE name = value; before running this file to change one):
+--   as_of         DATE     period end, inclusive (end of this day in tz)   default current_date
+--   period_start  DATE     period start, inclusive                         default first day of as_of's month
+--   tz            VARCHAR  time zone of the day boundaries                 default 'Asia/Jakarta'
+--   account       VARCHAR  only this billsync account; NULL = all          default NULL
+SET VARIABLE as_of = coalesce(getvariable('as_of'), current_date);
+SET VARIABLE period_start = coalesce(getvariable('period_start'), date_trunc('month', getvariable('as_of')::DATE)::DATE);
+SET VARIABLE tz = coalesce(getvariable('tz'), 'Asia/Jakarta');
+
+WITH params AS (
+    SELECT timezone(getvariable('tz'), getvariable('period_start')::DATE::TIMESTAMP) AS start_at,
+           timezone(getvariable('tz'), (getvariable('as_of')::DATE + 1)::TIMESTAMP) AS cutoff,
+           getvariable('account')::VARCHAR AS account
+),
+running AS (
+    SELECT l.*, sum(l.credit - l.debit) OVER (
+               PARTITION BY l.account, l.customer_id, l.product_id, l.wallet_type
+               ORDER BY l.created_at, l.id ROWS UNBOUNDED PRECEDING) AS balance_after
+    FROM credit_ledger l, params p
+    WHERE (p.account IS NULL OR l.account = p.account) AND l.created_at < p.cutoff
+)
+SELECT r.account, c.name AS customer_name, c.email AS customer_email, r.customer_id,
+       pr.name AS product_name, r.product_id, r.wallet_type,
+       r.created_at, r.type, r.credit, r.debit, r.balance_after, r.expired_at, r.status, r.id
+FROM running r
+JOIN params p ON r.created_at >= p.start_at
+LEFT JOIN customers c ON c.account = r.account AND c.id = r.customer_id
+LEFT JOIN products pr ON pr.account = r.account AND pr.id = r.product_id
+ORDER BY r.account, c.name NULLS LAST, r.customer_id, pr.name, r.product_id, r.wallet_type, r.created_at, r.id;

@@ -1,0 +1,57 @@
+-- Sync health per account and table: when billsync last read the table
+-- completely (before the end of the as-of date), how many records that read
+-- returned, how stale it is, and how many rows the warehouse holds.
+--
+-- Parameters (SET VARIABLE name = value; before running this file to change one):
+--   as_of    DATE     report date (end of this day in tz; never later than now)  default current_date
+--   tz       VARCHAR  time zone of the day boundary                              default 'Asia/Jakarta'
+--   account  VARCHAR  only this billsync account; NULL = all                     default NULL
+SET VARIABLE as_of = coalesce(getvariable('as_of'), current_date);
+SET VARIABLE tz = coalesce(getvariable('tz'), 'Asia/Jakarta');
+
+WITH params AS (
+    SELECT timezone(getvariable('tz'), (getvariable('as_of')::DATE + 1)::TIMESTAMP) AS cutoff,
+           least(now(), timezone(getvariable('tz'), (getvariable('as_of')::DATE + 1)::TIMESTAMP)) AS ref_at,
+           getvariable('account')::VARCHAR AS account
+),
+done AS (
+    SELECT r.account, s.entity, s.run_id, max(s.finished_at) AS finished_at, sum(s.records) AS records
+    FROM sync_streams s JOIN sync_runs r ON r.id = s.run_id, params p
+    WHERE s.complete AND s.finished_at < p.cutoff AND (p.account IS NULL OR r.account = p.account)
+    GROUP BY r.account, s.entity, s.run_id
+),
+latest AS (
+    SELECT account, entity, max(finished_at) AS last_complete_at, arg_max(records, finished_at) AS records,
+           arg_max(run_id, finished_at) AS run_id
+    FROM done GROUP BY account, entity
+),
+failing AS (
+    SELECT r.account, s.entity, arg_max(s.error, s.started_at) AS last_error, max(s.started_at) AS last_error_at
+    FROM sync_streams s JOIN sync_runs r ON r.id = s.run_id, params p
+    WHERE s.error IS NOT NULL AND s.started_at < p.cutoff AND (p.account IS NULL OR r.account = p.account)
+    GROUP BY r.account, s.entity
+),
+held AS (
+    SELECT account, 'customers' AS entity, count(*) AS rows, count(deleted_upstream_at) AS deleted_rows FROM customers GROUP BY ALL
+    UNION ALL SELECT account, 'products', count(*), count(deleted_upstream_at) FROM products GROUP BY ALL
+    UNION ALL SELECT account, 'payment_requests', count(*), count(deleted_upstream_at) FROM payment_requests GROUP BY ALL
+    UNION ALL SELECT account, 'invoices', count(*), count(deleted_upstream_at) FROM invoices GROUP BY ALL
+    UNION ALL SELECT account, 'unpaid_transactions', count(*), count(deleted_upstream_at) FROM unpaid_transactions GROUP BY ALL
+    UNION ALL SELECT account, 'reviews', count(*), count(deleted_upstream_at) FROM reviews GROUP BY ALL
+    UNION ALL SELECT account, 'credit_ledger', count(*), count(deleted_upstream_at) FROM credit_ledger GROUP BY ALL
+    UNION ALL SELECT account, 'webhook_deliveries', count(*), count(deleted_upstream_at) FROM webhook_deliveries GROUP BY ALL
+),
+keys AS (
+    SELECT account, entity FROM latest UNION SELECT account, entity FROM failing
+    UNION SELECT h.account, h.entity FROM held h, params p WHERE p.account IS NULL OR h.account = p.account
+)
+SELECT k.account, k.entity, l.last_complete_at, l.run_id AS last_complete_run, l.records AS records_read,
+       round(epoch(p.ref_at - l.last_complete_at) / 3600, 1) AS staleness_hours,
+       coalesce(h.rows, 0) AS rows, coalesce(h.deleted_rows, 0) AS deleted_rows,
+       f.last_error_at, f.last_error
+FROM keys k
+CROSS JOIN params p
+LEFT JOIN latest l USING (account, entity)
+LEFT JOIN failing f USING (account, entity)
+LEFT JOIN held h USING (account, entity)
+ORDER BY k.account, staleness_hours DESC NULLS FIRST, k.entity;
