@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"reflect"
 	"strings"
 	"time"
 
@@ -42,7 +43,7 @@ type config struct {
 func loadConfig(ctx context.Context, args []string, lookup envconfig.Lookuper) (*config, error) {
 	var c config
 	if err := envconfig.ProcessWith(ctx, &envconfig.Config{Target: &c, Lookuper: lookup}); err != nil {
-		return nil, fmt.Errorf("environment: %w", err)
+		return nil, envError(err)
 	}
 	fs := flag.NewFlagSet("syncer", flag.ContinueOnError)
 	fs.StringVar(&c.APIKeyFile, "api-key-file", c.APIKeyFile, "file holding the API key (BILLSYNC_API_KEY_FILE); the key itself is never a flag")
@@ -70,6 +71,20 @@ func loadConfig(ctx context.Context, args []string, lookup envconfig.Lookuper) (
 		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	return &c, c.validate()
+}
+
+// envError names the variable a user set, where envconfig names the Go field.
+func envError(err error) error {
+	msg := err.Error()
+	t := reflect.TypeOf(config{})
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("env"), ",")
+		if name != "" && strings.HasPrefix(msg, f.Name+":") {
+			return fmt.Errorf("environment %s%s", name, strings.TrimPrefix(msg, f.Name))
+		}
+	}
+	return fmt.Errorf("environment: %w", err)
 }
 
 func (c *config) validate() error {
@@ -124,21 +139,29 @@ func (c *config) accounts(lookup envconfig.Lookuper) ([]accountSpec, error) {
 			return nil, fmt.Errorf("BILLSYNC_ACCOUNTS names account %q twice", name)
 		}
 		seen[name] = true
-		env := "BILLSYNC_API_KEY_" + strings.ToUpper(strings.NewReplacer("-", "_", ".", "_").Replace(name))
-		val, _ := lookup.Lookup(env)
-		file, _ := lookup.Lookup(strings.Replace(env, "API_KEY_", "API_KEY_FILE_", 1))
-		key, err := readKey(val, file, env)
+		out = append(out, accountSpec{name: name, baseURL: base})
+	}
+	for i, a := range out {
+		suffix := strings.ToUpper(strings.NewReplacer("-", "_", ".", "_").Replace(a.name))
+		keyVar, fileVar := "BILLSYNC_API_KEY_"+suffix, "BILLSYNC_API_KEY_FILE_"+suffix
+		val, _ := lookup.Lookup(keyVar)
+		file, _ := lookup.Lookup(fileVar)
+		key, err := readKeyFrom(val, file, keyVar, fileVar)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("account %s: %w", a.name, err)
 		}
-		out = append(out, accountSpec{name: name, baseURL: base, key: key})
+		out[i].key = key
 	}
 	return out, nil
 }
 
 func readKey(val, file, env string) (string, error) {
+	return readKeyFrom(val, file, env, env+"_FILE")
+}
+
+func readKeyFrom(val, file, keyVar, fileVar string) (string, error) {
 	if val != "" && file != "" {
-		return "", fmt.Errorf("both %s and %s_FILE are set; use one", env, env)
+		return "", fmt.Errorf("both %s and %s are set; use one", keyVar, fileVar)
 	}
 	if file != "" {
 		b, err := os.ReadFile(file)
@@ -148,7 +171,7 @@ func readKey(val, file, env string) (string, error) {
 		val = strings.TrimSpace(string(b))
 	}
 	if val == "" {
-		return "", fmt.Errorf("no API key: set %s or %s_FILE", env, env)
+		return "", fmt.Errorf("no API key: set %s or %s", keyVar, fileVar)
 	}
 	return val, nil
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -25,7 +26,7 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:])
+	err := run(ctx, os.Args[1:], envconfig.OsLookuper(), os.Stdout, os.Stderr)
 	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "syncer:", oneLine(err))
@@ -33,14 +34,14 @@ func main() {
 	}
 }
 
-func run(ctx context.Context, args []string) error {
-	lookup := envconfig.OsLookuper()
+// run is the whole command; tests call it with their own environment and output streams.
+func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdout, stderr io.Writer) error {
 	cfg, err := loadConfig(ctx, args, lookup)
 	if err != nil {
 		return err
 	}
-	tty := isTerminal(os.Stderr)
-	log := newLogger(cfg.LogFormat, tty)
+	tty := isTerminal(stderr)
+	log := newLogger(stderr, cfg.LogFormat, tty)
 
 	var accounts []fetch.Account
 	if cfg.demo {
@@ -88,7 +89,7 @@ func run(ctx context.Context, args []string) error {
 	job := func(ctx context.Context) error {
 		var p *progress
 		if tty {
-			p = newProgress(os.Stderr)
+			p = newProgress(stderr)
 			opts.Progress = p.update
 			defer p.close()
 		}
@@ -96,7 +97,7 @@ func run(ctx context.Context, args []string) error {
 		sums, err := fetch.Run(ctx, cfg.DB, accounts, opts)
 		recordRun(&m, log, sums, err, start)
 		if err == nil && (tty || cfg.demo) {
-			printSummary(os.Stdout, cfg.DB, sums, time.Since(start))
+			printSummary(stdout, cfg.DB, sums, time.Since(start))
 		}
 		return err
 	}
@@ -177,14 +178,20 @@ func startDemoSandbox(scale float64, log *slog.Logger) (string, func(), error) {
 	return base, func() { srv.Close() }, nil
 }
 
-func newLogger(format string, tty bool) *slog.Logger {
+// newLogger logs JSON for cron and containers; on a terminal the progress display speaks and
+// the log keeps to warnings.
+func newLogger(w io.Writer, format string, tty bool) *slog.Logger {
 	if format == "text" || format == "auto" && tty {
-		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
-	return slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	return slog.New(slog.NewJSONHandler(w, nil))
 }
 
-func isTerminal(f *os.File) bool {
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

@@ -1,0 +1,295 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/billsync/billsync/internal/sandbox"
+	"github.com/billsync/billsync/internal/warehouse"
+	"github.com/sethvargo/go-envconfig"
+)
+
+const secret = "sk-live-5f4e3d2c1b0a-do-not-log"
+
+func TestMain(m *testing.M) {
+	// Child mode: the test binary runs as the real command so a test can signal it.
+	if os.Getenv("SYNCER_TEST_MAIN") == "1" {
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func TestLoadConfig(t *testing.T) {
+	tests := []struct {
+		name    string
+		env     map[string]string
+		args    []string
+		check   func(*testing.T, *config)
+		wantErr string
+	}{
+		{
+			name: "defaults",
+			check: func(t *testing.T, c *config) {
+				if c.DB != "./data/billsync.duckdb" || c.RatePerMin != 20 || c.PageSize != 100 ||
+					c.Schedule != "0 2 * * *" || c.TZ != "Asia/Jakarta" || !c.Details || c.StopGrace != 30*time.Second {
+					t.Errorf("defaults: %+v", c)
+				}
+			},
+		},
+		{
+			name: "environment",
+			env:  map[string]string{"BILLSYNC_DB": "/x.duckdb", "BILLSYNC_RATE_PER_MIN": "0", "BILLSYNC_MAX_DURATION": "45m"},
+			check: func(t *testing.T, c *config) {
+				if c.DB != "/x.duckdb" || c.RatePerMin != 0 || c.MaxDuration != 45*time.Minute {
+					t.Errorf("env not applied: %+v", c)
+				}
+			},
+		},
+		{
+			name: "flags override the environment",
+			env:  map[string]string{"BILLSYNC_DB": "/env.duckdb", "BILLSYNC_PAGE_SIZE": "50"},
+			args: []string{"-db", "/flag.duckdb", "-once"},
+			check: func(t *testing.T, c *config) {
+				if c.DB != "/flag.duckdb" || c.PageSize != 50 || !c.once {
+					t.Errorf("flags: %+v", c)
+				}
+			},
+		},
+		{name: "bad number", env: map[string]string{"BILLSYNC_PAGE_SIZE": "many"}, wantErr: "BILLSYNC_PAGE_SIZE"},
+		{name: "zero page size", args: []string{"-page-size", "0"}, wantErr: "page size 0"},
+		{name: "negative rate", args: []string{"-rate", "-1"}, wantErr: "rate -1"},
+		{name: "log format", args: []string{"-log-format", "xml"}, wantErr: `log format "xml"`},
+		{name: "stray argument", args: []string{"now"}, wantErr: `unexpected argument "now"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := loadConfig(context.Background(), tc.args, envconfig.MapLookuper(tc.env))
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want it to contain %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.check(t, c)
+		})
+	}
+}
+
+func TestAccounts(t *testing.T) {
+	keyFile := filepath.Join(t.TempDir(), "key")
+	os.WriteFile(keyFile, []byte(secret+"\n"), 0o600)
+	tests := []struct {
+		name    string
+		env     map[string]string
+		want    []accountSpec
+		wantErr string
+	}{
+		{name: "no base url", wantErr: "BILLSYNC_BASE_URL is not set"},
+		{name: "no key", env: map[string]string{"BILLSYNC_BASE_URL": "http://x"}, wantErr: "no API key"},
+		{
+			name: "key file, trimmed",
+			env:  map[string]string{"BILLSYNC_BASE_URL": "http://x", "BILLSYNC_API_KEY_FILE": keyFile},
+			want: []accountSpec{{name: "default", baseURL: "http://x", key: secret}},
+		},
+		{
+			name:    "key and key file",
+			env:     map[string]string{"BILLSYNC_BASE_URL": "http://x", "BILLSYNC_API_KEY": "a", "BILLSYNC_API_KEY_FILE": keyFile},
+			wantErr: "use one",
+		},
+		{
+			name: "several accounts",
+			env: map[string]string{
+				"BILLSYNC_ACCOUNTS":                "prod=https://a.example, sandbox-eu=http://b.example",
+				"BILLSYNC_API_KEY_PROD":            "k1",
+				"BILLSYNC_API_KEY_FILE_SANDBOX_EU": keyFile,
+			},
+			want: []accountSpec{{"prod", "https://a.example", "k1"}, {"sandbox-eu", "http://b.example", secret}},
+		},
+		{name: "account twice", env: map[string]string{"BILLSYNC_ACCOUNTS": "a=http://x,a=http://y"}, wantErr: "twice"},
+		{name: "malformed accounts", env: map[string]string{"BILLSYNC_ACCOUNTS": "prod"}, wantErr: "want name=base-url"},
+		{name: "account without key", env: map[string]string{"BILLSYNC_ACCOUNTS": "prod=http://x"}, wantErr: "BILLSYNC_API_KEY_PROD"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			lookup := envconfig.MapLookuper(tc.env)
+			c, err := loadConfig(context.Background(), nil, lookup)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := c.accounts(lookup)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want it to contain %q", err, tc.wantErr)
+				}
+				if strings.Contains(err.Error(), secret) {
+					t.Fatal("error reveals the key")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(tc.want) {
+				t.Fatalf("got %+v, want %+v", got, tc.want)
+			}
+			for i := range got {
+				if got[i] != tc.want[i] {
+					t.Errorf("account %d = %+v, want %+v", i, got[i], tc.want[i])
+				}
+			}
+		})
+	}
+}
+
+func newSandbox(t *testing.T) *httptest.Server {
+	t.Helper()
+	sb, err := sandbox.New(sandbox.Options{Seed: 1, Scale: 0.02, Key: secret,
+		Now: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(sb)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func TestOnceSyncsTwoAccountsIntoOneWarehouse(t *testing.T) {
+	a, b := newSandbox(t), newSandbox(t)
+	db := filepath.Join(t.TempDir(), "w.duckdb")
+	env := envconfig.MapLookuper(map[string]string{
+		"BILLSYNC_ACCOUNTS":       "shop-a=" + a.URL + ",shop-b=" + b.URL,
+		"BILLSYNC_API_KEY_SHOP_A": secret,
+		"BILLSYNC_API_KEY_SHOP_B": secret,
+		"BILLSYNC_DB":             db,
+		"BILLSYNC_RATE_PER_MIN":   "0",
+	})
+	var stdout, stderr bytes.Buffer
+	if err := run(context.Background(), []string{"-once"}, env, &stdout, &stderr); err != nil {
+		t.Fatalf("run: %v\n%s", err, stderr.String())
+	}
+	if strings.Contains(stdout.String()+stderr.String(), secret) {
+		t.Fatal("the API key appears in the output")
+	}
+	if !strings.Contains(stderr.String(), `"msg":"sync finished"`) {
+		t.Errorf("no JSON log line for the finished sync (not a terminal):\n%s", stderr.String())
+	}
+	w, err := warehouse.OpenReadOnly(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	counts := map[string]int64{}
+	rows, err := w.Query("SELECT account, count(*) FROM customers GROUP BY account")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var acct string
+		var n int64
+		rows.Scan(&acct, &n)
+		counts[acct] = n
+	}
+	// Both simulators hold the same seeded customers; each account has its own copy.
+	if len(counts) != 2 || counts["shop-a"] == 0 || counts["shop-a"] != counts["shop-b"] {
+		t.Fatalf("customers per account: %v", counts)
+	}
+}
+
+func TestOnceFailsWithOneLineAndNoKey(t *testing.T) {
+	srv := newSandbox(t)
+	db := filepath.Join(t.TempDir(), "w.duckdb")
+	env := envconfig.MapLookuper(map[string]string{
+		"BILLSYNC_BASE_URL": srv.URL, "BILLSYNC_API_KEY": secret + "-wrong", "BILLSYNC_DB": db, "BILLSYNC_RATE_PER_MIN": "0",
+	})
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), []string{"-once"}, env, &stdout, &stderr)
+	if err == nil {
+		t.Fatal("a wrong key synced")
+	}
+	msg := oneLine(err)
+	if strings.Contains(msg, "\n") || !strings.Contains(msg, "401") {
+		t.Errorf("exit message %q: want one line naming the 401", msg)
+	}
+	if strings.Contains(msg+stdout.String()+stderr.String(), secret) {
+		t.Fatal("the API key appears in the error or the logs")
+	}
+	if _, err := os.Stat(db); !os.IsNotExist(err) {
+		t.Errorf("a failed first sync published a warehouse: %v", err)
+	}
+}
+
+func TestDaemonStopsCleanlyOnSIGTERM(t *testing.T) {
+	srv := newSandbox(t)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "w.duckdb")
+	cmd := exec.Command(os.Args[0], "-schedule", "@every 1s", "-metrics-addr", "127.0.0.1:0")
+	cmd.Env = append(os.Environ(), "SYNCER_TEST_MAIN=1", "BILLSYNC_BASE_URL="+srv.URL,
+		"BILLSYNC_API_KEY="+secret, "BILLSYNC_DB="+db, "BILLSYNC_RATE_PER_MIN=0", "BILLSYNC_STOP_GRACE=20s")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for !published(db) {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("no sync published within 30s:\n%s", out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("daemon exit: %v\n%s", err, out.String())
+		}
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("daemon did not stop after SIGTERM:\n%s", out.String())
+	}
+	logs := out.String()
+	for _, want := range []string{`"msg":"syncer started"`, `"msg":"sync finished"`, `"msg":"metrics served"`} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("logs lack %s:\n%s", want, logs)
+		}
+	}
+	if strings.Contains(logs, secret) {
+		t.Fatal("the API key appears in the daemon's logs")
+	}
+	if _, err := os.Stat(db + ".lock"); err == nil {
+		// The lock file may stay; what matters is that the next sync can take it.
+		if err := run(context.Background(), []string{"-once"}, envconfig.MapLookuper(map[string]string{
+			"BILLSYNC_BASE_URL": srv.URL, "BILLSYNC_API_KEY": secret, "BILLSYNC_DB": db, "BILLSYNC_RATE_PER_MIN": "0",
+		}), &bytes.Buffer{}, &bytes.Buffer{}); err != nil {
+			t.Fatalf("a sync after the daemon stopped: %v", err)
+		}
+	}
+}
+
+func published(path string) bool {
+	db, err := sql.Open("duckdb", path+"?access_mode=READ_ONLY")
+	if err != nil {
+		return false
+	}
+	defer db.Close()
+	var n int
+	return db.QueryRow("SELECT count(*) FROM sync_runs WHERE status = 'succeeded'").Scan(&n) == nil && n > 0
+}
