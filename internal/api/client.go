@@ -149,18 +149,19 @@ func checkBaseURL(raw string) (string, error) {
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return "", fmt.Errorf("cannot parse %q", raw)
+		return "", errors.New("cannot parse it as a URL")
 	}
 	switch {
 	case u.Scheme != "http" && u.Scheme != "https":
-		return "", fmt.Errorf("%q: scheme must be http or https", raw)
+		return "", fmt.Errorf("scheme %q: must be http or https", u.Scheme)
 	case u.Host == "":
-		return "", fmt.Errorf("%q: no host", raw)
+		return "", errors.New("no host")
 	case u.User != nil:
-		// credentials in the URL would end up in transport errors; the key belongs in APIKey
+		// credentials in the URL would end up in transport errors: the key belongs in APIKey
 		return "", errors.New("must not contain user information")
 	case u.RawQuery != "" || u.Fragment != "":
-		return "", fmt.Errorf("%q: must not have a query or fragment", u.Redacted())
+		// the error does not quote the URL: a key put in the query would be printed with it
+		return "", errors.New("must not have a query or fragment")
 	}
 	return strings.TrimRight(raw, "/"), nil
 }
