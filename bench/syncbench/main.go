@@ -51,7 +51,8 @@ func main() {
 		runServer(flag.Arg(0))
 		return
 	}
-	fmt.Printf("%-6s %9s %8s %8s %6s %9s %11s %9s\n", "scale", "records", "requests", "minimum", "ratio", "wall", "records/s", "peak RSS")
+	fmt.Printf("%-6s %9s %8s %8s %6s %9s %11s %9s | %9s %8s %11s | %8s %8s %9s\n", "scale", "records", "requests", "minimum",
+		"ratio", "wall", "records/s", "peak RSS", "list recs", "lists", "list rec/s", "fan-out", "took", "req/s")
 	for _, s := range strings.Split(*scales, ",") {
 		if err := benchScale(s, *rate, *details, *conc); err != nil {
 			fmt.Fprintln(os.Stderr, "syncbench:", err)
@@ -164,9 +165,13 @@ func benchScale(scale string, rate float64, details bool, conc int) error {
 	}
 	wall := time.Since(start)
 	s := sums[0]
-	fmt.Printf("%-6s %9d %8d %8d %6.3f %9s %11.0f %9s\n", scale, s.Records, s.Requests, minimum,
+	fanReq := s.Requests - s.ListRequests
+	fanTook := s.CreditTook + s.DetailsTook
+	fmt.Printf("%-6s %9d %8d %8d %6.3f %9s %11.0f %9s | %9d %8s %11.0f | %8d %8s %9.0f\n", scale, s.Records, s.Requests, minimum,
 		float64(s.Requests)/float64(minimum), wall.Round(10*time.Millisecond),
-		float64(s.Records)/wall.Seconds(), peakRSS())
+		float64(s.Records)/wall.Seconds(), peakRSS(),
+		s.ListRecords, s.ListsTook.Round(10*time.Millisecond), float64(s.ListRecords)/s.ListsTook.Seconds(),
+		fanReq, fanTook.Round(10*time.Millisecond), float64(fanReq)/fanTook.Seconds())
 	return nil
 }
 

@@ -75,6 +75,11 @@ type Summary struct {
 	// CreditPending counts customers whose credit history is due but left to the next run by the budget.
 	CreditPending int
 	DetailPending int
+
+	// Phase wall times: lists (every list and webhook history, read concurrently) are bound by
+	// records, the fan-outs by requests.
+	ListsTook, CreditTook, DetailsTook time.Duration
+	ListRecords, ListRequests          int64
 }
 
 func (o *Options) defaults() {
@@ -154,6 +159,7 @@ func (s *syncer) sync(ctx context.Context) (Summary, error) {
 	s.w = startWriter(ctx, s.b, s.run, s.opts.Account, s.c)
 	defer s.w.stop()
 
+	listStart := time.Now()
 	results := make(chan StreamResult, 32)
 	g, gctx := errgroup.WithContext(ctx)
 	for _, l := range lists {
@@ -167,12 +173,17 @@ func (s *syncer) sync(ctx context.Context) (Summary, error) {
 	for r := range results {
 		sum.Streams = append(sum.Streams, r)
 		sum.Records += r.Records
+		sum.ListRecords += r.Records
 	}
+	sum.ListsTook = time.Since(listStart)
+	sum.ListRequests = s.c.Stats().Requests - s.statsStart.Requests
 	if err != nil {
 		return sum, err
 	}
 
+	creditStart := time.Now()
 	credit, err := s.creditFanout(ctx)
+	sum.CreditTook = time.Since(creditStart)
 	sum.Streams = append(sum.Streams, credit.StreamResult)
 	sum.Records += credit.Records
 	sum.CreditPending = credit.pending
@@ -180,6 +191,8 @@ func (s *syncer) sync(ctx context.Context) (Summary, error) {
 		return sum, err
 	}
 	if s.opts.Details {
+		detailStart := time.Now()
+		defer func() { sum.DetailsTook = time.Since(detailStart) }()
 		for _, d := range details {
 			res, err := s.detailFanout(ctx, d)
 			sum.Streams = append(sum.Streams, res.StreamResult)
