@@ -1,0 +1,411 @@
+package jobs
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"sort"
+	"time"
+
+	"github.com/billsync/billsync/internal/api"
+)
+
+// ApplyOptions say how to send a plan.
+type ApplyOptions struct {
+	Client  *api.Client
+	Account string // must be the plan's account
+	BaseURL string // recorded in the run; the Client already uses it
+	Max     int    // most actions this run may send; 0 = no cap
+	// Production says the base URL is the live service; sending then needs Confirmed (read-only kinds excepted).
+	Production bool
+	Confirmed  bool
+	User, Host string
+	Log        *slog.Logger
+}
+
+// ErrNeedsConfirmation is returned, before anything is sent, when a plan would be sent to production
+// without an explicit confirmation.
+var ErrNeedsConfirmation = errors.New("this would change data on the production service: confirm explicitly to send")
+
+// Run statuses.
+const (
+	RunCompleted             = "completed"               // every action succeeded
+	RunCompletedWithFailures = "completed_with_failures" // every action is settled, some were refused
+	RunIncomplete            = "incomplete"              // some actions are still to send or unresolved
+	RunAborted               = "aborted"                 // stopped by an error (key, service, journal)
+	RunNothingToDo           = "nothing_to_do"           // every action was already settled; no run recorded
+)
+
+// RunResult is what one Apply did; Plan holds every action's state afterwards.
+type RunResult struct {
+	RunID      int64 // 0 when nothing was to do
+	Plan       *Plan
+	Status     string
+	Sent       int // requests sent by this run
+	Reconciled int // actions whose unknown outcome this run settled by reading
+	Succeeded  int // over the whole plan, after this run
+	Failed     int
+	Unresolved int    // planned, not_applied, sent or unknown after this run
+	Stopped    string // why the run stopped before the end, if it did
+}
+
+// afterSend runs right after a request returns and before its outcome is journaled; tests use it to kill
+// the process at the worst moment.
+var afterSend = func() {}
+
+// probeLinkID is a payment link that does not exist: validating a coupon against it changes nothing and
+// tells whether the key may write (a read-only key gets 403 on every POST).
+const probeLinkID = "00000000-0000-0000-0000-000000000000"
+
+// Apply sends what is left of a plan, exactly once per action. Actions whose outcome is unknown from an
+// earlier run are first reconciled by reading the service; only those proven absent are sent again.
+func (j *Journal) Apply(ctx context.Context, planID string, o ApplyOptions) (*RunResult, error) {
+	p, err := j.LoadPlan(ctx, planID)
+	if err != nil {
+		return nil, err
+	}
+	s, err := spec(p.Kind)
+	if err != nil {
+		return nil, err
+	}
+	if err := o.check(p, s); err != nil {
+		return nil, err
+	}
+	var recon, todo []*Action
+	for _, a := range p.Actions {
+		switch a.State {
+		case Sent, Unknown:
+			recon = append(recon, a)
+		case Planned, NotApplied:
+			todo = append(todo, a)
+		}
+	}
+	if len(recon)+len(todo) == 0 {
+		res := &RunResult{Plan: p, Status: RunNothingToDo}
+		res.count()
+		return res, nil
+	}
+	r := &run{j: j, p: p, s: s, o: o, jctx: context.WithoutCancel(ctx)}
+	if err := r.start(); err != nil {
+		return nil, err
+	}
+	err = r.do(ctx, recon, todo)
+	return r.finish(err)
+}
+
+func (o *ApplyOptions) check(p *Plan, s *kindSpec) error {
+	if o.Client == nil {
+		return errors.New("apply: no API client")
+	}
+	if o.Account != p.Account {
+		return fmt.Errorf("plan %s was validated against account %q, not %q: set BILLSYNC_ACCOUNT=%s", p.ID, p.Account,
+			o.Account, p.Account)
+	}
+	if o.Production && !o.Confirmed && !s.readOnly {
+		return fmt.Errorf("plan %s (%s, %d actions) against %s: %w", p.ID, p.Kind, len(p.Actions), o.BaseURL,
+			ErrNeedsConfirmation)
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	if o.User == "" {
+		o.User = currentUser()
+	}
+	if o.Host == "" {
+		o.Host, _ = os.Hostname()
+	}
+	return nil
+}
+
+// run is one Apply in progress.
+type run struct {
+	j    *Journal
+	p    *Plan
+	s    *kindSpec
+	o    ApplyOptions
+	jctx context.Context // journal writes outlive a cancelled run: what was sent must be recorded
+	id   int64
+	rc   *reconciler
+
+	sent, reconciled int
+	stopped          string
+}
+
+func (r *run) start() error {
+	err := r.j.db.QueryRowContext(r.jctx, journalSQL["insert_run"], r.p.ID, r.p.Hash, string(r.p.Kind), r.p.Account,
+		r.o.BaseURL, time.Now().UTC(), r.o.User, r.o.Host, os.Getpid()).Scan(&r.id)
+	if err != nil {
+		return fmt.Errorf("job journal: start run of plan %s: %w", r.p.ID, err)
+	}
+	r.rc = &reconciler{j: r.j, p: r.p, c: r.o.Client}
+	r.o.Log.Info("job run started", "run", r.id, "plan", r.p.ID, "kind", r.p.Kind, "base_url", r.o.BaseURL)
+	return nil
+}
+
+func (r *run) do(ctx context.Context, recon, todo []*Action) error {
+	if err := probeWrite(ctx, r.o.Client); err != nil {
+		return err
+	}
+	for _, a := range recon {
+		if err := r.reconcile(ctx, a); err != nil {
+			return err
+		}
+		if a.State == NotApplied {
+			todo = append(todo, a)
+		}
+	}
+	sort.Slice(todo, func(i, k int) bool { return todo[i].Seq < todo[k].Seq })
+	for _, a := range todo {
+		if r.o.Max > 0 && r.sent >= r.o.Max {
+			r.stopped = fmt.Sprintf("reached -max %d", r.o.Max)
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			r.stopped = "interrupted: " + err.Error()
+			return nil
+		}
+		if err := r.send(ctx, a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// probeWrite fails before anything is sent when the key cannot write or the service cannot be reached.
+func probeWrite(ctx context.Context, c *api.Client) error {
+	_, err := c.ValidateCoupon(ctx, api.ValidateCouponRequest{PaymentLinkID: probeLinkID, CouponCode: "BILLSYNC-PROBE",
+		FinalAmount: 1})
+	var ae *api.APIError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &ae) && (ae.Status == http.StatusUnauthorized || ae.Status == http.StatusForbidden):
+		return fmt.Errorf("the API key may not write (the service answered %d: %s): use a read-write key; nothing was sent",
+			ae.Status, ae.Message)
+	case errors.As(err, &ae) && ae.Status >= 400 && ae.Status < 500 && ae.Status != http.StatusTooManyRequests:
+		return nil // the made-up payment link is refused: the key may write
+	}
+	return fmt.Errorf("check that the service accepts writes: %w; nothing was sent", err)
+}
+
+// reconcile settles an action whose outcome is unknown by reading the service.
+func (r *run) reconcile(ctx context.Context, a *Action) error {
+	v, evidence, err := r.rc.check(ctx, a)
+	if err != nil {
+		r.o.Log.Warn("job reconcile failed", "run", r.id, "plan", r.p.ID, "seq", a.Seq, "err", err)
+		return r.transition(a, Unknown, evidence, "reconcile: "+err.Error())
+	}
+	r.reconciled++
+	switch v {
+	case applied:
+		return r.transition(a, Succeeded, evidence, "")
+	case absent:
+		return r.transition(a, NotApplied, evidence, "")
+	}
+	return r.transition(a, Unknown, evidence, "")
+}
+
+// send journals the action as sent, sends it once and journals what came back.
+func (r *run) send(ctx context.Context, a *Action) error {
+	serverAt := r.o.Client.ServerTime()
+	if err := r.transitionAt(a, Sent, serverAt, nil, ""); err != nil {
+		return err
+	}
+	r.sent++
+	r.rc.forget()
+	res, err := r.s.send(ctx, r.o.Client, a.Request)
+	afterSend()
+	if err == nil {
+		return r.succeeded(a, res)
+	}
+	var ae *api.APIError
+	switch {
+	case api.IsUnknownOutcome(err):
+		r.o.Log.Warn("job action outcome unknown", "run", r.id, "plan", r.p.ID, "seq", a.Seq, "err", err)
+		if jerr := r.transition(a, Unknown, nil, err.Error()); jerr != nil {
+			return jerr
+		}
+		if ctx.Err() != nil {
+			return nil // reconciled by the next run
+		}
+		if err := r.reconcile(ctx, a); err != nil {
+			return err
+		}
+		if a.State == NotApplied {
+			// Not found right away; the service may still apply it. The next run checks again first.
+			return r.transition(a, Unknown, map[string]string{"note": "not found right after the failure; checked again before any resend"}, "")
+		}
+		return nil
+	case errors.As(err, &ae) && (ae.Status == http.StatusUnauthorized || ae.Status == http.StatusForbidden):
+		if jerr := r.transition(a, NotApplied, nil, err.Error()); jerr != nil {
+			return jerr
+		}
+		return fmt.Errorf("the API key may not write (the service answered %d: %s): use a read-write key", ae.Status, ae.Message)
+	case errors.As(err, &ae) && ae.Status == http.StatusTooManyRequests:
+		if jerr := r.transition(a, NotApplied, nil, err.Error()); jerr != nil {
+			return jerr
+		}
+		r.stopped = "rate limited by the service; run again later"
+		return errRateLimited
+	case errors.As(err, &ae):
+		return r.transition(a, Failed, nil, err.Error())
+	}
+	// No answer and the request never left (the client says so by not marking the outcome unknown).
+	if jerr := r.transition(a, NotApplied, nil, err.Error()); jerr != nil {
+		return jerr
+	}
+	return fmt.Errorf("action %d was not sent: %w", a.Seq, err)
+}
+
+var errRateLimited = errors.New("rate limited by the service")
+
+func (r *run) succeeded(a *Action, res map[string]string) error {
+	if r.p.Kind != CreditTopup || res["balance"] == "" {
+		return r.transition(a, Succeeded, res, "")
+	}
+	at := r.o.Client.ServerTime()
+	if at.IsZero() {
+		at = time.Now().UTC()
+	}
+	return r.record(a, Succeeded, r.o.Client.ServerTime(), res, "", func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(r.jctx, journalSQL["insert_balance"], r.p.Account, a.Request["customerId"],
+			a.Request["productId"], res["balance"], at, r.id, a.ID)
+		return err
+	})
+}
+
+func (r *run) transition(a *Action, st State, detail map[string]string, errText string) error {
+	return r.transitionAt(a, st, r.o.Client.ServerTime(), detail, errText)
+}
+
+func (r *run) transitionAt(a *Action, st State, serverAt time.Time, detail map[string]string, errText string) error {
+	return r.record(a, st, serverAt, detail, errText, nil)
+}
+
+// record appends one transition (and whatever also must land with it) in one transaction.
+func (r *run) record(a *Action, st State, serverAt time.Time, detail map[string]string, errText string, also func(*sql.Tx) error) error {
+	var det any
+	if len(detail) > 0 {
+		b, _ := json.Marshal(detail)
+		det = string(b)
+	}
+	var e any
+	if errText != "" {
+		e = errText
+	}
+	err := inTx(r.jctx, r.j.db, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(r.jctx, journalSQL["insert_transition"], r.p.ID, a.ID, a.Seq, r.id, string(st),
+			time.Now().UTC(), nullTime(serverAt), det, e); err != nil {
+			return err
+		}
+		if also != nil {
+			return also(tx)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("job journal: record action %d of plan %s as %s: %w", a.Seq, r.p.ID, st, err)
+	}
+	a.State, a.Error = st, errText
+	if detail != nil {
+		a.Detail = detail
+	}
+	if st == Sent {
+		a.Sends++
+	}
+	lvl := slog.LevelDebug
+	if st == Failed || st == Unknown {
+		lvl = slog.LevelWarn
+	}
+	r.o.Log.Log(r.jctx, lvl, "job action", "run", r.id, "plan", r.p.ID, "seq", a.Seq, "line", a.Line, "state", st,
+		"err", errText)
+	return nil
+}
+
+func (r *run) finish(runErr error) (*RunResult, error) {
+	res := &RunResult{RunID: r.id, Sent: r.sent, Reconciled: r.reconciled, Stopped: r.stopped}
+	p, err := r.j.LoadPlan(r.jctx, r.p.ID)
+	if err != nil {
+		return nil, errors.Join(runErr, err)
+	}
+	res.Plan = p
+	res.count()
+	switch {
+	case runErr != nil && !errors.Is(runErr, errRateLimited):
+		res.Status = RunAborted
+	case res.Unresolved > 0:
+		res.Status = RunIncomplete
+	case res.Failed > 0:
+		res.Status = RunCompletedWithFailures
+	default:
+		res.Status = RunCompleted
+	}
+	var errText any
+	if runErr != nil {
+		errText = runErr.Error()
+	} else if r.stopped != "" {
+		errText = r.stopped
+	}
+	if _, err := r.j.db.ExecContext(r.jctx, journalSQL["finish_run"], time.Now().UTC(), res.Status, res.Sent,
+		res.Succeeded, res.Failed, res.Unresolved, errText, r.id); err != nil {
+		return res, errors.Join(runErr, fmt.Errorf("job journal: finish run %d: %w", r.id, err))
+	}
+	r.o.Log.Info("job run finished", "run", r.id, "plan", r.p.ID, "status", res.Status, "sent", res.Sent,
+		"succeeded", res.Succeeded, "failed", res.Failed, "unresolved", res.Unresolved)
+	if runErr != nil && !errors.Is(runErr, errRateLimited) {
+		return res, fmt.Errorf("job run %d of plan %s: %w", r.id, r.p.ID, runErr)
+	}
+	return res, nil
+}
+
+func (res *RunResult) count() {
+	res.Succeeded, res.Failed, res.Unresolved = 0, 0, 0
+	for _, a := range res.Plan.Actions {
+		switch a.State {
+		case Succeeded:
+			res.Succeeded++
+		case Failed:
+			res.Failed++
+		default:
+			res.Unresolved++
+		}
+	}
+}
+
+// ApplyApproved sends every approved plan of the account that still has actions to send or reconcile,
+// oldest first. It is for the daemon, after a sync: approval is the person's confirmation, so production
+// needs no further flag. It stops at the first plan whose run fails.
+func ApplyApproved(ctx context.Context, journalPath string, o ApplyOptions) ([]*RunResult, error) {
+	j, err := OpenJournal(ctx, journalPath)
+	if err != nil {
+		return nil, err
+	}
+	defer j.Close()
+	var ids []string
+	err = queryEach(ctx, j.db, journalSQL["approved_open_plans"], func(r *sql.Rows) error {
+		var id string
+		err := r.Scan(&id)
+		ids = append(ids, id)
+		return err
+	}, o.Account)
+	if err != nil {
+		return nil, fmt.Errorf("job journal: approved plans: %w", err)
+	}
+	o.Confirmed = true
+	var out []*RunResult
+	for _, id := range ids {
+		res, err := j.Apply(ctx, id, o)
+		if res != nil {
+			out = append(out, res)
+		}
+		if err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}

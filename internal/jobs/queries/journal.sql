@@ -1,0 +1,102 @@
+-- Journal statements. Positional parameters (?) are bound by journal.go, plan.go and apply.go.
+
+-- name: create_migrations
+CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER, name VARCHAR, applied_at TIMESTAMPTZ);
+
+-- name: applied_migrations
+SELECT version FROM schema_migrations;
+
+-- name: record_migration
+INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, now());
+
+-- name: insert_plan
+INSERT INTO job_plans (id, kind, account, plan_hash, input_file, input_sha256, actions, created_at, created_by, host,
+                       warehouse_synced_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+
+-- name: insert_plan_action
+INSERT INTO job_plan_actions (plan_id, seq, line, action_id, target, change, request, current_values)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?);
+
+-- name: plan_by_id
+SELECT id, kind, account, plan_hash, coalesce(input_file, ''), coalesce(input_sha256, ''), created_at,
+       coalesce(created_by, ''), coalesce(host, ''), warehouse_synced_at, approved_at, coalesce(approved_by, '')
+FROM job_plans WHERE id = ?;
+
+-- name: plan_id_by_hash
+SELECT id FROM job_plans WHERE plan_hash = ?;
+
+-- name: plan_actions
+SELECT a.seq, a.line, a.action_id, coalesce(a.target, ''), coalesce(a.change, ''), a.request::VARCHAR,
+       coalesce(a.current_values::VARCHAR, '{}'), coalesce(s.state, 'planned'), coalesce(s.detail::VARCHAR, '{}'),
+       coalesce(s.error, ''), coalesce(s.sends, 0)
+FROM job_plan_actions a
+LEFT JOIN job_action_state s ON s.plan_id = a.plan_id AND s.action_id = a.action_id
+WHERE a.plan_id = ?
+ORDER BY a.seq;
+
+-- name: approve_plan
+UPDATE job_plans SET approved_at = ?, approved_by = ? WHERE id = ?;
+
+-- name: list_plans
+SELECT p.id, p.kind, p.account, p.created_at, coalesce(p.created_by, ''), p.approved_at IS NOT NULL, p.actions,
+       count(*) FILTER (WHERE s.state = 'succeeded'),
+       count(*) FILTER (WHERE s.state = 'failed'),
+       count(*) FILTER (WHERE s.state IN ('sent', 'unknown'))
+FROM job_plans p
+LEFT JOIN job_action_state s ON s.plan_id = p.id
+GROUP BY ALL
+ORDER BY p.created_at DESC;
+
+-- name: approved_open_plans
+-- Approved plans of an account with at least one action not yet succeeded or failed, oldest first.
+SELECT p.id
+FROM job_plans p
+JOIN job_plan_actions a ON a.plan_id = p.id
+LEFT JOIN job_action_state s ON s.plan_id = a.plan_id AND s.action_id = a.action_id
+WHERE p.account = ? AND p.approved_at IS NOT NULL AND coalesce(s.state, 'planned') NOT IN ('succeeded', 'failed')
+GROUP BY p.id, p.created_at
+ORDER BY p.created_at;
+
+-- name: insert_run
+INSERT INTO job_runs (id, plan_id, plan_hash, kind, account, base_url, started_at, run_by, host, pid, status)
+SELECT coalesce(max(id), 0) + 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running' FROM job_runs
+RETURNING id;
+
+-- name: finish_run
+UPDATE job_runs
+SET finished_at = ?, status = ?, sent = ?, succeeded = ?, failed = ?, unresolved = ?, error = ?
+WHERE id = ?;
+
+-- name: insert_transition
+INSERT INTO job_actions (plan_id, action_id, seq, run_id, state, at, server_at, detail, error)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?);
+
+-- name: insert_balance
+INSERT INTO credit_balance_reports (account, customer_id, product_id, balance, reported_at, job_run_id, action_id)
+VALUES (?, ?, ?, ?, ?, ?, ?);
+
+-- name: last_sent_at
+-- When the action was last journaled as sent: the service's clock if known, else the local one.
+SELECT coalesce(arg_max(server_at, id), arg_max(at, id) - INTERVAL 1 HOUR)
+FROM job_actions WHERE plan_id = ? AND action_id = ? AND state = 'sent';
+
+-- name: claimed_ids
+-- Records (ledger entries, invoices) already attributed to an action of this account and kind.
+SELECT DISTINCT j.detail->>'$.claimed'
+FROM job_actions j JOIN job_plans p ON p.id = j.plan_id
+WHERE p.account = ? AND p.kind = ? AND j.detail->>'$.claimed' IS NOT NULL;
+
+-- name: other_topups_since
+-- Top-ups of the same customer, product and amount that other actions of this account sent (and saw
+-- succeed) at or after a time: each accounts for one matching ledger entry.
+SELECT count(DISTINCT (s.plan_id, s.action_id))
+FROM job_actions s
+JOIN job_plans p ON p.id = s.plan_id
+JOIN job_plan_actions a ON a.plan_id = s.plan_id AND a.action_id = s.action_id
+JOIN job_action_state st ON st.plan_id = s.plan_id AND st.action_id = s.action_id
+WHERE p.account = ? AND p.kind = 'credit-topup' AND s.state = 'sent'
+  AND st.state = 'succeeded' AND st.detail->>'$.claimed' IS NULL
+  AND NOT (s.plan_id = ? AND s.action_id = ?)
+  AND a.request->>'$.customerId' = ? AND a.request->>'$.productId' = ? AND a.request->>'$.amount' = ?
+  AND coalesce(s.server_at, s.at) >= ?;
