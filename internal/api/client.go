@@ -54,7 +54,16 @@ type Config struct {
 
 // String keeps the API key out of anything that prints a Config.
 func (c Config) String() string {
-	return fmt.Sprintf("api.Config{BaseURL: %q, APIKey: [redacted]}", c.BaseURL)
+	base := "(unparseable)"
+	if u, err := url.Parse(c.BaseURL); err == nil {
+		// a Config may be printed before New has refused credentials or a query in its URL
+		u.User, u.RawQuery, u.Fragment = nil, "", ""
+		base = u.String()
+	}
+	if c.APIKey != "" {
+		base = strings.ReplaceAll(base, c.APIKey, "[redacted]")
+	}
+	return fmt.Sprintf("api.Config{BaseURL: %q, APIKey: [redacted]}", base)
 }
 
 // GoString keeps the API key out of %#v.

@@ -182,6 +182,8 @@ func TestKeyNeverLeaks(t *testing.T) {
 		errs = append(errs, err.Error())
 	}
 	logger.Info("printing", "client", c, "config", cfg)
+	badCfg := Config{BaseURL: "https://u:" + testKey + "@h.test/" + testKey + "?k=" + testKey, APIKey: testKey}
+	errs = append(errs, fmt.Sprintf("%v %+v %#v", badCfg, badCfg, badCfg))
 	errs = append(errs, fmt.Sprintf("%v %+v %#v %v %+v %#v", c, c, c, cfg, cfg, cfg))
 
 	all := strings.Join(errs, "\n")

@@ -65,7 +65,7 @@ type server struct {
 	hits atomic.Int64
 }
 
-func newServer(t *testing.T, h func(n int64, w http.ResponseWriter, r *http.Request)) *server {
+func newServer(t testing.TB, h func(n int64, w http.ResponseWriter, r *http.Request)) *server {
 	t.Helper()
 	s := &server{}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -84,7 +84,7 @@ func newClient(t *testing.T, cfg Config) *Client {
 	return c
 }
 
-func body(t *testing.T, name string) []byte {
+func body(t testing.TB, name string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", "bodies", name))
 	if err != nil {
