@@ -97,7 +97,7 @@ type Stats struct {
 	Requests  int64 // HTTP attempts sent
 	Retries   int64 // attempts after the first of a call
 	Throttled int64 // 429 answers seen
-	Errors    int64 // calls that returned an error
+	Errors    int64 // calls that were sent and returned an error
 }
 
 // New checks cfg and returns a Client. Errors never contain the API key.

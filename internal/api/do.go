@@ -73,25 +73,24 @@ func (c *Client) run(ctx context.Context, cl *call) error {
 		}
 		last = o.err
 		wait := max(c.backoff(n), o.retryAfter)
-		c.retries.Add(1)
 		c.log.LogAttrs(ctx, slog.LevelDebug, "api retry", slog.String("method", cl.method),
 			slog.String("path", cl.path), slog.String("page", cl.page), slog.Int("attempt", n),
 			slog.Duration("wait", wait), slog.String("err", c.redact(o.err.Error())))
 		if err := c.clk.Sleep(ctx, wait); err != nil {
 			return fmt.Errorf("%w; stopped waiting to retry: %w", attemptsNote(last, n), err)
 		}
+		c.retries.Add(1)
 	}
 }
 
 // backoff is the jittered exponential wait after failed attempt n: half fixed, half random, so that clients
 // failing together do not retry together.
 func (c *Client) backoff(n int) time.Duration {
-	d := c.maxBackoff
-	if n <= 32 {
-		if b := c.minBackoff << (n - 1); b > 0 && b < d {
-			d = b
-		}
+	d := c.minBackoff
+	for i := 1; i < n && d < c.maxBackoff; i++ {
+		d *= 2
 	}
+	d = min(d, c.maxBackoff)
 	return d/2 + rand.N(d/2+1)
 }
 

@@ -410,3 +410,14 @@ func (c cancelDuringSleep) Sleep(ctx context.Context, d time.Duration) error {
 	}
 	return realClock{}.Sleep(ctx, d)
 }
+
+func TestBackoff(t *testing.T) {
+	c := newClient(t, Config{BaseURL: "http://x.test", APIKey: testKey, MinBackoff: 100 * time.Millisecond, MaxBackoff: time.Second})
+	for n, ceil := range map[int]time.Duration{1: 100 * time.Millisecond, 2: 200 * time.Millisecond, 4: 800 * time.Millisecond, 5: time.Second, 80: time.Second} {
+		for range 50 {
+			if d := c.backoff(n); d < ceil/2 || d > ceil {
+				t.Fatalf("attempt %d: backoff %s outside %s..%s", n, d, ceil/2, ceil)
+			}
+		}
+	}
+}
