@@ -59,7 +59,7 @@ CREATE TABLE job_actions (
     seq INTEGER NOT NULL,
     run_id BIGINT,                   -- NULL for the planned row
     state VARCHAR NOT NULL,          -- planned, sent, succeeded, failed, unknown, not_applied
-    at TIMESTAMPTZ NOT NULL,         -- local clock
+    recorded_at TIMESTAMPTZ NOT NULL, -- local clock
     server_at TIMESTAMPTZ,           -- the service's clock (latest Date header), when known
     detail JSON,                     -- response summary or reconciliation evidence
     error VARCHAR
@@ -79,7 +79,7 @@ CREATE TABLE credit_balance_reports (
 CREATE VIEW job_action_state AS
 SELECT plan_id, action_id, seq,
        arg_max(state, id) AS state,
-       max(at) AS at,
+       max(recorded_at) AS recorded_at,
        arg_max(detail, id) AS detail,
        arg_max(error, id) AS error,
        count(*) FILTER (WHERE state = 'sent') AS sends

@@ -69,7 +69,7 @@ SET finished_at = ?, status = ?, sent = ?, succeeded = ?, failed = ?, unresolved
 WHERE id = ?;
 
 -- name: insert_transition
-INSERT INTO job_actions (plan_id, action_id, seq, run_id, state, at, server_at, detail, error)
+INSERT INTO job_actions (plan_id, action_id, seq, run_id, state, recorded_at, server_at, detail, error)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?);
 
 -- name: insert_balance
@@ -78,14 +78,14 @@ VALUES (?, ?, ?, ?, ?, ?, ?);
 
 -- name: last_sent_at
 -- When the action was last journaled as sent: the service's clock if known, else the local one.
-SELECT coalesce(arg_max(server_at, id), arg_max(at, id) - INTERVAL 1 HOUR)
+SELECT coalesce(arg_max(server_at, id), arg_max(recorded_at, id) - INTERVAL 1 HOUR)
 FROM job_actions WHERE plan_id = ? AND action_id = ? AND state = 'sent';
 
 -- name: claimed_ids
 -- Records (ledger entries, invoices) already attributed to an action of this account and kind.
 SELECT DISTINCT j.detail->>'$.claimed'
 FROM job_actions j JOIN job_plans p ON p.id = j.plan_id
-WHERE p.account = ? AND p.kind = ? AND j.detail->>'$.claimed' IS NOT NULL;
+WHERE p.account = ? AND p.kind = ? AND (j.detail->>'$.claimed') IS NOT NULL;
 
 -- name: other_topups_since
 -- Top-ups of the same customer, product and amount that other actions of this account sent (and saw
@@ -96,7 +96,7 @@ JOIN job_plans p ON p.id = s.plan_id
 JOIN job_plan_actions a ON a.plan_id = s.plan_id AND a.action_id = s.action_id
 JOIN job_action_state st ON st.plan_id = s.plan_id AND st.action_id = s.action_id
 WHERE p.account = ? AND p.kind = 'credit-topup' AND s.state = 'sent'
-  AND st.state = 'succeeded' AND st.detail->>'$.claimed' IS NULL
+  AND st.state = 'succeeded' AND (st.detail->>'$.claimed') IS NULL
   AND NOT (s.plan_id = ? AND s.action_id = ?)
-  AND a.request->>'$.customerId' = ? AND a.request->>'$.productId' = ? AND a.request->>'$.amount' = ?
-  AND coalesce(s.server_at, s.at) >= ?;
+  AND (a.request->>'$.customerId') = ? AND (a.request->>'$.productId') = ? AND (a.request->>'$.amount') = ?
+  AND coalesce(s.server_at, s.recorded_at) >= ?;

@@ -1,0 +1,8 @@
+// Package jobs runs audited batch writes against the billing service: it plans a spreadsheet of changes
+// against the published warehouse, stores the plan in the job journal, and sends each action exactly once,
+// journaling every state change and reconciling unknown outcomes by reading before any retry.
+//
+// The journal is a DuckDB file of its own beside the warehouse (DefaultJournalPath), never the warehouse
+// itself: a sync replaces the published warehouse by renaming a new build over it, and analysts hold that
+// file open read-only.
+package jobs
