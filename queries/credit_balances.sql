@@ -2,9 +2,10 @@
 -- balance, credits by type, debits by type and closing balance, compared with the
 -- last balance the service reported in an add-credit response.
 --
--- Needs the write-job journal attached as `journal` (billsync attaches it, or an
--- empty stand-in when there is none). By hand:
+-- Reads credit_balance_reports, the write-job journal's table (billsync provides
+-- it, empty when there is no journal). By hand, before running this file:
 --   ATTACH 'data/billsync-jobs.duckdb' AS journal (READ_ONLY);
+--   CREATE TEMP VIEW credit_balance_reports AS SELECT * FROM journal.credit_balance_reports;
 -- Parameters (SET VARIABLE name = value; before running this file to change one):
 --   as_of         DATE     period end, inclusive (end of this day in tz)   default current_date
 --   period_start  DATE     period start, inclusive                         default first day of as_of's month
@@ -45,7 +46,7 @@ moves AS (
 reported AS (
     SELECT j.account, j.customer_id, j.product_id,
            arg_max(j.balance, j.reported_at) AS reported_balance, max(j.reported_at) AS reported_at
-    FROM journal.credit_balance_reports j, params p
+    FROM credit_balance_reports j, params p
     WHERE (p.account IS NULL OR j.account = p.account) AND j.reported_at < p.cutoff
     GROUP BY j.account, j.customer_id, j.product_id
 ),

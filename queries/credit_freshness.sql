@@ -1,7 +1,7 @@
 -- Freshness of each customer's copy of the credit ledger: billsync reads credit
 -- history per customer on a budget, so some copies are older than others.
 --
--- Needs the write-job journal attached as `journal` (see credit_balances.sql).
+-- Reads credit_balance_reports from the write-job journal (see credit_balances.sql).
 -- Parameters (SET VARIABLE name = value; before running this file to change one):
 --   as_of    DATE     report date (end of this day in tz; never later than now)  default current_date
 --   tz       VARCHAR  time zone of the day boundary                              default 'Asia/Jakarta'
@@ -11,24 +11,24 @@ SET VARIABLE tz = coalesce(getvariable('tz'), 'Asia/Jakarta');
 
 WITH params AS (
     SELECT least(now(), timezone(getvariable('tz'), (getvariable('as_of')::DATE + 1)::TIMESTAMP)) AS ref_at,
-           getvariable('account')::VARCHAR AS account
+           getvariable('account')::VARCHAR AS account_filter
 ),
 ledger AS (
-    SELECT account, customer_id, count(*) AS entries, max(created_at) AS last_movement_at,
-           count(DISTINCT product_id) AS products
-    FROM credit_ledger, params p
-    WHERE (p.account IS NULL OR account = p.account)
-    GROUP BY account, customer_id
+    SELECT l.account, l.customer_id, count(*) AS entries, max(l.created_at) AS last_movement_at,
+           count(DISTINCT l.product_id) AS products
+    FROM credit_ledger l, params p
+    WHERE (p.account_filter IS NULL OR l.account = p.account_filter)
+    GROUP BY l.account, l.customer_id
 ),
 reported AS (
-    SELECT account, customer_id, max(reported_at) AS last_reported_at
-    FROM journal.credit_balance_reports, params p
-    WHERE (p.account IS NULL OR account = p.account)
-    GROUP BY account, customer_id
+    SELECT j.account, j.customer_id, max(j.reported_at) AS last_reported_at
+    FROM credit_balance_reports j, params p
+    WHERE (p.account_filter IS NULL OR j.account = p.account_filter)
+    GROUP BY j.account, j.customer_id
 ),
 customers_seen AS (
     SELECT account, customer_id FROM ledger
-    UNION SELECT f.account, f.customer_id FROM credit_fetch_state f, params p WHERE p.account IS NULL OR f.account = p.account
+    UNION SELECT f.account, f.customer_id FROM credit_fetch_state f, params p WHERE p.account_filter IS NULL OR f.account = p.account_filter
     UNION SELECT account, customer_id FROM reported
 )
 SELECT s.account, c.name AS customer_name, c.email AS customer_email, s.customer_id,

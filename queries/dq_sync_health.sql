@@ -12,12 +12,12 @@ SET VARIABLE tz = coalesce(getvariable('tz'), 'Asia/Jakarta');
 WITH params AS (
     SELECT timezone(getvariable('tz'), (getvariable('as_of')::DATE + 1)::TIMESTAMP) AS cutoff,
            least(now(), timezone(getvariable('tz'), (getvariable('as_of')::DATE + 1)::TIMESTAMP)) AS ref_at,
-           getvariable('account')::VARCHAR AS account
+           getvariable('account')::VARCHAR AS account_filter
 ),
 done AS (
     SELECT r.account, s.entity, s.run_id, max(s.finished_at) AS finished_at, sum(s.records) AS records
     FROM sync_streams s JOIN sync_runs r ON r.id = s.run_id, params p
-    WHERE s.complete AND s.finished_at < p.cutoff AND (p.account IS NULL OR r.account = p.account)
+    WHERE s.complete AND s.finished_at < p.cutoff AND (p.account_filter IS NULL OR r.account = p.account_filter)
     GROUP BY r.account, s.entity, s.run_id
 ),
 latest AS (
@@ -28,7 +28,7 @@ latest AS (
 failing AS (
     SELECT r.account, s.entity, arg_max(s.error, s.started_at) AS last_error, max(s.started_at) AS last_error_at
     FROM sync_streams s JOIN sync_runs r ON r.id = s.run_id, params p
-    WHERE s.error IS NOT NULL AND s.started_at < p.cutoff AND (p.account IS NULL OR r.account = p.account)
+    WHERE s.error IS NOT NULL AND s.started_at < p.cutoff AND (p.account_filter IS NULL OR r.account = p.account_filter)
     GROUP BY r.account, s.entity
 ),
 held AS (
@@ -43,7 +43,7 @@ held AS (
 ),
 keys AS (
     SELECT account, entity FROM latest UNION SELECT account, entity FROM failing
-    UNION SELECT h.account, h.entity FROM held h, params p WHERE p.account IS NULL OR h.account = p.account
+    UNION SELECT h.account, h.entity FROM held h, params p WHERE p.account_filter IS NULL OR h.account = p.account_filter
 )
 SELECT k.account, k.entity, l.last_complete_at, l.run_id AS last_complete_run, l.records AS records_read,
        round(epoch(p.ref_at - l.last_complete_at) / 3600, 1) AS staleness_hours,

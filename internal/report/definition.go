@@ -1,0 +1,310 @@
+package report
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/billsync/billsync/queries"
+	"github.com/billsync/billsync/reports"
+	"gopkg.in/yaml.v3"
+)
+
+// Definition is one report as reports/<name>.yaml describes it.
+type Definition struct {
+	Name        string   `yaml:"name"`
+	Title       string   `yaml:"title"`
+	Description string   `yaml:"description"`
+	Vars        []Var    `yaml:"vars"`
+	Notes       []string `yaml:"notes"`
+	Sheets      []Sheet  `yaml:"sheets"`
+	Chart       *Chart   `yaml:"chart"`
+}
+
+// Var is a query parameter beyond as_of, tz and account. An empty Default
+// leaves the default to the query file.
+type Var struct {
+	Name    string   `yaml:"name"`
+	Type    string   `yaml:"type"`
+	Default string   `yaml:"default"`
+	Values  []string `yaml:"values"`
+	Doc     string   `yaml:"doc"`
+}
+
+// Sheet is one data sheet: a query file and how to show its columns.
+type Sheet struct {
+	Name    string   `yaml:"name"`
+	Query   string   `yaml:"query"`
+	Totals  string   `yaml:"totals"` // label of the totals row; empty = no totals row
+	Check   *Check   `yaml:"check"`
+	Columns []Column `yaml:"columns"`
+}
+
+// Column says how a query column looks. Columns a definition does not list
+// are shown with their query name and a format chosen from their type.
+type Column struct {
+	Name   string  `yaml:"name"`
+	Title  string  `yaml:"title"`
+	Format string  `yaml:"format"`
+	Width  float64 `yaml:"width"`
+	Total  Total   `yaml:"total"`
+}
+
+// Total is how a column's totals-row value is computed: "sum", a weighted
+// average {weighted_by: col}, or a ratio of totals {ratio: col, of: [cols]}.
+type Total struct {
+	Sum        bool
+	WeightedBy string
+	Ratio      string
+	Of         []string
+}
+
+func (t *Total) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		if n.Value != "sum" {
+			return fmt.Errorf("line %d: total %q: want sum, {weighted_by: col} or {ratio: col, of: [cols]}", n.Line, n.Value)
+		}
+		t.Sum = true
+		return nil
+	}
+	var m struct {
+		WeightedBy string   `yaml:"weighted_by"`
+		Ratio      string   `yaml:"ratio"`
+		Of         []string `yaml:"of"`
+	}
+	if err := n.Decode(&m); err != nil {
+		return err
+	}
+	t.WeightedBy, t.Ratio, t.Of = m.WeightedBy, m.Ratio, m.Of
+	return nil
+}
+
+func (t Total) any() bool { return t.Sum || t.WeightedBy != "" || t.Ratio != "" }
+
+// Check is a reconciliation row under the totals: sum(Sum) - sum(Minus) - Equals
+// must be zero; the row shows the difference in the Equals column.
+type Check struct {
+	Label  string   `yaml:"label"`
+	Sum    []string `yaml:"sum"`
+	Minus  []string `yaml:"minus"`
+	Equals string   `yaml:"equals"`
+}
+
+// Chart is a native chart on the summary sheet. From "totals": one bar per
+// column, the values of the sheet's totals row. From "rows": one series per
+// column over the sheet's rows, labelled by Category.
+type Chart struct {
+	Type     string   `yaml:"type"`
+	Title    string   `yaml:"title"`
+	Sheet    string   `yaml:"sheet"`
+	From     string   `yaml:"from"`
+	Category string   `yaml:"category"`
+	Columns  []string `yaml:"columns"`
+}
+
+var (
+	nameRe     = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+	reportRe   = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
+	varTypes   = []string{"VARCHAR", "INTEGER", "DATE", "BOOLEAN", "DOUBLE"}
+	formats    = []string{"", "text", "int", "money", "credit", "decimal1", "rating", "percent", "date", "month", "datetime"}
+	chartTypes = []string{"col", "bar", "line", "pie"}
+	// builtinVars are set for every report by Options, not by definitions.
+	builtinVars = []string{"as_of", "tz", "account"}
+)
+
+// Definitions loads and checks every embedded report definition, by name.
+func Definitions() ([]*Definition, error) {
+	return loadDefinitions(reports.FS, queries.FS)
+}
+
+func loadDefinitions(defs, sqls fs.FS) ([]*Definition, error) {
+	files, err := fs.Glob(defs, "*.yaml")
+	if err != nil {
+		return nil, err
+	}
+	var out []*Definition
+	for _, f := range files {
+		b, err := fs.ReadFile(defs, f)
+		if err != nil {
+			return nil, err
+		}
+		d, err := parseDefinition(b, sqls)
+		if err != nil {
+			return nil, fmt.Errorf("report definition reports/%s: %w", f, err)
+		}
+		if want := strings.TrimSuffix(f, ".yaml"); d.Name != want {
+			return nil, fmt.Errorf("report definition reports/%s: name %q differs from the file name", f, d.Name)
+		}
+		out = append(out, d)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+func parseDefinition(b []byte, sqls fs.FS) (*Definition, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	var d Definition
+	if err := dec.Decode(&d); err != nil {
+		return nil, err
+	}
+	return &d, d.validate(sqls)
+}
+
+func (d *Definition) validate(sqls fs.FS) error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if !reportRe.MatchString(d.Name) {
+		bad("name %q: want lower-case letters, digits and dashes", d.Name)
+	}
+	if d.Title == "" {
+		bad("title is empty")
+	}
+	for _, v := range d.Vars {
+		if !nameRe.MatchString(v.Name) || slices.Contains(builtinVars, v.Name) {
+			bad("var %q: not a usable variable name", v.Name)
+		}
+		if !slices.Contains(varTypes, v.Type) {
+			bad("var %s: type %q is not one of %v", v.Name, v.Type, varTypes)
+		}
+		if v.Default != "" && len(v.Values) > 0 && !slices.Contains(v.Values, v.Default) {
+			bad("var %s: default %q is not one of %v", v.Name, v.Default, v.Values)
+		}
+	}
+	if len(d.Sheets) == 0 {
+		bad("no sheets")
+	}
+	sheets := map[string]*Sheet{}
+	for i := range d.Sheets {
+		s := &d.Sheets[i]
+		if err := s.validate(sqls); err != nil {
+			bad("sheet %q: %w", s.Name, err)
+		}
+		if sheets[strings.ToLower(s.Name)] != nil || strings.EqualFold(s.Name, summarySheet) {
+			bad("sheet name %q used twice", s.Name)
+		}
+		sheets[strings.ToLower(s.Name)] = s
+	}
+	if c := d.Chart; c != nil {
+		if err := c.validate(sheets[strings.ToLower(c.Sheet)]); err != nil {
+			bad("chart: %w", err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (s *Sheet) validate(sqls fs.FS) error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	// Excel limits sheet names to 31 characters and forbids some.
+	if s.Name == "" || len(s.Name) > 31 || strings.ContainsAny(s.Name, `[]:*?/\`) {
+		bad("not a valid sheet name")
+	}
+	if path.Ext(s.Query) != ".sql" {
+		bad("query %q: want a .sql file name", s.Query)
+	} else if _, err := fs.Stat(sqls, s.Query); err != nil {
+		bad("query %s: not in queries/", s.Query)
+	}
+	seen := map[string]bool{}
+	for _, c := range s.Columns {
+		if seen[c.Name] {
+			bad("column %s listed twice", c.Name)
+		}
+		seen[c.Name] = true
+		if !slices.Contains(formats, c.Format) {
+			bad("column %s: format %q is not one of %v", c.Name, c.Format, formats[1:])
+		}
+	}
+	for _, c := range s.Columns {
+		for _, ref := range append([]string{c.Total.WeightedBy, c.Total.Ratio}, c.Total.Of...) {
+			if ref != "" && !seen[ref] {
+				bad("column %s: total refers to unknown column %s", c.Name, ref)
+			}
+		}
+		if c.Total.Ratio != "" && len(c.Total.Of) == 0 {
+			bad("column %s: ratio total without of", c.Name)
+		}
+	}
+	if s.Check != nil {
+		if s.Totals == "" {
+			bad("check without a totals row")
+		}
+		for _, ref := range append(append([]string{s.Check.Equals}, s.Check.Sum...), s.Check.Minus...) {
+			if !seen[ref] || !s.column(ref).Total.Sum {
+				bad("check refers to %q, which is not a summed column", ref)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (s *Sheet) column(name string) *Column {
+	for i := range s.Columns {
+		if s.Columns[i].Name == name {
+			return &s.Columns[i]
+		}
+	}
+	return nil
+}
+
+func (c *Chart) validate(s *Sheet) error {
+	if s == nil {
+		return fmt.Errorf("sheet %q is not a sheet of this report", c.Sheet)
+	}
+	if !slices.Contains(chartTypes, c.Type) {
+		return fmt.Errorf("type %q is not one of %v", c.Type, chartTypes)
+	}
+	switch c.From {
+	case "totals":
+		if s.Totals == "" {
+			return fmt.Errorf("from totals, but sheet %q has no totals row", s.Name)
+		}
+	case "rows":
+		if s.column(c.Category) == nil {
+			return fmt.Errorf("category %q is not a column of sheet %q", c.Category, s.Name)
+		}
+	default:
+		return fmt.Errorf("from %q: want totals or rows", c.From)
+	}
+	if len(c.Columns) == 0 {
+		return errors.New("no columns")
+	}
+	for _, name := range c.Columns {
+		col := s.column(name)
+		if col == nil || (c.From == "totals" && !col.Total.any()) {
+			return fmt.Errorf("column %q is not a column of sheet %q with a total", name, s.Name)
+		}
+	}
+	return nil
+}
+
+// placeholderRe matches {name} and {name+N} in titles and notes.
+var placeholderRe = regexp.MustCompile(`\{([a-z_][a-z0-9_]*)(\+\d+)?\}`)
+
+// expand fills {name} placeholders from vals; {name+N} adds N to a number.
+// Unknown names stay as they are, so a typo shows in the workbook.
+func expand(s string, vals map[string]string) string {
+	return placeholderRe.ReplaceAllStringFunc(s, func(m string) string {
+		sub := placeholderRe.FindStringSubmatch(m)
+		v, ok := vals[sub[1]]
+		if !ok {
+			return m
+		}
+		if sub[2] == "" {
+			return v
+		}
+		n, err1 := strconv.ParseInt(v, 10, 64)
+		add, err2 := strconv.ParseInt(sub[2][1:], 10, 64)
+		if err1 != nil || err2 != nil {
+			return m
+		}
+		return strconv.FormatInt(n+add, 10)
+	})
+}

@@ -1,0 +1,237 @@
+package report
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math/big"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/billsync/billsync/queries"
+)
+
+// kind is how a result column's values are handled when written out.
+type kind int
+
+const (
+	kindText kind = iota
+	kindInt
+	kindFloat
+	kindDecimal
+	kindDate
+	kindTime
+	kindBool
+)
+
+func kindOf(dbType string) kind {
+	switch t := strings.ToUpper(dbType); {
+	case strings.HasPrefix(t, "DECIMAL"):
+		return kindDecimal
+	case strings.HasSuffix(t, "INT") || t == "BIGINT" || t == "INTEGER" || t == "HUGEINT" || t == "UHUGEINT":
+		return kindInt
+	case t == "DOUBLE" || t == "FLOAT" || t == "REAL":
+		return kindFloat
+	case t == "DATE":
+		return kindDate
+	case strings.HasPrefix(t, "TIMESTAMP"):
+		return kindTime
+	case t == "BOOLEAN":
+		return kindBool
+	}
+	return kindText
+}
+
+// decimal is what the driver returns for DECIMAL columns; matched by method
+// set so this package needs no import of the driver.
+type decimal interface {
+	Float64() float64
+	String() string
+}
+
+// normalize turns a scanned value into int64, float64, decimal, time.Time,
+// bool, string or nil, the only types the writers handle.
+func normalize(v any, k kind) any {
+	switch x := v.(type) {
+	case nil, int64, float64, string, time.Time, bool, decimal:
+		return v
+	case int32:
+		return int64(x)
+	case int16:
+		return int64(x)
+	case int8:
+		return int64(x)
+	case uint64:
+		return int64(x)
+	case uint32:
+		return int64(x)
+	case *big.Int:
+		if x.IsInt64() {
+			return x.Int64()
+		}
+		f, _ := new(big.Float).SetInt(x).Float64()
+		return f
+	case float32:
+		return float64(x)
+	case []byte:
+		return string(x)
+	}
+	return fmt.Sprint(v)
+}
+
+// result describes the columns of a running query.
+type result struct {
+	names []string
+	kinds []kind
+}
+
+// stream runs one query file's text on conn and hands each row to fn. The
+// row slice is reused between calls.
+func stream(ctx context.Context, conn *sql.Conn, file string, start func(result) error, fn func([]any) error) error {
+	text, err := fs.ReadFile(queries.FS, file)
+	if err != nil {
+		return fmt.Errorf("query %s: %w", file, err)
+	}
+	rows, err := conn.QueryContext(ctx, string(text))
+	if err != nil {
+		return fmt.Errorf("query %s: %w", file, err)
+	}
+	defer rows.Close()
+	if err := scanAll(rows, start, fn); err != nil {
+		return fmt.Errorf("query %s: %w", file, err)
+	}
+	return nil
+}
+
+func scanAll(rows *sql.Rows, start func(result) error, fn func([]any) error) error {
+	types, err := rows.ColumnTypes()
+	if err != nil {
+		return err
+	}
+	res := result{}
+	for _, t := range types {
+		res.names = append(res.names, t.Name())
+		res.kinds = append(res.kinds, kindOf(t.DatabaseTypeName()))
+	}
+	if err := start(res); err != nil {
+		return err
+	}
+	vals := make([]any, len(types))
+	ptrs := make([]any, len(types))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			return err
+		}
+		for i, v := range vals {
+			vals[i] = normalize(v, res.kinds[i])
+		}
+		if err := fn(vals); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// journalTable is the write-job journal's record of balances the service
+// reported (owned by internal/jobs). Queries read it as credit_balance_reports.
+const journalTable = `CREATE OR REPLACE TEMP TABLE credit_balance_reports (
+    account VARCHAR, customer_id VARCHAR, product_id VARCHAR, balance DECIMAL(20,4),
+    reported_at TIMESTAMPTZ, job_run_id BIGINT, action_id VARCHAR)`
+
+// attachJournal attaches the journal read-only when its file exists and has
+// the table. It returns a sentence for the summary sheet and whether the
+// journal can be read.
+func attachJournal(ctx context.Context, db *sql.DB, path string) (string, bool) {
+	if path == "" {
+		return "not configured: reported balances are empty", false
+	}
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return path + " does not exist (no add-credit job has run): reported balances are empty", false
+	}
+	// ATTACH takes no parameters; the path is quoted as a string literal.
+	q := "ATTACH IF NOT EXISTS " + sqlString(path) + " AS journal (READ_ONLY)"
+	if _, err := db.ExecContext(ctx, q); err != nil {
+		return fmt.Sprintf("%s could not be read (%v): reported balances are empty", path, oneLine(err)), false
+	}
+	var n int
+	err := db.QueryRowContext(ctx, `SELECT count(*) FROM duckdb_tables()
+		WHERE database_name = 'journal' AND table_name = 'credit_balance_reports'`).Scan(&n)
+	if err != nil || n == 0 {
+		return path + " has no credit_balance_reports table: reported balances are empty", false
+	}
+	return path, true
+}
+
+// prepareConn clears variables a previous user of the pooled connection set
+// and makes credit_balance_reports visible on conn: the journal's table, or an
+// empty stand-in.
+func prepareConn(ctx context.Context, conn *sql.Conn, journal bool) error {
+	vars, err := variables(ctx, conn)
+	if err != nil {
+		return err
+	}
+	for name := range vars {
+		if !nameRe.MatchString(name) {
+			return fmt.Errorf("unexpected variable name %q on the connection", name)
+		}
+		if _, err := conn.ExecContext(ctx, "RESET VARIABLE "+name); err != nil {
+			return fmt.Errorf("reset variable %s: %w", name, err)
+		}
+	}
+	q := journalTable
+	if journal {
+		q = "CREATE OR REPLACE TEMP VIEW credit_balance_reports AS SELECT * FROM journal.credit_balance_reports"
+	}
+	if _, err := conn.ExecContext(ctx, q); err != nil {
+		return fmt.Errorf("journal view: %w", err)
+	}
+	return nil
+}
+
+// sqlString quotes s as a SQL string literal.
+func sqlString(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
+}
+
+// setVar sets a DuckDB variable from text, cast to typ by DuckDB, so a bad
+// value fails with DuckDB's own message.
+func setVar(ctx context.Context, conn *sql.Conn, name, typ, value string) error {
+	if !nameRe.MatchString(name) {
+		return fmt.Errorf("variable name %q", name)
+	}
+	// The name is checked above and typ comes from a fixed list; the value is a parameter.
+	if _, err := conn.ExecContext(ctx, "SET VARIABLE "+name+" = CAST(? AS "+typ+")", value); err != nil {
+		return fmt.Errorf("%s=%q: %w", name, value, err)
+	}
+	return nil
+}
+
+// variables reads the connection's variables after the queries ran, so the
+// summary shows the values the SQL actually used, defaults included.
+func variables(ctx context.Context, conn *sql.Conn) (map[string]string, error) {
+	rows, err := conn.QueryContext(ctx, "SELECT name, value::VARCHAR FROM duckdb_variables()")
+	if err != nil {
+		return nil, fmt.Errorf("read variables: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var name string
+		var value sql.NullString
+		if err := rows.Scan(&name, &value); err != nil {
+			return nil, err
+		}
+		out[name] = value.String
+	}
+	return out, rows.Err()
+}
+
+func oneLine(err error) string {
+	return strings.Join(strings.Fields(err.Error()), " ")
+}

@@ -1,0 +1,365 @@
+// Package report turns the published warehouse into finance reports: it runs
+// the SQL of queries/ as the definitions of reports/ say and writes each
+// report as an .xlsx workbook and one CSV per sheet. It opens the warehouse
+// read-only and never needs an API key.
+package report
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/billsync/billsync/internal/warehouse"
+)
+
+// Options says which reports to produce, as of when, and where.
+type Options struct {
+	DB       string            // published warehouse file
+	Journal  string            // write-job journal; "" = billsync-jobs.duckdb beside DB
+	OutDir   string            // created if missing
+	Formats  []string          // "xlsx", "csv"; empty = both
+	AsOf     time.Time         // report date (its calendar date counts); zero = today in TZ
+	TZ       string            // IANA zone of dates and day boundaries; "" = Asia/Jakarta
+	Currency string            // ISO code shown on amounts; "" = IDR
+	Account  string            // only this account; "" = all accounts in the warehouse
+	Names    []string          // reports to produce; empty = all
+	Vars     map[string]string // report variables (see -list), e.g. aging_basis=created
+	Log      *slog.Logger
+}
+
+const (
+	summarySheet    = "Summary"
+	defaultTZ       = "Asia/Jakarta"
+	defaultCurrency = "IDR"
+	journalFile     = "billsync-jobs.duckdb"
+)
+
+// settings are Options resolved and checked.
+type settings struct {
+	Options
+	loc     *time.Location
+	asOf    string // YYYY-MM-DD
+	journal string // sentence for the summary sheet
+	hasJnl  bool
+}
+
+func (o Options) resolve() (*settings, error) {
+	s := &settings{Options: o}
+	if s.TZ == "" {
+		s.TZ = defaultTZ
+	}
+	loc, err := time.LoadLocation(s.TZ)
+	if err != nil {
+		return nil, fmt.Errorf("time zone %q: %w", s.TZ, err)
+	}
+	s.loc = loc
+	if s.Currency == "" {
+		s.Currency = defaultCurrency
+	}
+	s.Currency = strings.ToUpper(s.Currency)
+	if s.AsOf.IsZero() {
+		s.AsOf = time.Now().In(loc)
+	}
+	s.asOf = s.AsOf.Format(time.DateOnly)
+	if len(s.Formats) == 0 {
+		s.Formats = []string{"xlsx", "csv"}
+	}
+	for _, f := range s.Formats {
+		if f != "xlsx" && f != "csv" {
+			return nil, fmt.Errorf("format %q: want xlsx or csv", f)
+		}
+	}
+	if s.OutDir == "" {
+		return nil, errors.New("no output directory")
+	}
+	if s.Journal == "" && s.DB != "" {
+		s.Journal = filepath.Join(filepath.Dir(s.DB), journalFile)
+	}
+	if s.Log == nil {
+		s.Log = slog.Default()
+	}
+	return s, nil
+}
+
+// Generate writes the chosen reports and returns the files it wrote. Every
+// file is written under a temporary name and renamed into place.
+func Generate(ctx context.Context, o Options) ([]string, error) {
+	s, err := o.resolve()
+	if err != nil {
+		return nil, err
+	}
+	defs, err := selectReports(o.Names)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkVars(defs, o.Vars); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(s.OutDir, 0o755); err != nil {
+		return nil, fmt.Errorf("output directory: %w", err)
+	}
+	db, err := warehouse.OpenReadOnly(ctx, s.DB)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	s.journal, s.hasJnl = attachJournal(ctx, db, s.Journal)
+	var files []string
+	for _, d := range defs {
+		start := time.Now()
+		written, err := generate(ctx, db, s, d)
+		if err != nil {
+			return files, fmt.Errorf("report %s: %w", d.Name, err)
+		}
+		s.Log.Info("report written", "report", d.Name, "as_of", s.asOf, "files", len(written), "took", time.Since(start).Round(time.Millisecond))
+		files = append(files, written...)
+	}
+	return files, nil
+}
+
+// selectReports returns the named definitions in the order given, or all.
+func selectReports(names []string) ([]*Definition, error) {
+	all, err := Definitions()
+	if err != nil {
+		return nil, err
+	}
+	if len(names) == 0 {
+		return all, nil
+	}
+	var out []*Definition
+	for _, n := range names {
+		i := slices.IndexFunc(all, func(d *Definition) bool { return d.Name == n })
+		if i < 0 {
+			return nil, fmt.Errorf("no report named %q (reports: %s)", n, strings.Join(reportNames(all), ", "))
+		}
+		out = append(out, all[i])
+	}
+	return out, nil
+}
+
+func reportNames(defs []*Definition) []string {
+	var n []string
+	for _, d := range defs {
+		n = append(n, d.Name)
+	}
+	return n
+}
+
+// checkVars rejects a variable that none of the chosen reports declares, or a
+// value outside a declared list.
+func checkVars(defs []*Definition, vars map[string]string) error {
+	var errs []error
+	for name, val := range vars {
+		known := false
+		for _, d := range defs {
+			for _, v := range d.Vars {
+				if v.Name != name {
+					continue
+				}
+				known = true
+				if len(v.Values) > 0 && !slices.Contains(v.Values, val) {
+					errs = append(errs, fmt.Errorf("variable %s=%q: want one of %s (report %s)", name, val, strings.Join(v.Values, ", "), d.Name))
+				}
+			}
+		}
+		if !known {
+			errs = append(errs, fmt.Errorf("variable %s: none of the reports %s uses it", name, strings.Join(reportNames(defs), ", ")))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// sheetOutput is what one data sheet produced, for the summary.
+type sheetOutput struct {
+	sheet *Sheet
+	cols  []column
+	rows  int
+	check *checkResult
+	total int // row number of the totals row in the workbook, 0 = none
+}
+
+// generate runs one report on its own connection (variables are per connection).
+func generate(ctx context.Context, db *sql.DB, s *settings, d *Definition) ([]string, error) {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	if err := prepareConn(ctx, conn, s.hasJnl); err != nil {
+		return nil, err
+	}
+	vals, err := setReportVars(ctx, conn, s, d)
+	if err != nil {
+		return nil, err
+	}
+	base := filepath.Join(s.OutDir, d.Name+"_"+s.asOf)
+	var wb *workbook
+	if slices.Contains(s.Formats, "xlsx") {
+		if wb, err = newWorkbook(s); err != nil {
+			return nil, err
+		}
+		defer wb.close()
+	}
+	var csvs []*csvSheet
+	abort := func() {
+		for _, c := range csvs {
+			c.abort()
+		}
+	}
+	var outs []sheetOutput
+	var files []string
+	for i := range d.Sheets {
+		sh := &d.Sheets[i]
+		out, c, err := runSheet(ctx, conn, s, sh, vals, wb, base)
+		if c != nil {
+			csvs = append(csvs, c)
+		}
+		if err != nil {
+			abort()
+			return nil, fmt.Errorf("sheet %q: %w", sh.Name, err)
+		}
+		outs = append(outs, out)
+	}
+	// The CSVs are complete; put them in place together once every sheet ran.
+	for _, c := range csvs {
+		if err := c.finish(); err != nil {
+			abort()
+			return nil, err
+		}
+		files = append(files, c.file.path)
+	}
+	if wb != nil {
+		effective, err := variables(ctx, conn)
+		if err != nil {
+			return nil, err
+		}
+		src, err := sources(ctx, conn, s)
+		if err != nil {
+			return nil, err
+		}
+		if err := wb.summary(d, s, effective, src, outs); err != nil {
+			return nil, fmt.Errorf("summary: %w", err)
+		}
+		if err := wb.save(base + ".xlsx"); err != nil {
+			return nil, err
+		}
+		files = append(files, base+".xlsx")
+	}
+	sort.Strings(files)
+	return files, nil
+}
+
+// setReportVars sets as_of, tz, account and the report's variables on conn
+// and returns the values titles may use.
+func setReportVars(ctx context.Context, conn *sql.Conn, s *settings, d *Definition) (map[string]string, error) {
+	vals := map[string]string{"as_of": s.asOf, "tz": s.TZ, "currency": s.Currency}
+	set := func(name, typ, v string) error {
+		if err := setVar(ctx, conn, name, typ, v); err != nil {
+			return fmt.Errorf("variable %w", err)
+		}
+		vals[name] = v
+		return nil
+	}
+	if err := set("as_of", "DATE", s.asOf); err != nil {
+		return nil, err
+	}
+	if err := set("tz", "VARCHAR", s.TZ); err != nil {
+		return nil, err
+	}
+	if s.Account != "" {
+		if err := set("account", "VARCHAR", s.Account); err != nil {
+			return nil, err
+		}
+	}
+	for _, v := range d.Vars {
+		val, ok := s.Vars[v.Name]
+		if !ok {
+			val = v.Default
+		}
+		if val == "" {
+			continue // the query file's default applies
+		}
+		if err := set(v.Name, v.Type, val); err != nil {
+			return nil, err
+		}
+	}
+	return vals, nil
+}
+
+// runSheet streams one query into the workbook sheet and the sheet's CSV.
+func runSheet(ctx context.Context, conn *sql.Conn, s *settings, sh *Sheet, vals map[string]string, wb *workbook, base string) (sheetOutput, *csvSheet, error) {
+	out := sheetOutput{sheet: sh}
+	var (
+		xs  *xlsxSheet
+		cs  *csvSheet
+		tot *totals
+	)
+	start := func(res result) error {
+		out.cols = resolveColumns(sh, res, vals)
+		tot = newTotals(out.cols)
+		var err error
+		if wb != nil {
+			if xs, err = wb.dataSheet(sh.Name, out.cols); err != nil {
+				return err
+			}
+		}
+		if slices.Contains(s.Formats, "csv") {
+			cs, err = newCSVSheet(base+"_"+slug(sh.Name)+".csv", out.cols, s.loc)
+		}
+		return err
+	}
+	row := func(v []any) error {
+		out.rows++
+		tot.add(v)
+		if xs != nil {
+			if err := xs.write(v); err != nil {
+				return err
+			}
+		}
+		if cs != nil {
+			return cs.write(v)
+		}
+		return nil
+	}
+	if err := stream(ctx, conn, sh.Query, start, row); err != nil {
+		return out, cs, err
+	}
+	if xs != nil {
+		chk, err := xs.finish(sh, tot)
+		if err != nil {
+			return out, cs, err
+		}
+		out.total = xs.totalRow
+		if sh.Check != nil {
+			out.check = &chk
+		}
+	} else if sh.Check != nil {
+		chk := tot.check(sh.Check)
+		out.check = &chk
+	}
+	return out, cs, nil
+}
+
+// slug is a sheet name as a file name part: "By customer" -> "by-customer".
+func slug(s string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(s) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			b.WriteRune(r)
+			dash = false
+		} else if !dash && b.Len() > 0 {
+			b.WriteByte('-')
+			dash = true
+		}
+	}
+	return strings.TrimSuffix(b.String(), "-")
+}
