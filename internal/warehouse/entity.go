@@ -28,7 +28,8 @@ var Entities = []Entity{Customers, Products, ProductDetails, PaymentRequests, Pa
 type entityDef struct {
 	table   string
 	deletes bool     // a full list marks rows it did not contain as deleted upstream
-	derived []string // sections of merge/derived.sql run after the upsert
+	detail  bool     // fills columns of rows another entity listed; never inserts
+	derived []string // child tables built by merge/derived.sql after the upsert
 	sql     map[string]string
 }
 
@@ -38,9 +39,9 @@ func loadEntityDefs() map[Entity]*entityDef {
 	defs := map[Entity]*entityDef{
 		Customers:             {table: "customers", deletes: true},
 		Products:              {table: "products", deletes: true, derived: []string{"product_variants"}},
-		ProductDetails:        {table: "products", derived: []string{"product_variants"}},
+		ProductDetails:        {table: "products", detail: true, derived: []string{"product_variants"}},
 		PaymentRequests:       {table: "payment_requests", deletes: true},
-		PaymentRequestDetails: {table: "payment_requests"},
+		PaymentRequestDetails: {table: "payment_requests", detail: true},
 		Invoices:              {table: "invoices", deletes: true, derived: []string{"invoice_transactions"}},
 		UnpaidTransactions:    {table: "unpaid_transactions", deletes: true},
 		Reviews:               {table: "reviews", deletes: true},
@@ -60,11 +61,13 @@ func loadEntityDefs() map[Entity]*entityDef {
 			d.sql[name] = text
 		}
 		for _, name := range d.derived {
-			text, ok := derived[name]
-			if !ok {
-				panic(fmt.Sprintf("merge/derived.sql has no section %q", name))
+			for _, section := range []string{name + "_incoming", name, name + "_first"} {
+				text, ok := derived[section]
+				if !ok {
+					panic(fmt.Sprintf("merge/derived.sql has no section %q", section))
+				}
+				d.sql["derived_"+section] = text
 			}
-			d.sql["derived_"+name] = text
 		}
 	}
 	return defs

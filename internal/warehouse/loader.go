@@ -1,6 +1,7 @@
 package warehouse
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"database/sql/driver"
@@ -99,7 +100,7 @@ func (l *Loader) Add(page, idx int, raw []byte) error {
 
 // looksLikeObject is the cheap check done per record; full parsing happens in SQL.
 func looksLikeObject(raw []byte) bool {
-	s := strings.TrimSpace(string(raw))
+	s := bytes.TrimSpace(raw)
 	return len(s) >= 2 && s[0] == '{' && s[len(s)-1] == '}'
 }
 
@@ -133,35 +134,81 @@ func (l *Loader) Merge(ctx context.Context, full bool) (MergeResult, error) {
 	if err := l.app.Close(); err != nil {
 		return MergeResult{}, fmt.Errorf("merge %s: flush staging: %w", l.entity, err)
 	}
-	if err := l.prepare(ctx); err != nil {
+	path, err := l.prepare(ctx, false)
+	if err != nil {
+		// Unreadable JSON fails the fast parse; the checked parse reports it per record.
+		l.b.log.Debug("merge retries with checked JSON parse", "entity", l.entity, "err", err)
+		path, err = l.prepare(ctx, true)
+	}
+	if err != nil {
 		return MergeResult{}, fmt.Errorf("merge %s: %w", l.entity, err)
 	}
 	if err := l.validate(ctx); err != nil {
 		return MergeResult{}, err
 	}
-	res, err := l.apply(ctx, full && l.def.deletes)
+	res, err := l.apply(ctx, path, full && l.def.deletes)
 	if err != nil {
 		return MergeResult{}, fmt.Errorf("merge %s: %w", l.entity, err)
 	}
 	l.b.log.Info("merged", "entity", l.entity, "account", l.account, "run", l.runID, "staged", l.seq,
-		"inserted", res.Inserted, "updated", res.Updated, "unchanged", res.Unchanged,
+		"path", path, "inserted", res.Inserted, "updated", res.Updated, "unchanged", res.Unchanged,
 		"deleted", res.Deleted, "restored", res.Restored, "took", time.Since(start).Round(time.Millisecond))
 	return res, nil
 }
 
-func (l *Loader) prepare(ctx context.Context) error {
+// mergePath is how a merge treats the entity's table (see merge/common.sql).
+type mergePath string
+
+const (
+	pathFirst  mergePath = "first"  // the account has no row yet: parse all, plain insert
+	pathList   mergePath = "list"   // parse only records that differ from the stored ones
+	pathDetail mergePath = "detail" // detail entities fill columns of listed rows
+)
+
+// prepare builds `projected` from the staged records that need parsing.
+func (l *Loader) prepare(ctx context.Context, checked bool) (mergePath, error) {
 	_, err := l.conn.ExecContext(ctx,
 		`CREATE OR REPLACE TEMP TABLE merge_ctx AS SELECT ?::VARCHAR AS account, ?::BIGINT AS run_id, ?::TIMESTAMPTZ AS observed_at`,
 		l.account, l.runID, l.observedAt)
 	if err != nil {
-		return fmt.Errorf("merge context: %w", err)
+		return "", fmt.Errorf("merge context: %w", err)
 	}
-	t := time.Now()
-	if _, err := l.conn.ExecContext(ctx, l.def.sql["project"]); err != nil {
-		return fmt.Errorf("project: %w", err)
+	if _, err := l.conn.ExecContext(ctx, `SET VARIABLE bs_checked = ?`, checked); err != nil {
+		return "", fmt.Errorf("merge context: %w", err)
 	}
-	l.timed("project", t)
-	return nil
+	if _, err := l.conn.ExecContext(ctx, l.def.sql["staged"]); err != nil {
+		return "", fmt.Errorf("staged: %w", err)
+	}
+	path, err := l.choosePath(ctx)
+	if err != nil {
+		return "", err
+	}
+	steps := []string{"parse_all", "project"}
+	if path == pathList {
+		steps[0] = "keys"
+	}
+	for _, step := range steps {
+		t := time.Now()
+		if _, err := l.conn.ExecContext(ctx, l.def.sql[step]); err != nil {
+			return "", fmt.Errorf("%s: %w", step, err)
+		}
+		l.timed(step, t)
+	}
+	return path, nil
+}
+
+func (l *Loader) choosePath(ctx context.Context) (mergePath, error) {
+	if l.def.detail {
+		return pathDetail, nil
+	}
+	var has bool
+	if err := l.conn.QueryRowContext(ctx, l.def.sql["has_rows"]).Scan(&has); err != nil {
+		return "", fmt.Errorf("has rows: %w", err)
+	}
+	if has {
+		return pathList, nil
+	}
+	return pathFirst, nil
 }
 
 const problemsQuery = `SELECT x_page, x_idx, coalesce(id, ''), x_problems::VARCHAR[], count(*) OVER ()
@@ -210,43 +257,39 @@ func joinAny(xs []any) string {
 	return strings.Join(s, "; ")
 }
 
-// apply runs the merge steps in one transaction.
-func (l *Loader) apply(ctx context.Context, full bool) (MergeResult, error) {
+// apply runs the merge steps of path in one transaction.
+func (l *Loader) apply(ctx context.Context, path mergePath, full bool) (MergeResult, error) {
 	var res MergeResult
-	t := time.Now()
-	if _, err := l.conn.ExecContext(ctx, l.def.sql["dedupe"]); err != nil {
+	dedupe := "dedupe"
+	if path == pathList {
+		dedupe = "dedupe_keyed"
+	}
+	if _, err := l.conn.ExecContext(ctx, l.def.sql[dedupe]); err != nil {
 		return res, fmt.Errorf("dedupe: %w", err)
 	}
-	l.timed("dedupe", t)
 	tx, err := l.conn.BeginTx(ctx, nil)
 	if err != nil {
 		return res, err
 	}
 	defer tx.Rollback()
-	t = time.Now()
-	if err := execStep(ctx, tx, "classify", l.def.sql["classify"]); err != nil {
+	classify := "classify"
+	if path == pathFirst {
+		classify = "classify_first"
+	}
+	if err := l.run(ctx, tx, classify); err != nil {
 		return res, err
 	}
-	l.timed("classify", t)
-	t = time.Now()
 	err = tx.QueryRowContext(ctx, l.def.sql["counts"]).Scan(&res.Inserted, &res.Updated, &res.Unchanged, &res.Restored)
 	if err != nil {
 		return res, fmt.Errorf("counts: %w", err)
 	}
-	l.timed("counts", t)
-	steps := []string{"lifecycle", "changes", "upsert"}
-	for _, d := range l.def.derived {
-		steps = append(steps, "derived_"+d)
-	}
-	for _, step := range steps {
-		t := time.Now()
-		if err := execStep(ctx, tx, step, l.def.sql[step]); err != nil {
+	for _, step := range l.steps(path) {
+		if err := l.run(ctx, tx, step); err != nil {
 			return res, err
 		}
-		l.timed(step, t)
 	}
-	if full {
-		t = time.Now()
+	if full && path != pathFirst { // after a first load every row of the account was just seen
+		t := time.Now()
 		r, err := tx.ExecContext(ctx, l.def.sql["deleted"])
 		if err != nil {
 			return res, fmt.Errorf("deleted: %w", err)
@@ -254,9 +297,34 @@ func (l *Loader) apply(ctx context.Context, full bool) (MergeResult, error) {
 		res.Deleted, _ = r.RowsAffected()
 		l.timed("deleted", t)
 	}
-	t = time.Now()
+	t := time.Now()
 	defer l.timed("commit", t)
 	return res, tx.Commit()
+}
+
+// steps lists the statements after counts for path.
+func (l *Loader) steps(path mergePath) []string {
+	if path == pathFirst {
+		steps := []string{"insert_first"}
+		for _, d := range l.def.derived {
+			steps = append(steps, "derived_"+d+"_incoming", "derived_"+d+"_first")
+		}
+		return steps
+	}
+	steps := []string{"lifecycle", "changes", "upsert"}
+	for _, d := range l.def.derived {
+		steps = append(steps, "derived_"+d+"_incoming", "derived_"+d)
+	}
+	return steps
+}
+
+func (l *Loader) run(ctx context.Context, tx *sql.Tx, step string) error {
+	t := time.Now()
+	if err := execStep(ctx, tx, step, l.def.sql[step]); err != nil {
+		return err
+	}
+	l.timed(step, t)
+	return nil
 }
 
 func execStep(ctx context.Context, tx *sql.Tx, name, text string) error {
@@ -305,7 +373,8 @@ func (l *Loader) close() error {
 	}
 	ctx := context.Background()
 	// the connection goes back to the pool: its temp objects must not outlive the loader
-	for _, stmt := range []string{"DROP VIEW IF EXISTS temp.incoming", "DROP TABLE IF EXISTS temp.stage",
+	for _, stmt := range []string{"DROP VIEW IF EXISTS temp.incoming", "DROP VIEW IF EXISTS temp.parse_input", "DROP VIEW IF EXISTS temp.staged",
+		"DROP TABLE IF EXISTS temp.stage", "DROP TABLE IF EXISTS temp.keys",
 		"DROP TABLE IF EXISTS temp.projected", "DROP TABLE IF EXISTS temp.merge_ctx", "DROP TABLE IF EXISTS temp.merge_state",
 		"DROP TABLE IF EXISTS temp.incoming_variants", "DROP TABLE IF EXISTS temp.incoming_transactions"} {
 		if _, err := l.conn.ExecContext(ctx, stmt); err != nil {

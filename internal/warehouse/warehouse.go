@@ -16,9 +16,15 @@ import (
 	duckdb "github.com/duckdb/duckdb-go/v2"
 )
 
+// buildMemoryLimit bounds DuckDB's buffer pool on the build file. Staging and
+// merge intermediates beyond it spill to path+".tmp" instead of growing the
+// process (a 1M-record load otherwise peaks at several GB).
+const buildMemoryLimit = "512MB"
+
 // openDB opens a DuckDB file with settings every billsync handle needs: no
 // extension downloads (json, parquet and icu are linked in), UTC session time,
-// and a usable home directory even when HOME is unset.
+// and a usable home directory even when HOME is unset. A writable handle also
+// gets the memory bound and spill directory of a build.
 func openDB(path string, readOnly bool) (*sql.DB, error) {
 	opts := url.Values{}
 	opts.Set("autoinstall_known_extensions", "false")
@@ -28,6 +34,11 @@ func openDB(path string, readOnly bool) (*sql.DB, error) {
 	}
 	if readOnly {
 		opts.Set("access_mode", "READ_ONLY")
+	} else {
+		opts.Set("memory_limit", buildMemoryLimit)
+		opts.Set("temp_directory", path+".tmp")
+		// no statement here needs rows in insertion order; keeping it costs memory
+		opts.Set("preserve_insertion_order", "false")
 	}
 	conn, err := duckdb.NewConnector(path+"?"+opts.Encode(), func(ex driver.ExecerContext) error {
 		_, err := ex.ExecContext(context.Background(), "SET TimeZone = 'UTC'", nil)

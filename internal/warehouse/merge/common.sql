@@ -1,12 +1,64 @@
 -- Merge steps shared by the entities. __TABLE__ and __ENTITY__ are replaced by
 -- the entity's constant table and entity names when the package loads; an
--- entity's own file can override a section. Every step reads the deduplicated
--- temp table `incoming` (target columns plus x_* helper columns) and the
--- one-row temp table `merge_ctx` (account, run_id, observed_at).
+-- entity's own file can override a section. The one-row temp table `merge_ctx`
+-- holds account, run_id and observed_at.
+--
+-- A merge takes one of three paths (loader.go picks it):
+--   first load  the account has no row in the table yet: parse everything, plain INSERT;
+--   list        parse only records whose raw JSON differs from the stored one,
+--               touch the seen columns of the identical ones;
+--   detail      (product and payment-request details) their own classify.
+
+-- name: staged
+-- Staged rows as the merge reads them. Records come from decoded pages and are
+-- valid JSON, so they are parsed without TRY (which doubles the cost); when a
+-- statement still fails on bad JSON the loader sets bs_checked and starts over,
+-- and unreadable records become NULL, reported as "not a JSON object".
+CREATE OR REPLACE TEMP VIEW staged AS
+SELECT seq, page, idx,
+       CASE WHEN getvariable('bs_checked') AND NOT json_valid(raw) THEN NULL ELSE raw END AS raw
+FROM stage;
+
+-- name: has_rows
+SELECT EXISTS (SELECT 1 FROM __TABLE__ t, merge_ctx c WHERE t.account = c.account);
+
+-- name: parse_all
+CREATE OR REPLACE TEMP VIEW parse_input AS SELECT * FROM staged;
+
+-- name: keys
+-- One cheap pass (the id only) decides what each staged record is, before the
+-- expensive parse: a record whose raw JSON equals the stored one is neither
+-- parsed nor validated again (it passed when stored). merge_state has one row
+-- per id, the later fetch of a record winning (stage order = fetch order).
+CREATE OR REPLACE TEMP TABLE keys AS
+SELECT s.seq, s.id, t.id IS NOT NULL AS stored,
+       coalesce(t.raw::VARCHAR = s.raw, false) AS identical,
+       coalesce(t.deleted_upstream_at IS NOT NULL, false) AS was_deleted
+FROM (SELECT seq, bs_blank(json_extract_string(raw, '$.id')) AS id, raw FROM staged) s
+LEFT JOIN (SELECT t.id, t.raw, t.deleted_upstream_at FROM __TABLE__ t, merge_ctx c WHERE t.account = c.account) t
+       ON t.id = s.id;
+SET VARIABLE bs_has_duplicates = (SELECT count(id) <> count(DISTINCT id) FROM keys);
+CREATE OR REPLACE TEMP TABLE merge_state AS
+WITH latest AS (
+    SELECT * FROM keys WHERE id IS NOT NULL AND NOT getvariable('bs_has_duplicates')
+    UNION ALL
+    SELECT * FROM keys WHERE id IS NOT NULL AND getvariable('bs_has_duplicates')
+    QUALIFY row_number() OVER (PARTITION BY id ORDER BY seq DESC) = 1
+)
+SELECT id, seq,
+       CASE WHEN NOT stored THEN 'new' WHEN identical THEN 'same' ELSE 'changed' END AS state,
+       was_deleted,
+       -- derived tables are rebuilt only from parents that are new, changed or restored
+       NOT identical OR was_deleted AS derive
+FROM latest;
+-- Records without an id are parsed too, so validation can name them.
+CREATE OR REPLACE TEMP VIEW parse_input AS
+SELECT * FROM staged
+WHERE seq IN (SELECT seq FROM keys WHERE NOT identical OR was_deleted OR id IS NULL);
 
 -- name: dedupe
--- The later fetch of a record wins (stage order = fetch order). Without
--- duplicates (the usual case) incoming is just a view of projected.
+-- The later fetch of a record wins. Without duplicates (the usual case)
+-- incoming is just a view of projected.
 SET VARIABLE bs_has_duplicates = (SELECT count(*) <> count(DISTINCT id) FROM projected);
 CREATE OR REPLACE TEMP VIEW incoming AS
 SELECT * EXCLUDE (x_problems) FROM projected WHERE NOT getvariable('bs_has_duplicates')
@@ -14,18 +66,17 @@ UNION ALL BY NAME
 SELECT * EXCLUDE (x_problems) FROM projected WHERE getvariable('bs_has_duplicates')
 QUALIFY row_number() OVER (PARTITION BY id ORDER BY x_seq DESC) = 1;
 
--- name: classify
--- One join with the table decides what each incoming record is; the later
--- steps read this instead of joining again.
+-- name: dedupe_keyed
+-- merge_state already chose the record that wins for each id.
+CREATE OR REPLACE TEMP VIEW incoming AS
+SELECT * EXCLUDE (x_problems) FROM projected WHERE x_seq IN (SELECT seq FROM merge_state);
+
+-- name: classify_first
 CREATE OR REPLACE TEMP TABLE merge_state AS
-SELECT s.id,
-       CASE WHEN t.id IS NULL THEN 'new'
-            WHEN t.raw IS DISTINCT FROM s.raw THEN 'changed'
-            ELSE 'same' END AS state,
-       t.id IS NOT NULL AND t.deleted_upstream_at IS NOT NULL AS was_deleted,
-       -- derived tables are rebuilt only from parents that are new, changed or restored
-       t.id IS NULL OR t.raw IS DISTINCT FROM s.raw OR t.deleted_upstream_at IS NOT NULL AS derive
-FROM incoming s LEFT JOIN __TABLE__ t ON t.account = s.account AND t.id = s.id;
+SELECT id, x_seq AS seq, 'new' AS state, false AS was_deleted, true AS derive FROM incoming;
+
+-- name: classify
+-- list entities classified in keys
 
 -- name: counts
 SELECT count(*) FILTER (WHERE state = 'new') AS inserted,
@@ -35,29 +86,42 @@ SELECT count(*) FILTER (WHERE state = 'new') AS inserted,
 FROM merge_state;
 
 -- name: lifecycle
+-- `_created` means "appeared since the previous sync": the account's first
+-- sync of the entity (no row from an earlier run) writes none, first_seen_at
+-- says when billsync first saw those records.
 INSERT INTO record_changes
 SELECT c.account, '__ENTITY__', m.id, CASE WHEN m.state = 'new' THEN '_created' ELSE '_restored' END,
        NULL, NULL, c.observed_at, c.run_id
 FROM merge_state m, merge_ctx c
-WHERE m.state = 'new' OR m.was_deleted;
+WHERE m.was_deleted
+   OR (m.state = 'new' AND EXISTS (SELECT 1 FROM __TABLE__ t, merge_ctx c2
+                                   WHERE t.account = c2.account AND t.first_seen_run <> c2.run_id));
+
+-- name: insert_first
+INSERT INTO __TABLE__ BY NAME
+SELECT COLUMNS(c -> NOT starts_with(c, 'x_')),
+       last_seen_run AS first_seen_run, last_seen_at AS first_seen_at
+FROM incoming;
 
 -- name: upsert
--- New records are inserted with their first_seen columns; known ones are
--- updated BY NAME, so columns the incoming rows do not carry (first_seen_*,
--- detail columns filled by another entity) keep their values. A record whose
--- raw JSON did not change only gets its seen columns touched.
+-- New records are inserted with their first_seen columns; changed and restored
+-- ones are updated BY NAME, so columns the incoming rows do not carry
+-- (first_seen_*, detail columns filled by another entity) keep their values.
+-- Identical records were not parsed: only their two seen columns are updated,
+-- which DuckDB stores per column, instead of rewriting whole rows.
 INSERT INTO __TABLE__ BY NAME
 SELECT COLUMNS(c -> NOT starts_with(c, 'x_')),
        last_seen_run AS first_seen_run, last_seen_at AS first_seen_at
 FROM incoming
-WHERE id IN (SELECT id FROM merge_state WHERE state = 'new');
+WHERE x_seq IN (SELECT seq FROM merge_state WHERE state = 'new');
 MERGE INTO __TABLE__ t
 USING (SELECT COLUMNS(c -> NOT starts_with(c, 'x_')) FROM incoming
-       WHERE id IN (SELECT id FROM merge_state WHERE state <> 'new')) s
+       WHERE x_seq IN (SELECT seq FROM merge_state WHERE state <> 'new')) s
 ON t.account = s.account AND t.id = s.id
-WHEN MATCHED AND t.raw IS NOT DISTINCT FROM s.raw THEN
-    UPDATE SET last_seen_run = s.last_seen_run, last_seen_at = s.last_seen_at, deleted_upstream_at = NULL
 WHEN MATCHED THEN UPDATE BY NAME;
+UPDATE __TABLE__ t SET last_seen_run = c.run_id, last_seen_at = c.observed_at
+FROM merge_state m, merge_ctx c
+WHERE t.account = c.account AND t.id = m.id AND m.state = 'same' AND NOT m.was_deleted;
 
 -- name: deleted
 -- Only after a full list: rows of this account that no merge of this run saw.

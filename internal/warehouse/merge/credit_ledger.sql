@@ -5,12 +5,12 @@
 -- name: project
 CREATE OR REPLACE TEMP TABLE projected AS
 WITH p AS (
-    SELECT seq, page, idx, TRY(raw::JSON) AS raw, TRY(json_transform(raw, '{
+    SELECT seq, page, idx, raw::JSON AS raw, json_transform(raw, '{
         "id": "VARCHAR", "customerId": "VARCHAR", "productId": "VARCHAR", "merchantId": "VARCHAR",
         "createdAt": "VARCHAR", "expiredAt": "VARCHAR", "credit": "VARCHAR", "debit": "VARCHAR",
         "amount": "VARCHAR", "status": "VARCHAR", "walletType": "VARCHAR", "type": "VARCHAR",
-        "membershipTierId": "VARCHAR"}')) AS r
-    FROM stage
+        "membershipTierId": "VARCHAR"}') AS r
+    FROM parse_input
 ), t AS (
     SELECT *, bs_ts(r.createdAt) AS created_at, bs_ts(r.expiredAt) AS expired_at,
            bs_dec(r.credit) AS credit_in, bs_dec(r.debit) AS debit_in, bs_dec(r.amount) AS amount_in

@@ -3,10 +3,10 @@
 -- name: project
 CREATE OR REPLACE TEMP TABLE projected AS
 WITH p AS (
-    SELECT seq, page, idx, TRY(raw::JSON) AS raw, TRY(json_transform(raw, '{
+    SELECT seq, page, idx, raw::JSON AS raw, json_transform(raw, '{
         "id": "VARCHAR", "email": "VARCHAR", "mobile": "VARCHAR", "name": "VARCHAR", "status": "VARCHAR",
-        "createdAt": "VARCHAR", "updatedAt": "VARCHAR", "updateAt": "VARCHAR", "userId": "VARCHAR"}')) AS r
-    FROM stage
+        "createdAt": "VARCHAR", "updatedAt": "VARCHAR", "updateAt": "VARCHAR", "userId": "VARCHAR"}') AS r
+    FROM parse_input
 ), t AS (
     -- the spec's field description calls it updateAt; accept either name
     SELECT *, bs_ts(r.createdAt) AS created_at, coalesce(r.updatedAt, r.updateAt) AS updated_text,

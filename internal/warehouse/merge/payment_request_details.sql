@@ -4,8 +4,8 @@
 -- name: project
 CREATE OR REPLACE TEMP TABLE projected AS
 WITH p AS (
-    SELECT seq, page, idx, TRY(raw::JSON) AS raw, TRY(json_transform(raw, '{"id": "VARCHAR", "userId": "VARCHAR", "qty": "VARCHAR"}')) AS r
-    FROM stage
+    SELECT seq, page, idx, raw::JSON AS raw, json_transform(raw, '{"id": "VARCHAR", "userId": "VARCHAR", "qty": "VARCHAR"}') AS r
+    FROM parse_input
 ), t AS (
     SELECT *, bs_int(r.qty) AS qty FROM p
 )

@@ -3,12 +3,12 @@
 -- name: project
 CREATE OR REPLACE TEMP TABLE projected AS
 WITH p AS (
-    SELECT seq, page, idx, TRY(raw::JSON) AS raw, TRY(json_transform(raw, '{
+    SELECT seq, page, idx, raw::JSON AS raw, json_transform(raw, '{
         "id": "VARCHAR", "amount": "VARCHAR", "category": "VARCHAR", "createdAt": "VARCHAR",
         "description": "VARCHAR", "link": "VARCHAR", "type": "VARCHAR", "status": "VARCHAR",
         "name": "VARCHAR", "limit": "VARCHAR", "redirectUrl": "VARCHAR", "installmentId": "VARCHAR",
-        "expiredAt": "VARCHAR"}')) AS r
-    FROM stage
+        "expiredAt": "VARCHAR"}') AS r
+    FROM parse_input
 ), t AS (
     SELECT *, bs_int(r.amount) AS amount, bs_int(r."limit") AS purchase_limit,
            bs_ts(r.createdAt) AS created_at, bs_ts(r.expiredAt) AS expired_at

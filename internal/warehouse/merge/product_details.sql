@@ -5,9 +5,9 @@
 -- name: project
 CREATE OR REPLACE TEMP TABLE projected AS
 WITH p AS (
-    SELECT seq, page, idx, TRY(raw::JSON) AS raw, TRY(json_transform(raw, '{
-        "id": "VARCHAR", "userId": "VARCHAR", "qty": "VARCHAR", "variants": "JSON", "variant": "JSON"}')) AS r
-    FROM stage
+    SELECT seq, page, idx, raw::JSON AS raw, json_transform(raw, '{
+        "id": "VARCHAR", "userId": "VARCHAR", "qty": "VARCHAR", "variants": "JSON", "variant": "JSON"}') AS r
+    FROM parse_input
 ), t AS (
     SELECT *, bs_int(r.qty) AS qty, bs_variants(r.variants, r.variant, raw) AS variants FROM p
 )

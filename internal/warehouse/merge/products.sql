@@ -5,13 +5,13 @@
 -- name: project
 CREATE OR REPLACE TEMP TABLE projected AS
 WITH p AS (
-    SELECT seq, page, idx, TRY(raw::JSON) AS raw, TRY(json_transform(raw, '{
+    SELECT seq, page, idx, raw::JSON AS raw, json_transform(raw, '{
         "id": "VARCHAR", "name": "VARCHAR", "type": "VARCHAR", "subType": "VARCHAR", "status": "VARCHAR",
         "amount": "VARCHAR", "category": "VARCHAR", "description": "VARCHAR", "link": "VARCHAR",
         "limit": "VARCHAR", "redirectUrl": "VARCHAR", "installmentId": "VARCHAR", "createdAt": "VARCHAR",
         "linkUrl": "VARCHAR", "linkPayment": "VARCHAR", "membershipTier": "JSON", "event": "JSON",
-        "order": "JSON", "coverImage": "JSON", "multipleImage": "JSON", "variants": "JSON", "variant": "JSON"}')) AS r
-    FROM stage
+        "order": "JSON", "coverImage": "JSON", "multipleImage": "JSON", "variants": "JSON", "variant": "JSON"}') AS r
+    FROM parse_input
 ), t AS (
     SELECT *, bs_int(r.amount) AS amount, bs_int(r."limit") AS purchase_limit, bs_ts(r.createdAt) AS created_at,
            bs_variants(r.variants, r.variant, raw) AS variants

@@ -3,12 +3,12 @@
 -- name: project
 CREATE OR REPLACE TEMP TABLE projected AS
 WITH p AS (
-    SELECT seq, page, idx, TRY(raw::JSON) AS raw, TRY(json_transform(raw, '{
+    SELECT seq, page, idx, raw::JSON AS raw, json_transform(raw, '{
         "id": "VARCHAR", "createdAt": "VARCHAR", "updatedAt": "VARCHAR", "customerId": "VARCHAR",
         "message": "VARCHAR", "paymentLinkId": "VARCHAR", "rating": "VARCHAR", "status": "VARCHAR",
         "userId": "VARCHAR", "customer": {"id": "VARCHAR", "name": "VARCHAR"},
-        "paymentLink": {"id": "VARCHAR", "name": "VARCHAR", "type": "VARCHAR"}}')) AS r
-    FROM stage
+        "paymentLink": {"id": "VARCHAR", "name": "VARCHAR", "type": "VARCHAR"}}') AS r
+    FROM parse_input
 ), t AS (
     SELECT *, bs_ts(r.createdAt) AS created_at, bs_ts(r.updatedAt) AS updated_at, bs_num(r.rating) AS rating
     FROM p

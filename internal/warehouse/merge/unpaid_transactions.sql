@@ -4,12 +4,12 @@
 -- name: project
 CREATE OR REPLACE TEMP TABLE projected AS
 WITH p AS (
-    SELECT seq, page, idx, TRY(raw::JSON) AS raw, TRY(json_transform(raw, '{
+    SELECT seq, page, idx, raw::JSON AS raw, json_transform(raw, '{
         "id": "VARCHAR", "createdAt": "VARCHAR", "type": "VARCHAR", "amount": "VARCHAR", "status": "VARCHAR",
         "paymentLinkId": "VARCHAR", "customerId": "VARCHAR", "paymentUrl": "VARCHAR", "expiredAt": "VARCHAR",
         "customer": {"id": "VARCHAR", "email": "VARCHAR", "name": "VARCHAR", "mobile": "VARCHAR"},
-        "paymentLink": {"id": "VARCHAR", "name": "VARCHAR"}}')) AS r
-    FROM stage
+        "paymentLink": {"id": "VARCHAR", "name": "VARCHAR"}}') AS r
+    FROM parse_input
 ), t AS (
     SELECT *, bs_int(r.amount) AS amount, bs_ts(r.createdAt) AS created_at, bs_ts(r.expiredAt) AS expired_at
     FROM p

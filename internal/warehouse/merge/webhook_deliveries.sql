@@ -5,12 +5,12 @@
 -- name: project
 CREATE OR REPLACE TEMP TABLE projected AS
 WITH p AS (
-    SELECT seq, page, idx, TRY(raw::JSON) AS raw, TRY(json_transform(raw, '{
+    SELECT seq, page, idx, raw::JSON AS raw, json_transform(raw, '{
         "id": "VARCHAR", "userId": "VARCHAR", "createdAt": "VARCHAR", "updatedAt": "VARCHAR",
         "nextDelivery": "VARCHAR", "payload": "VARCHAR", "paymentLinkId": "VARCHAR",
         "paymentLinkTransactionId": "VARCHAR", "responsePayload": "VARCHAR", "source": "VARCHAR",
-        "status": "VARCHAR", "type": "VARCHAR", "Webhooktype": "VARCHAR", "urlDestination": "VARCHAR"}')) AS r
-    FROM stage
+        "status": "VARCHAR", "type": "VARCHAR", "Webhooktype": "VARCHAR", "urlDestination": "VARCHAR"}') AS r
+    FROM parse_input
 ), t AS (
     SELECT *, bs_ts(r.createdAt) AS created_at, bs_ts(r.updatedAt) AS updated_at,
            bs_ts(r.nextDelivery) AS next_delivery,
