@@ -55,7 +55,7 @@ type kindSpec struct {
 	parse func(r *rowReader, o *PlanOptions) request
 	keys  func(q request, k *keys)
 	// check validates against the warehouse, may complete q, and describes the action.
-	check   func(q request, w *world, r *rowReader) (target, change string, current map[string]string)
+	check func(q request, w *world, r *rowReader) (target, change string, current map[string]string)
 	// dupKeys name what must be unique within a file, with the column to point at.
 	dupKeys func(q request) []dupKey
 	send    func(ctx context.Context, c *api.Client, q request) (map[string]string, error)
