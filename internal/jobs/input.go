@@ -116,8 +116,8 @@ func readCSV(path string) (*table, error) {
 		if err != nil {
 			var pe *csv.ParseError
 			if errors.As(err, &pe) {
-				return nil, InputErrors{{File: path, Line: pe.Line, Column: "at character " + strconv.Itoa(pe.Column),
-					Msg: "malformed CSV: " + pe.Err.Error()}}
+				return nil, InputErrors{{File: path, Line: pe.Line,
+					Msg: fmt.Sprintf("malformed CSV at character %d: %v", pe.Column, pe.Err)}}
 			}
 			return nil, fmt.Errorf("read %s: %w", path, err)
 		}
