@@ -1,6 +1,6 @@
 -- Unpaid aging per customer: count of open items and outstanding amount per
--- overdue bucket, from the same open items as aging_detail.sql (the block between
--- BEGIN and END is identical in both files; a test keeps it so).
+-- overdue bucket, from the same open items as aging_detail.sql (the aging_items
+-- block is identical in both files; a test keeps it so).
 --
 -- Parameters (SET VARIABLE name = value; before running this file to change one):
 --   as_of               DATE     report date, items open at the end of this day   default current_date

@@ -19,7 +19,7 @@ WITH params AS (
 deleted AS (
     SELECT c.account, c.entity, c.record_id, c.observed_at AS deleted_at, c.run_id
     FROM record_changes c, params p
-    WHERE c.field = '_deleted' AND c.observed_at >= p.window_start AND c.observed_at < p.cutoff
+    WHERE c.field = '_deleted' AND c.observed_at > p.window_start AND c.observed_at <= p.cutoff
       AND (p.account IS NULL OR c.account = p.account)
 ),
 labels AS (

@@ -80,15 +80,15 @@ func newStyles(f *excelize.File, currency string) (*styles, error) {
 // xlsxSheet streams one data sheet: header, rows, totals and check rows, and
 // a table over header and rows for the autofilter.
 type xlsxSheet struct {
-	f     *excelize.File
-	sw    *excelize.StreamWriter
-	name  string
-	cols  []column
-	st    *styles
-	loc   *time.Location
-	row   []any
-	cells []excelize.Cell
-	n     int // data rows written
+	f        *excelize.File
+	sw       *excelize.StreamWriter
+	name     string
+	cols     []column
+	st       *styles
+	loc      *time.Location
+	row      []any
+	cells    []excelize.Cell
+	n        int // data rows written
 	totalRow int // row number of the totals row, 0 = none
 }
 

@@ -1,0 +1,301 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"math/big"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/billsync/billsync/queries"
+)
+
+// asOf is the report date of the goldens: the last day before the second sync,
+// whose end (midnight in Jakarta) is the second sync's observation time.
+var asOfVars = map[string]string{"as_of": "2026-06-05", "tz": "Asia/Jakarta"}
+
+// render is a query result as text: a header line and one line per row.
+func render(names []string, rows [][]any) string {
+	var b strings.Builder
+	b.WriteString(strings.Join(names, " | ") + "\n")
+	for _, r := range rows {
+		parts := make([]string, len(r))
+		for i, v := range r {
+			parts[i] = csvValue(v, kindOfValue(v), time.UTC)
+		}
+		b.WriteString(strings.Join(parts, " | ") + "\n")
+	}
+	return b.String()
+}
+
+func kindOfValue(v any) kind {
+	if t, ok := v.(time.Time); ok && t.Equal(t.Truncate(24*time.Hour)) {
+		return kindDate
+	}
+	return kindTime
+}
+
+// TestQueryGoldens runs every query file against the simulator's warehouse
+// and compares the result with testdata/golden/<query>.golden (-update rewrites).
+func TestQueryGoldens(t *testing.T) {
+	w := testWorld(t)
+	files, _ := fs.Glob(queries.FS, "*.sql")
+	for _, f := range files {
+		if f == "report_sources.sql" || f == "dq_sync_runs.sql" {
+			continue // sync_runs carry the wall clock, not the simulated one
+		}
+		t.Run(f, func(t *testing.T) {
+			names, rows := queryRows(t, w.db, f, asOfVars, "")
+			got := render(names, rows)
+			path := filepath.Join("testdata", "golden", strings.TrimSuffix(f, ".sql")+".golden")
+			if *update {
+				os.MkdirAll(filepath.Dir(path), 0o755)
+				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run with -update to create it)", err)
+			}
+			if got != string(want) {
+				t.Errorf("%s differs from %s (-update rewrites it):\n%s", f, path, firstDiff(got, string(want)))
+			}
+		})
+	}
+}
+
+func firstDiff(got, want string) string {
+	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
+	for i := 0; i < max(len(g), len(w)); i++ {
+		var a, b string
+		if i < len(g) {
+			a = g[i]
+		}
+		if i < len(w) {
+			b = w[i]
+		}
+		if a != b {
+			return fmt.Sprintf("line %d:\n got  %s\n want %s", i+1, a, b)
+		}
+	}
+	return ""
+}
+
+// TestAgingMatchesSimulator recomputes the aging in Go from the simulator's
+// own unpaid transactions and compares bucket by bucket.
+func TestAgingMatchesSimulator(t *testing.T) {
+	w := testWorld(t)
+	jakarta, _ := time.LoadLocation("Asia/Jakarta")
+	asOf := time.Date(2026, 6, 5, 0, 0, 0, 0, time.UTC)
+	var want [5]int64
+	var wantItems int64
+	for _, raw := range w.truth["unpaid_transactions"] {
+		var u struct {
+			CreatedAt int64 `json:"createdAt"`
+			Amount    int64 `json:"amount"`
+		}
+		if err := json.Unmarshal(raw, &u); err != nil {
+			t.Fatal(err)
+		}
+		created := time.UnixMilli(u.CreatedAt).In(jakarta)
+		due := created.AddDate(0, 0, 14)
+		dueDay := time.Date(due.Year(), due.Month(), due.Day(), 0, 0, 0, 0, time.UTC)
+		days := int(asOf.Sub(dueDay).Hours() / 24)
+		b := 0
+		switch {
+		case days <= 0:
+		case days <= 30:
+			b = 1
+		case days <= 60:
+			b = 2
+		case days <= 90:
+			b = 3
+		default:
+			b = 4
+		}
+		want[b] += u.Amount
+		wantItems++
+	}
+	if wantItems == 0 {
+		t.Fatal("the simulator has no unpaid transactions: the test proves nothing")
+	}
+	names, rows := queryRows(t, w.db, "aging_by_customer.sql", asOfVars, "")
+	var got [5]int64
+	var items, outstanding int64
+	for _, r := range rows {
+		items += r[slices.Index(names, "items")].(int64)
+		outstanding += r[slices.Index(names, "outstanding")].(int64)
+		for b := range 5 {
+			got[b] += r[slices.Index(names, fmt.Sprintf("bucket_%d", b))].(int64)
+		}
+	}
+	if got != want || items != wantItems {
+		t.Errorf("buckets %v over %d items, simulator says %v over %d", got, items, want, wantItems)
+	}
+	if sum := got[0] + got[1] + got[2] + got[3] + got[4]; sum != outstanding {
+		t.Errorf("buckets sum to %d, outstanding is %d", sum, outstanding)
+	}
+}
+
+// TestAgingPastDateUsesHistory: the aging as of the first sync's day, computed
+// from the warehouse five days later, equals what the first sync's warehouse said.
+func TestAgingPastDateUsesHistory(t *testing.T) {
+	w := testWorld(t)
+	vars := map[string]string{"as_of": "2026-05-31", "tz": "Asia/Jakarta"}
+	for _, f := range []string{"aging_detail.sql", "aging_by_customer.sql"} {
+		n1, then := queryRows(t, w.firstDB, f, vars, "")
+		n2, now := queryRows(t, w.db, f, vars, "")
+		if len(then) == 0 {
+			t.Fatalf("%s: nothing open at the first sync: the test proves nothing", f)
+		}
+		if a, b := render(n1, then), render(n2, now); a != b {
+			t.Errorf("%s as of 2026-05-31 differs between the first sync's warehouse and today's:\n%s", f, firstDiff(b, a))
+		}
+	}
+	_, today := queryRows(t, w.db, "aging_detail.sql", asOfVars, "")
+	_, past := queryRows(t, w.db, "aging_detail.sql", vars, "")
+	if render(nil, today) == render(nil, past) {
+		t.Error("aging as of two dates five days apart is identical: history is not used")
+	}
+}
+
+// TestCreditBalancesReconcile: closing = opening + credits - debits on every
+// row, and the closing balances equal the simulator's ledger.
+func TestCreditBalancesReconcile(t *testing.T) {
+	w := testWorld(t)
+	names, rows := queryRows(t, w.db, "credit_balances.sql", asOfVars, "")
+	if len(rows) == 0 {
+		t.Fatal("no credit balances: the test proves nothing")
+	}
+	col := func(r []any, n string) *big.Rat {
+		v := r[slices.Index(names, n)]
+		x, _ := new(big.Rat).SetString(v.(decimal).String())
+		return x
+	}
+	got := map[string]*big.Rat{}
+	for _, r := range rows {
+		sum := new(big.Rat)
+		for _, c := range []string{"opening", "topup", "merchant_topup", "trial_topup", "other_credits"} {
+			sum.Add(sum, col(r, c))
+		}
+		for _, c := range []string{"usage", "expired_void", "other_debits"} {
+			sum.Sub(sum, col(r, c))
+		}
+		if closing := col(r, "closing"); sum.Cmp(closing) != 0 {
+			t.Errorf("row %v: opening + credits - debits = %s, closing %s", r[:7], sum.RatString(), closing.RatString())
+		}
+		key := r[slices.Index(names, "customer_id")].(string) + "/" + r[slices.Index(names, "product_id")].(string)
+		if got[key] == nil {
+			got[key] = new(big.Rat)
+		}
+		got[key].Add(got[key], col(r, "closing"))
+	}
+	cutoff := secondSync
+	want := map[string]*big.Rat{}
+	for _, raw := range w.truth["credit_ledger"] {
+		var l struct {
+			CreatedAt             time.Time
+			Credit, Debit         int64
+			CustomerID, ProductID string
+		}
+		if err := json.Unmarshal(raw, &l); err != nil {
+			t.Fatal(err)
+		}
+		if !l.CreatedAt.Before(cutoff) {
+			continue
+		}
+		key := l.CustomerID + "/" + l.ProductID
+		if want[key] == nil {
+			want[key] = new(big.Rat)
+		}
+		want[key].Add(want[key], big.NewRat(l.Credit-l.Debit, 1))
+	}
+	if len(got) != len(want) {
+		t.Errorf("%d customer/product balances, simulator has %d", len(got), len(want))
+	}
+	for k, v := range want {
+		if got[k] == nil || got[k].Cmp(v) != 0 {
+			t.Errorf("%s: closing %v, simulator ledger says %s", k, got[k], v.RatString())
+		}
+	}
+}
+
+// TestSharedBlocksIdentical: query files that repeat a block between
+// "-- BEGIN name" and "-- END name" repeat it exactly.
+func TestSharedBlocksIdentical(t *testing.T) {
+	re := regexp.MustCompile(`(?s)-- BEGIN (\w+)[^\n]*\n(.*?)-- END (\w+)`)
+	blocks := map[string]string{}
+	from := map[string]string{}
+	files, _ := fs.Glob(queries.FS, "*.sql")
+	for _, f := range files {
+		b, _ := fs.ReadFile(queries.FS, f)
+		for _, m := range re.FindAllStringSubmatch(string(b), -1) {
+			if m[1] != m[3] {
+				t.Errorf("%s: BEGIN %s closed by END %s", f, m[1], m[3])
+			}
+			if prev, ok := blocks[m[1]]; ok && prev != m[2] {
+				t.Errorf("block %s differs between %s and %s", m[1], from[m[1]], f)
+			}
+			blocks[m[1]], from[m[1]] = m[2], f
+		}
+	}
+	if len(blocks) < 4 {
+		t.Errorf("found %d shared blocks, want at least 4", len(blocks))
+	}
+}
+
+// TestDefaultsAgree: a variable's default in a report definition is the same
+// literal its query files fall back to, so by-hand runs match the reports.
+func TestDefaultsAgree(t *testing.T) {
+	defs, err := Definitions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile(`SET VARIABLE (\w+) = coalesce\(getvariable\('(\w+)'\), '?([^')]*)'?\);`)
+	for _, d := range defs {
+		for _, sh := range d.Sheets {
+			b, _ := fs.ReadFile(queries.FS, sh.Query)
+			for _, m := range re.FindAllStringSubmatch(string(b), -1) {
+				i := slices.IndexFunc(d.Vars, func(v Var) bool { return v.Name == m[1] })
+				if i < 0 || d.Vars[i].Default == "" {
+					continue
+				}
+				if d.Vars[i].Default != m[3] {
+					t.Errorf("%s: %s defaults to %s, reports/%s.yaml says %s", sh.Query, m[1], m[3], d.Name, d.Vars[i].Default)
+				}
+			}
+		}
+	}
+}
+
+// TestDefinitionsCoverColumns: every column a query returns has a title and
+// format in its definition, and every listed column exists.
+func TestDefinitionsCoverColumns(t *testing.T) {
+	w := testWorld(t)
+	defs, err := Definitions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range defs {
+		for _, sh := range d.Sheets {
+			names, _ := queryRows(t, w.db, sh.Query, asOfVars, "")
+			for _, n := range names {
+				if sh.column(n) == nil {
+					t.Errorf("%s sheet %q: query column %s is not in the definition", d.Name, sh.Name, n)
+				}
+			}
+			for _, c := range sh.Columns {
+				if !slices.Contains(names, c.Name) {
+					t.Errorf("%s sheet %q: defined column %s is not returned by %s", d.Name, sh.Name, c.Name, sh.Query)
+				}
+			}
+		}
+	}
+}
