@@ -9,7 +9,6 @@ package fetch
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -107,7 +106,7 @@ func (o *Options) defaults() {
 }
 
 // Sync runs one account's sync into b. It returns a Summary even on error, describing what was
-// done; the caller decides whether to publish (on success) or keep the build for resume (on error).
+// done; the caller publishes on success and keeps the build for the next attempt to resume on error.
 func Sync(ctx context.Context, c *api.Client, b *warehouse.Build, opts Options) (Summary, error) {
 	opts.defaults()
 	started := time.Now()
@@ -127,18 +126,19 @@ func Sync(ctx context.Context, c *api.Client, b *warehouse.Build, opts Options) 
 	sum.Requests = st.Requests - s.statsStart.Requests
 	sum.Retries = st.Retries - s.statsStart.Retries
 
-	status, msg := "succeeded", ""
-	switch {
-	case err != nil:
-		status, msg = "failed", err.Error()
-	case sum.CreditPending > 0 || sum.DetailPending > 0:
+	if err != nil {
+		// The run stays "running" in the unpublished build, so the next attempt resumes it and
+		// skips the streams this one completed; the failure itself goes to logs and metrics.
+		return sum, err
+	}
+	status := "succeeded"
+	if sum.CreditPending > 0 || sum.DetailPending > 0 {
 		status = "partial"
 	}
-	finishErr := b.FinishRun(context.WithoutCancel(ctx), run.ID, warehouse.RunStats{
-		Status: status, Requests: sum.Requests, Retries: sum.Retries, Records: sum.Records,
-		Error: msg, Finished: time.Now(),
+	err = b.FinishRun(ctx, run.ID, warehouse.RunStats{
+		Status: status, Requests: sum.Requests, Retries: sum.Retries, Records: sum.Records, Finished: time.Now(),
 	})
-	return sum, errors.Join(err, finishErr)
+	return sum, err
 }
 
 type syncer struct {

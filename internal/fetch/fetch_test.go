@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -429,4 +430,40 @@ func jsonEqual(t *testing.T, a, b string) bool {
 	xs, _ := json.Marshal(x)
 	ys, _ := json.Marshal(y)
 	return bytes.Equal(xs, ys)
+}
+
+func TestFailedRunIsResumed(t *testing.T) {
+	e := newEnv(t, 0.03)
+	// Reviews answer 500 for longer than the client retries: that stream fails, the others finish.
+	if err := e.sb.FailNext(sandbox.FaultServerError, 1000, "/hl/v1/reviews"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := fetch.Run(context.Background(), e.path, []fetch.Account{{Name: "test", Client: e.client()}}, e.opts())
+	if err == nil || !strings.Contains(err.Error(), "reviews") {
+		t.Fatalf("run error %v, want the reviews stream's failure", err)
+	}
+	if _, err := os.Stat(e.path); !os.IsNotExist(err) {
+		t.Fatalf("a failed first run published a warehouse: %v", err)
+	}
+	e.sb.SetFaults(sandbox.Faults{}) // also clears pending FailNext faults
+	before := len(e.sb.Requests())
+	sum := e.sync(e.opts())
+	if !sum.Resumed {
+		t.Fatal("the next run started over instead of resuming the failed one")
+	}
+	skipped := map[string]bool{}
+	for _, s := range sum.Streams {
+		if s.Skipped {
+			skipped[s.Stream] = true
+		}
+	}
+	if !skipped["customers"] || !skipped["invoices"] || skipped["reviews"] {
+		t.Errorf("skipped streams %v: want the completed lists skipped and reviews read again", skipped)
+	}
+	for _, r := range e.sb.Requests()[before:] {
+		if r.Path == "/hl/v1/customer" {
+			t.Fatal("the resumed run read customers again")
+		}
+	}
+	e.assertMirrors()
 }

@@ -132,14 +132,14 @@ func newFaultState(f Faults) (*faultState, error) {
 	return &faultState{f: f}, nil
 }
 
-// SetFaults replaces the fault fractions; the sequence restarts so a given
-// Faults value always produces the same faults.
+// SetFaults replaces the whole fault configuration, pending FailNext faults included; the
+// sequence restarts so a given Faults value always produces the same faults.
 func (s *Server) SetFaults(f Faults) error {
 	if err := f.validate(); err != nil {
 		return err
 	}
 	s.faults.mu.Lock()
-	s.faults.f, s.faults.seq = f, 0
+	s.faults.f, s.faults.seq, s.faults.forced = f, 0, nil
 	s.faults.mu.Unlock()
 	return nil
 }
