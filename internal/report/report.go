@@ -9,6 +9,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -362,4 +363,27 @@ func slug(s string) string {
 		}
 	}
 	return strings.TrimSuffix(b.String(), "-")
+}
+
+// List prints every report with its sheets and variables.
+func List(w io.Writer) error {
+	defs, err := Definitions()
+	if err != nil {
+		return err
+	}
+	for _, d := range defs {
+		fmt.Fprintf(w, "%s\t%s\n", d.Name, d.Title)
+		for _, s := range d.Sheets {
+			fmt.Fprintf(w, "\tsheet %q\tqueries/%s\n", s.Name, s.Query)
+		}
+		for _, v := range d.Vars {
+			def := v.Default
+			if def == "" {
+				def = "(query default)"
+			}
+			fmt.Fprintf(w, "\t-var %s=%s\t%s\n", v.Name, def, v.Doc)
+		}
+	}
+	fmt.Fprintln(w, "every report also takes -as-of, -tz and -account")
+	return nil
 }

@@ -1,0 +1,191 @@
+package report
+
+import (
+	"context"
+	"database/sql"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/billsync/billsync/internal/warehouse"
+)
+
+// tableRowLimit bounds what the terminal table shows; csv and xlsx have no limit.
+const tableRowLimit = 10000
+
+// Query runs one ad-hoc statement on the warehouse, read-only, with the
+// as_of and tz variables set and the journal visible as credit_balance_reports.
+// Format "csv" and "table" write to w; "xlsx" writes a workbook into
+// o.OutDir and returns its path.
+func Query(ctx context.Context, o Options, text, format string, w io.Writer) (string, error) {
+	if strings.TrimSpace(text) == "" {
+		return "", fmt.Errorf("empty query")
+	}
+	if o.OutDir == "" {
+		o.OutDir = "."
+	}
+	s, err := o.resolve()
+	if err != nil {
+		return "", err
+	}
+	db, err := warehouse.OpenReadOnly(ctx, s.DB)
+	if err != nil {
+		return "", err
+	}
+	defer db.Close()
+	s.journal, s.hasJnl = attachJournal(ctx, db, s.Journal)
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	if err := prepareConn(ctx, conn, s.hasJnl); err != nil {
+		return "", err
+	}
+	if _, err := setReportVars(ctx, conn, s, &Definition{}); err != nil {
+		return "", err
+	}
+	rows, err := conn.QueryContext(ctx, text)
+	if err != nil {
+		return "", fmt.Errorf("query: %w", err)
+	}
+	defer rows.Close()
+	switch format {
+	case "csv", "":
+		return "", adhocCSV(rows, w, s.loc)
+	case "table":
+		return "", adhocTable(rows, w, s.loc)
+	case "xlsx":
+		return adhocXLSX(rows, s, text)
+	}
+	return "", fmt.Errorf("format %q: want csv, xlsx or table", format)
+}
+
+func adhocCSV(rows *sql.Rows, w io.Writer, loc *time.Location) error {
+	cw := csv.NewWriter(w)
+	cw.UseCRLF = true
+	var kinds []kind
+	var rec []string
+	start := func(r result) error {
+		kinds = r.kinds
+		return cw.Write(r.names)
+	}
+	err := scanAll(rows, start, func(v []any) error {
+		rec = rec[:0]
+		for i, x := range v {
+			rec = append(rec, csvValue(x, kinds[i], loc))
+		}
+		return cw.Write(rec)
+	})
+	cw.Flush()
+	if err != nil {
+		return fmt.Errorf("query: %w", err)
+	}
+	return cw.Error()
+}
+
+// adhocTable prints an aligned text table; numbers are right-aligned.
+func adhocTable(rows *sql.Rows, w io.Writer, loc *time.Location) error {
+	var res result
+	var cells [][]string
+	more := 0
+	err := scanAll(rows, func(r result) error { res = r; return nil }, func(v []any) error {
+		if len(cells) >= tableRowLimit {
+			more++
+			return nil
+		}
+		line := make([]string, len(v))
+		for i, x := range v {
+			line[i] = strings.ReplaceAll(csvValue(x, res.kinds[i], loc), "\n", " ")
+		}
+		cells = append(cells, line)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("query: %w", err)
+	}
+	width := make([]int, len(res.names))
+	for i, n := range res.names {
+		width[i] = utf8.RuneCountInString(n)
+	}
+	for _, line := range cells {
+		for i, c := range line {
+			width[i] = max(width[i], utf8.RuneCountInString(c))
+		}
+	}
+	printLine := func(vals []string, header bool) {
+		parts := make([]string, len(vals))
+		for i, v := range vals {
+			pad := strings.Repeat(" ", width[i]-utf8.RuneCountInString(v))
+			numeric := !header && (res.kinds[i] == kindInt || res.kinds[i] == kindFloat || res.kinds[i] == kindDecimal)
+			if numeric {
+				parts[i] = pad + v
+			} else {
+				parts[i] = v + pad
+			}
+		}
+		fmt.Fprintln(w, strings.TrimRight(strings.Join(parts, "  "), " "))
+	}
+	printLine(res.names, true)
+	rule := make([]string, len(width))
+	for i, n := range width {
+		rule[i] = strings.Repeat("-", n)
+	}
+	printLine(rule, true)
+	for _, line := range cells {
+		printLine(line, false)
+	}
+	fmt.Fprintf(w, "(%d rows", len(cells)+more)
+	if more > 0 {
+		fmt.Fprintf(w, "; the first %d shown, use -format csv for all", tableRowLimit)
+	}
+	fmt.Fprintln(w, ")")
+	return nil
+}
+
+func adhocXLSX(rows *sql.Rows, s *settings, text string) (string, error) {
+	if err := os.MkdirAll(s.OutDir, 0o755); err != nil {
+		return "", fmt.Errorf("output directory: %w", err)
+	}
+	wb, err := newWorkbook(s)
+	if err != nil {
+		return "", err
+	}
+	defer wb.close()
+	sheet := &Sheet{Name: "Result"}
+	var xs *xlsxSheet
+	n := 0
+	err = scanAll(rows, func(r result) error {
+		var err error
+		xs, err = wb.dataSheet(sheet.Name, resolveColumns(nil, r, nil))
+		return err
+	}, func(v []any) error {
+		n++
+		return xs.write(v)
+	})
+	if err != nil {
+		return "", fmt.Errorf("query: %w", err)
+	}
+	if _, err := xs.finish(sheet, newTotals(nil)); err != nil {
+		return "", err
+	}
+	f := wb.f
+	f.SetCellValue(summarySheet, "A1", "Ad-hoc query")
+	f.SetCellStyle(summarySheet, "A1", "A1", wb.st.title)
+	for i, kv := range [][2]string{{"Warehouse", s.DB}, {"As of", s.asOf}, {"Time zone", s.TZ},
+		{"Rows", fmt.Sprint(n)}, {"Run at", time.Now().In(s.loc).Format("2006-01-02 15:04:05 MST")}, {"SQL", text}} {
+		f.SetCellValue(summarySheet, cellName(1, i+3), kv[0])
+		f.SetCellStyle(summarySheet, cellName(1, i+3), cellName(1, i+3), wb.st.label)
+		f.SetCellValue(summarySheet, cellName(2, i+3), kv[1])
+		f.SetCellStyle(summarySheet, cellName(2, i+3), cellName(2, i+3), wb.st.wrap)
+	}
+	f.SetColWidth(summarySheet, "A", "A", 14)
+	f.SetColWidth(summarySheet, "B", "B", 100)
+	path := filepath.Join(s.OutDir, "query_"+time.Now().In(s.loc).Format("2006-01-02_150405")+".xlsx")
+	return path, wb.save(path)
+}

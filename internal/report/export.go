@@ -1,0 +1,118 @@
+package report
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/billsync/billsync/internal/warehouse"
+)
+
+// ExportParquet writes every table of the warehouse as zstd Parquet under
+// outDir/parquet/<table>/, Hive-partitioned by account (record_changes by
+// account and entity), so a distributed engine can read the same data. The
+// export is built beside the old one and swapped in when complete.
+func ExportParquet(ctx context.Context, dbPath, outDir string) (string, error) {
+	db, err := warehouse.OpenReadOnly(ctx, dbPath)
+	if err != nil {
+		return "", err
+	}
+	defer db.Close()
+	if err := os.MkdirAll(outDir, 0o755); err != nil {
+		return "", fmt.Errorf("output directory: %w", err)
+	}
+	final := filepath.Join(outDir, "parquet")
+	work, err := os.MkdirTemp(outDir, ".parquet-*.tmp")
+	if err != nil {
+		return "", fmt.Errorf("export directory: %w", err)
+	}
+	defer os.RemoveAll(work)
+	tables, err := exportTables(ctx, db)
+	if err != nil {
+		return "", err
+	}
+	for _, t := range tables {
+		if err := exportTable(ctx, db, t, filepath.Join(work, t.name)); err != nil {
+			return "", err
+		}
+	}
+	if err := os.Chmod(work, 0o755); err != nil {
+		return "", err
+	}
+	old := final + ".old"
+	os.RemoveAll(old)
+	if err := os.Rename(final, old); err != nil && !os.IsNotExist(err) {
+		return "", fmt.Errorf("replace %s: %w", final, err)
+	}
+	if err := os.Rename(work, final); err != nil {
+		return "", fmt.Errorf("replace %s: %w", final, err)
+	}
+	os.RemoveAll(old)
+	return final, nil
+}
+
+type parquetTable struct {
+	name      string
+	partition []string
+}
+
+// exportTables lists the warehouse's base tables with their partition columns.
+func exportTables(ctx context.Context, db *sql.DB) ([]parquetTable, error) {
+	rows, err := db.QueryContext(ctx, `SELECT t.table_name, list(c.column_name ORDER BY c.column_index)
+		FROM duckdb_tables() t JOIN duckdb_columns() c USING (database_name, schema_name, table_name)
+		WHERE t.database_name = current_database() AND t.schema_name = 'main' AND NOT t.temporary
+		GROUP BY t.table_name ORDER BY t.table_name`)
+	if err != nil {
+		return nil, fmt.Errorf("list tables: %w", err)
+	}
+	defer rows.Close()
+	var out []parquetTable
+	for rows.Next() {
+		var name string
+		var cols []any
+		if err := rows.Scan(&name, &cols); err != nil {
+			return nil, fmt.Errorf("list tables: %w", err)
+		}
+		t := parquetTable{name: name}
+		has := func(c string) bool { return slices.Contains(cols, any(c)) }
+		if has("account") {
+			t.partition = append(t.partition, "account")
+		}
+		if name == "record_changes" && has("entity") {
+			t.partition = append(t.partition, "entity")
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+// exportTable copies one table to dir. Table and column names come from the
+// catalog, quoted as identifiers; the path is a parameter.
+func exportTable(ctx context.Context, db *sql.DB, t parquetTable, dir string) error {
+	opts := "FORMAT parquet, COMPRESSION zstd"
+	if len(t.partition) > 0 {
+		var quoted []string
+		for _, p := range t.partition {
+			quoted = append(quoted, ident(p))
+		}
+		opts += ", PARTITION_BY (" + strings.Join(quoted, ", ") + ")"
+	}
+	target := dir
+	if len(t.partition) == 0 {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		target = filepath.Join(dir, "data.parquet")
+	}
+	q := "COPY (SELECT * FROM " + ident(t.name) + ") TO ? (" + opts + ")"
+	if _, err := db.ExecContext(ctx, q, target); err != nil {
+		return fmt.Errorf("export %s: %w", t.name, err)
+	}
+	return nil
+}
+
+func ident(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
