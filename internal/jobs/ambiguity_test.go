@@ -3,7 +3,6 @@ package jobs_test
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/exec"
 	"strings"
@@ -217,5 +216,4 @@ func TestWrongAccountRefused(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `account "test"`) {
 		t.Fatalf("apply under another account: %v", err)
 	}
-	_ = slog.Default
 }

@@ -271,3 +271,11 @@ func states(p *jobs.Plan) map[int]jobs.State {
 	}
 	return out
 }
+
+func jakarta(t *testing.T) *time.Location {
+	loc, err := time.LoadLocation("Asia/Jakarta")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return loc
+}
