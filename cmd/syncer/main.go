@@ -1,10 +1,12 @@
 // Command syncer keeps a DuckDB warehouse in step with the billing service: as a daemon on a
-// cron schedule, once (-once), or from the embedded simulator (-demo).
+// cron schedule, once (-once), or from the embedded simulator (-demo). "syncer job ..." runs the
+// audited write jobs (see job.go and docs/jobs.md).
 package main
 
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -13,6 +15,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -28,7 +31,14 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], envconfig.OsLookuper(), os.Stdout, os.Stderr)
 	stop()
-	if err != nil {
+	switch {
+	case err == nil:
+	case errors.Is(err, flag.ErrHelp):
+		// -h: the flag package has printed the flags already.
+	case strings.HasPrefix(err.Error(), "usage:"):
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	default:
 		fmt.Fprintln(os.Stderr, "syncer:", oneLine(err))
 		os.Exit(1)
 	}
@@ -36,6 +46,9 @@ func main() {
 
 // run is the whole command; tests call it with their own environment and output streams.
 func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "job" {
+		return jobCommand(ctx, args[1:], lookup, stdout)
+	}
 	cfg, err := loadConfig(ctx, args, lookup)
 	if err != nil {
 		return err
