@@ -1,0 +1,109 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/billsync/billsync/internal/sandbox"
+	"github.com/sethvargo/go-envconfig"
+)
+
+func TestIsProduction(t *testing.T) {
+	for _, tc := range []struct {
+		url, env string
+		want     bool
+	}{
+		{"http://127.0.0.1:8080", "", false},
+		{"http://localhost:8080", "", false},
+		{"http://[::1]:8080", "", false},
+		{"https://api.shop.example", "", true},
+		{"https://api.shop.example", "sandbox", false},
+		{"https://api.shop.example", "production", true},
+		{"http://10.0.0.5", "", true},
+	} {
+		if got := isProduction(tc.url, tc.env); got != tc.want {
+			t.Errorf("isProduction(%q, %q) = %v, want %v", tc.url, tc.env, got, tc.want)
+		}
+	}
+}
+
+// TestJobPlanThenApply runs "syncer job" as a finance user would: sync, plan a top-up (dry run, nothing
+// sent), apply the plan id, apply again (nothing sent).
+func TestJobPlanThenApply(t *testing.T) {
+	sb, err := sandbox.New(sandbox.Options{Seed: 3, Scale: 0.02, Key: secret, Now: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(sb)
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "billsync.duckdb")
+	env := envconfig.MapLookuper(map[string]string{"BILLSYNC_BASE_URL": srv.URL, "BILLSYNC_API_KEY": secret,
+		"BILLSYNC_DB": db, "BILLSYNC_RATE_PER_MIN": "0", "BILLSYNC_ACCOUNT": "main"})
+	var out, errs bytes.Buffer
+	if err := run(context.Background(), []string{"-once"}, env, &out, &errs); err != nil {
+		t.Fatalf("sync: %v\n%s", err, errs.String())
+	}
+
+	var cust struct{ ID string }
+	json.Unmarshal(sb.Dump("customers")[0], &cust)
+	var prod string
+	for _, raw := range sb.Dump("products") {
+		var p struct{ ID, SubType, Status string }
+		json.Unmarshal(raw, &p)
+		if p.SubType == "credit_usage" && p.Status == "active" {
+			prod = p.ID
+			break
+		}
+	}
+	in := filepath.Join(dir, "topup.csv")
+	os.WriteFile(in, []byte(fmt.Sprintf("customerId,productId,amount\n%s,%s,750\n", cust.ID, prod)), 0o644)
+	posts := func() int {
+		n := 0
+		for _, r := range sb.Requests() {
+			if r.Method == "POST" {
+				n++
+			}
+		}
+		return n
+	}
+
+	out.Reset()
+	if err := jobCommand(context.Background(), []string{"plan", "-kind", "credit-topup", "-in", in}, env, &out); err != nil {
+		t.Fatalf("plan: %v", err)
+	}
+	if posts() != 0 {
+		t.Fatal("planning sent a write")
+	}
+	var id string
+	fmt.Sscanf(out.String()[strings.Index(out.String(), "syncer job apply ")+len("syncer job apply "):], "%s", &id)
+	if _, err := os.Stat(filepath.Join(dir, "jobs", "plan-"+id+".csv")); err != nil {
+		t.Errorf("no plan file: %v\n%s", err, out.String())
+	}
+
+	out.Reset()
+	if err := jobCommand(context.Background(), []string{"apply", id, "-max", "5"}, env, &out); err != nil {
+		t.Fatalf("apply: %v\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "completed") || posts() != 2 { // the write probe and the top-up
+		t.Errorf("apply printed:\n%s\nwith %d POSTs", out.String(), posts())
+	}
+	result, err := os.ReadFile(filepath.Join(dir, "jobs", "result-"+id+"-run1.csv"))
+	if err != nil || !strings.Contains(string(result), "succeeded") {
+		t.Errorf("result file: %v\n%s", err, result)
+	}
+	if err := jobCommand(context.Background(), []string{"apply", id}, env, &out); err != nil || posts() != 2 {
+		t.Errorf("second apply: %v, %d POSTs", err, posts())
+	}
+	if strings.Contains(out.String(), secret) {
+		t.Error("the API key appears in the output")
+	}
+}
