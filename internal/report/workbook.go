@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/billsync/billsync/queries"
 	"github.com/xuri/excelize/v2"
@@ -111,6 +112,9 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 	line := func(label string, v any, style int) {
 		put(cellName(1, row), label, w.st.label)
 		put(cellName(2, row), v, style)
+		if text, ok := v.(string); ok {
+			fitHeight(f, row, text)
+		}
 		row++
 	}
 	put("A1", d.Title, w.st.title)
@@ -119,7 +123,7 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 	f.SetRowHeight(sh, 2, 48)
 	row = 4
 	asOf, _ := time.Parse(time.DateOnly, s.asOf)
-	line("As of", serialDay(asOf), w.st.body["date"])
+	line("As of", serialDay(asOf), w.st.dateLeft)
 	line("Time zone", s.TZ, 0)
 	line("Currency", s.Currency+" (amounts in whole units)", 0)
 	accounts := s.Account
@@ -175,11 +179,16 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 	row++
 	for _, n := range d.Notes {
 		put(cellName(1, row), "•", w.st.label)
-		put(cellName(2, row), expand(n, vals), w.st.wrap)
+		text := expand(n, vals)
+		put(cellName(2, row), text, w.st.wrap)
+		fitHeight(f, row, text)
 		row++
 	}
 	f.SetColWidth(sh, "A", "A", 22)
-	f.SetColWidth(sh, "B", "B", 90)
+	f.SetColWidth(sh, "B", "B", summaryWidth)
+	// One page wide when printed, however long.
+	f.SetPageLayout(sh, &excelize.PageLayoutOptions{Orientation: strPtr("portrait"), FitToWidth: intPtr(1), FitToHeight: intPtr(0)})
+	f.SetSheetProps(sh, &excelize.SheetPropsOptions{FitToPage: boolPtr(true)})
 	if d.Chart != nil {
 		if err := w.chart(d.Chart, outs, row+1); err != nil {
 			return fmt.Errorf("chart: %w", err)
@@ -307,17 +316,54 @@ func (w *workbook) chart(c *Chart, outs []sheetOutput, row int) error {
 			})
 		}
 	}
+	legend := excelize.ChartLegend{Position: "bottom"}
+	if len(series) == 1 {
+		legend.Position = "none"
+	}
+	axis := excelize.ChartAxis{MajorGridLines: true, NumFmt: excelize.ChartNumFmt{CustomNumFmt: "#,##0"}}
+	if col := o.cols[slices.IndexFunc(o.cols, func(col column) bool { return col.name == c.Columns[0] })]; col.format == "money" {
+		// Amounts run to billions of rupiah: the axis counts millions.
+		axis.NumFmt.CustomNumFmt = `#,##0,," M"`
+	}
+	var xAxis excelize.ChartAxis
+	if c.From == "rows" {
+		cat := o.cols[slices.IndexFunc(o.cols, func(col column) bool { return col.name == c.Category })]
+		if f, ok := numFmts[cat.format]; ok && (cat.kind == kindDate || cat.kind == kindTime) {
+			// Date categories have no cached text in the file; the axis formats them.
+			xAxis.NumFmt.CustomNumFmt = f
+		}
+	}
 	types := map[string]excelize.ChartType{"col": excelize.Col, "bar": excelize.Bar, "line": excelize.Line, "pie": excelize.Pie}
 	return w.f.AddChart(summarySheet, cellName(1, row), &excelize.Chart{
 		Type:      types[c.Type],
 		Series:    series,
 		Title:     excelize.ChartTitle{Paragraph: []excelize.RichTextRun{{Text: c.Title}}},
 		Dimension: excelize.ChartDimension{Width: 720, Height: 360},
-		Legend:    excelize.ChartLegend{Position: "bottom"},
+		Legend:    legend,
+		YAxis:     axis,
+		XAxis:     xAxis,
 		PlotArea:  excelize.ChartPlotArea{ShowVal: false},
 		Format:    excelize.GraphicOptions{OffsetX: 4, OffsetY: 4},
 	})
 }
+
+// summaryWidth is the summary sheet's value column width, in characters.
+const summaryWidth = 80
+
+// fitHeight makes a summary row tall enough for its wrapped text; readers do
+// not grow rows of files they did not write themselves.
+func fitHeight(f *excelize.File, row int, text string) {
+	lines := 0
+	for _, l := range strings.Split(text, "\n") {
+		lines += 1 + utf8.RuneCountInString(l)/(summaryWidth+5)
+	}
+	if lines > 1 {
+		f.SetRowHeight(summarySheet, row, float64(15*lines))
+	}
+}
+
+func strPtr(s string) *string { return &s }
+func intPtr(i int) *int       { return &i }
 
 func absRange(c1, r1, c2, r2 int) string {
 	a, _ := excelize.CoordinatesToCellName(c1, r1, true)

@@ -18,8 +18,8 @@ const maxCellText = 32767
 
 // styles holds the workbook's style ids by column format, for body and totals rows.
 type styles struct {
-	header, title, subtitle, label, wrap, check, checkBad int
-	body, total                                           map[string]int
+	header, title, subtitle, label, wrap, check, checkBad, dateLeft int
+	body, total                                                     map[string]int
 }
 
 // numFmts are the number formats per column format; "money" is set per currency.
@@ -62,6 +62,8 @@ func newStyles(f *excelize.File, currency string) (*styles, error) {
 	s.subtitle = add(&excelize.Style{Font: &excelize.Font{Bold: true, Size: 12, Color: "1F4E79"}})
 	s.label = add(&excelize.Style{Font: &excelize.Font{Bold: true}, Alignment: &excelize.Alignment{Vertical: "top"}})
 	s.wrap = add(&excelize.Style{Alignment: &excelize.Alignment{WrapText: true, Vertical: "top"}})
+	dateFmt := numFmts["date"]
+	s.dateLeft = add(&excelize.Style{CustomNumFmt: &dateFmt, Alignment: &excelize.Alignment{Horizontal: "left"}})
 	s.check = add(&excelize.Style{Font: &excelize.Font{Italic: true, Color: "375623"}})
 	s.checkBad = add(&excelize.Style{Font: &excelize.Font{Bold: true, Color: "C00000"}})
 	fmts := map[string]string{"money": moneyFormat(currency)}
