@@ -279,3 +279,9 @@ func jakarta(t *testing.T) *time.Location {
 	}
 	return loc
 }
+
+func jsonUnmarshal(raw []byte, v any) {
+	if err := json.Unmarshal(raw, v); err != nil {
+		panic(err)
+	}
+}
