@@ -34,6 +34,8 @@ type config struct {
 	MetricsAddr   string        `env:"BILLSYNC_METRICS_ADDR"`
 	LogFormat     string        `env:"BILLSYNC_LOG_FORMAT, default=auto"`
 	StopGrace     time.Duration `env:"BILLSYNC_STOP_GRACE, default=30s"`
+	// ApplyApproved lets the daemon send approved job plans after each successful sync.
+	ApplyApproved bool `env:"BILLSYNC_APPLY_APPROVED, default=false"`
 
 	once      bool
 	demo      bool

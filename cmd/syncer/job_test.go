@@ -107,3 +107,72 @@ func TestJobPlanThenApply(t *testing.T) {
 		t.Error("the API key appears in the output")
 	}
 }
+
+// TestDaemonAppliesApprovedPlans: a plan approved by a person is sent by the next sync run when
+// BILLSYNC_APPLY_APPROVED is on, and only once however many runs follow.
+func TestDaemonAppliesApprovedPlans(t *testing.T) {
+	sb, err := sandbox.New(sandbox.Options{Seed: 3, Scale: 0.02, Key: secret, Now: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(sb)
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	vars := map[string]string{"BILLSYNC_BASE_URL": srv.URL, "BILLSYNC_API_KEY": secret,
+		"BILLSYNC_DB": filepath.Join(dir, "billsync.duckdb"), "BILLSYNC_RATE_PER_MIN": "0", "BILLSYNC_ACCOUNT": "main"}
+	env := envconfig.MapLookuper(vars)
+	var out, logs bytes.Buffer
+	if err := run(context.Background(), []string{"-once"}, env, &out, &logs); err != nil {
+		t.Fatalf("sync: %v\n%s", err, logs.String())
+	}
+	var cust struct{ ID string }
+	json.Unmarshal(sb.Dump("customers")[1], &cust)
+	var prod string
+	for _, raw := range sb.Dump("products") {
+		var p struct{ ID, SubType, Status string }
+		json.Unmarshal(raw, &p)
+		if p.SubType == "credit_usage" && p.Status == "active" {
+			prod = p.ID
+			break
+		}
+	}
+	in := filepath.Join(dir, "topup.csv")
+	os.WriteFile(in, []byte(fmt.Sprintf("customerId,productId,amount\n%s,%s,1234\n", cust.ID, prod)), 0o644)
+	if err := jobCommand(context.Background(), []string{"plan", "-kind", "credit-topup", "-in", in}, env, &out); err != nil {
+		t.Fatalf("plan: %v", err)
+	}
+	var id string
+	fmt.Sscanf(out.String()[strings.Index(out.String(), "syncer job apply ")+len("syncer job apply "):], "%s", &id)
+	topups := func() int {
+		n := 0
+		for _, r := range sb.Requests() {
+			if r.Method == "POST" && strings.HasSuffix(r.Path, "/add-credit") && r.Status == 200 {
+				n++
+			}
+		}
+		return n
+	}
+
+	vars["BILLSYNC_APPLY_APPROVED"] = "true"
+	env = envconfig.MapLookuper(vars)
+	if err := run(context.Background(), []string{"-once"}, env, &out, &logs); err != nil {
+		t.Fatalf("sync with apply-approved: %v", err)
+	}
+	if topups() != 0 {
+		t.Fatal("an unapproved plan was sent")
+	}
+	if err := jobCommand(context.Background(), []string{"approve", id}, env, &out); err != nil {
+		t.Fatalf("approve: %v", err)
+	}
+	for range 2 {
+		if err := run(context.Background(), []string{"-once"}, env, &out, &logs); err != nil {
+			t.Fatalf("sync with apply-approved: %v\n%s", err, logs.String())
+		}
+	}
+	if n := topups(); n != 1 {
+		t.Fatalf("approved top-up sent %d times over two runs, want once", n)
+	}
+	if !strings.Contains(logs.String(), `"msg":"approved job plan applied"`) {
+		t.Errorf("no log line for the applied plan:\n%s", logs.String())
+	}
+}

@@ -57,6 +57,7 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdout, 
 	log := newLogger(stderr, cfg.LogFormat, tty)
 
 	var accounts []fetch.Account
+	baseURLs := map[string]string{}
 	if cfg.demo {
 		base, shutdown, err := startDemoSandbox(cfg.demoScale, log)
 		if err != nil {
@@ -81,6 +82,7 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdout, 
 				return fmt.Errorf("account %s: %w", s.name, err)
 			}
 			accounts = append(accounts, fetch.Account{Name: s.name, Client: c})
+			baseURLs[s.name] = s.baseURL
 		}
 	}
 	if err := os.MkdirAll(filepath.Dir(cfg.DB), 0o755); err != nil {
@@ -109,10 +111,16 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdout, 
 		start := time.Now()
 		sums, err := fetch.Run(ctx, cfg.DB, accounts, opts)
 		recordRun(&m, log, sums, err, start)
-		if err == nil && (tty || cfg.demo) {
+		if err != nil {
+			return err
+		}
+		if tty || cfg.demo {
 			printSummary(stdout, cfg.DB, sums, time.Since(start))
 		}
-		return err
+		if cfg.ApplyApproved {
+			return applyApproved(ctx, lookup, cfg, accounts, baseURLs, log)
+		}
+		return nil
 	}
 	if cfg.once {
 		return job(ctx)

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/billsync/billsync/internal/fetch"
+	"github.com/billsync/billsync/internal/jobs"
+	"github.com/sethvargo/go-envconfig"
+)
+
+// applyApproved sends the job plans a person approved (syncer job approve), one account after the
+// other, after a successful sync: planning validated against the warehouse this sync just
+// published. Approval is the production confirmation.
+func applyApproved(ctx context.Context, lookup envconfig.Lookuper, cfg *config, accounts []fetch.Account,
+	baseURLs map[string]string, log *slog.Logger) error {
+	var env jobEnv
+	if err := envconfig.ProcessWith(ctx, &envconfig.Config{Target: &env, Lookuper: lookup}); err != nil {
+		return envError(err)
+	}
+	journal := env.Journal
+	if journal == "" {
+		journal = jobs.DefaultJournalPath(cfg.DB)
+	}
+	var errs []error
+	for _, a := range accounts {
+		results, err := jobs.ApplyApproved(ctx, journal, jobs.ApplyOptions{
+			Client: a.Client, Account: a.Name, BaseURL: baseURLs[a.Name],
+			Production: isProduction(baseURLs[a.Name], env.Environment), Confirmed: true,
+			User: "syncer daemon", Log: log,
+		})
+		for _, r := range results {
+			planID := ""
+			if r.Plan != nil {
+				planID = r.Plan.ID
+			}
+			log.Info("approved job plan applied", "account", a.Name, "plan", planID, "run", r.RunID,
+				"status", r.Status, "sent", r.Sent, "reconciled", r.Reconciled, "succeeded", r.Succeeded,
+				"failed", r.Failed, "unresolved", r.Unresolved, "stopped", r.Stopped)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("apply approved plans of %s: %w", a.Name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
