@@ -124,6 +124,44 @@ func BenchmarkLoadInvoices1M(b *testing.B) {
 	}
 }
 
+// BenchmarkRemergeInvoices1MOnePercent is the realistic nightly run: the next
+// run sees the same 1M invoices with 1% of them changed (paid -> closed, and
+// their transaction) and merges them as a full list.
+func BenchmarkRemergeInvoices1MOnePercent(b *testing.B) {
+	const n = 1_000_000
+	ctx := context.Background()
+	for range b.N {
+		b.StopTimer()
+		build, err := StartBuild(ctx, fmt.Sprintf("%s/bench.duckdb", b.TempDir()), benchLog())
+		if err != nil {
+			b.Fatal(err)
+		}
+		run, _ := build.StartRun(ctx, "acct", t0)
+		if _, err := stageInvoices(b, build, run, n, t0).Merge(ctx, true); err != nil {
+			b.Fatal(err)
+		}
+		if err := build.FinishRun(ctx, run.ID, RunStats{Status: "succeeded"}); err != nil {
+			b.Fatal(err)
+		}
+		next, _ := build.StartRun(ctx, "acct", t0.Add(24*time.Hour))
+		b.StartTimer()
+
+		start := time.Now()
+		res, err := stageInvoicesChanged(b, build, next, n, t0.Add(24*time.Hour), 100).Merge(ctx, true)
+		if err != nil {
+			b.Fatal(err)
+		}
+		took := time.Since(start)
+		if res.Updated != n/100 || res.Unchanged != n-n/100 {
+			b.Fatalf("re-merge: %+v", res)
+		}
+		b.ReportMetric(float64(n)/took.Seconds(), "remerge_rows/s")
+		b.ReportMetric(float64(vmHWM())/1024, "peak_RSS_MB")
+		b.StopTimer()
+		build.Discard()
+	}
+}
+
 // vmHWM is the process's peak resident set size in KiB.
 func vmHWM() int64 {
 	f, err := os.Open("/proc/self/status")

@@ -365,3 +365,73 @@ func TestWebhookPayloadAndStatusChange(t *testing.T) {
 		t.Errorf("changes %v", c)
 	}
 }
+
+// The account's first sync of an entity writes no per-record _created rows (it
+// does not know when those records appeared); later runs do, also for children.
+func TestCreatedRowsOnlyAfterFirstSync(t *testing.T) {
+	ctx := context.Background()
+	b := startBuild(t, newPath(t))
+	inv := func(id string) string {
+		return fmt.Sprintf(`{"id":%q,"amount":1,"status":"active","transactions":[{"id":"t-%s","status":"created"}]}`, id, id)
+	}
+	r1 := startRun(t, b, "acct")
+	load(t, b, Invoices, r1, t0, true, inv("a"))
+	load(t, b, Invoices, r1, t0, false, inv("b")) // a second merge of the same first run
+	if got := changes(t, b, "true"); len(got) != 0 {
+		t.Errorf("first sync wrote change rows: %v", got)
+	}
+	if n := queryInt(t, b.DB(), `SELECT count(*) FROM invoices WHERE first_seen_run = ? AND first_seen_at = ?`, r1.ID, t0); n != 2 {
+		t.Errorf("%d invoices with the first run's first_seen columns, want 2", n)
+	}
+	b.FinishRun(ctx, r1.ID, RunStats{Status: "succeeded"})
+
+	r2 := startRun(t, b, "acct")
+	res := load(t, b, Invoices, r2, t0.Add(time.Hour), true, inv("a"), inv("b"), inv("c"))
+	if res != (MergeResult{Inserted: 1, Unchanged: 2}) {
+		t.Errorf("second run %+v", res)
+	}
+	want := "invoice_transactions t-c _created ∅→∅\ninvoices c _created ∅→∅"
+	if got := strings.Join(changes(t, b, "true"), "\n"); got != want {
+		t.Errorf("changes:\n%s\nwant:\n%s", got, want)
+	}
+	if n := queryInt(t, b.DB(), `SELECT count(*) FROM invoice_transactions WHERE first_seen_run IS NULL`); n != 0 {
+		t.Errorf("%d transactions without first_seen_run", n)
+	}
+}
+
+// Unreadable JSON on a merge against stored rows is reported per record, and a
+// changed record is replaced keeping its first_seen columns.
+func TestListMergeValidationAndReplace(t *testing.T) {
+	b := startBuild(t, newPath(t))
+	r1 := startRun(t, b, "acct")
+	load(t, b, Customers, r1, t0, true, `{"id":"a","name":"A"}`, `{"id":"b","name":"B"}`)
+	b.FinishRun(context.Background(), r1.ID, RunStats{Status: "succeeded"})
+	r2 := startRun(t, b, "acct")
+	_, err := tryLoad(b, Customers, r2, t0.Add(time.Hour), true, `{"id":"a","name":"A"}`, `{"id": b}`)
+	if err == nil || !strings.Contains(err.Error(), "customers page 1 item 1: not a JSON object") {
+		t.Fatalf("err = %v", err)
+	}
+	res := load(t, b, Customers, r2, t0.Add(time.Hour), true, `{"id":"a","name":"A"}`, `{"id":"b","name":"B2"}`)
+	if res != (MergeResult{Updated: 1, Unchanged: 1}) {
+		t.Errorf("merge %+v", res)
+	}
+	got := queryString(t, b.DB(), `SELECT string_agg(id || ':' || name || ':' || first_seen_run || ':' || last_seen_run, ',' ORDER BY id) FROM customers`)
+	if want := fmt.Sprintf("a:A:%d:%d,b:B2:%d:%d", r1.ID, r2.ID, r1.ID, r2.ID); got != want {
+		t.Errorf("customers %s, want %s", got, want)
+	}
+}
+
+// A changed list record is replaced; the detail columns another entity filled stay.
+func TestChangedProductKeepsDetailColumns(t *testing.T) {
+	b := startBuild(t, newPath(t))
+	r1 := startRun(t, b, "acct")
+	load(t, b, Products, r1, t0, true, `{"id":"p","name":"One","variant":null}`)
+	load(t, b, ProductDetails, r1, t0, false, `{"id":"p","userId":"u1","qty":"3"}`)
+	b.FinishRun(context.Background(), r1.ID, RunStats{Status: "succeeded"})
+	r2 := startRun(t, b, "acct")
+	load(t, b, Products, r2, t0.Add(time.Hour), true, `{"id":"p","name":"Two","variant":null}`)
+	got := queryString(t, b.DB(), `SELECT name || '/' || user_id || '/' || qty || '/' || first_seen_run || '/' || count(*) OVER () FROM products`)
+	if want := fmt.Sprintf("Two/u1/3/%d/1", r1.ID); got != want {
+		t.Errorf("product %s, want %s", got, want)
+	}
+}
