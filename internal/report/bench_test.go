@@ -1,0 +1,203 @@
+package report
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/billsync/billsync/internal/warehouse"
+	"github.com/xuri/excelize/v2"
+)
+
+// synthSQL fills a fresh warehouse with about 1M records shaped like a large
+// merchant's: a year of invoices, payment requests, open transactions,
+// reviews, credit movements and webhook deliveries, with their change history.
+var synthSQL = []string{
+	`INSERT INTO sync_runs VALUES (1, 'bench', 'succeeded', TIMESTAMPTZ '2026-06-30 17:00:00+00', TIMESTAMPTZ '2026-06-30 17:30:00+00', 1000000, 20000, 0, NULL)`,
+	`INSERT INTO customers BY NAME SELECT 'bench' AS account, 'cus-' || i AS id,
+		CASE WHEN i % 500 = 0 THEN 'dup@mail.example' ELSE 'c' || i || '@mail.example' END AS email,
+		'62812' || i AS mobile, 'Customer ' || i AS name, 'active' AS status,
+		TIMESTAMPTZ '2025-01-01 00:00:00+00' + to_seconds(i * 300) AS created_at,
+		1 AS first_seen_run, 1 AS last_seen_run, TIMESTAMPTZ '2026-06-30 17:00:00+00' AS first_seen_at, TIMESTAMPTZ '2026-06-30 17:00:00+00' AS last_seen_at
+		FROM range(50000) t(i)`,
+	`INSERT INTO products BY NAME SELECT 'bench' AS account, 'prod-' || i AS id, 'Product ' || i AS name,
+		CASE WHEN i % 10 = 0 THEN 'saas' ELSE 'course' END AS type, 'active' AS status, 100000 + i * 1000 AS amount
+		FROM range(2000) t(i)`,
+	`INSERT INTO invoices BY NAME SELECT 'bench' AS account, 'inv-' || i AS id, 10000 + (i * 7919) % 5000000 AS amount,
+		TIMESTAMPTZ '2025-07-01 00:00:00+00' + to_seconds(i * 200) AS created_at, 'invoice' AS type,
+		CASE WHEN i % 10 < 6 THEN 'paid' WHEN i % 10 < 8 THEN 'closed' ELSE 'active' END AS status,
+		'Invoice ' || i AS name, 'cus-' || (i % 50000) AS customer_id, 'c' || (i % 50000) || '@mail.example' AS customer_email,
+		'Customer ' || (i % 50000) AS customer_name, 1 AS first_seen_run, 1 AS last_seen_run,
+		TIMESTAMPTZ '2026-06-30 17:00:00+00' AS first_seen_at, TIMESTAMPTZ '2026-06-30 17:00:00+00' AS last_seen_at
+		FROM range(150000) t(i)`,
+	`INSERT INTO payment_requests BY NAME SELECT 'bench' AS account, 'pr-' || i AS id, 5000 + (i * 104729) % 2000000 AS amount,
+		TIMESTAMPTZ '2025-07-01 00:00:00+00' + to_seconds(i * 300) AS created_at, 'payment_request' AS type,
+		CASE WHEN i % 10 < 5 THEN 'paid' WHEN i % 10 < 8 THEN 'closed' ELSE 'unpaid' END AS status,
+		'Request ' || i AS name, 1 AS first_seen_run, 1 AS last_seen_run,
+		TIMESTAMPTZ '2026-06-30 17:00:00+00' AS first_seen_at, TIMESTAMPTZ '2026-06-30 17:00:00+00' AS last_seen_at
+		FROM range(100000) t(i)`,
+	`INSERT INTO unpaid_transactions BY NAME SELECT 'bench' AS account, 'tx-' || i AS id,
+		TIMESTAMPTZ '2025-07-01 00:00:00+00' + to_seconds(i * 300) AS created_at,
+		CASE WHEN i % 2 = 0 THEN 'invoice' ELSE 'payment_request' END AS type, 10000 + (i * 7919) % 5000000 AS amount, 'active' AS status,
+		CASE WHEN i % 2 = 0 THEN 'inv-' || i ELSE 'pr-' || i END AS payment_link_id,
+		'cus-' || (i % 50000) AS customer_id, 'c' || (i % 50000) || '@mail.example' AS customer_email, 'Customer ' || (i % 50000) AS customer_name,
+		'Item ' || i AS payment_link_name, 'https://pay.example/plt/tx-' || i AS payment_url,
+		1 AS first_seen_run, 1 AS last_seen_run, TIMESTAMPTZ '2026-06-30 17:00:00+00' AS first_seen_at, TIMESTAMPTZ '2026-06-30 17:00:00+00' AS last_seen_at,
+		CASE WHEN i % 3 = 0 THEN TIMESTAMPTZ '2026-06-30 17:00:00+00' END AS deleted_upstream_at
+		FROM range(100000) t(i)`,
+	`INSERT INTO reviews BY NAME SELECT 'bench' AS account, 'rev-' || i AS id,
+		TIMESTAMPTZ '2025-07-01 00:00:00+00' + to_seconds(i * 300) AS created_at, 'cus-' || (i % 50000) AS customer_id,
+		'Customer ' || (i % 50000) AS customer_name, 'Bagus' AS message, 'prod-' || (i % 2000) AS payment_link_id,
+		'Product ' || (i % 2000) AS product_name, 'course' AS product_type, 1 + (i * 7) % 5 AS rating, 'ACTIVE' AS status,
+		1 AS first_seen_run, 1 AS last_seen_run, TIMESTAMPTZ '2026-06-30 17:00:00+00' AS first_seen_at, TIMESTAMPTZ '2026-06-30 17:00:00+00' AS last_seen_at
+		FROM range(100000) t(i)`,
+	`INSERT INTO credit_ledger BY NAME SELECT 'bench' AS account, 'led-' || i AS id, 'cus-' || (i % 20000) AS customer_id,
+		'prod-' || ((i % 20000) % 200 * 10) AS product_id, TIMESTAMPTZ '2025-07-01 00:00:00+00' + to_seconds(i * 150) AS created_at,
+		CASE WHEN i % 4 = 0 THEN 1000 ELSE 0 END AS credit, CASE WHEN i % 4 = 0 THEN 0 ELSE 100 END AS debit,
+		'ACTIVE' AS status, 'ADD_ON' AS wallet_type,
+		CASE WHEN i % 4 <> 0 THEN 'CREDIT_USAGE' WHEN i % 8 = 0 THEN 'TOPUP' ELSE 'MERCHANT_TOPUP' END AS type,
+		1 AS first_seen_run, 1 AS last_seen_run, TIMESTAMPTZ '2026-06-30 17:00:00+00' AS first_seen_at, TIMESTAMPTZ '2026-06-30 17:00:00+00' AS last_seen_at
+		FROM range(200000) t(i)`,
+	`INSERT INTO credit_fetch_state SELECT 'bench', 'cus-' || i, TIMESTAMPTZ '2026-06-30 17:00:00+00', 1 FROM range(20000) t(i)`,
+	`INSERT INTO webhook_deliveries BY NAME SELECT 'bench' AS account, 'wh-' || i AS id,
+		TIMESTAMPTZ '2026-01-01 00:00:00+00' + to_seconds(i * 100) AS created_at,
+		CASE WHEN i % 3 = 0 THEN 'payment.received' ELSE 'payment.reminder' END AS event_type,
+		CASE WHEN i % 20 = 0 THEN 'FAILED' ELSE 'SUCCESS' END AS status, 'https://hooks.example/' || (i % 3) AS url_destination,
+		1 AS first_seen_run, 1 AS last_seen_run, TIMESTAMPTZ '2026-06-30 17:00:00+00' AS first_seen_at, TIMESTAMPTZ '2026-06-30 17:00:00+00' AS last_seen_at
+		FROM range(150000) t(i)`,
+	`INSERT INTO record_changes SELECT 'bench', 'unpaid_transactions', 'tx-' || i, '_created', NULL, NULL, TIMESTAMPTZ '2026-05-31 17:00:00+00', 1 FROM range(100000) t(i)`,
+	`INSERT INTO record_changes SELECT 'bench', 'unpaid_transactions', 'tx-' || i, '_deleted', NULL, NULL, TIMESTAMPTZ '2026-06-30 17:00:00+00', 1 FROM range(0, 100000, 3) t(i)`,
+	`INSERT INTO record_changes SELECT 'bench', 'invoices', 'inv-' || i, 'status', 'active', 'paid', TIMESTAMPTZ '2025-07-01 00:00:00+00' + to_seconds(i * 200 + 86400 * (i % 20)), 1 FROM range(0, 150000, 2) t(i)`,
+}
+
+// benchWarehouse builds the synthetic warehouse once per benchmark binary.
+func benchWarehouse(b *testing.B) string {
+	b.Helper()
+	path := filepath.Join(b.TempDir(), "bench.duckdb")
+	ctx := context.Background()
+	build, err := warehouse.StartBuild(ctx, path, quiet)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, q := range synthSQL {
+		if _, err := build.DB().ExecContext(ctx, q); err != nil {
+			b.Fatalf("%.60s: %v", q, err)
+		}
+	}
+	if err := build.Publish(ctx); err != nil {
+		b.Fatal(err)
+	}
+	return path
+}
+
+// BenchmarkAllReports1M writes every report, xlsx and csv, from a ~1M-record
+// warehouse, in a child process so its peak RSS is the reports' alone.
+func BenchmarkAllReports1M(b *testing.B) {
+	db := benchWarehouse(b)
+	for range b.N {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestReportChild$", "-test.count=1")
+		cmd.Env = append(os.Environ(), "BILLSYNC_REPORT_CHILD_DB="+db, "BILLSYNC_REPORT_CHILD_OUT="+b.TempDir())
+		start := time.Now()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("%v\n%s", err, out)
+		}
+		b.ReportMetric(time.Since(start).Seconds(), "wall_s")
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			b.ReportMetric(float64(ru.Maxrss)/1024, "peak_RSS_MB")
+		}
+	}
+}
+
+// TestReportChild is BenchmarkAllReports1M's child; it does nothing in a normal run.
+func TestReportChild(t *testing.T) {
+	db := os.Getenv("BILLSYNC_REPORT_CHILD_DB")
+	if db == "" {
+		t.Skip("only run by BenchmarkAllReports1M")
+	}
+	var formats, names []string
+	if f := os.Getenv("BILLSYNC_REPORT_CHILD_FORMATS"); f != "" {
+		formats = strings.Split(f, ",")
+	}
+	if n := os.Getenv("BILLSYNC_REPORT_CHILD_NAMES"); n != "" {
+		names = strings.Split(n, ",")
+	}
+	_, err := Generate(context.Background(), Options{DB: db, OutDir: os.Getenv("BILLSYNC_REPORT_CHILD_OUT"), Formats: formats, Names: names,
+		AsOf: time.Date(2026, 6, 30, 0, 0, 0, 0, time.UTC), Log: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// benchSQL is the sheet both xlsx benchmarks write: 200k rows x 10 columns.
+const benchSQL = `SELECT account, id, customer_name, customer_email, type, created_at, amount, payment_link_id, payment_url, first_seen_at
+	FROM unpaid_transactions UNION ALL SELECT account, id, customer_name, customer_email, type, created_at, amount, customer_id, name, first_seen_at FROM invoices LIMIT 200000`
+
+// BenchmarkXLSX compares the report's xlsx path (query, conversion, styles,
+// streamed sheet) with raw excelize StreamWriter writing the same rows from memory.
+func BenchmarkXLSX(b *testing.B) {
+	db := benchWarehouse(b)
+	b.Run("report", func(b *testing.B) {
+		for range b.N {
+			_, err := Query(context.Background(), Options{DB: db, OutDir: b.TempDir(), Log: quiet}, benchSQL, "xlsx", nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("raw-excelize", func(b *testing.B) {
+		data := loadRows(b, db)
+		b.ResetTimer()
+		for range b.N {
+			f := excelize.NewFile()
+			sw, err := f.NewStreamWriter("Sheet1")
+			if err != nil {
+				b.Fatal(err)
+			}
+			for i, r := range data {
+				cell, _ := excelize.CoordinatesToCellName(1, i+1)
+				if err := sw.SetRow(cell, r); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := sw.Flush(); err != nil {
+				b.Fatal(err)
+			}
+			if err := f.SaveAs(filepath.Join(b.TempDir(), "raw.xlsx")); err != nil {
+				b.Fatal(err)
+			}
+			f.Close()
+		}
+	})
+}
+
+// loadRows reads benchSQL into memory as the raw benchmark's input.
+func loadRows(b *testing.B, db string) [][]any {
+	h, err := warehouse.OpenReadOnly(context.Background(), db)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer h.Close()
+	rows, err := h.Query(benchSQL)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rows.Close()
+	var out [][]any
+	for rows.Next() {
+		r := make([]any, 10)
+		p := make([]any, 10)
+		for i := range r {
+			p[i] = &r[i]
+		}
+		if err := rows.Scan(p...); err != nil {
+			b.Fatal(err)
+		}
+		out = append(out, r)
+	}
+	return out
+}
