@@ -11,9 +11,10 @@ test:
 build:
 	$(GO) build -o bin/ ./cmd/...
 
-# demo serves the embedded simulator, syncs it into ./data/demo.duckdb and prints a summary.
+# demo serves the embedded simulator in-process, syncs it into ./data/demo.duckdb, prints what it
+# stored and writes every report of the demo data to ./out.
 demo:
-	$(GO) run ./cmd/syncer -demo -db data/demo.duckdb
+	$(GO) run ./cmd/syncer -demo -db data/demo.duckdb -reports-out out
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...

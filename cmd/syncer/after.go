@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"strings"
 
 	"github.com/billsync/billsync/internal/fetch"
 	"github.com/billsync/billsync/internal/jobs"
+	"github.com/billsync/billsync/internal/report"
 	"github.com/sethvargo/go-envconfig"
 )
 
@@ -45,4 +48,33 @@ func applyApproved(ctx context.Context, lookup envconfig.Lookuper, cfg *config, 
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// writeReports writes the configured reports of the warehouse this sync just published, as of
+// today in BILLSYNC_TZ. It runs after any job application, never beside it: both use the journal.
+func writeReports(ctx context.Context, lookup envconfig.Lookuper, cfg *config, stdout io.Writer, log *slog.Logger) error {
+	var env jobEnv
+	if err := envconfig.ProcessWith(ctx, &envconfig.Config{Target: &env, Lookuper: lookup}); err != nil {
+		return envError(err)
+	}
+	var names []string
+	if cfg.Reports != "all" {
+		for _, n := range strings.Split(cfg.Reports, ",") {
+			if n = strings.TrimSpace(n); n != "" {
+				names = append(names, n)
+			}
+		}
+	}
+	files, err := report.Generate(ctx, report.Options{
+		DB: cfg.DB, Journal: env.Journal, OutDir: cfg.ReportsOut, TZ: cfg.TZ, Currency: cfg.Currency,
+		Names: names, Log: log,
+	})
+	if err != nil {
+		return fmt.Errorf("reports: %w", err)
+	}
+	log.Info("reports written", "dir", cfg.ReportsOut, "files", len(files))
+	if cfg.demo {
+		fmt.Fprintf(stdout, "reports: %d files in %s, e.g. %s\n", len(files), cfg.ReportsOut, files[0])
+	}
+	return nil
 }

@@ -34,6 +34,11 @@ type config struct {
 	MetricsAddr   string        `env:"BILLSYNC_METRICS_ADDR"`
 	LogFormat     string        `env:"BILLSYNC_LOG_FORMAT, default=auto"`
 	StopGrace     time.Duration `env:"BILLSYNC_STOP_GRACE, default=30s"`
+	// Reports names the reports to write after each successful sync: "all", or a comma-separated
+	// list (report -list); empty writes none.
+	Reports    string `env:"BILLSYNC_REPORTS"`
+	ReportsOut string `env:"BILLSYNC_REPORTS_OUT, default=./out"`
+	Currency   string `env:"BILLSYNC_CURRENCY, default=IDR"`
 	// ApplyApproved lets the daemon send approved job plans after each successful sync.
 	ApplyApproved bool `env:"BILLSYNC_APPLY_APPROVED, default=false"`
 
@@ -63,6 +68,8 @@ func loadConfig(ctx context.Context, args []string, lookup envconfig.Lookuper) (
 	fs.BoolVar(&c.Details, "details", c.Details, "fetch product and payment-request details (BILLSYNC_DETAILS)")
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", c.MetricsAddr, "serve Prometheus metrics on this address (BILLSYNC_METRICS_ADDR)")
 	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "auto, json or text (BILLSYNC_LOG_FORMAT)")
+	fs.StringVar(&c.Reports, "reports", c.Reports, `reports to write after each successful sync: "all" or names (BILLSYNC_REPORTS)`)
+	fs.StringVar(&c.ReportsOut, "reports-out", c.ReportsOut, "directory of those reports (BILLSYNC_REPORTS_OUT)")
 	fs.BoolVar(&c.once, "once", false, "run one sync and exit")
 	fs.BoolVar(&c.demo, "demo", false, "sync once from the embedded simulator (no key needed)")
 	fs.Float64Var(&c.demoScale, "demo-scale", 1, "simulator scale for -demo (1 = about 10,000 records)")

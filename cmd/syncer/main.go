@@ -70,6 +70,9 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdout, 
 		}
 		accounts = []fetch.Account{{Name: "demo", Client: c}}
 		cfg.once = true
+		if cfg.Reports == "" {
+			cfg.Reports = "all"
+		}
 	} else {
 		specs, err := cfg.accounts(lookup)
 		if err != nil {
@@ -118,7 +121,12 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdout, 
 			printSummary(stdout, cfg.DB, sums, time.Since(start))
 		}
 		if cfg.ApplyApproved {
-			return applyApproved(ctx, lookup, cfg, accounts, baseURLs, log)
+			if err := applyApproved(ctx, lookup, cfg, accounts, baseURLs, log); err != nil {
+				return err
+			}
+		}
+		if cfg.Reports != "" {
+			return writeReports(ctx, lookup, cfg, stdout, log)
 		}
 		return nil
 	}

@@ -83,6 +83,10 @@ func (r *Runner) Run(ctx context.Context) error {
 			return r.drain(&wg, cancelJob, log)
 		case <-timer.C:
 		}
+		if ctx.Err() != nil {
+			// A tick and a stop arrived together; select picks either, but a stop wins.
+			return r.drain(&wg, cancelJob, log)
+		}
 		mu.Lock()
 		if running {
 			mu.Unlock()
