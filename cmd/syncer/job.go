@@ -29,11 +29,6 @@ const jobUsage = `usage:
 kinds: email-fix, credit-topup, invoice-create, payment-edit, license-activate, license-deactivate,
        checkout-link, coupon-check (see docs/jobs.md)`
 
-// runJob is "syncer job ...": audited write jobs planned from a spreadsheet and applied exactly once.
-func runJob(ctx context.Context, args []string) error {
-	return jobCommand(ctx, args, envconfig.OsLookuper(), os.Stdout)
-}
-
 // jobEnv is the job settings beyond the syncer's own.
 type jobEnv struct {
 	Journal     string `env:"BILLSYNC_JOURNAL"`     // default: billsync-jobs.duckdb beside BILLSYNC_DB
@@ -54,6 +49,7 @@ type jobFlags struct {
 	confirm   bool
 }
 
+// jobCommand is "syncer job ...": audited write jobs planned from a spreadsheet and applied exactly once.
 func jobCommand(ctx context.Context, args []string, lookup envconfig.Lookuper, stdout io.Writer) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "help" {
 		return errors.New(jobUsage)
