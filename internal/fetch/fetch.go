@@ -161,12 +161,14 @@ func (s *syncer) sync(ctx context.Context) (Summary, error) {
 
 	listStart := time.Now()
 	results := make(chan StreamResult, 32)
-	g, gctx := errgroup.WithContext(ctx)
+	// One failing stream does not cancel the others: whatever completes is skipped when the
+	// next attempt resumes this run. A stop (ctx) still cancels them all.
+	var g errgroup.Group
 	for _, l := range lists {
-		g.Go(func() error { return s.runStream(gctx, l.stream, l.entity, results, s.listStream(l)) })
+		g.Go(func() error { return s.runStream(ctx, l.stream, l.entity, results, s.listStream(l)) })
 	}
 	g.Go(func() error {
-		return s.runStream(gctx, webhookStream, warehouse.WebhookDeliveries, results, s.webhookStream)
+		return s.runStream(ctx, webhookStream, warehouse.WebhookDeliveries, results, s.webhookStream)
 	})
 	err := g.Wait()
 	close(results)
