@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/billsync/billsync/internal/sqlfile"
 	duckdb "github.com/duckdb/duckdb-go/v2"
 )
 
@@ -93,43 +94,9 @@ func openDuckDB(path string, readOnly bool) (*sql.DB, error) {
 	return db, nil
 }
 
+// migrate applies the journal's embedded migrations not yet recorded in it.
 func migrate(ctx context.Context, db *sql.DB) error {
-	if _, err := db.ExecContext(ctx, journalSQL["create_migrations"]); err != nil {
-		return fmt.Errorf("create schema_migrations: %w", err)
-	}
-	applied := map[int]bool{}
-	rows, err := db.QueryContext(ctx, journalSQL["applied_migrations"])
-	if err != nil {
-		return fmt.Errorf("read schema_migrations: %w", err)
-	}
-	for rows.Next() {
-		var v int
-		if err := rows.Scan(&v); err != nil {
-			rows.Close()
-			return err
-		}
-		applied[v] = true
-	}
-	rows.Close()
-	ms, err := migrations()
-	if err != nil {
-		return err
-	}
-	for _, m := range ms {
-		if applied[m.version] {
-			continue
-		}
-		if err := inTx(ctx, db, func(tx *sql.Tx) error {
-			if _, err := tx.ExecContext(ctx, m.sql); err != nil {
-				return err
-			}
-			_, err := tx.ExecContext(ctx, journalSQL["record_migration"], m.version, m.name)
-			return err
-		}); err != nil {
-			return fmt.Errorf("migration %04d_%s: %w", m.version, m.name, err)
-		}
-	}
-	return nil
+	return sqlfile.Migrate(ctx, db, sqlFS, "migrations")
 }
 
 func inTx(ctx context.Context, db *sql.DB, f func(*sql.Tx) error) error {

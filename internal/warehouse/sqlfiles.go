@@ -2,85 +2,12 @@ package warehouse
 
 import (
 	"embed"
-	"fmt"
-	"io/fs"
-	"path"
-	"regexp"
-	"sort"
-	"strconv"
-	"strings"
+
+	"github.com/billsync/billsync/internal/sqlfile"
 )
 
 //go:embed migrations/*.sql merge/*.sql queries/*.sql
 var sqlFS embed.FS
 
-// section headers split one .sql file into named statements ("-- name: counts").
-var sectionRe = regexp.MustCompile(`(?m)^-- name: *([a-z_]+) *$`)
-
-// sections returns the named parts of an embedded .sql file.
-func sections(file string) (map[string]string, error) {
-	b, err := sqlFS.ReadFile(file)
-	if err != nil {
-		return nil, err
-	}
-	text := string(b)
-	out := map[string]string{}
-	locs := sectionRe.FindAllStringSubmatchIndex(text, -1)
-	for i, loc := range locs {
-		end := len(text)
-		if i+1 < len(locs) {
-			end = locs[i+1][0]
-		}
-		name := text[loc[2]:loc[3]]
-		if _, dup := out[name]; dup {
-			return nil, fmt.Errorf("%s: section %q defined twice", file, name)
-		}
-		out[name] = strings.TrimSpace(text[loc[1]:end])
-	}
-	return out, nil
-}
-
-// mustSections is for the package's own embedded files, whose shape tests pin.
-func mustSections(file string) map[string]string {
-	s, err := sections(file)
-	if err != nil {
-		panic(err)
-	}
-	return s
-}
-
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
-
-var migrationRe = regexp.MustCompile(`^(\d{4})_([a-z0-9_]+)\.sql$`)
-
-// migrations lists migrations/NNNN_name.sql in version order.
-func migrations() ([]migration, error) {
-	entries, err := fs.ReadDir(sqlFS, "migrations")
-	if err != nil {
-		return nil, err
-	}
-	var out []migration
-	for _, e := range entries {
-		m := migrationRe.FindStringSubmatch(e.Name())
-		if m == nil {
-			return nil, fmt.Errorf("migration file %s: name is not NNNN_name.sql", e.Name())
-		}
-		v, _ := strconv.Atoi(m[1])
-		b, err := sqlFS.ReadFile(path.Join("migrations", e.Name()))
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, migration{version: v, name: m[2], sql: string(b)})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
-	for i := 1; i < len(out); i++ {
-		if out[i].version == out[i-1].version {
-			return nil, fmt.Errorf("migration version %04d used twice", out[i].version)
-		}
-	}
-	return out, nil
-}
+// mustSections reads the named statements of one of the package's own embedded files.
+func mustSections(file string) map[string]string { return sqlfile.MustSections(sqlFS, file) }

@@ -1,14 +1,5 @@
 -- Journal statements. Positional parameters (?) are bound by journal.go, plan.go and apply.go.
 
--- name: create_migrations
-CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER, name VARCHAR, applied_at TIMESTAMPTZ);
-
--- name: applied_migrations
-SELECT version FROM schema_migrations;
-
--- name: record_migration
-INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, now());
-
 -- name: insert_plan
 INSERT INTO job_plans (id, kind, account, plan_hash, input_file, input_sha256, actions, created_at, created_by, host,
                        warehouse_synced_at)

@@ -1,14 +1,5 @@
 -- Sync state statements. Positional parameters (?) are bound by state.go.
 
--- name: create_migrations
-CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER, name VARCHAR, applied_at TIMESTAMPTZ);
-
--- name: applied_migrations
-SELECT version FROM schema_migrations;
-
--- name: record_migration
-INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, now());
-
 -- name: unfinished_runs
 SELECT count(*) FROM sync_runs WHERE status = 'running';
 
