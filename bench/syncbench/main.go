@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -157,6 +158,7 @@ func benchScale(scale string, rate float64, details bool, conc int) error {
 		return err
 	}
 	start := time.Now()
+	stopSampling := sampleRSS(start)
 	sums, err := fetch.Run(context.Background(), filepath.Join(dir, "bench.duckdb"),
 		[]fetch.Account{{Name: "bench", Client: c}},
 		fetch.Options{Account: "bench", Concurrency: conc, Details: details, Log: slog.New(slog.DiscardHandler)})
@@ -164,7 +166,10 @@ func benchScale(scale string, rate float64, details bool, conc int) error {
 		return err
 	}
 	wall := time.Since(start)
+	peakAt, peakMB := stopSampling()
 	s := sums[0]
+	fmt.Fprintf(os.Stderr, "  RSS peaked at %d MB %.1fs into the run (lists phase ended at %.1fs)\n",
+		peakMB, peakAt.Seconds(), s.ListsTook.Seconds())
 	fanReq := s.Requests - s.ListRequests
 	fanTook := s.CreditTook + s.DetailsTook
 	fmt.Printf("%-6s %9d %8d %8d %6.3f %9s %11.0f %9s | %9d %8s %11.0f | %8d %8s %9.0f\n", scale, s.Records, s.Requests, minimum,
@@ -172,6 +177,9 @@ func benchScale(scale string, rate float64, details bool, conc int) error {
 		float64(s.Records)/wall.Seconds(), peakRSS(),
 		s.ListRecords, s.ListsTook.Round(10*time.Millisecond), float64(s.ListRecords)/s.ListsTook.Seconds(),
 		fanReq, fanTook.Round(10*time.Millisecond), float64(fanReq)/fanTook.Seconds())
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	fmt.Fprintf(os.Stderr, "  go runtime: %d MB obtained from the OS, heap in use now %d MB\n", ms.Sys>>20, ms.HeapInuse>>20)
 	return nil
 }
 
@@ -188,4 +196,39 @@ func peakRSS() string {
 		}
 	}
 	return "?"
+}
+
+// sampleRSS records the resident set's peak and when it happened, to tell which phase drives it.
+func sampleRSS(start time.Time) func() (time.Duration, int) {
+	done := make(chan struct{})
+	var at time.Duration
+	peak := 0
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(50 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				if mb := currentRSS(); mb > peak {
+					peak, at = mb, time.Since(start)
+				}
+			}
+		}
+	}()
+	return func() (time.Duration, int) { close(done); <-finished; return at, peak }
+}
+
+func currentRSS() int {
+	b, _ := os.ReadFile("/proc/self/status")
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "VmRSS:") {
+			kb, _ := strconv.Atoi(strings.Fields(l)[1])
+			return kb / 1024
+		}
+	}
+	return 0
 }

@@ -472,3 +472,25 @@ func TestFailedRunIsResumed(t *testing.T) {
 	}
 	e.assertMirrors()
 }
+
+// TestSmallBatches runs a sync, a month of changes and a faulty sync with merges every 37 records:
+// batching must not lose, duplicate or wrongly delete anything.
+func TestSmallBatches(t *testing.T) {
+	defer fetch.SetListBatch(37)()
+	e := newEnv(t, 0.03)
+	e.sync(e.opts())
+	e.assertMirrors()
+	e.sb.Advance(30 * 24 * time.Hour)
+	if err := e.sb.SetFaults(sandbox.Faults{Seed: 5, ServerError: 0.05, InsertWhilePaging: 0.05, DuplicatePage: 0.05}); err != nil {
+		t.Fatal(err)
+	}
+	before := e.truthAll()
+	e.sync(e.opts())
+	e.assertHas(before, false)
+	e.sb.SetFaults(sandbox.Faults{})
+	e.sync(e.opts())
+	e.assertMirrors()
+	if n := e.count("SELECT count(*) FROM unpaid_transactions WHERE deleted_upstream_at IS NOT NULL"); n == 0 {
+		t.Error("no unpaid transaction marked deleted after a month: batched deletion marking did nothing")
+	}
+}

@@ -45,30 +45,29 @@ func productTypePaths() []string {
 // listPasses bounds how often a list is paged again when it changed under us.
 const listPasses = 2
 
-// listStream pages every sub-list of l into one loader. A full list lets the warehouse mark rows
-// that are gone upstream; that is only safe when paging saw every record, so when the list's
-// total moved while paging, or fewer distinct ids arrived than the server counts, the list is
-// paged once more (the loader de-duplicates) and, if still unsettled, merged without deletions.
+// listStream pages every sub-list of def into one batcher. A full list lets the warehouse mark
+// rows that are gone upstream; that is only safe when paging saw every record, so when the list's
+// total moved while paging, or fewer distinct records arrived than the server counts, the list is
+// paged once more (merges de-duplicate) and, if still unsettled, no deletions are marked this run.
 func (s *syncer) listStream(def listDef) func(context.Context) (StreamResult, error) {
 	return func(ctx context.Context) (StreamResult, error) {
 		res := StreamResult{Stream: def.stream}
-		ld := &lazyLoader{w: s.w, e: def.entity}
+		bt := &batcher{w: s.w, e: def.entity}
 		for pass := 1; pass <= listPasses && !res.Complete; pass++ {
 			var expected int64
 			stable := true
 			for _, path := range def.paths {
-				lr, err := s.pageList(ctx, def.stream, ld, path, &res)
+				lr, err := s.pageList(ctx, def.stream, bt, path, &res)
 				if err != nil {
 					return res, err
 				}
 				expected += lr.expected
 				stable = stable && lr.stable
 			}
-			l, err := ld.get(ctx)
-			if err != nil {
+			if err := bt.flush(ctx); err != nil {
 				return res, err
 			}
-			got, err := s.w.distinct(ctx, l)
+			got, err := s.w.seenInRun(ctx, def.entity)
 			if err != nil {
 				return res, err
 			}
@@ -78,11 +77,8 @@ func (s *syncer) listStream(def listDef) func(context.Context) (StreamResult, er
 					"distinct", got, "expected", expected)
 			}
 		}
-		l, err := ld.get(ctx)
-		if err != nil {
-			return res, err
-		}
-		res.Merge, err = s.w.merge(ctx, l, res.Complete)
+		err := bt.finish(ctx, res.Complete)
+		res.Merge = bt.merged
 		return res, err
 	}
 }
@@ -95,8 +91,8 @@ type listRead struct {
 // pageList reads one paged list to its end. Page 1 tells how many pages there are; the rest are
 // fetched concurrently, then paging continues one by one for as long as the server says hasMore
 // (the list may have grown). Only the server's applied page size and counts are trusted.
-func (s *syncer) pageList(ctx context.Context, stream string, ld *lazyLoader, path string, res *StreamResult) (listRead, error) {
-	first, err := s.listPage(ctx, stream, ld, path, 1, res)
+func (s *syncer) pageList(ctx context.Context, stream string, bt *batcher, path string, res *StreamResult) (listRead, error) {
+	first, err := s.listPage(ctx, stream, bt, path, 1, res)
 	if err != nil {
 		return listRead{}, err
 	}
@@ -107,7 +103,7 @@ func (s *syncer) pageList(ctx context.Context, stream string, ld *lazyLoader, pa
 		g.SetLimit(s.opts.Concurrency)
 		for p := 2; p <= first.PageCount; p++ {
 			g.Go(func() (err error) {
-				pages[p], err = s.listPage(gctx, stream, ld, path, p, res)
+				pages[p], err = s.listPage(gctx, stream, bt, path, p, res)
 				return err
 			})
 		}
@@ -118,7 +114,7 @@ func (s *syncer) pageList(ctx context.Context, stream string, ld *lazyLoader, pa
 	}
 	for last.HasMore && len(last.Items) > 0 {
 		lastNo++
-		if last, err = s.listPage(ctx, stream, ld, path, lastNo, res); err != nil {
+		if last, err = s.listPage(ctx, stream, bt, path, lastNo, res); err != nil {
 			return listRead{}, err
 		}
 	}
@@ -135,7 +131,7 @@ func (s *syncer) pageList(ctx context.Context, stream string, ld *lazyLoader, pa
 	return r, nil
 }
 
-func (s *syncer) listPage(ctx context.Context, stream string, ld *lazyLoader, path string, page int, res *StreamResult) (*api.ListPage, error) {
+func (s *syncer) listPage(ctx context.Context, stream string, bt *batcher, path string, page int, res *StreamResult) (*api.ListPage, error) {
 	q := url.Values{"page": {strconv.Itoa(page)}, "pageSize": {strconv.Itoa(s.opts.PageSize)}}
 	if err := s.acquire(ctx); err != nil {
 		return nil, err
@@ -145,11 +141,7 @@ func (s *syncer) listPage(ctx context.Context, stream string, ld *lazyLoader, pa
 	if err != nil {
 		return nil, fmt.Errorf("page %d of %s: %w", page, path, err)
 	}
-	l, err := ld.get(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.w.add(ctx, l, page, p.Items); err != nil {
+	if err := bt.add(ctx, page, p.Items); err != nil {
 		return nil, err
 	}
 	s.count(stream, res, int64(len(p.Items)))

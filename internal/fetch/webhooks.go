@@ -36,7 +36,7 @@ func (s *syncer) webhookStream(ctx context.Context) (StreamResult, error) {
 			start = strconv.FormatInt(from, 10)
 		}
 	}
-	ld := &lazyLoader{w: s.w, e: warehouse.WebhookDeliveries}
+	bt := &batcher{w: s.w, e: warehouse.WebhookDeliveries}
 	limit := min(s.opts.PageSize, webhookLimit)
 	for page := 1; ; page++ {
 		if err := s.acquire(ctx); err != nil {
@@ -54,11 +54,7 @@ func (s *syncer) webhookStream(ctx context.Context) (StreamResult, error) {
 			}
 			newest = max(newest, ms)
 		}
-		l, err := ld.get(ctx)
-		if err != nil {
-			return res, err
-		}
-		if err := s.w.add(ctx, l, page, p.Items); err != nil {
+		if err := bt.add(ctx, page, p.Items); err != nil {
 			return res, err
 		}
 		s.count(webhookStream, &res, int64(len(p.Items)))
@@ -70,11 +66,9 @@ func (s *syncer) webhookStream(ctx context.Context) (StreamResult, error) {
 		}
 		start = p.NextStartingAfter
 	}
-	l, err := ld.get(ctx)
+	err = bt.finish(ctx, false)
+	res.Merge = bt.merged
 	if err != nil {
-		return res, err
-	}
-	if res.Merge, err = s.w.merge(ctx, l, false); err != nil {
 		return res, err
 	}
 	res.Complete = true

@@ -133,27 +133,74 @@ func (w *writer) loader(ctx context.Context, e warehouse.Entity) (*warehouse.Loa
 	return l, err
 }
 
-// lazyLoader opens its loader on first use. Streams use it so that a loader, and with it the
-// run's observation time, comes into being only after the run's first response has arrived
-// with the server's Date header.
-type lazyLoader struct {
-	w  *writer
-	e  warehouse.Entity
-	mu sync.Mutex
-	l  *warehouse.Loader
+// listBatch is how many records a stream stages before merging them: DuckDB holds at most one
+// batch per stream, whatever the size of the list.
+var listBatch = 50_000
+
+// batcher stages a stream's pages and merges every listBatch records. Its first loader, and with
+// it the run's observation time, comes into being only after the run's first response has
+// arrived with the server's Date header. Deletions are decided once, after the whole list, by an
+// empty full merge (finish).
+type batcher struct {
+	w      *writer
+	e      warehouse.Entity
+	mu     sync.Mutex // page goroutines add concurrently; a merge makes them wait
+	l      *warehouse.Loader
+	staged int
+	merged warehouse.MergeResult
 }
 
-func (z *lazyLoader) get(ctx context.Context) (*warehouse.Loader, error) {
-	z.mu.Lock()
-	defer z.mu.Unlock()
-	if z.l == nil {
-		l, err := z.w.loader(ctx, z.e)
+func (b *batcher) add(ctx context.Context, page int, items []json.RawMessage) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.l == nil {
+		l, err := b.w.loader(ctx, b.e)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		z.l = l
+		b.l = l
 	}
-	return z.l, nil
+	if err := b.w.add(ctx, b.l, page, items); err != nil {
+		return err
+	}
+	b.staged += len(items)
+	if b.staged >= listBatch {
+		return b.mergeLocked(ctx, false)
+	}
+	return nil
+}
+
+// flush merges what is staged.
+func (b *batcher) flush(ctx context.Context) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.mergeLocked(ctx, false)
+}
+
+// finish merges what is staged and, when the stream saw the whole list, marks the rows no merge
+// of this run saw as deleted upstream.
+func (b *batcher) finish(ctx context.Context, full bool) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := b.mergeLocked(ctx, false); err != nil || !full {
+		return err
+	}
+	l, err := b.w.loader(ctx, b.e)
+	if err != nil {
+		return err
+	}
+	b.l = l
+	return b.mergeLocked(ctx, true)
+}
+
+func (b *batcher) mergeLocked(ctx context.Context, full bool) error {
+	if b.l == nil {
+		return nil
+	}
+	r, err := b.w.merge(ctx, b.l, full)
+	b.merged = addMerge(b.merged, r)
+	b.l, b.staged = nil, 0
+	return err
 }
 
 func (w *writer) add(ctx context.Context, l *warehouse.Loader, page int, items []json.RawMessage) error {
@@ -167,9 +214,9 @@ func (w *writer) add(ctx context.Context, l *warehouse.Loader, page int, items [
 	})
 }
 
-func (w *writer) distinct(ctx context.Context, l *warehouse.Loader) (n int64, err error) {
+func (w *writer) seenInRun(ctx context.Context, e warehouse.Entity) (n int64, err error) {
 	err = w.call(ctx, func(ctx context.Context) error {
-		n, err = l.DistinctIDs(ctx)
+		n, err = w.b.SeenInRun(ctx, e, w.account, w.run.ID)
 		return err
 	})
 	return n, err

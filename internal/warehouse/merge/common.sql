@@ -141,3 +141,8 @@ WHERE t.account = c.account AND t.deleted_upstream_at IS NULL AND t.last_seen_ru
 UPDATE __TABLE__ t SET deleted_upstream_at = c.observed_at
 FROM merge_ctx c
 WHERE t.account = c.account AND t.deleted_upstream_at IS NULL AND t.last_seen_run <> c.run_id;
+
+-- name: seen_in_run
+-- Rows of an account that this run's merges saw: with several merges per list, the number of
+-- distinct records the list delivered, which fetch compares with the server's count.
+SELECT count(*) FROM __TABLE__ WHERE account = ? AND last_seen_run = ?;
