@@ -98,19 +98,23 @@ func (s *syncer) pageList(ctx context.Context, stream string, bt *batcher, path 
 	}
 	last, lastNo := first, 1
 	if first.HasMore && first.PageCount > 1 {
-		pages := make([]*api.ListPage, first.PageCount+1)
+		// Only the last page is kept: it says whether the list grew while it was paged. Every
+		// other page is in the warehouse's hands once added, so memory does not grow with the list.
 		g, gctx := errgroup.WithContext(ctx)
 		g.SetLimit(s.opts.Concurrency)
 		for p := 2; p <= first.PageCount; p++ {
-			g.Go(func() (err error) {
-				pages[p], err = s.listPage(gctx, stream, bt, path, p, res)
+			g.Go(func() error {
+				page, err := s.listPage(gctx, stream, bt, path, p, res)
+				if p == first.PageCount {
+					last = page
+				}
 				return err
 			})
 		}
 		if err := g.Wait(); err != nil {
 			return listRead{}, err
 		}
-		last, lastNo = pages[first.PageCount], first.PageCount
+		lastNo = first.PageCount
 	}
 	for last.HasMore && len(last.Items) > 0 {
 		lastNo++

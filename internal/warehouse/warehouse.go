@@ -19,7 +19,7 @@ import (
 // buildMemoryLimit bounds DuckDB's buffer pool on the build file. Staging and
 // merge intermediates beyond it spill to path+".tmp" instead of growing the
 // process (a 1M-record load otherwise peaks at several GB).
-const buildMemoryLimit = "512MB"
+const buildMemoryLimit = "256MB"
 
 // openDB opens a DuckDB file with settings every billsync handle needs: no
 // extension downloads (json, parquet and icu are linked in), UTC session time,
