@@ -21,6 +21,8 @@ USER billsync
 # DuckDB resolves its extension directory from HOME; the warehouse lives on the volume.
 ENV HOME=/var/lib/billsync \
     BILLSYNC_DB=/data/billsync.duckdb \
+    BILLSYNC_REPORTS_OUT=/data/out \
     BILLSYNC_LOG_FORMAT=json
+WORKDIR /data
 VOLUME ["/data"]
 ENTRYPOINT ["syncer"]
