@@ -35,22 +35,14 @@ WITH params AS (
            getvariable('bucket_2')::INTEGER AS b2,
            getvariable('bucket_3')::INTEGER AS b3
 ),
--- Per record: the last lifecycle row by the cutoff and the status/amount changes
--- either side of it (the value at the cutoff is the last new value before it,
--- else the first old value after it, else the current value).
-hist AS (
-    SELECT c.account, c.entity, c.record_id,
-           arg_max(c.field, c.observed_at) FILTER (c.field IN ('_created', '_deleted', '_restored') AND c.observed_at <= p.cutoff) AS life,
-           -- {v: ...} keeps a NULL value apart from "no change on that side of the cutoff"
-           arg_max({v: c.new_value}, c.observed_at) FILTER (c.field = 'status' AND c.observed_at <= p.cutoff) AS status_before,
-           arg_min({v: c.old_value}, c.observed_at) FILTER (c.field = 'status' AND c.observed_at > p.cutoff) AS status_after,
-           arg_max({v: c.new_value}, c.observed_at) FILTER (c.field = 'amount' AND c.observed_at <= p.cutoff) AS amount_before,
-           arg_min({v: c.old_value}, c.observed_at) FILTER (c.field = 'amount' AND c.observed_at > p.cutoff) AS amount_after
-    FROM record_changes c, params p
-    WHERE c.entity IN ('unpaid_transactions', 'invoices', 'payment_requests')
-      AND (p.account IS NULL OR c.account = p.account)
-    GROUP BY c.account, c.entity, c.record_id
-),
+-- Every branch reads the change history of its own entity only, in two small
+-- aggregates: h, status and amount at the cutoff of records whose status or
+-- amount changed (the last new value observed by then, else the first old
+-- value observed after it; {v: ...} keeps a NULL value apart from "no change
+-- on that side"), and g, records whose last lifecycle row by the cutoff is
+-- '_deleted'. Records without such rows, most of them, join nothing. (One
+-- aggregate over all three entities, joined three times, held 25-35 MB more
+-- at 1M records: see docs/reports.md.)
 items AS (
     SELECT u.account, 'unpaid transaction' AS source, u.type, u.id, u.payment_link_id,
            u.payment_link_name AS name, u.customer_id, u.customer_name, u.customer_email,
@@ -58,8 +50,19 @@ items AS (
                 WHEN h.amount_after IS NOT NULL THEN TRY_CAST(h.amount_after.v AS BIGINT) ELSE u.amount END AS amount, u.payment_url
     FROM unpaid_transactions u
     JOIN params p ON p.account IS NULL OR u.account = p.account
-    LEFT JOIN hist h ON h.account = u.account AND h.entity = 'unpaid_transactions' AND h.record_id = u.id
-    WHERE u.created_at < p.cutoff AND coalesce(h.life, '_created') <> '_deleted'
+    LEFT JOIN (SELECT c.account, c.record_id,
+                   arg_max({v: c.new_value}, c.observed_at) FILTER (c.field = 'status' AND c.observed_at <= p.cutoff) AS status_before,
+                   arg_min({v: c.old_value}, c.observed_at) FILTER (c.field = 'status' AND c.observed_at > p.cutoff) AS status_after,
+                   arg_max({v: c.new_value}, c.observed_at) FILTER (c.field = 'amount' AND c.observed_at <= p.cutoff) AS amount_before,
+                   arg_min({v: c.old_value}, c.observed_at) FILTER (c.field = 'amount' AND c.observed_at > p.cutoff) AS amount_after
+              FROM record_changes c, params p
+              WHERE c.entity = 'unpaid_transactions' AND c.field IN ('status', 'amount') AND (p.account IS NULL OR c.account = p.account)
+              GROUP BY c.account, c.record_id) h ON h.account = u.account AND h.record_id = u.id
+    LEFT JOIN (SELECT c.account, c.record_id FROM record_changes c, params p
+              WHERE c.entity = 'unpaid_transactions' AND c.field IN ('_created', '_deleted', '_restored') AND c.observed_at <= p.cutoff
+                AND (p.account IS NULL OR c.account = p.account)
+              GROUP BY c.account, c.record_id HAVING arg_max(c.field, c.observed_at) = '_deleted') g ON g.account = u.account AND g.record_id = u.id
+    WHERE u.created_at < p.cutoff AND g.record_id IS NULL
     UNION ALL
     SELECT i.account, 'invoice', 'invoice', i.id, i.id,
            i.name, i.customer_id, i.customer_name, i.customer_email,
@@ -67,8 +70,19 @@ items AS (
                 WHEN h.amount_after IS NOT NULL THEN TRY_CAST(h.amount_after.v AS BIGINT) ELSE i.amount END, NULL
     FROM invoices i
     JOIN params p ON p.account IS NULL OR i.account = p.account
-    LEFT JOIN hist h ON h.account = i.account AND h.entity = 'invoices' AND h.record_id = i.id
-    WHERE i.created_at < p.cutoff AND coalesce(h.life, '_created') <> '_deleted'
+    LEFT JOIN (SELECT c.account, c.record_id,
+                   arg_max({v: c.new_value}, c.observed_at) FILTER (c.field = 'status' AND c.observed_at <= p.cutoff) AS status_before,
+                   arg_min({v: c.old_value}, c.observed_at) FILTER (c.field = 'status' AND c.observed_at > p.cutoff) AS status_after,
+                   arg_max({v: c.new_value}, c.observed_at) FILTER (c.field = 'amount' AND c.observed_at <= p.cutoff) AS amount_before,
+                   arg_min({v: c.old_value}, c.observed_at) FILTER (c.field = 'amount' AND c.observed_at > p.cutoff) AS amount_after
+              FROM record_changes c, params p
+              WHERE c.entity = 'invoices' AND c.field IN ('status', 'amount') AND (p.account IS NULL OR c.account = p.account)
+              GROUP BY c.account, c.record_id) h ON h.account = i.account AND h.record_id = i.id
+    LEFT JOIN (SELECT c.account, c.record_id FROM record_changes c, params p
+              WHERE c.entity = 'invoices' AND c.field IN ('_created', '_deleted', '_restored') AND c.observed_at <= p.cutoff
+                AND (p.account IS NULL OR c.account = p.account)
+              GROUP BY c.account, c.record_id HAVING arg_max(c.field, c.observed_at) = '_deleted') g ON g.account = i.account AND g.record_id = i.id
+    WHERE i.created_at < p.cutoff AND g.record_id IS NULL
       AND CASE WHEN h.status_before IS NOT NULL THEN h.status_before.v
                    WHEN h.status_after IS NOT NULL THEN h.status_after.v ELSE i.status END = 'active'
       AND NOT EXISTS (SELECT 1 FROM unpaid_transactions u WHERE u.account = i.account AND u.payment_link_id = i.id)
@@ -79,8 +93,19 @@ items AS (
                 WHEN h.amount_after IS NOT NULL THEN TRY_CAST(h.amount_after.v AS BIGINT) ELSE r.amount END, NULL
     FROM payment_requests r
     JOIN params p ON p.account IS NULL OR r.account = p.account
-    LEFT JOIN hist h ON h.account = r.account AND h.entity = 'payment_requests' AND h.record_id = r.id
-    WHERE r.created_at < p.cutoff AND coalesce(h.life, '_created') <> '_deleted'
+    LEFT JOIN (SELECT c.account, c.record_id,
+                   arg_max({v: c.new_value}, c.observed_at) FILTER (c.field = 'status' AND c.observed_at <= p.cutoff) AS status_before,
+                   arg_min({v: c.old_value}, c.observed_at) FILTER (c.field = 'status' AND c.observed_at > p.cutoff) AS status_after,
+                   arg_max({v: c.new_value}, c.observed_at) FILTER (c.field = 'amount' AND c.observed_at <= p.cutoff) AS amount_before,
+                   arg_min({v: c.old_value}, c.observed_at) FILTER (c.field = 'amount' AND c.observed_at > p.cutoff) AS amount_after
+              FROM record_changes c, params p
+              WHERE c.entity = 'payment_requests' AND c.field IN ('status', 'amount') AND (p.account IS NULL OR c.account = p.account)
+              GROUP BY c.account, c.record_id) h ON h.account = r.account AND h.record_id = r.id
+    LEFT JOIN (SELECT c.account, c.record_id FROM record_changes c, params p
+              WHERE c.entity = 'payment_requests' AND c.field IN ('_created', '_deleted', '_restored') AND c.observed_at <= p.cutoff
+                AND (p.account IS NULL OR c.account = p.account)
+              GROUP BY c.account, c.record_id HAVING arg_max(c.field, c.observed_at) = '_deleted') g ON g.account = r.account AND g.record_id = r.id
+    WHERE r.created_at < p.cutoff AND g.record_id IS NULL
       AND CASE WHEN h.status_before IS NOT NULL THEN h.status_before.v
                    WHEN h.status_after IS NOT NULL THEN h.status_after.v ELSE r.status END IN ('unpaid', 'active')
       AND NOT EXISTS (SELECT 1 FROM unpaid_transactions u WHERE u.account = r.account AND u.payment_link_id = r.id)

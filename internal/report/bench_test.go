@@ -2,11 +2,15 @@ package report
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
 	"strings"
-	"syscall"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,7 +22,7 @@ import (
 // merchant's: a year of invoices, payment requests, open transactions,
 // reviews, credit movements and webhook deliveries, with their change history.
 var synthSQL = []string{
-	`INSERT INTO sync_runs VALUES (1, 'bench', 'succeeded', TIMESTAMPTZ '2026-06-30 17:00:00+00', TIMESTAMPTZ '2026-06-30 17:30:00+00', 1000000, 20000, 0, NULL)`,
+	`INSERT INTO sync_runs VALUES (1, 'bench', 'succeeded', TIMESTAMPTZ '2026-06-30 16:30:00+00', TIMESTAMPTZ '2026-06-30 17:00:00+00', 1000000, 20000, 0, NULL)`,
 	`INSERT INTO customers BY NAME SELECT 'bench' AS account, 'cus-' || i AS id,
 		CASE WHEN i % 500 = 0 THEN 'dup@mail.example' ELSE 'c' || i || '@mail.example' END AS email,
 		'62812' || i AS mobile, 'Customer ' || i AS name, 'active' AS status,
@@ -75,24 +79,96 @@ var synthSQL = []string{
 	`INSERT INTO record_changes SELECT 'bench', 'invoices', 'inv-' || i, 'status', 'active', 'paid', TIMESTAMPTZ '2025-07-01 00:00:00+00' + to_seconds(i * 200 + 86400 * (i % 20)), 1 FROM range(0, 150000, 2) t(i)`,
 }
 
-// benchWarehouse builds the synthetic warehouse once per benchmark binary.
+// benchWarehouse builds the synthetic warehouse once per benchmark binary;
+// BILLSYNC_REPORT_BENCH_DB names an existing one to reuse between runs.
 func benchWarehouse(b *testing.B) string {
 	b.Helper()
-	path := filepath.Join(b.TempDir(), "bench.duckdb")
+	benchOnce.Do(func() {
+		if p := os.Getenv("BILLSYNC_REPORT_BENCH_DB"); p != "" {
+			if _, err := os.Stat(p); err == nil {
+				benchDB = p
+				return
+			}
+			benchDB, benchErr = p, buildBenchWarehouse(p)
+			return
+		}
+		dir, err := os.MkdirTemp("", "report-bench-")
+		if err != nil {
+			benchErr = err
+			return
+		}
+		benchDir = dir
+		benchDB = filepath.Join(dir, "bench.duckdb")
+		benchErr = buildBenchWarehouse(benchDB)
+	})
+	if benchErr != nil {
+		b.Fatal(benchErr)
+	}
+	return benchDB
+}
+
+var (
+	benchOnce         sync.Once
+	benchDB, benchDir string
+	benchErr          error
+)
+
+func buildBenchWarehouse(path string) error {
 	ctx := context.Background()
 	build, err := warehouse.StartBuild(ctx, path, quiet)
 	if err != nil {
-		b.Fatal(err)
+		return err
 	}
 	for _, q := range synthSQL {
 		if _, err := build.DB().ExecContext(ctx, q); err != nil {
-			b.Fatalf("%.60s: %v", q, err)
+			return fmt.Errorf("%.60s: %w", q, err)
 		}
 	}
-	if err := build.Publish(ctx); err != nil {
-		b.Fatal(err)
+	return build.Publish(ctx)
+}
+
+// benchAsOf is the report date of every benchmark run: the day of the synthetic sync.
+var benchAsOf = time.Date(2026, 6, 30, 0, 0, 0, 0, time.UTC)
+
+// runChild runs one of the child tests below with env and reports its wall
+// time and peak RSS. The peak is the child's own VmHWM: rusage's Maxrss would
+// include the parent's high-water mark, which exec carries over.
+func runChild(b *testing.B, test string, env ...string) {
+	b.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.count=1")
+	cmd.Env = append(os.Environ(), env...)
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		b.Fatalf("%v\n%s", err, out)
 	}
-	return path
+	b.ReportMetric(time.Since(start).Seconds(), "wall_s")
+	m := hwmRe.FindSubmatch(out)
+	if m == nil {
+		b.Fatalf("child printed no peak RSS:\n%s", out)
+	}
+	kb, _ := strconv.Atoi(string(m[1]))
+	b.ReportMetric(float64(kb)/1024, "peak_RSS_MB")
+	// The Go runtime's share (heap, stacks, GC metadata it ever mapped); the rest is DuckDB's.
+	kb, _ = strconv.Atoi(string(m[2]))
+	b.ReportMetric(float64(kb)/1024, "go_sys_MB")
+}
+
+var hwmRe = regexp.MustCompile(`child VmHWM: (\d+) kB, Go runtime Sys: (\d+) kB`)
+
+// printPeakRSS is the last thing a child does: its peak RSS for runChild.
+func printPeakRSS(t *testing.T) {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`VmHWM:\s+(\d+) kB`).FindSubmatch(b)
+	if m == nil {
+		t.Fatalf("no VmHWM in /proc/self/status")
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	fmt.Printf("child VmHWM: %s kB, Go runtime Sys: %d kB\n", m[1], ms.Sys>>10)
 }
 
 // BenchmarkAllReports1M writes every report, xlsx and csv, from a ~1M-record
@@ -100,15 +176,48 @@ func benchWarehouse(b *testing.B) string {
 func BenchmarkAllReports1M(b *testing.B) {
 	db := benchWarehouse(b)
 	for range b.N {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestReportChild$", "-test.count=1")
-		cmd.Env = append(os.Environ(), "BILLSYNC_REPORT_CHILD_DB="+db, "BILLSYNC_REPORT_CHILD_OUT="+b.TempDir())
-		start := time.Now()
-		if out, err := cmd.CombinedOutput(); err != nil {
-			b.Fatalf("%v\n%s", err, out)
+		runChild(b, "TestReportChild", "BILLSYNC_REPORT_CHILD_DB="+db, "BILLSYNC_REPORT_CHILD_OUT="+b.TempDir())
+	}
+}
+
+// BenchmarkReports1M is BenchmarkAllReports1M one report at a time.
+func BenchmarkReports1M(b *testing.B) {
+	db := benchWarehouse(b)
+	defs, err := Definitions()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, d := range defs {
+		b.Run(d.Name, func(b *testing.B) {
+			for range b.N {
+				runChild(b, "TestReportChild", "BILLSYNC_REPORT_CHILD_DB="+db, "BILLSYNC_REPORT_CHILD_OUT="+b.TempDir(),
+					"BILLSYNC_REPORT_CHILD_NAMES="+d.Name)
+			}
+		})
+	}
+}
+
+// BenchmarkQueries1M runs each sheet's query alone, rows discarded, with the
+// report's connection settings and variables: where the native memory goes.
+// "open" is the floor: the child opens the warehouse and runs nothing.
+func BenchmarkQueries1M(b *testing.B) {
+	db := benchWarehouse(b)
+	defs, err := Definitions()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("open", func(b *testing.B) {
+		for range b.N {
+			runChild(b, "TestQueryChild", "BILLSYNC_REPORT_CHILD_DB="+db, "BILLSYNC_REPORT_CHILD_QUERY=aging/")
 		}
-		b.ReportMetric(time.Since(start).Seconds(), "wall_s")
-		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-			b.ReportMetric(float64(ru.Maxrss)/1024, "peak_RSS_MB")
+	})
+	for _, d := range defs {
+		for _, sh := range d.Sheets {
+			b.Run(strings.TrimSuffix(sh.Query, ".sql"), func(b *testing.B) {
+				for range b.N {
+					runChild(b, "TestQueryChild", "BILLSYNC_REPORT_CHILD_DB="+db, "BILLSYNC_REPORT_CHILD_QUERY="+d.Name+"/"+sh.Query)
+				}
+			})
 		}
 	}
 }
@@ -127,10 +236,58 @@ func TestReportChild(t *testing.T) {
 		names = strings.Split(n, ",")
 	}
 	_, err := Generate(context.Background(), Options{DB: db, OutDir: os.Getenv("BILLSYNC_REPORT_CHILD_OUT"), Formats: formats, Names: names,
-		AsOf: time.Date(2026, 6, 30, 0, 0, 0, 0, time.UTC), Log: quiet})
+		AsOf: benchAsOf, Log: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
+	printPeakRSS(t)
+}
+
+// TestQueryChild is BenchmarkQueries1M's child: BILLSYNC_REPORT_CHILD_QUERY is
+// report/query.sql (report/ alone opens the warehouse and stops there).
+func TestQueryChild(t *testing.T) {
+	db, q := os.Getenv("BILLSYNC_REPORT_CHILD_DB"), os.Getenv("BILLSYNC_REPORT_CHILD_QUERY")
+	if db == "" || q == "" {
+		t.Skip("only run by BenchmarkQueries1M")
+	}
+	name, file, _ := strings.Cut(q, "/")
+	defs, err := selectReports([]string{name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	s, err := Options{DB: db, OutDir: t.TempDir(), AsOf: benchAsOf, Log: quiet}.resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := openWarehouse(ctx, s.DB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	conn, err := h.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if err := prepareConn(ctx, conn, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := setReportVars(ctx, conn, s, defs[0]); err != nil {
+		t.Fatal(err)
+	}
+	if file == "" {
+		printPeakRSS(t)
+		return
+	}
+	n := 0
+	if err := stream(ctx, conn, file, func(result) error { return nil }, func([]any) error { n++; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if n == 0 {
+		t.Fatalf("%s returned no rows: the measurement proves nothing", file)
+	}
+	printPeakRSS(t)
 }
 
 // benchSQL is the sheet both xlsx benchmarks write: 200k rows x 10 columns.

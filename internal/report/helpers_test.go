@@ -108,6 +108,9 @@ func TestMain(m *testing.M) {
 	if theWorld != nil {
 		os.RemoveAll(theWorld.dir)
 	}
+	if benchDir != "" {
+		os.RemoveAll(benchDir)
+	}
 	os.Exit(code)
 }
 

@@ -50,6 +50,7 @@ type settings struct {
 	asOf    string // YYYY-MM-DD
 	journal string // sentence for the summary sheet
 	hasJnl  bool
+	mem     *nativeMemory
 }
 
 func (o Options) resolve() (*settings, error) {
@@ -107,11 +108,15 @@ func Generate(ctx context.Context, o Options) ([]string, error) {
 	if err := os.MkdirAll(s.OutDir, 0o755); err != nil {
 		return nil, fmt.Errorf("output directory: %w", err)
 	}
-	db, err := warehouse.OpenReadOnly(ctx, s.DB)
+	db, err := openWarehouse(ctx, s.DB)
 	if err != nil {
 		return nil, err
 	}
 	defer db.Close()
+	if s.mem, err = newNativeMemory(ctx, db, s.Log); err != nil {
+		return nil, err
+	}
+	defer lowerGCPercent()()
 	s.journal, s.hasJnl = attachJournal(ctx, db, s.Journal)
 	var files []string
 	for _, d := range defs {
@@ -124,6 +129,11 @@ func Generate(ctx context.Context, o Options) ([]string, error) {
 		files = append(files, written...)
 	}
 	return files, nil
+}
+
+// openWarehouse opens the published warehouse read-only for reports.
+func openWarehouse(ctx context.Context, path string) (*sql.DB, error) {
+	return warehouse.OpenReadOnly(ctx, path)
 }
 
 // selectReports returns the named definitions in the order given, or all.
@@ -303,7 +313,12 @@ func runSheet(ctx context.Context, conn *sql.Conn, s *settings, sh *Sheet, vals 
 		cs  *csvSheet
 		tot *totals
 	)
+	began := time.Now()
 	start := func(res result) error {
+		// The driver hands over the first row once DuckDB has the whole
+		// result: what the query needed beyond it is free now.
+		s.Log.Debug("query ran", "query", sh.Query, "took", time.Since(began).Round(time.Millisecond))
+		s.mem.release(ctx)
 		out.cols = resolveColumns(sh, res, vals)
 		tot = newTotals(out.cols)
 		var err error
@@ -333,6 +348,8 @@ func runSheet(ctx context.Context, conn *sql.Conn, s *settings, sh *Sheet, vals 
 	if err := stream(ctx, conn, sh.Query, start, row); err != nil {
 		return out, cs, err
 	}
+	s.Log.Debug("sheet written", "query", sh.Query, "rows", out.rows, "took", time.Since(began).Round(time.Millisecond))
+	s.mem.release(ctx) // and the result itself, now that the rows are closed
 	if xs != nil {
 		chk, err := xs.finish(sh, tot)
 		if err != nil {

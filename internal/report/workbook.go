@@ -1,11 +1,13 @@
 package report
 
 import (
+	"archive/zip"
 	"context"
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"io/fs"
 	"slices"
 	"sort"
@@ -48,7 +50,10 @@ func (w *workbook) save(path string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := w.f.WriteTo(f); err != nil {
+	// excelize builds the whole zip in a buffer before writing it out; a zip
+	// writer on the file itself writes each part as it is compressed.
+	w.f.SetZipWriter(func(io.Writer) excelize.ZipWriter { return zip.NewWriter(f) })
+	if _, err := w.f.WriteTo(io.Discard); err != nil {
 		f.abort()
 		return fmt.Errorf("write %s: %w", path, err)
 	}

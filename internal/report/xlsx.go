@@ -113,9 +113,11 @@ func newXLSXSheet(f *excelize.File, st *styles, loc *time.Location, name string,
 	}
 	x := &xlsxSheet{f: f, sw: sw, name: name, cols: cols, st: st, loc: loc,
 		row: make([]any, len(cols)), cells: make([]excelize.Cell, len(cols))}
+	// The row holds pointers to the reused cells: a Cell value stored in an
+	// interface would be a fresh allocation per cell.
 	for i, c := range cols {
 		x.cells[i] = excelize.Cell{StyleID: st.header, Value: c.title}
-		x.row[i] = x.cells[i]
+		x.row[i] = &x.cells[i]
 	}
 	if err := sw.SetRow("A1", x.row, excelize.RowOpts{Height: 30}); err != nil {
 		return nil, err
@@ -130,7 +132,6 @@ func (x *xlsxSheet) write(vals []any) error {
 	x.n++
 	for i, v := range vals {
 		x.cells[i].Value = x.cellValue(v, x.cols[i])
-		x.row[i] = x.cells[i]
 	}
 	cell, _ := excelize.CoordinatesToCellName(1, x.n+1)
 	return x.sw.SetRow(cell, x.row)
