@@ -16,6 +16,12 @@ import (
 	duckdb "github.com/duckdb/duckdb-go/v2"
 )
 
+// buildThreads is DuckDB's worker count on the build file. A sync shares its cores with HTTP,
+// JSON decoding and (in tests and benchmarks) the simulator; a second DuckDB thread there
+// mostly adds contention: measured with syncbench -scale 10 on 2 cores, list phase 28k
+// records/s with one thread against 21k with two, at two thirds of the CPU time.
+const buildThreads = "1"
+
 // buildMemoryLimit bounds DuckDB's buffer pool on the build file. Staging and
 // merge intermediates beyond it spill to path+".tmp" instead of growing the
 // process (a 1M-record load otherwise peaks at several GB).
@@ -36,6 +42,7 @@ func openDB(path string, readOnly bool) (*sql.DB, error) {
 		opts.Set("access_mode", "READ_ONLY")
 	} else {
 		opts.Set("memory_limit", buildMemoryLimit)
+		opts.Set("threads", buildThreads)
 		opts.Set("temp_directory", path+".tmp")
 		// no statement here needs rows in insertion order; keeping it costs memory
 		opts.Set("preserve_insertion_order", "false")
