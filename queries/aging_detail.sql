@@ -111,11 +111,13 @@ items AS (
       AND NOT EXISTS (SELECT 1 FROM unpaid_transactions u WHERE u.account = r.account AND u.payment_link_id = r.id)
 ),
 -- Dates are local dates in tz; timezone() gives a plain TIMESTAMP, so the day
--- arithmetic below stays on the fast path.
+-- arithmetic below stays on the fast path. The zone and the terms are read with
+-- getvariable(), a constant, not from params: per row, timezone() would look
+-- the zone up again for every value (half the time of the collections query).
 aged AS (
     SELECT i.*,
-           CASE WHEN p.basis = 'created' THEN timezone(p.tz, i.created_at)::DATE
-                ELSE timezone(p.tz, coalesce(i.expired_at, i.created_at + to_days(p.terms)))::DATE
+           CASE WHEN p.basis = 'created' THEN timezone(getvariable('tz'), i.created_at)::DATE
+                ELSE timezone(getvariable('tz'), coalesce(i.expired_at, i.created_at + to_days(getvariable('payment_terms_days')::INTEGER)))::DATE
            END AS due_date,
            p.as_of - due_date AS days_overdue,
            CASE WHEN days_overdue <= 0 THEN 0
@@ -128,7 +130,7 @@ aged AS (
 -- END aging_items
 SELECT a.account, a.customer_name, a.customer_email, a.customer_id,
        a.source, a.type, a.name, a.id, a.payment_link_id,
-       timezone(p.tz, a.created_at)::DATE AS created_date,
+       timezone(getvariable('tz'), a.created_at)::DATE AS created_date,
        a.due_date, a.days_overdue,
        CASE a.bucket WHEN 0 THEN 'Current'
                      WHEN 1 THEN '1-' || p.b1

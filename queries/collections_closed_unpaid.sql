@@ -21,7 +21,8 @@ WITH params AS (
            timezone(getvariable('tz'), (getvariable('as_of')::DATE + 1)::TIMESTAMP) AS cutoff,
            getvariable('tz')::VARCHAR AS tz,
            getvariable('account')::VARCHAR AS account,
-           date_trunc('month', getvariable('as_of')::DATE) - to_months(getvariable('months')::INTEGER - 1) AS first_month
+           date_trunc('month', getvariable('as_of')::DATE) - to_months(getvariable('months')::INTEGER - 1) AS first_month,
+           timezone(getvariable('tz'), first_month::TIMESTAMP) AS first_month_at
 ),
 hist AS (
     SELECT c.account, c.entity, c.record_id,
@@ -47,7 +48,9 @@ issued AS (
 ),
 items AS (
     SELECT s.account, s.kind, s.id, s.name, s.customer_name, s.customer_email, s.amount, s.created_at, s.paid_at, s.closed_at,
-           date_trunc('month', timezone(p.tz, s.created_at))::DATE AS month,
+           -- getvariable(), a constant, not p.tz: with a zone from a column
+           -- timezone() looks it up again for every row (twice as slow)
+           date_trunc('month', timezone(getvariable('tz'), s.created_at))::DATE AS month,
            CASE WHEN s.life = '_deleted' THEN 'deleted'
                 WHEN s.status_before IS NOT NULL THEN s.status_before.v
                 WHEN s.status_after IS NOT NULL THEN s.status_after.v
@@ -59,7 +62,7 @@ items AS (
     FROM issued s, params p
     WHERE (p.account IS NULL OR s.account = p.account)
       AND s.created_at < p.cutoff
-      AND timezone(p.tz, s.created_at) >= p.first_month
+      AND s.created_at >= p.first_month_at
 )
 -- END collection_items
 SELECT account, kind, status_then AS status, month, created_at,

