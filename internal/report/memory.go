@@ -49,7 +49,7 @@ const reportGCPercent = 25
 // one (or none); the returned function restores the previous setting.
 func lowerGCPercent() (restore func()) {
 	old := debug.SetGCPercent(reportGCPercent)
-	if old >= 0 && old < reportGCPercent {
+	if old < reportGCPercent {
 		debug.SetGCPercent(old)
 	}
 	return func() { debug.SetGCPercent(old) }
