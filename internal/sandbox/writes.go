@@ -22,6 +22,14 @@ func required(name, v string) error {
 	return nil
 }
 
+// positive checks a required whole-number amount.
+func positive(name string, v *int64) error {
+	if v == nil || *v <= 0 {
+		return bad("%s: required, a positive integer", name)
+	}
+	return nil
+}
+
 func firstErr(errs ...error) error {
 	for _, err := range errs {
 		if err != nil {
@@ -194,12 +202,9 @@ func (s *Server) editPayment(c *reqCtx) {
 	}
 	exp, err := parseISO("expiredAt", in.ExpiredAt)
 	if err = firstErr(required("id", in.ID), required("name", in.Name), required("email", in.Email),
-		required("mobile", in.Mobile), required("redirectURL", redirect), required("description", in.Description), err); err != nil {
+		required("mobile", in.Mobile), required("redirectURL", redirect), required("description", in.Description),
+		positive("amount", in.Amount), err); err != nil {
 		c.fail(err)
-		return
-	}
-	if in.Amount == nil || *in.Amount <= 0 {
-		c.fail(bad("amount: required, a positive integer"))
 		return
 	}
 	s.apply(c, func(e *enc) error {
@@ -393,12 +398,9 @@ func (s *Server) addCredit(c *reqCtx) {
 		c.fail(err)
 		return
 	}
-	if err := firstErr(required("customerId", in.CustomerID), required("productId", in.ProductID)); err != nil {
+	if err := firstErr(required("customerId", in.CustomerID), required("productId", in.ProductID),
+		positive("amount", in.Amount)); err != nil {
 		c.fail(err)
-		return
-	}
-	if in.Amount == nil || *in.Amount <= 0 {
-		c.fail(bad("amount: required, a positive integer"))
 		return
 	}
 	s.apply(c, func(e *enc) error {
