@@ -21,7 +21,7 @@ type writer struct {
 	account string
 	c       *api.Client
 
-	ops      chan func(context.Context) error
+	ops      chan writeOp
 	finished chan struct{}
 
 	mu  sync.Mutex
@@ -35,21 +35,32 @@ const writerQueue = 16
 func startWriter(ctx context.Context, b *warehouse.Build, run warehouse.Run, account string, c *api.Client) *writer {
 	w := &writer{
 		b: b, run: run, account: account, c: c,
-		ops:      make(chan func(context.Context) error, writerQueue),
+		ops:      make(chan writeOp, writerQueue),
 		finished: make(chan struct{}),
 	}
 	go w.loop(context.WithoutCancel(ctx))
 	return w
 }
 
+// writeOp is one queued write; reply, when set, receives its outcome.
+type writeOp struct {
+	fn    func(context.Context) error
+	reply chan<- error
+}
+
+// loop runs the queued writes in order. After the first failure the rest are skipped, and a
+// caller waiting on a skipped write gets that failure instead of waiting forever.
 func (w *writer) loop(ctx context.Context) {
 	defer close(w.finished)
 	for op := range w.ops {
-		if w.failed() != nil {
-			continue
+		err := w.failed()
+		if err == nil {
+			if err = op.fn(ctx); err != nil {
+				w.fail(err)
+			}
 		}
-		if err := op(ctx); err != nil {
-			w.fail(err)
+		if op.reply != nil {
+			op.reply <- err
 		}
 	}
 }
@@ -70,32 +81,31 @@ func (w *writer) failed() error {
 
 // submit queues fn without waiting for it.
 func (w *writer) submit(ctx context.Context, fn func(context.Context) error) error {
+	return w.enqueue(ctx, writeOp{fn: fn})
+}
+
+func (w *writer) enqueue(ctx context.Context, op writeOp) error {
 	if err := w.failed(); err != nil {
 		return err
 	}
 	select {
-	case w.ops <- fn:
+	case w.ops <- op:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
 	}
 }
 
-// call runs fn on the writer goroutine and waits for its result.
+// call runs fn on the writer goroutine and waits for its result, or for the earlier failure
+// that made the writer skip it.
 func (w *writer) call(ctx context.Context, fn func(context.Context) error) error {
 	reply := make(chan error, 1)
-	if err := w.submit(ctx, func(ctx context.Context) error {
-		err := fn(ctx)
-		reply <- err
-		return err
-	}); err != nil {
+	if err := w.enqueue(ctx, writeOp{fn: fn, reply: reply}); err != nil {
 		return err
 	}
 	select {
 	case err := <-reply:
 		return err
-	case <-w.finished:
-		return w.failed()
 	case <-ctx.Done():
 		return ctx.Err()
 	}
