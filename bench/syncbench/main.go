@@ -31,12 +31,15 @@ import (
 
 const key = "bench-key"
 
+var benchLog = slog.New(slog.DiscardHandler)
+
 func main() {
 	serve := flag.Bool("serve", false, "internal: run the simulator and print its address")
 	scales := flag.String("scale", "1,10", "comma-separated simulator scales")
 	rate := flag.Float64("rate", 0, "client requests per minute; 0 = unthrottled")
 	details := flag.Bool("details", false, "include the one-time detail fan-out")
 	conc := flag.Int("concurrency", 4, "requests in flight")
+	logSync := flag.Bool("log", false, "write the syncer's log (merges, streams) to stderr")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the syncer side here")
 	flag.Parse()
 	if *cpuprofile != "" {
@@ -47,6 +50,9 @@ func main() {
 		}
 		pprof.StartCPUProfile(f)
 		defer pprof.StopCPUProfile()
+	}
+	if *logSync {
+		benchLog = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
 	if *serve {
 		runServer(flag.Arg(0))
@@ -161,7 +167,7 @@ func benchScale(scale string, rate float64, details bool, conc int) error {
 	stopSampling := sampleRSS(start)
 	sums, err := fetch.Run(context.Background(), filepath.Join(dir, "bench.duckdb"),
 		[]fetch.Account{{Name: "bench", Client: c}},
-		fetch.Options{Account: "bench", Concurrency: conc, Details: details, Log: slog.New(slog.DiscardHandler)})
+		fetch.Options{Account: "bench", Concurrency: conc, Details: details, Log: benchLog})
 	if err != nil {
 		return err
 	}

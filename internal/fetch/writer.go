@@ -144,8 +144,10 @@ func (w *writer) loader(ctx context.Context, e warehouse.Entity) (*warehouse.Loa
 }
 
 // listBatch is how many records a stream stages before merging them: DuckDB holds at most one
-// batch per stream, whatever the size of the list.
-var listBatch = 50_000
+// batch per stream, whatever the size of the list. It is DuckDB's row-group size: smaller
+// batches leave a part-filled row group that the next checkpoint compresses again (measured at
+// ~1M records: 50,000 per batch 60k records/s, 122,880 per batch 70k).
+var listBatch = 122_880
 
 // batcher stages a stream's pages and merges every listBatch records. Its first loader, and with
 // it the run's observation time, comes into being only after the run's first response has

@@ -57,15 +57,8 @@ func (b *Build) open(ctx context.Context) error {
 	if db, ok := b.resumable(ctx); ok {
 		b.db, b.Resumed = db, true
 		b.log.Info("resuming interrupted build", "file", b.work)
-	} else {
-		if err := b.freshWorkFile(); err != nil {
-			return err
-		}
-		db, err := openDB(b.work, false)
-		if err != nil {
-			return err
-		}
-		b.db = db
+	} else if err := b.startWorkFile(ctx); err != nil {
+		return err
 	}
 	if err := migrate(ctx, b.db); err != nil {
 		b.db.Close()
@@ -84,11 +77,14 @@ func (b *Build) resumable(ctx context.Context) (*sql.DB, bool) {
 	if err == nil {
 		var n int64
 		err = db.QueryRowContext(ctx, stateSQL["unfinished_runs"]).Scan(&n)
-		if err == nil && n > 0 {
-			return db, true
+		if err == nil && n == 0 {
+			err = errors.New("no unfinished run")
 		}
 		if err == nil {
-			err = errors.New("no unfinished run")
+			err = b.currentStorage(ctx, db)
+		}
+		if err == nil {
+			return db, true
 		}
 		db.Close()
 	}
@@ -97,10 +93,61 @@ func (b *Build) resumable(ctx context.Context) (*sql.DB, bool) {
 	return nil, false
 }
 
-// freshWorkFile starts the work file as a copy of the published file (or as
-// nothing, letting DuckDB create it).
-func (b *Build) freshWorkFile() error {
+// currentStorage fails for a work file in a storage version older than new files get: an
+// interrupted run from before an upgrade starts over rather than resume in the old format.
+func (b *Build) currentStorage(ctx context.Context, db *sql.DB) error {
+	var name string
+	if err := db.QueryRowContext(ctx, `SELECT current_database()`).Scan(&name); err != nil {
+		return err
+	}
+	v, err := fileStorageVersion(ctx, db, name)
+	if err != nil {
+		return err
+	}
+	if !storageAtLeast(v, storageVersion) {
+		return fmt.Errorf("storage version %s is older than %s", v, storageVersion)
+	}
+	return nil
+}
+
+// startWorkFile opens a new work file: a byte copy of the published file, or, when that file
+// is in an older storage version, a new file the published contents are copied into (once:
+// the published result is then in the current version).
+func (b *Build) startWorkFile(ctx context.Context) error {
 	removeWork(b.work)
+	upgrade := false
+	if _, err := os.Stat(b.path); err == nil {
+		v, err := publishedStorage(ctx, b.path)
+		if err != nil {
+			return fmt.Errorf("read published warehouse: %w", err)
+		}
+		if upgrade = !storageAtLeast(v, storageVersion); upgrade {
+			b.log.Info("copying warehouse into the current storage version", "file", b.path, "from", v, "to", storageVersion)
+		}
+	}
+	if !upgrade {
+		if err := b.copyPublished(); err != nil {
+			return err
+		}
+	}
+	db, err := openDB(b.work, false)
+	if err != nil {
+		return err
+	}
+	if upgrade {
+		if err := copyIntoNewStorage(ctx, db, b.path); err != nil {
+			db.Close()
+			removeWork(b.work)
+			return fmt.Errorf("upgrade storage of %s: %w", b.path, err)
+		}
+	}
+	b.db = db
+	return nil
+}
+
+// copyPublished starts the work file as a byte copy of the published file (or as
+// nothing, letting DuckDB create it).
+func (b *Build) copyPublished() error {
 	src, err := os.Open(b.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil

@@ -17,7 +17,13 @@ import (
 )
 
 // listBatch mirrors fetch's batch size: a stream merges every listBatch records.
-const listBatch = 50_000
+var listBatch = 122_880
+
+func init() {
+	if v, err := strconv.Atoi(os.Getenv("BENCH_BATCH")); err == nil {
+		listBatch = v
+	}
+}
 
 // syncLists is the warehouse side of a sync's list phase with the simulator's own records: every
 // list entity staged and merged in listBatch batches, then an empty full merge that decides
@@ -66,6 +72,11 @@ func BenchmarkSyncLists(b *testing.B) {
 		build, err := warehouse.StartBuild(ctx, fmt.Sprintf("%s/bench.duckdb", b.TempDir()), log)
 		if err != nil {
 			b.Fatal(err)
+		}
+		if q := os.Getenv("BENCH_SQL"); q != "" {
+			if _, err := build.DB().ExecContext(ctx, q); err != nil {
+				b.Fatal(err)
+			}
 		}
 		b.StartTimer()
 		cpu0 := cpuTime()
@@ -125,6 +136,10 @@ func syncOnce(b *testing.B, build *warehouse.Build, dumps [][]json.RawMessage, a
 		}
 	}
 	if err := build.FinishRun(ctx, run.ID, warehouse.RunStats{Status: "succeeded", Finished: at}); err != nil {
+		b.Fatal(err)
+	}
+	// Publish checkpoints: work deferred by the checkpoint policy is paid here
+	if _, err := build.DB().ExecContext(ctx, "CHECKPOINT"); err != nil {
 		b.Fatal(err)
 	}
 	return time.Since(start)

@@ -160,7 +160,7 @@ func (l *Loader) Merge(ctx context.Context, full bool) (MergeResult, error) {
 type mergePath string
 
 const (
-	pathFirst  mergePath = "first"  // the account has no row yet: parse all, plain insert
+	pathFirst  mergePath = "first"  // the account's first sync, no staged id stored yet: parse all, plain insert
 	pathList   mergePath = "list"   // parse only records that differ from the stored ones
 	pathDetail mergePath = "detail" // detail entities fill columns of listed rows
 )
@@ -201,14 +201,14 @@ func (l *Loader) choosePath(ctx context.Context) (mergePath, error) {
 	if l.def.detail {
 		return pathDetail, nil
 	}
-	var has bool
-	if err := l.conn.QueryRowContext(ctx, l.def.sql["has_rows"]).Scan(&has); err != nil {
-		return "", fmt.Errorf("has rows: %w", err)
+	var first bool
+	if err := l.conn.QueryRowContext(ctx, l.def.sql["first_path"]).Scan(&first); err != nil {
+		return "", fmt.Errorf("first path: %w", err)
 	}
-	if has {
-		return pathList, nil
+	if first {
+		return pathFirst, nil
 	}
-	return pathFirst, nil
+	return pathList, nil
 }
 
 const problemsQuery = `SELECT x_page, x_idx, coalesce(id, ''), x_problems::VARCHAR[], count(*) OVER ()

@@ -42,3 +42,44 @@ func TestBatchedFullList(t *testing.T) {
 		t.Error("SeenInRun accepted a detail entity")
 	}
 }
+
+// TestFirstSyncInBatches: during an account's first sync every batch is a plain insert unless
+// one of its records was already stored by an earlier batch (pages shifted), which takes the
+// comparing path: the later version wins, nothing is stored twice, and no `_created` history is
+// written for records of the first sync, while a record new in the next run gets one.
+func TestFirstSyncInBatches(t *testing.T) {
+	ctx := context.Background()
+	b := startBuild(t, newPath(t))
+	run1 := startRun(t, b, "acct")
+	steps := []struct {
+		records []string
+		want    MergeResult
+	}{
+		{[]string{`{"id":"a","email":"a@x"}`, `{"id":"b","email":"b@x"}`}, MergeResult{Inserted: 2}},
+		{[]string{`{"id":"b","email":"b2@x"}`, `{"id":"c","email":"c@x"}`}, MergeResult{Inserted: 1, Updated: 1}},
+		{[]string{`{"id":"d","email":"d@x"}`, `{"id":"d","email":"d2@x"}`}, MergeResult{Inserted: 1}},
+		{nil, MergeResult{}},
+	}
+	for i, s := range steps {
+		if got := load(t, b, Customers, run1, t0, i == len(steps)-1, s.records...); got != s.want {
+			t.Errorf("batch %d: %+v, want %+v", i+1, got, s.want)
+		}
+	}
+	if got := queryString(t, b.DB(), `SELECT string_agg(id || '=' || email, ',' ORDER BY id) FROM customers`); got != "a=a@x,b=b2@x,c=c@x,d=d2@x" {
+		t.Errorf("customers after first sync: %s", got)
+	}
+	if n := queryInt(t, b.DB(), `SELECT count(*) FROM record_changes WHERE field = '_created'`); n != 0 {
+		t.Errorf("%d _created rows for the first sync", n)
+	}
+	if err := b.FinishRun(ctx, run1.ID, RunStats{Status: "succeeded"}); err != nil {
+		t.Fatal(err)
+	}
+
+	run2 := startRun(t, b, "acct")
+	if got := load(t, b, Customers, run2, t0, false, `{"id":"e","email":"e@x"}`); got != (MergeResult{Inserted: 1}) {
+		t.Errorf("next run: %+v", got)
+	}
+	if got := queryString(t, b.DB(), `SELECT string_agg(record_id, ',') FROM record_changes WHERE field = '_created'`); got != "e" {
+		t.Errorf("_created after the next run: %q, want e", got)
+	}
+}

@@ -24,8 +24,11 @@ const buildThreads = "1"
 
 // buildMemoryLimit bounds DuckDB's buffer pool on the build file. Staging and
 // merge intermediates beyond it spill to path+".tmp" instead of growing the
-// process (a 1M-record load otherwise peaks at several GB).
-const buildMemoryLimit = "256MB"
+// process (a 1M-record load otherwise peaks at several GB). A batch of wide
+// webhook records needs about this much; at 256MB the spilling cost a first
+// sync of ~1M records 15% (BenchmarkSyncLists: 1GB 75k records/s, 512MB 70k,
+// 256MB 60k).
+const buildMemoryLimit = "512MB"
 
 // openDB opens a DuckDB file with settings every billsync handle needs: no
 // extension downloads (json, parquet and icu are linked in), UTC session time,
@@ -46,6 +49,7 @@ func openDB(path string, readOnly bool) (*sql.DB, error) {
 		opts.Set("temp_directory", path+".tmp")
 		// no statement here needs rows in insertion order; keeping it costs memory
 		opts.Set("preserve_insertion_order", "false")
+		opts.Set("storage_compatibility_version", storageVersion) // for a file this creates
 	}
 	conn, err := duckdb.NewConnector(path+"?"+opts.Encode(), func(ex driver.ExecerContext) error {
 		_, err := ex.ExecContext(context.Background(), "SET TimeZone = 'UTC'", nil)

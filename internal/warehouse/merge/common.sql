@@ -4,7 +4,8 @@
 -- holds account, run_id and observed_at.
 --
 -- A merge takes one of three paths (loader.go picks it):
---   first load  the account has no row in the table yet: parse everything, plain INSERT;
+--   first load  the account's first sync of the table, and none of the staged ids is
+--               stored yet: parse everything, plain INSERT;
 --   list        parse only records whose raw JSON differs from the stored one,
 --               touch the seen columns of the identical ones;
 --   detail      (product and payment-request details) their own classify.
@@ -19,8 +20,16 @@ SELECT seq, page, idx,
        CASE WHEN getvariable('bs_checked') AND NOT json_valid(raw) THEN NULL ELSE raw END AS raw
 FROM stage;
 
--- name: has_rows
-SELECT EXISTS (SELECT 1 FROM __TABLE__ t, merge_ctx c WHERE t.account = c.account);
+-- name: first_path
+-- The first-load path fits while the account's first sync of the entity is
+-- still under way, batch after batch: no stored row of the account comes from
+-- an earlier run (so no `_created` history is owed) and no staged id is stored
+-- yet (so nothing needs comparing or replacing). Only ids are read, never raw.
+SELECT NOT EXISTS (SELECT 1 FROM __TABLE__ t, merge_ctx c
+                   WHERE t.account = c.account AND t.first_seen_run <> c.run_id)
+   AND NOT EXISTS (SELECT 1 FROM __TABLE__ t, merge_ctx c
+                   WHERE t.account = c.account
+                     AND t.id IN (SELECT json_extract_string(raw, '$.id') FROM staged));
 
 -- name: parse_all
 CREATE OR REPLACE TEMP VIEW parse_input AS SELECT * FROM staged;

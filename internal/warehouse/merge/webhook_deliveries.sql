@@ -1,6 +1,7 @@
 -- Webhook delivery records (GET /hl/v2/webhooks/new-history). Incremental:
 -- upserted by id, never marked deleted; status and nextDelivery changes recorded.
--- payload is a JSON-encoded string holding {event, data}.
+-- payload is a JSON-encoded string holding {event, data}: stored parsed as
+-- event_type and event_data (the string itself stays in raw).
 
 -- name: project
 CREATE OR REPLACE TEMP TABLE projected AS
@@ -14,12 +15,14 @@ WITH p AS (
 ), t AS (
     SELECT *, bs_ts(r.createdAt) AS created_at, bs_ts(r.updatedAt) AS updated_at,
            bs_ts(r.nextDelivery) AS next_delivery,
-           CASE WHEN json_valid(r.payload) THEN r.payload::JSON END AS payload_json
+           -- the payload string is parsed once; the raw record keeps it as sent
+           CASE WHEN json_valid(r.payload)
+                THEN json_transform(r.payload, '{"event": "VARCHAR", "data": "JSON"}') END AS payload_json
     FROM p
 )
 SELECT c.account, bs_blank(r.id) AS id,
        r.userId AS user_id, created_at, updated_at, next_delivery,
-       payload_json->>'$.event' AS event_type, payload_json->'$.data' AS event_data, r.payload AS payload,
+       payload_json.event AS event_type, payload_json.data AS event_data,
        r.paymentLinkId AS payment_link_id, r.paymentLinkTransactionId AS payment_link_transaction_id,
        r.responsePayload AS response_payload, r.source AS source, r.status AS status, r.type AS type,
        r.Webhooktype AS webhook_type, r.urlDestination AS url_destination,
