@@ -6,12 +6,15 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -31,7 +34,7 @@ type env struct {
 	sb   *sandbox.Server
 	srv  *httptest.Server
 	path string
-	logs *bytes.Buffer
+	logs *lockedBuffer
 }
 
 func newEnv(t *testing.T, scale float64) *env {
@@ -42,7 +45,7 @@ func newEnv(t *testing.T, scale float64) *env {
 	}
 	srv := httptest.NewServer(sb)
 	t.Cleanup(srv.Close)
-	return &env{t: t, sb: sb, srv: srv, path: filepath.Join(t.TempDir(), "billsync.duckdb"), logs: &bytes.Buffer{}}
+	return &env{t: t, sb: sb, srv: srv, path: filepath.Join(t.TempDir(), "billsync.duckdb"), logs: &lockedBuffer{}}
 }
 
 func (e *env) client() *api.Client {
@@ -473,10 +476,12 @@ func TestFailedRunIsResumed(t *testing.T) {
 	e.assertMirrors()
 }
 
-// TestSmallBatches runs a sync, a month of changes and a faulty sync with merges every 37 records:
+// TestSmallBatches runs a sync, a month of changes and a faulty sync with list merges every 37
+// records and fan-out merges every 7 requests (queued while the next batch is fetched):
 // batching must not lose, duplicate or wrongly delete anything.
 func TestSmallBatches(t *testing.T) {
 	defer fetch.SetListBatch(37)()
+	defer fetch.SetFanoutBatch(7, time.Hour)()
 	e := newEnv(t, 0.03)
 	e.sync(e.opts())
 	e.assertMirrors()
@@ -492,5 +497,90 @@ func TestSmallBatches(t *testing.T) {
 	e.assertMirrors()
 	if n := e.count("SELECT count(*) FROM unpaid_transactions WHERE deleted_upstream_at IS NOT NULL"); n == 0 {
 		t.Error("no unpaid transaction marked deleted after a month: batched deletion marking did nothing")
+	}
+}
+
+// lockedBuffer collects the logs of the API client and the warehouse: two slog handlers, each
+// with its own lock, write to it from different goroutines.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func (b *lockedBuffer) Len() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Len()
+}
+
+// TestBadCreditRecordFailsTheRun: one customer's credit history carries an unreadable time. Its
+// batch's merge (queued while the next batch is fetched) fails the run with the record located;
+// no customer of that batch is marked fetched, so the next run reads them all again and the
+// ledger ends up complete.
+func TestBadCreditRecordFailsTheRun(t *testing.T) {
+	e := newEnv(t, 0.03)
+	var victim string
+	if err := json.Unmarshal(e.sb.Dump("credit_ledger")[0], &struct {
+		CustomerID *string `json:"customerId"`
+	}{&victim}); err != nil || victim == "" {
+		t.Fatalf("no credit entry to corrupt: %v", err)
+	}
+	defer fetch.SetFanoutBatch(5, time.Hour)() // the bad batch is one of several
+	corrupt := true
+	var mu sync.Mutex
+	e.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		on := corrupt
+		mu.Unlock()
+		if !on || !strings.HasSuffix(r.URL.Path, "/paginate-credit-history/"+victim) {
+			e.sb.ServeHTTP(w, r)
+			return
+		}
+		rec := httptest.NewRecorder()
+		e.sb.ServeHTTP(rec, r)
+		body := strings.Replace(rec.Body.String(), `"createdAt":"`, `"createdAt":"yesterday `, 1)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(rec.Code)
+		io.WriteString(w, body)
+	})
+	_, err := fetch.Run(context.Background(), e.path, []fetch.Account{{Name: "test", Client: e.client()}}, e.opts())
+	if err == nil || !strings.Contains(err.Error(), "credit_ledger page 1 item 0") || !strings.Contains(err.Error(), `createdAt: "yesterday `) {
+		t.Fatalf("run error %v, want the bad credit record located", err)
+	}
+	mu.Lock()
+	corrupt = false
+	mu.Unlock()
+	sum := e.sync(e.opts())
+	if !sum.Resumed {
+		t.Fatal("the next run did not resume the failed one")
+	}
+	e.assertMirrors()
+}
+
+// TestFanoutBatchClosesByAge: a batch older than its age limit takes no more customers, so a
+// throttled run merges (and can lose to a kill) only that much work; here the limit is zero and
+// every customer gets its own merge.
+func TestFanoutBatchClosesByAge(t *testing.T) {
+	defer fetch.SetFanoutBatch(1000, 0)()
+	e := newEnv(t, 0.01)
+	o := e.opts()
+	o.Details = false
+	e.sync(o)
+	e.assertMirrors()
+	customers := len(e.sb.Dump("customers"))
+	if got := strings.Count(e.logs.String(), "msg=merged entity=credit_ledger"); got != customers {
+		t.Errorf("%d credit merges for %d customers, want one each", got, customers)
 	}
 }

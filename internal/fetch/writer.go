@@ -226,6 +226,51 @@ func (w *writer) add(ctx context.Context, l *warehouse.Loader, page int, items [
 	})
 }
 
+// batchPages collects a fan-out batch's pages in memory (a batch is a few hundred small
+// responses) so that staging and merging them is one queued write.
+type batchPages struct {
+	mu    sync.Mutex
+	pages []fetchedPage
+}
+
+type fetchedPage struct {
+	page  int
+	items []json.RawMessage
+}
+
+func (p *batchPages) add(page int, items []json.RawMessage) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.pages = append(p.pages, fetchedPage{page, items})
+}
+
+// mergeBatch queues, without waiting, one write that stages the pages into a new loader of e,
+// merges them, adds the outcome to into and then, after a successful merge, runs then. Failures
+// surface at the writer's next call or flush.
+func (w *writer) mergeBatch(ctx context.Context, e warehouse.Entity, pages *batchPages, into *warehouse.MergeResult,
+	then func(context.Context) error) error {
+	return w.submit(ctx, func(ctx context.Context) error {
+		l, err := w.b.NewLoader(ctx, e, w.run.ID, w.account, w.observedAt())
+		if err != nil {
+			return err
+		}
+		for _, p := range pages.pages {
+			for i, it := range p.items {
+				if err := l.Add(p.page, i, it); err != nil {
+					l.Discard()
+					return err
+				}
+			}
+		}
+		r, err := l.Merge(ctx, false)
+		*into = addMerge(*into, r)
+		if err != nil || then == nil {
+			return err
+		}
+		return then(ctx)
+	})
+}
+
 func (w *writer) seenInRun(ctx context.Context, e warehouse.Entity) (n int64, err error) {
 	err = w.call(ctx, func(ctx context.Context) error {
 		n, err = w.b.SeenInRun(ctx, e, w.account, w.run.ID)
@@ -272,12 +317,6 @@ func (w *writer) creditTargets(ctx context.Context, overlap, refresh time.Durati
 		return err
 	})
 	return t, err
-}
-
-func (w *writer) markCreditFetched(ctx context.Context, customers []string) error {
-	return w.call(ctx, func(ctx context.Context) error {
-		return w.b.MarkCreditFetchedBatch(ctx, w.account, customers, w.observedAt(), w.run.ID)
-	})
 }
 
 func (w *writer) detailTargets(ctx context.Context, e warehouse.Entity) (ids []string, err error) {

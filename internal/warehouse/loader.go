@@ -352,6 +352,13 @@ func stripComments(text string) string {
 	return b.String()
 }
 
+// Discard ends the loader without merging: what it staged is dropped.
+func (l *Loader) Discard() {
+	if !l.closed {
+		l.release()
+	}
+}
+
 // release drops the loader's temp tables and returns its connection.
 func (l *Loader) release() {
 	l.b.mu.Lock()
