@@ -27,7 +27,7 @@ type writer struct {
 	mu  sync.Mutex
 	err error // first asynchronous failure; later submissions return it
 
-	observed time.Time // the run's observation time, fixed at the first loader
+	observed time.Time // the run's observation time, fixed at the first loader; guarded by mu
 }
 
 const writerQueue = 16
@@ -122,8 +122,11 @@ func (w *writer) stop() {
 }
 
 // observedAt is the run's notion of "now": the server's clock when it sent a Date header, so
-// change history recorded against a simulated clock is in simulated time.
+// change history recorded against a simulated clock is in simulated time. Streams and the
+// writer ask for it concurrently; the first asking fixes it.
 func (w *writer) observedAt() time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	if w.observed.IsZero() {
 		w.observed = w.c.ServerTime()
 		if w.observed.IsZero() {
@@ -134,59 +137,65 @@ func (w *writer) observedAt() time.Time {
 	return w.observed
 }
 
-func (w *writer) loader(ctx context.Context, e warehouse.Entity) (*warehouse.Loader, error) {
-	var l *warehouse.Loader
-	err := w.call(ctx, func(ctx context.Context) (err error) {
-		l, err = w.b.NewLoader(ctx, e, w.run.ID, w.account, w.observedAt())
-		return err
-	})
-	return l, err
-}
-
-// listBatch is how many records a stream stages before merging them: DuckDB holds at most one
-// batch per stream, whatever the size of the list. It is DuckDB's row-group size: smaller
+// listBatch is how many records a stream stages before merging them: DuckDB holds at most two
+// batches per stream (one staging, one merging), whatever the size of the list. It is DuckDB's row-group size: smaller
 // batches leave a part-filled row group that the next checkpoint compresses again (measured at
 // ~1M records: 50,000 per batch 60k records/s, 122,880 per batch 70k).
 var listBatch = 122_880
 
-// batcher stages a stream's pages and merges every listBatch records. Its first loader, and with
-// it the run's observation time, comes into being only after the run's first response has
-// arrived with the server's Date header. Deletions are decided once, after the whole list, by an
-// empty full merge (finish).
+// batcher stages a stream's pages and merges every listBatch records. Staging (DuckDB's
+// appender on the loader's own connection and temp table) runs on the stream's goroutines, in
+// parallel with the writer's merges; only merges go through the writer. A full batch's merge is
+// queued and the stream goes on paging into a new loader; a stream has at most one merge queued,
+// so DuckDB holds at most two batches of it. The first loader, and with it the run's
+// observation time, comes into being only after the run's first response has arrived with the
+// server's Date header. Deletions are decided once, after the whole list, by an empty full merge
+// (finish).
 type batcher struct {
-	w      *writer
-	e      warehouse.Entity
-	mu     sync.Mutex // page goroutines add concurrently; a merge makes them wait
-	l      *warehouse.Loader
-	staged int
-	merged warehouse.MergeResult
+	w       *writer
+	e       warehouse.Entity
+	mu      sync.Mutex // page goroutines add concurrently
+	l       *warehouse.Loader
+	staged  int
+	pending *queuedMerge
+	merged  warehouse.MergeResult
+}
+
+type queuedMerge struct {
+	reply  chan error
+	result warehouse.MergeResult // set by the writer before it replies
 }
 
 func (b *batcher) add(ctx context.Context, page int, items []json.RawMessage) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.l == nil {
-		l, err := b.w.loader(ctx, b.e)
+		l, err := b.w.b.NewLoader(ctx, b.e, b.w.run.ID, b.w.account, b.w.observedAt())
 		if err != nil {
 			return err
 		}
 		b.l = l
 	}
-	if err := b.w.add(ctx, b.l, page, items); err != nil {
-		return err
+	for i, it := range items {
+		if err := b.l.Add(page, i, it); err != nil {
+			return err
+		}
 	}
 	b.staged += len(items)
 	if b.staged >= listBatch {
-		return b.mergeLocked(ctx, false)
+		return b.queueLocked(ctx, false)
 	}
 	return nil
 }
 
-// flush merges what is staged.
+// flush merges what is staged and waits for it.
 func (b *batcher) flush(ctx context.Context) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.mergeLocked(ctx, false)
+	if err := b.queueLocked(ctx, false); err != nil {
+		return err
+	}
+	return b.waitLocked(ctx)
 }
 
 // finish merges what is staged and, when the stream saw the whole list, marks the rows no merge
@@ -194,36 +203,60 @@ func (b *batcher) flush(ctx context.Context) error {
 func (b *batcher) finish(ctx context.Context, full bool) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if err := b.mergeLocked(ctx, false); err != nil || !full {
+	if err := b.queueLocked(ctx, false); err != nil {
 		return err
 	}
-	l, err := b.w.loader(ctx, b.e)
+	if err := b.waitLocked(ctx); err != nil || !full {
+		return err
+	}
+	l, err := b.w.b.NewLoader(ctx, b.e, b.w.run.ID, b.w.account, b.w.observedAt())
 	if err != nil {
 		return err
 	}
 	b.l = l
-	return b.mergeLocked(ctx, true)
+	if err := b.queueLocked(ctx, true); err != nil {
+		return err
+	}
+	return b.waitLocked(ctx)
 }
 
-func (b *batcher) mergeLocked(ctx context.Context, full bool) error {
+// queueLocked hands the current loader to the writer for merging, once the stream's previous
+// merge has finished.
+func (b *batcher) queueLocked(ctx context.Context, full bool) error {
 	if b.l == nil {
 		return nil
 	}
-	r, err := b.w.merge(ctx, b.l, full)
-	b.merged = addMerge(b.merged, r)
+	if err := b.waitLocked(ctx); err != nil {
+		return err
+	}
+	l := b.l
 	b.l, b.staged = nil, 0
-	return err
+	q := &queuedMerge{reply: make(chan error, 1)}
+	err := b.w.enqueue(ctx, writeOp{reply: q.reply, fn: func(ctx context.Context) (err error) {
+		q.result, err = l.Merge(ctx, full)
+		return err
+	}})
+	if err != nil {
+		l.Discard()
+		return err
+	}
+	b.pending = q
+	return nil
 }
 
-func (w *writer) add(ctx context.Context, l *warehouse.Loader, page int, items []json.RawMessage) error {
-	return w.submit(ctx, func(context.Context) error {
-		for i, it := range items {
-			if err := l.Add(page, i, it); err != nil {
-				return err
-			}
-		}
+// waitLocked waits for the stream's queued merge, if any.
+func (b *batcher) waitLocked(ctx context.Context) error {
+	if b.pending == nil {
 		return nil
-	})
+	}
+	select {
+	case err := <-b.pending.reply:
+		b.merged = addMerge(b.merged, b.pending.result)
+		b.pending = nil
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // batchPages collects a fan-out batch's pages in memory (a batch is a few hundred small
@@ -277,14 +310,6 @@ func (w *writer) seenInRun(ctx context.Context, e warehouse.Entity) (n int64, er
 		return err
 	})
 	return n, err
-}
-
-func (w *writer) merge(ctx context.Context, l *warehouse.Loader, full bool) (r warehouse.MergeResult, err error) {
-	err = w.call(ctx, func(ctx context.Context) error {
-		r, err = l.Merge(ctx, full)
-		return err
-	})
-	return r, err
 }
 
 func (w *writer) streamDone(ctx context.Context, stream string) (done bool, err error) {

@@ -29,7 +29,7 @@ type Build struct {
 	Resumed bool
 
 	mu      sync.Mutex
-	loaders map[Entity]*Loader
+	loaders map[*Loader]struct{}
 	done    bool
 }
 
@@ -45,7 +45,7 @@ func StartBuild(ctx context.Context, path string, log *slog.Logger) (*Build, err
 	if err != nil {
 		return nil, err
 	}
-	b := &Build{path: path, work: path + ".building", lock: lock, log: log, loaders: map[Entity]*Loader{}}
+	b := &Build{path: path, work: path + ".building", lock: lock, log: log, loaders: map[*Loader]struct{}{}}
 	if err := b.open(ctx); err != nil {
 		releaseLock(lock)
 		return nil, err
@@ -238,7 +238,7 @@ func (b *Build) finish() error {
 	}
 	b.done = true
 	var errs []error
-	for _, l := range b.loaders {
+	for l := range b.loaders {
 		errs = append(errs, l.close())
 	}
 	return errors.Join(errs...)

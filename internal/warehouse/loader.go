@@ -36,7 +36,9 @@ type MergeResult struct {
 
 const createStage = `CREATE OR REPLACE TEMP TABLE stage (seq BIGINT, page INTEGER, idx INTEGER, raw VARCHAR)`
 
-// NewLoader opens a loader for e. One loader per entity may be open at a time.
+// NewLoader opens a loader for e on a connection of its own. Staging touches only that
+// connection's temp table, so loaders may stage concurrently with each other and with another
+// loader's merge; merges must not run concurrently (they write the same tables).
 func (b *Build) NewLoader(ctx context.Context, e Entity, runID int64, account string, observedAt time.Time) (*Loader, error) {
 	def, ok := entityDefs[e]
 	if !ok {
@@ -50,14 +52,11 @@ func (b *Build) NewLoader(ctx context.Context, e Entity, runID int64, account st
 	if b.done {
 		return nil, fmt.Errorf("new %s loader: build is closed", e)
 	}
-	if _, busy := b.loaders[e]; busy {
-		return nil, fmt.Errorf("new %s loader: one is already open", e)
-	}
 	l := &Loader{b: b, entity: e, def: def, runID: runID, account: account, observedAt: observedAt.UTC()}
 	if err := l.open(ctx); err != nil {
 		return nil, fmt.Errorf("new %s loader: %w", e, err)
 	}
-	b.loaders[e] = l
+	b.loaders[l] = struct{}{}
 	return l, nil
 }
 
@@ -362,7 +361,7 @@ func (l *Loader) Discard() {
 // release drops the loader's temp tables and returns its connection.
 func (l *Loader) release() {
 	l.b.mu.Lock()
-	delete(l.b.loaders, l.entity)
+	delete(l.b.loaders, l)
 	l.b.mu.Unlock()
 	if err := l.close(); err != nil {
 		l.b.log.Warn("loader cleanup", "entity", l.entity, "err", err)

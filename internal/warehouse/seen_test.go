@@ -2,6 +2,7 @@ package warehouse
 
 import (
 	"context"
+	"fmt"
 	"testing"
 )
 
@@ -81,5 +82,45 @@ func TestFirstSyncInBatches(t *testing.T) {
 	}
 	if got := queryString(t, b.DB(), `SELECT string_agg(record_id, ',') FROM record_changes WHERE field = '_created'`); got != "e" {
 		t.Errorf("_created after the next run: %q, want e", got)
+	}
+}
+
+// TestStageWhileMerging: a stream stages its next batch on another connection while the
+// previous batch of the same entity merges; both batches arrive intact.
+func TestStageWhileMerging(t *testing.T) {
+	ctx := context.Background()
+	b := startBuild(t, newPath(t))
+	run := startRun(t, b, "acct")
+	first, err := b.NewLoader(ctx, Customers, run.ID, run.Account, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5000 {
+		if err := first.Add(1+i/100, i%100, []byte(fmt.Sprintf(`{"id":"a%d","email":"a%d@x"}`, i, i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	merged := make(chan error, 1)
+	go func() {
+		_, err := first.Merge(ctx, false)
+		merged <- err
+	}()
+	second, err := b.NewLoader(ctx, Customers, run.ID, run.Account, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5000 {
+		if err := second.Add(51+i/100, i%100, []byte(fmt.Sprintf(`{"id":"b%d","email":"b%d@x"}`, i, i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := <-merged; err != nil {
+		t.Fatal(err)
+	}
+	if r, err := second.Merge(ctx, false); err != nil || r.Inserted != 5000 {
+		t.Fatalf("second merge: %+v, %v", r, err)
+	}
+	if n := queryInt(t, b.DB(), `SELECT count(DISTINCT id) FROM customers WHERE email = id || '@x'`); n != 10000 {
+		t.Fatalf("%d customers stored intact, want 10000", n)
 	}
 }
