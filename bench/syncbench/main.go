@@ -5,6 +5,7 @@
 //	go run ./bench/syncbench -scale 1,10,100          # unthrottled, one line per scale
 //	go run ./bench/syncbench -scale 1 -rate 2000      # the real 20/min limit simulated at 100x speed
 //	go run ./bench/syncbench -scale 100 -lists-only   # the list phase alone, with CPU per process
+//	go run ./bench/syncbench -scale 100 -runs 3       # then two nightly syncs, a simulated day apart
 package main
 
 import (
@@ -35,6 +36,8 @@ const key = "bench-key"
 var (
 	benchLog  = slog.New(slog.DiscardHandler)
 	listsOnly bool
+	runs      int
+	advance   time.Duration
 )
 
 func main() {
@@ -44,6 +47,8 @@ func main() {
 	details := flag.Bool("details", false, "include the one-time detail fan-out")
 	conc := flag.Int("concurrency", 4, "requests in flight")
 	logSync := flag.Bool("log", false, "write the syncer's log (merges, streams) to stderr")
+	flag.IntVar(&runs, "runs", 1, "syncs per scale into the same warehouse; later ones are incremental")
+	flag.DurationVar(&advance, "advance", 24*time.Hour, "simulated time between runs (the simulator's clock moves, records change)")
 	flag.BoolVar(&listsOnly, "lists-only", false, "sync the lists and webhooks only: a budget of one request leaves the fan-outs for later")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the syncer side here")
 	flag.Parse()
@@ -77,7 +82,7 @@ func main() {
 // prints the address and the minimum request count on stdout.
 func runServer(scale string) {
 	sc, _ := strconv.ParseFloat(scale, 64)
-	sb, err := sandbox.New(sandbox.Options{Seed: 42, Scale: sc, Key: key, Now: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)})
+	sb, err := sandbox.New(sandbox.Options{Seed: 42, Scale: sc, Key: key, Admin: true, Now: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -168,20 +173,52 @@ func benchScale(scale string, rate float64, details bool, conc int) error {
 	if err != nil {
 		return err
 	}
+	for run := 1; run <= runs; run++ {
+		if run > 1 {
+			if err := advanceClock("http://"+addr, advance); err != nil {
+				return err
+			}
+			minimum = 0 // what a later run must read depends on what changed
+		}
+		if err := benchRun(scale, run, c, cmd.Process.Pid, filepath.Join(dir, "bench.duckdb"), minimum, details, conc); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// advanceClock moves the simulator's clock, so the next run finds paid invoices, new ledger
+// rows, webhook deliveries and renamed or deleted records.
+func advanceClock(base string, d time.Duration) error {
+	resp, err := http.Post(fmt.Sprintf("%s/__sandbox/advance?minutes=%d", base, int(d.Minutes())), "application/json", nil)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("advance the simulator's clock: %s", resp.Status)
+	}
+	return nil
+}
+
+// benchRun syncs once into path and prints one line of figures.
+func benchRun(scale string, run int, c *api.Client, simPid int, path string, minimum int, details bool, conc int) error {
 	opts := fetch.Options{Account: "bench", Concurrency: conc, Details: details, Log: benchLog}
 	if listsOnly {
 		opts.MaxRequests = 1 // lists always complete; the fan-outs get nothing
 	}
+	if run > 1 {
+		scale = fmt.Sprintf("%s#%d", scale, run)
+	}
 	start := time.Now()
 	stopSampling := sampleRSS(start)
-	selfCPU, simCPU := cpuSeconds(os.Getpid()), cpuSeconds(cmd.Process.Pid)
-	sums, err := fetch.Run(context.Background(), filepath.Join(dir, "bench.duckdb"),
-		[]fetch.Account{{Name: "bench", Client: c}}, opts)
+	selfCPU, simCPU := cpuSeconds(os.Getpid()), cpuSeconds(simPid)
+	sums, err := fetch.Run(context.Background(), path, []fetch.Account{{Name: "bench", Client: c}}, opts)
 	if err != nil {
 		return err
 	}
 	wall := time.Since(start)
-	selfCPU, simCPU = cpuSeconds(os.Getpid())-selfCPU, cpuSeconds(cmd.Process.Pid)-simCPU
+	selfCPU, simCPU = cpuSeconds(os.Getpid())-selfCPU, cpuSeconds(simPid)-simCPU
 	peakAt, peakMB := stopSampling()
 	s := sums[0]
 	fmt.Fprintf(os.Stderr, "  RSS peaked at %d MB %.1fs into the run (lists phase ended at %.1fs)\n",
@@ -192,8 +229,12 @@ func benchScale(scale string, rate float64, details bool, conc int) error {
 		selfCPU, simCPU, float64(s.Records)/selfCPU)
 	fanReq := s.Requests - s.ListRequests
 	fanTook := s.CreditTook + s.DetailsTook
-	fmt.Printf("%-6s %9d %8d %8d %6.3f %9s %11.0f %9s | %9d %8s %11.0f | %8d %8s %9.0f\n", scale, s.Records, s.Requests, minimum,
-		float64(s.Requests)/float64(minimum), wall.Round(10*time.Millisecond),
+	minText, ratio := "-", "-" // a later run's minimum depends on what changed
+	if minimum > 0 {
+		minText, ratio = strconv.Itoa(minimum), fmt.Sprintf("%.3f", float64(s.Requests)/float64(minimum))
+	}
+	fmt.Printf("%-6s %9d %8d %8s %6s %9s %11.0f %9s | %9d %8s %11.0f | %8d %8s %9.0f\n", scale, s.Records, s.Requests, minText,
+		ratio, wall.Round(10*time.Millisecond),
 		float64(s.Records)/wall.Seconds(), peakRSS(),
 		s.ListRecords, s.ListsTook.Round(10*time.Millisecond), float64(s.ListRecords)/s.ListsTook.Seconds(),
 		fanReq, fanTook.Round(10*time.Millisecond), float64(fanReq)/fanTook.Seconds())
