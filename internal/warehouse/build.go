@@ -115,60 +115,85 @@ func (b *Build) currentStorage(ctx context.Context, db *sql.DB) error {
 // the published result is then in the current version).
 func (b *Build) startWorkFile(ctx context.Context) error {
 	removeWork(b.work)
-	upgrade := false
 	if _, err := os.Stat(b.path); err == nil {
 		v, err := publishedStorage(ctx, b.path)
 		if err != nil {
 			return fmt.Errorf("read published warehouse: %w", err)
 		}
-		if upgrade = !storageAtLeast(v, storageVersion); upgrade {
+		if !storageAtLeast(v, storageVersion) {
 			b.log.Info("copying warehouse into the current storage version", "file", b.path, "from", v, "to", storageVersion)
+			return b.upgradeWorkFile(ctx)
 		}
 	}
-	if !upgrade {
-		if err := b.copyPublished(); err != nil {
-			return err
-		}
+	if err := copyFile(b.path, b.work); err != nil {
+		return err
 	}
 	db, err := openDB(b.work, false)
 	if err != nil {
 		return err
 	}
-	if upgrade {
-		if err := copyIntoNewStorage(ctx, db, b.path); err != nil {
-			db.Close()
-			removeWork(b.work)
-			return fmt.Errorf("upgrade storage of %s: %w", b.path, err)
-		}
+	b.db = db
+	return nil
+}
+
+// upgradeWorkFile migrates a byte copy of the published file in its old storage version, then
+// copies that into a new work file. Migrating after the copy would work too, but the tables
+// migrations rebuild would leave the new file with the old tables' blocks free and unused.
+func (b *Build) upgradeWorkFile(ctx context.Context) error {
+	old := b.work + ".old"
+	defer removeWork(old)
+	removeWork(old)
+	if err := copyFile(b.path, old); err != nil {
+		return err
+	}
+	odb, err := openDB(old, false)
+	if err != nil {
+		return err
+	}
+	err = migrate(ctx, odb)
+	if cerr := odb.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("migrate %s: %w", old, err)
+	}
+	db, err := openDB(b.work, false)
+	if err != nil {
+		return err
+	}
+	if err := copyIntoNewStorage(ctx, db, old); err != nil {
+		db.Close()
+		removeWork(b.work)
+		return fmt.Errorf("upgrade storage of %s: %w", b.path, err)
 	}
 	b.db = db
 	return nil
 }
 
-// copyPublished starts the work file as a byte copy of the published file (or as
-// nothing, letting DuckDB create it).
-func (b *Build) copyPublished() error {
-	src, err := os.Open(b.path)
+// copyFile copies src to dst and fsyncs it; a missing src copies nothing (DuckDB then creates
+// dst).
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("copy published warehouse: %w", err)
 	}
-	defer src.Close()
-	dst, err := os.OpenFile(b.work, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
 	if err != nil {
 		return fmt.Errorf("create build file: %w", err)
 	}
-	if _, err := io.Copy(dst, src); err != nil {
-		dst.Close()
-		return fmt.Errorf("copy %s to %s: %w", b.path, b.work, err)
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return fmt.Errorf("copy %s to %s: %w", src, dst, err)
 	}
-	if err := dst.Sync(); err != nil {
-		dst.Close()
-		return fmt.Errorf("fsync %s: %w", b.work, err)
+	if err := out.Sync(); err != nil {
+		out.Close()
+		return fmt.Errorf("fsync %s: %w", dst, err)
 	}
-	return dst.Close()
+	return out.Close()
 }
 
 // removeWork deletes a work file with its WAL and spill directory.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"io/fs"
+	"os"
 	"testing"
 	"testing/fstest"
 
@@ -120,6 +121,14 @@ func TestOldStorageIsUpgraded(t *testing.T) {
 	}
 	if n := queryInt(t, db, `SELECT max(version) FROM schema_migrations`); n != 3 {
 		t.Errorf("schema version %d, want 3", n)
+	}
+	// migrated before the copy, so no rebuilt table left its old blocks behind
+	if free, total := queryInt(t, db, `SELECT free_blocks FROM pragma_database_size()`),
+		queryInt(t, db, `SELECT total_blocks FROM pragma_database_size()`); free*4 > total {
+		t.Errorf("%d of %d blocks free after the upgrade", free, total)
+	}
+	if _, err := os.Stat(path + ".building.old"); !os.IsNotExist(err) {
+		t.Errorf("the migrated copy of the old file was left behind: %v", err)
 	}
 }
 
