@@ -34,10 +34,11 @@ import (
 const key = "bench-key"
 
 var (
-	benchLog  = slog.New(slog.DiscardHandler)
-	listsOnly bool
-	runs      int
-	advance   time.Duration
+	benchLog    = slog.New(slog.DiscardHandler)
+	listsOnly   bool
+	runs        int
+	advance     time.Duration
+	memoryLimit string
 )
 
 func main() {
@@ -47,6 +48,7 @@ func main() {
 	details := flag.Bool("details", false, "include the one-time detail fan-out")
 	conc := flag.Int("concurrency", 4, "requests in flight")
 	logSync := flag.Bool("log", false, "write the syncer's log (merges, streams) to stderr")
+	flag.StringVar(&memoryLimit, "memory-limit", "", "DuckDB's memory limit while building (default: the syncer's)")
 	flag.IntVar(&runs, "runs", 1, "syncs per scale into the same warehouse; later ones are incremental")
 	flag.DurationVar(&advance, "advance", 24*time.Hour, "simulated time between runs (the simulator's clock moves, records change)")
 	flag.BoolVar(&listsOnly, "lists-only", false, "sync the lists and webhooks only: a budget of one request leaves the fan-outs for later")
@@ -203,7 +205,7 @@ func advanceClock(base string, d time.Duration) error {
 
 // benchRun syncs once into path and prints one line of figures.
 func benchRun(scale string, run int, c *api.Client, simPid int, path string, minimum int, details bool, conc int) error {
-	opts := fetch.Options{Account: "bench", Concurrency: conc, Details: details, Log: benchLog}
+	opts := fetch.Options{Account: "bench", Concurrency: conc, Details: details, Log: benchLog, MemoryLimit: memoryLimit}
 	if listsOnly {
 		opts.MaxRequests = 1 // lists always complete; the fan-outs get nothing
 	}

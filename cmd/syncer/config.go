@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"regexp"
 	"strings"
 	"time"
 
@@ -34,6 +35,7 @@ type config struct {
 	MetricsAddr   string        `env:"BILLSYNC_METRICS_ADDR"`
 	LogFormat     string        `env:"BILLSYNC_LOG_FORMAT, default=auto"`
 	StopGrace     time.Duration `env:"BILLSYNC_STOP_GRACE, default=30s"`
+	MemoryLimit   string        `env:"BILLSYNC_MEMORY_LIMIT, default=512MB"`
 	// Reports names the reports to write after each successful sync: "all", or a comma-separated
 	// list (report -list); empty writes none.
 	Reports    string `env:"BILLSYNC_REPORTS"`
@@ -66,6 +68,7 @@ func loadConfig(ctx context.Context, args []string, lookup envconfig.Lookuper) (
 	fs.DurationVar(&c.MaxDuration, "max-duration", c.MaxDuration, "time budget of the fan-outs per run, 0 = none (BILLSYNC_MAX_DURATION)")
 	fs.DurationVar(&c.CreditRefresh, "credit-refresh", c.CreditRefresh, "re-read every customer's credit history at least this often (BILLSYNC_CREDIT_REFRESH)")
 	fs.BoolVar(&c.Details, "details", c.Details, "fetch product and payment-request details (BILLSYNC_DETAILS)")
+	fs.StringVar(&c.MemoryLimit, "memory-limit", c.MemoryLimit, "DuckDB's memory limit while a sync builds the warehouse, e.g. 256MB (BILLSYNC_MEMORY_LIMIT)")
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", c.MetricsAddr, "serve Prometheus metrics on this address (BILLSYNC_METRICS_ADDR)")
 	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "auto, json or text (BILLSYNC_LOG_FORMAT)")
 	fs.StringVar(&c.Reports, "reports", c.Reports, `reports to write after each successful sync: "all" or names (BILLSYNC_REPORTS)`)
@@ -96,6 +99,10 @@ func envError(err error) error {
 	return fmt.Errorf("environment: %w", err)
 }
 
+// memoryLimitRE is the size syntax DuckDB's memory_limit takes, checked here so a typo stops
+// the syncer at start rather than fail the first sync.
+var memoryLimitRE = regexp.MustCompile(`(?i)^\s*\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KIB|MIB|GIB|TIB)\s*$`)
+
 func (c *config) validate() error {
 	var errs []error
 	if c.PageSize < 1 {
@@ -111,6 +118,9 @@ func (c *config) validate() error {
 	case "auto", "json", "text":
 	default:
 		errs = append(errs, fmt.Errorf("log format %q: want auto, json or text", c.LogFormat))
+	}
+	if !memoryLimitRE.MatchString(c.MemoryLimit) {
+		errs = append(errs, fmt.Errorf("memory limit %q: want a size such as 512MB or 1GB", c.MemoryLimit))
 	}
 	if c.DB == "" {
 		errs = append(errs, errors.New("BILLSYNC_DB is empty"))

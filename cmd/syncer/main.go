@@ -103,6 +103,7 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdout, 
 	opts := fetch.Options{
 		PageSize: cfg.PageSize, Concurrency: cfg.Concurrency, MaxRequests: cfg.MaxRequests,
 		MaxDuration: cfg.MaxDuration, Details: cfg.Details, CreditRefresh: cfg.CreditRefresh, Log: log,
+		MemoryLimit: cfg.MemoryLimit,
 	}
 	job := func(ctx context.Context) error {
 		var p *progress

@@ -41,7 +41,8 @@ func TestLoadConfig(t *testing.T) {
 			name: "defaults",
 			check: func(t *testing.T, c *config) {
 				if c.DB != "./data/billsync.duckdb" || c.RatePerMin != 20 || c.PageSize != 100 ||
-					c.Schedule != "0 2 * * *" || c.TZ != "Asia/Jakarta" || !c.Details || c.StopGrace != 30*time.Second {
+					c.Schedule != "0 2 * * *" || c.TZ != "Asia/Jakarta" || !c.Details || c.StopGrace != 30*time.Second ||
+					c.MemoryLimit != "512MB" {
 					t.Errorf("defaults: %+v", c)
 				}
 			},
@@ -69,6 +70,16 @@ func TestLoadConfig(t *testing.T) {
 		{name: "zero page size", args: []string{"-page-size", "0"}, wantErr: "page size 0"},
 		{name: "negative rate", args: []string{"-rate", "-1"}, wantErr: "rate -1"},
 		{name: "log format", args: []string{"-log-format", "xml"}, wantErr: `log format "xml"`},
+		{name: "memory limit", env: map[string]string{"BILLSYNC_MEMORY_LIMIT": "lots"}, wantErr: `memory limit "lots"`},
+		{
+			name: "memory limit sizes",
+			env:  map[string]string{"BILLSYNC_MEMORY_LIMIT": "1.5 GiB"},
+			check: func(t *testing.T, c *config) {
+				if c.MemoryLimit != "1.5 GiB" {
+					t.Errorf("memory limit %q", c.MemoryLimit)
+				}
+			},
+		},
 		{name: "stray argument", args: []string{"now"}, wantErr: `unexpected argument "now"`},
 	}
 	for _, tc := range tests {

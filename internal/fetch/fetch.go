@@ -26,6 +26,7 @@ type Options struct {
 	Concurrency int           // requests in flight at once
 	MaxRequests int64         // budget for the fan-outs of this run; 0 = unlimited
 	MaxDuration time.Duration // time budget for the fan-outs of this run; 0 = unlimited
+	MemoryLimit string        // DuckDB's memory limit while building (Run only); "" = warehouse.DefaultMemoryLimit
 
 	// CreditOverlap re-reads this much credit history before the last fetch, so entries that
 	// arrive late or were written near the previous run's observation time are not missed.

@@ -115,7 +115,7 @@ var (
 
 func buildBenchWarehouse(path string) error {
 	ctx := context.Background()
-	build, err := warehouse.StartBuild(ctx, path, quiet)
+	build, err := warehouse.StartBuild(ctx, path, warehouse.BuildOptions{Log: quiet})
 	if err != nil {
 		return err
 	}

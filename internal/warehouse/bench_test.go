@@ -85,7 +85,7 @@ func BenchmarkLoadInvoices1M(b *testing.B) {
 	for range b.N {
 		b.StopTimer()
 		path := fmt.Sprintf("%s/bench.duckdb", b.TempDir())
-		build, err := StartBuild(context.Background(), path, benchLog())
+		build, err := StartBuild(context.Background(), path, BuildOptions{Log: benchLog()})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -128,7 +128,7 @@ func BenchmarkRemergeInvoices1MOnePercent(b *testing.B) {
 	ctx := context.Background()
 	for range b.N {
 		b.StopTimer()
-		build, err := StartBuild(ctx, fmt.Sprintf("%s/bench.duckdb", b.TempDir()), benchLog())
+		build, err := StartBuild(ctx, fmt.Sprintf("%s/bench.duckdb", b.TempDir()), BuildOptions{Log: benchLog()})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -25,6 +25,8 @@ type Build struct {
 	db   *sql.DB
 	log  *slog.Logger
 
+	memoryLimit string
+
 	// Resumed reports that the work file came from an interrupted run.
 	Resumed bool
 
@@ -35,9 +37,16 @@ type Build struct {
 
 var stateSQL = mustSections("queries/state.sql")
 
+// BuildOptions tune a build; the zero value is the default.
+type BuildOptions struct {
+	Log         *slog.Logger // nil: slog.Default()
+	MemoryLimit string       // DuckDB's memory_limit on the build file, e.g. "512MB"; "" = DefaultMemoryLimit
+}
+
 // StartBuild locks path, then resumes an interrupted build or starts a new one
 // from a copy of the published file, and brings the schema up to date.
-func StartBuild(ctx context.Context, path string, log *slog.Logger) (*Build, error) {
+func StartBuild(ctx context.Context, path string, opts BuildOptions) (*Build, error) {
+	log := opts.Log
 	if log == nil {
 		log = slog.Default()
 	}
@@ -45,7 +54,8 @@ func StartBuild(ctx context.Context, path string, log *slog.Logger) (*Build, err
 	if err != nil {
 		return nil, err
 	}
-	b := &Build{path: path, work: path + ".building", lock: lock, log: log, loaders: map[*Loader]struct{}{}}
+	b := &Build{path: path, work: path + ".building", lock: lock, log: log, memoryLimit: opts.MemoryLimit,
+		loaders: map[*Loader]struct{}{}}
 	if err := b.open(ctx); err != nil {
 		releaseLock(lock)
 		return nil, err
@@ -73,7 +83,7 @@ func (b *Build) resumable(ctx context.Context) (*sql.DB, bool) {
 	if _, err := os.Stat(b.work); err != nil {
 		return nil, false
 	}
-	db, err := openDB(b.work, false)
+	db, err := openDB(b.work, false, b.memoryLimit)
 	if err == nil {
 		var n int64
 		err = db.QueryRowContext(ctx, stateSQL["unfinished_runs"]).Scan(&n)
@@ -128,7 +138,7 @@ func (b *Build) startWorkFile(ctx context.Context) error {
 	if err := copyFile(b.path, b.work); err != nil {
 		return err
 	}
-	db, err := openDB(b.work, false)
+	db, err := openDB(b.work, false, b.memoryLimit)
 	if err != nil {
 		return err
 	}
@@ -146,7 +156,7 @@ func (b *Build) upgradeWorkFile(ctx context.Context) error {
 	if err := copyFile(b.path, old); err != nil {
 		return err
 	}
-	odb, err := openDB(old, false)
+	odb, err := openDB(old, false, b.memoryLimit)
 	if err != nil {
 		return err
 	}
@@ -157,7 +167,7 @@ func (b *Build) upgradeWorkFile(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("migrate %s: %w", old, err)
 	}
-	db, err := openDB(b.work, false)
+	db, err := openDB(b.work, false, b.memoryLimit)
 	if err != nil {
 		return err
 	}

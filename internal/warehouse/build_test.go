@@ -14,7 +14,7 @@ import (
 // publishOne builds path with the given customers and publishes it.
 func publishOne(t *testing.T, path string, records ...string) {
 	t.Helper()
-	b, err := StartBuild(context.Background(), path, quietLog)
+	b, err := StartBuild(context.Background(), path, BuildOptions{Log: quietLog})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func TestCloseWithoutPublishThenResume(t *testing.T) {
 	publishOne(t, path, `{"id":"a"}`)
 	before, _ := os.ReadFile(path)
 
-	b, err := StartBuild(ctx, path, quietLog)
+	b, err := StartBuild(ctx, path, BuildOptions{Log: quietLog})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func TestCloseWithoutPublishThenResume(t *testing.T) {
 		t.Fatal("published file changed without Publish")
 	}
 
-	b2, err := StartBuild(ctx, path, quietLog)
+	b2, err := StartBuild(ctx, path, BuildOptions{Log: quietLog})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func TestCloseWithoutPublishThenResume(t *testing.T) {
 
 func TestDiscardRemovesWorkFile(t *testing.T) {
 	path := newPath(t)
-	b, err := StartBuild(context.Background(), path, quietLog)
+	b, err := StartBuild(context.Background(), path, BuildOptions{Log: quietLog})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func TestDiscardRemovesWorkFile(t *testing.T) {
 func TestSecondBuildWhileLocked(t *testing.T) {
 	path := newPath(t)
 	startBuild(t, path)
-	_, err := StartBuild(context.Background(), path, quietLog)
+	_, err := StartBuild(context.Background(), path, BuildOptions{Log: quietLog})
 	want := fmt.Sprintf("sync already running: %s.lock held by pid %d", path, os.Getpid())
 	if err == nil || err.Error() != want {
 		t.Fatalf("err = %v, want %q", err, want)
@@ -227,5 +227,19 @@ func readerChild(path string) {
 			os.Exit(0)
 		case <-time.After(5 * time.Millisecond):
 		}
+	}
+}
+
+// TestBuildMemoryLimit: the build's DuckDB gets the memory limit asked for, or the default.
+func TestBuildMemoryLimit(t *testing.T) {
+	for _, c := range []struct{ limit, want string }{{"", "488.2 MiB"}, {"300MB", "286.1 MiB"}, {"1GiB", "1.0 GiB"}} {
+		b, err := StartBuild(context.Background(), newPath(t), BuildOptions{Log: quietLog, MemoryLimit: c.limit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := queryString(t, b.DB(), `SELECT current_setting('memory_limit')`); got != c.want {
+			t.Errorf("limit %q: DuckDB has %s, want %s", c.limit, got, c.want)
+		}
+		b.Discard()
 	}
 }

@@ -23,7 +23,7 @@ func newPath(t *testing.T) string {
 
 func startBuild(t *testing.T, path string) *Build {
 	t.Helper()
-	b, err := StartBuild(context.Background(), path, quietLog)
+	b, err := StartBuild(context.Background(), path, BuildOptions{Log: quietLog})
 	if err != nil {
 		t.Fatalf("StartBuild: %v", err)
 	}

@@ -73,7 +73,7 @@ func BenchmarkSyncLists(b *testing.B) {
 	}
 	for range b.N {
 		b.StopTimer()
-		build, err := warehouse.StartBuild(ctx, fmt.Sprintf("%s/bench.duckdb", b.TempDir()), log)
+		build, err := warehouse.StartBuild(ctx, fmt.Sprintf("%s/bench.duckdb", b.TempDir()), warehouse.BuildOptions{Log: log})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -22,19 +22,21 @@ import (
 // records/s with one thread against 21k with two, at two thirds of the CPU time.
 const buildThreads = "1"
 
-// buildMemoryLimit bounds DuckDB's buffer pool on the build file. Staging and
+// DefaultMemoryLimit bounds DuckDB's buffer pool on the build file unless BuildOptions says
+// otherwise. Staging and
 // merge intermediates beyond it spill to path+".tmp" instead of growing the
 // process (a 1M-record load otherwise peaks at several GB). A batch of wide
 // webhook records needs about this much; at 256MB the spilling cost a first
 // sync of ~1M records 15% (BenchmarkSyncLists: 1GB 75k records/s, 512MB 70k,
-// 256MB 60k).
-const buildMemoryLimit = "512MB"
+// 256MB 60k). The process's peak RSS at ~1M records is about 1.1 GB with this
+// limit and about 830 MB with 256MB (syncbench -scale 100 -lists-only).
+const DefaultMemoryLimit = "512MB"
 
 // openDB opens a DuckDB file with settings every billsync handle needs: no
 // extension downloads (json, parquet and icu are linked in), UTC session time,
 // and a usable home directory even when HOME is unset. A writable handle also
 // gets the memory bound and spill directory of a build.
-func openDB(path string, readOnly bool) (*sql.DB, error) {
+func openDB(path string, readOnly bool, memoryLimit string) (*sql.DB, error) {
 	opts := url.Values{}
 	opts.Set("autoinstall_known_extensions", "false")
 	opts.Set("autoload_known_extensions", "false")
@@ -44,7 +46,10 @@ func openDB(path string, readOnly bool) (*sql.DB, error) {
 	if readOnly {
 		opts.Set("access_mode", "READ_ONLY")
 	} else {
-		opts.Set("memory_limit", buildMemoryLimit)
+		if memoryLimit == "" {
+			memoryLimit = DefaultMemoryLimit
+		}
+		opts.Set("memory_limit", memoryLimit)
 		opts.Set("threads", buildThreads)
 		opts.Set("temp_directory", path+".tmp")
 		// no statement here needs rows in insertion order; keeping it costs memory
@@ -69,7 +74,7 @@ func OpenReadOnly(ctx context.Context, path string) (*sql.DB, error) {
 	} else if err != nil {
 		return nil, fmt.Errorf("warehouse %s: %w", path, err)
 	}
-	db, err := openDB(path, true)
+	db, err := openDB(path, true, "")
 	if err != nil {
 		return nil, err
 	}
