@@ -137,10 +137,17 @@ func (w *writer) observedAt() time.Time {
 	return w.observed
 }
 
+// newLoader opens a loader of e for this run. Loaders stage on their own connections, so any
+// goroutine may open and fill one; merging it is the writer's.
+func (w *writer) newLoader(ctx context.Context, e warehouse.Entity) (*warehouse.Loader, error) {
+	return w.b.NewLoader(ctx, e, w.run.ID, w.account, w.observedAt())
+}
+
 // listBatch is how many records a stream stages before merging them: DuckDB holds at most two
-// batches per stream (one staging, one merging), whatever the size of the list. It is DuckDB's row-group size: smaller
-// batches leave a part-filled row group that the next checkpoint compresses again (measured at
-// ~1M records: 50,000 per batch 60k records/s, 122,880 per batch 70k).
+// batches per stream (one staging, one merging), whatever the size of the list. It is DuckDB's
+// row-group size: smaller batches leave a part-filled row group that the next checkpoint
+// compresses again (measured at ~1M records: 50,000 per batch 60k records/s, 122,880 per
+// batch 70k).
 var listBatch = 122_880
 
 // batcher stages a stream's pages and merges every listBatch records. Staging (DuckDB's
@@ -170,7 +177,7 @@ func (b *batcher) add(ctx context.Context, page int, items []json.RawMessage) er
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.l == nil {
-		l, err := b.w.b.NewLoader(ctx, b.e, b.w.run.ID, b.w.account, b.w.observedAt())
+		l, err := b.w.newLoader(ctx, b.e)
 		if err != nil {
 			return err
 		}
@@ -209,7 +216,7 @@ func (b *batcher) finish(ctx context.Context, full bool) error {
 	if err := b.waitLocked(ctx); err != nil || !full {
 		return err
 	}
-	l, err := b.w.b.NewLoader(ctx, b.e, b.w.run.ID, b.w.account, b.w.observedAt())
+	l, err := b.w.newLoader(ctx, b.e)
 	if err != nil {
 		return err
 	}
@@ -283,7 +290,7 @@ func (p *batchPages) add(page int, items []json.RawMessage) {
 func (w *writer) mergeBatch(ctx context.Context, e warehouse.Entity, pages *batchPages, into *warehouse.MergeResult,
 	then func(context.Context) error) error {
 	return w.submit(ctx, func(ctx context.Context) error {
-		l, err := w.b.NewLoader(ctx, e, w.run.ID, w.account, w.observedAt())
+		l, err := w.newLoader(ctx, e)
 		if err != nil {
 			return err
 		}

@@ -106,11 +106,7 @@ func (b *Build) resumable(ctx context.Context) (*sql.DB, bool) {
 // currentStorage fails for a work file in a storage version older than new files get: an
 // interrupted run from before an upgrade starts over rather than resume in the old format.
 func (b *Build) currentStorage(ctx context.Context, db *sql.DB) error {
-	var name string
-	if err := db.QueryRowContext(ctx, `SELECT current_database()`).Scan(&name); err != nil {
-		return err
-	}
-	v, err := fileStorageVersion(ctx, db, name)
+	v, err := fileStorageVersion(ctx, db)
 	if err != nil {
 		return err
 	}

@@ -14,13 +14,13 @@ import (
 // 1.2 or newer (February 2025) to open the file.
 const storageVersion = "v1.2.0"
 
-// fileStorageVersion reads the storage version of an attached database, e.g. "v1.0.0+".
-func fileStorageVersion(ctx context.Context, db *sql.DB, name string) (string, error) {
+// fileStorageVersion reads the storage version of db's file, e.g. "v1.0.0+".
+func fileStorageVersion(ctx context.Context, db *sql.DB) (string, error) {
 	var v sql.NullString
 	err := db.QueryRowContext(ctx,
-		`SELECT tags['storage_version'] FROM duckdb_databases() WHERE database_name = ?`, name).Scan(&v)
+		`SELECT tags['storage_version'] FROM duckdb_databases() WHERE database_name = current_database()`).Scan(&v)
 	if err != nil {
-		return "", fmt.Errorf("storage version of %s: %w", name, err)
+		return "", fmt.Errorf("storage version: %w", err)
 	}
 	return v.String, nil
 }
@@ -69,11 +69,7 @@ func publishedStorage(ctx context.Context, path string) (string, error) {
 		return "", err
 	}
 	defer db.Close()
-	var name string
-	if err := db.QueryRowContext(ctx, `SELECT current_database()`).Scan(&name); err != nil {
-		return "", fmt.Errorf("open %s: %w", path, err)
-	}
-	return fileStorageVersion(ctx, db, name)
+	return fileStorageVersion(ctx, db)
 }
 
 // copyIntoNewStorage fills the (new, empty) work database with everything in the published

@@ -67,11 +67,7 @@ func oldWarehouse(t *testing.T, path string) {
 
 func storageOf(t *testing.T, db *sql.DB) string {
 	t.Helper()
-	var name string
-	if err := db.QueryRow(`SELECT current_database()`).Scan(&name); err != nil {
-		t.Fatal(err)
-	}
-	v, err := fileStorageVersion(context.Background(), db, name)
+	v, err := fileStorageVersion(context.Background(), db)
 	if err != nil {
 		t.Fatal(err)
 	}
