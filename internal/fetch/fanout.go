@@ -21,9 +21,9 @@ const creditStream = "credit_ledger"
 // A fan-out batch of customers (or detail records) is merged and marked done together: a
 // killed run loses at most one batch of work. A batch closes at fanoutBatch requests or after
 // fanoutBatchAge, whichever comes first: unthrottled, batches are large enough that DuckDB's
-// per-merge cost (about 35 ms, mostly preparing statements) stays small beside the requests
-// (500 per batch made the credit fan-out DuckDB-bound at 10k requests/s); at the real 20
-// requests/minute a batch is half a minute of work.
+// fixed cost per merge (about 35 ms, mostly preparing statements) stays small beside the
+// requests (500 per batch made the credit fan-out DuckDB-bound at 10k requests/s); at the real
+// 20 requests/minute a batch is half a minute of work.
 var (
 	fanoutBatch    = 5000
 	fanoutBatchAge = 30 * time.Second
