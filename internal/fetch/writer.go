@@ -266,8 +266,8 @@ func (b *batcher) waitLocked(ctx context.Context) error {
 	}
 }
 
-// batchPages collects a fan-out batch's pages in memory (a batch is a few hundred small
-// responses) so that staging and merging them is one queued write.
+// batchPages collects a fan-out batch's pages in memory (small responses, about 20 MB for a
+// full batch) so that staging and merging them is one queued write.
 type batchPages struct {
 	mu    sync.Mutex
 	pages []fetchedPage
