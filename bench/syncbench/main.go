@@ -47,7 +47,7 @@ func main() {
 	rate := flag.Float64("rate", 0, "client requests per minute; 0 = unthrottled")
 	details := flag.Bool("details", false, "include the one-time detail fan-out")
 	conc := flag.Int("concurrency", 4, "requests in flight")
-	logSync := flag.Bool("log", false, "write the syncer's log (merges, streams) to stderr")
+	logSync := flag.Bool("log", false, "write the syncer's log (merges, streams, each merge step's time) to stderr")
 	flag.StringVar(&memoryLimit, "memory-limit", "", "DuckDB's memory limit while building (default: the syncer's)")
 	flag.IntVar(&runs, "runs", 1, "syncs per scale into the same warehouse; later ones are incremental")
 	flag.DurationVar(&advance, "advance", 24*time.Hour, "simulated time between runs (the simulator's clock moves, records change)")
@@ -64,7 +64,7 @@ func main() {
 		defer pprof.StopCPUProfile()
 	}
 	if *logSync {
-		benchLog = slog.New(slog.NewTextHandler(os.Stderr, nil))
+		benchLog = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	if *serve {
 		runServer(flag.Arg(0))

@@ -131,7 +131,7 @@ func New(cfg Config) (*Client, error) {
 		return nil, fmt.Errorf("api config: MinBackoff %s exceeds MaxBackoff %s", c.minBackoff, c.maxBackoff)
 	}
 	if c.http == nil {
-		c.http = &http.Client{}
+		c.http = &http.Client{Transport: newTransport()}
 	}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
@@ -237,4 +237,16 @@ func (c *Client) redact(s string) string {
 		return s
 	}
 	return strings.ReplaceAll(s, c.key, "[redacted]")
+}
+
+// idleConnsPerHost bounds the connections kept open between requests. net/http keeps 2 by default,
+// so a fan-out with more requests in flight closed and reopened connections all the time (about
+// 7,000 new connections in a scale-100 sync); billsync talks to one host, and its concurrency is
+// well below this.
+const idleConnsPerHost = 32
+
+func newTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = idleConnsPerHost
+	return t
 }

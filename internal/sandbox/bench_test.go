@@ -102,6 +102,23 @@ func BenchmarkServe(b *testing.B) {
 			b.ReportMetric(float64(w.n)/float64(b.N), "bytes/page")
 		})
 	}
+	b.Run("credit_history", func(b *testing.B) {
+		s.mu.RLock()
+		ids := make([]string, 0, s.w.customers.len())
+		for _, c := range s.w.customers.items {
+			ids = append(ids, c.id.String())
+		}
+		s.mu.RUnlock()
+		w := &discard{h: http.Header{}}
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			r := httptest.NewRequest("GET", "/credit/v1/credit/customer/paginate-credit-history/"+ids[i%len(ids)]+"?limit=50", nil)
+			r.Header.Set("Authorization", "Bearer "+DefaultKey)
+			clear(w.h)
+			s.ServeHTTP(w, r)
+		}
+	})
 	b.Run("webhooks_cursor", func(b *testing.B) {
 		w := &discard{h: http.Header{}}
 		s.mu.RLock()

@@ -337,9 +337,11 @@ func TestCreditLedgerSignedAmount(t *testing.T) {
 	load(t, b, CreditLedger, run, t0, true,
 		`{"id":"neg","amount":-100000,"createdAt":"2025-08-22T10:32:04.204Z"}`,
 		`{"id":"pos","amount":"2500.5"}`,
-		`{"id":"spec","credit":10,"debit":0}`)
+		`{"id":"spec","credit":10,"debit":0}`,
+		// wider than DECIMAL(18,4) holds: the 128-bit cast, rounded alike
+		`{"id":"wide","credit":"1234567890123456.78905","debit":" 0.00005 "}`)
 	got := queryString(t, b.DB(), `SELECT string_agg(id || ':' || credit || '/' || debit, ',' ORDER BY id) FROM credit_ledger`)
-	if got != "neg:0.0000/100000.0000,pos:2500.5000/0.0000,spec:10.0000/0.0000" {
+	if got != "neg:0.0000/100000.0000,pos:2500.5000/0.0000,spec:10.0000/0.0000,wide:1234567890123456.7891/0.0001" {
 		t.Errorf("ledger %q", got)
 	}
 	// incremental: a later page without these rows deletes nothing, even with full=true
