@@ -584,3 +584,45 @@ func TestFanoutBatchClosesByAge(t *testing.T) {
 		t.Errorf("%d credit merges for %d customers, want one each", got, customers)
 	}
 }
+
+// TestBadListRecordFailsTheRun: one invoice on a list page carries an unreadable time, while
+// small batches keep several streams' merges running side by side. The invoice batch's merge
+// fails the run with the record located (no hang, whatever the other merges were doing), the
+// warehouse is not published, and the next run resumes and mirrors every list.
+func TestBadListRecordFailsTheRun(t *testing.T) {
+	defer fetch.SetListBatch(23)()
+	e := newEnv(t, 0.03)
+	var mu sync.Mutex
+	corrupt := true
+	e.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		on := corrupt
+		mu.Unlock()
+		if !on || r.URL.Path != "/hl/v1/invoice" || r.URL.Query().Get("page") != "1" {
+			e.sb.ServeHTTP(w, r)
+			return
+		}
+		rec := httptest.NewRecorder()
+		e.sb.ServeHTTP(rec, r)
+		body := strings.Replace(rec.Body.String(), `"createdAt":`, `"createdAt":"yesterday",
+			"x":`, 1)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(rec.Code)
+		io.WriteString(w, body)
+	})
+	_, err := fetch.Run(context.Background(), e.path, []fetch.Account{{Name: "test", Client: e.client()}}, e.opts())
+	if err == nil || !strings.Contains(err.Error(), "invoices page 1 item 0") || !strings.Contains(err.Error(), `createdAt: "yesterday"`) {
+		t.Fatalf("run error %v, want the bad invoice located", err)
+	}
+	if _, err := os.Stat(e.path); !os.IsNotExist(err) {
+		t.Fatalf("a failed first run published a warehouse (stat: %v)", err)
+	}
+	mu.Lock()
+	corrupt = false
+	mu.Unlock()
+	sum := e.sync(e.opts())
+	if !sum.Resumed {
+		t.Fatal("the next run did not resume the failed one")
+	}
+	e.assertMirrors()
+}

@@ -11,10 +11,13 @@ import (
 	"github.com/billsync/billsync/internal/warehouse"
 )
 
-// writer owns every warehouse call of a run. DuckDB allows one writer per table at a time and
-// reports concurrent updates of the same rows as transaction conflicts; funnelling all writes
-// through one goroutine makes that impossible, and the buffered queue lets HTTP run ahead of
-// DuckDB by a bounded number of pages (backpressure keeps memory flat).
+// writer owns every warehouse call of a run. DuckDB reports concurrent updates of the same rows
+// as transaction conflicts, so each table has one writer at a time: state writes and fan-out
+// merges are queued to one goroutine, in order, and each list stream's batch merges run one
+// after another on merge slots beside that queue (a stream is the only writer of its entity's
+// table during the list phase; all streams only append to record_changes, which never
+// conflicts). The buffered queue and the one-merge-per-stream rule let HTTP run ahead of DuckDB
+// by a bounded amount (backpressure keeps memory flat).
 type writer struct {
 	b       *warehouse.Build
 	run     warehouse.Run
@@ -23,6 +26,9 @@ type writer struct {
 
 	ops      chan writeOp
 	finished chan struct{}
+	slots    chan struct{}   // list merges running
+	merges   sync.WaitGroup  // list merges started, running or waiting for a slot
+	runCtx   context.Context // the run's: a merge outlives the page request that started it
 
 	mu  sync.Mutex
 	err error // first asynchronous failure; later submissions return it
@@ -32,11 +38,18 @@ type writer struct {
 
 const writerQueue = 16
 
+// mergeSlots is how many list streams' merges run at once. A merge is single-threaded DuckDB
+// work (the build runs DuckDB with one thread), so with one slot the list phase took as long
+// as all its merges end to end while the other core idled; two merges keep both cores busy.
+var mergeSlots = 2
+
 func startWriter(ctx context.Context, b *warehouse.Build, run warehouse.Run, account string, c *api.Client) *writer {
 	w := &writer{
 		b: b, run: run, account: account, c: c,
 		ops:      make(chan writeOp, writerQueue),
 		finished: make(chan struct{}),
+		slots:    make(chan struct{}, mergeSlots),
+		runCtx:   ctx,
 	}
 	go w.loop(context.WithoutCancel(ctx))
 	return w
@@ -117,8 +130,46 @@ func (w *writer) flush(ctx context.Context) error {
 }
 
 func (w *writer) stop() {
+	w.merges.Wait()
 	close(w.ops)
 	<-w.finished
+}
+
+// startMerge merges l on a merge slot, beside the queue, and sends the outcome to q.reply. The
+// merge waits for a slot under the run's context, not the caller's, which may be a page
+// request's that ends before the merge starts. Like
+// the queue, it skips the merge after any earlier failure, and a failed merge makes the writer
+// skip what follows. The merge itself is not cancelled with ctx (neither is a queued write):
+// a stop abandons the unpublished build whole, never half a transaction.
+func (w *writer) startMerge(l *warehouse.Loader, full bool, q *queuedMerge) error {
+	if err := w.failed(); err != nil {
+		return err
+	}
+	w.merges.Add(1)
+	go func() {
+		defer w.merges.Done()
+		q.reply <- w.runMerge(w.runCtx, l, full, q)
+	}()
+	return nil
+}
+
+func (w *writer) runMerge(ctx context.Context, l *warehouse.Loader, full bool, q *queuedMerge) error {
+	select {
+	case w.slots <- struct{}{}:
+	case <-ctx.Done():
+		l.Discard()
+		return ctx.Err()
+	}
+	defer func() { <-w.slots }()
+	if err := w.failed(); err != nil {
+		l.Discard()
+		return err
+	}
+	var err error
+	if q.result, err = l.Merge(context.WithoutCancel(ctx), full); err != nil {
+		w.fail(err)
+	}
+	return err
 }
 
 // observedAt is the run's notion of "now": the server's clock when it sent a Date header, so
@@ -152,9 +203,9 @@ var listBatch = 122_880
 
 // batcher stages a stream's pages and merges every listBatch records. Staging (DuckDB's
 // appender on the loader's own connection and temp table) runs on the stream's goroutines, in
-// parallel with the writer's merges; only merges go through the writer. A full batch's merge is
-// queued and the stream goes on paging into a new loader; a stream has at most one merge queued,
-// so DuckDB holds at most two batches of it. The first loader, and with it the run's
+// parallel with merges. A full batch's merge starts on a merge slot and the stream goes on
+// paging into a new loader; a stream has at most one merge pending, so its merges run in fetch
+// order and DuckDB holds at most two batches of it. The first loader, and with it the run's
 // observation time, comes into being only after the run's first response has arrived with the
 // server's Date header. Deletions are decided once, after the whole list, by an empty full merge
 // (finish).
@@ -170,7 +221,7 @@ type batcher struct {
 
 type queuedMerge struct {
 	reply  chan error
-	result warehouse.MergeResult // set by the writer before it replies
+	result warehouse.MergeResult // set before the reply
 }
 
 func (b *batcher) add(ctx context.Context, page int, items []json.RawMessage) error {
@@ -227,8 +278,7 @@ func (b *batcher) finish(ctx context.Context, full bool) error {
 	return b.waitLocked(ctx)
 }
 
-// queueLocked hands the current loader to the writer for merging, once the stream's previous
-// merge has finished.
+// queueLocked starts merging the current loader once the stream's previous merge has finished.
 func (b *batcher) queueLocked(ctx context.Context, full bool) error {
 	if b.l == nil {
 		return nil
@@ -239,11 +289,7 @@ func (b *batcher) queueLocked(ctx context.Context, full bool) error {
 	l := b.l
 	b.l, b.staged = nil, 0
 	q := &queuedMerge{reply: make(chan error, 1)}
-	err := b.w.enqueue(ctx, writeOp{reply: q.reply, fn: func(ctx context.Context) (err error) {
-		q.result, err = l.Merge(ctx, full)
-		return err
-	}})
-	if err != nil {
+	if err := b.w.startMerge(l, full, q); err != nil {
 		l.Discard()
 		return err
 	}

@@ -38,7 +38,10 @@ const createStage = `CREATE OR REPLACE TEMP TABLE stage (seq BIGINT, page INTEGE
 
 // NewLoader opens a loader for e on a connection of its own. Staging touches only that
 // connection's temp table, so loaders may stage concurrently with each other and with another
-// loader's merge; merges must not run concurrently (they write the same tables).
+// loader's merge. Merges of entities whose tables differ (all of them append to
+// record_changes, which never conflicts) may run concurrently; merges writing the same table
+// must not: DuckDB fails the later of two transactions updating the same rows. Products and
+// their details, payment requests and theirs, share tables.
 func (b *Build) NewLoader(ctx context.Context, e Entity, runID int64, account string, observedAt time.Time) (*Loader, error) {
 	def, ok := entityDefs[e]
 	if !ok {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -435,5 +436,63 @@ func TestChangedProductKeepsDetailColumns(t *testing.T) {
 	got := queryString(t, b.DB(), `SELECT name || '/' || user_id || '/' || qty || '/' || first_seen_run || '/' || count(*) OVER () FROM products`)
 	if want := fmt.Sprintf("Two/u1/3/%d/1", r1.ID); got != want {
 		t.Errorf("product %s, want %s", got, want)
+	}
+}
+
+// Merges of different entities run concurrently during a sync's list phase (each on its own
+// connection; fetch keeps one merge at a time per entity). Their tables differ and all of them
+// append to record_changes, so none may fail with a transaction conflict: first loads, then
+// changed records (replaced rows, change history, derived invoice transactions) side by side,
+// in batches small enough that commits and checkpoints interleave.
+func TestConcurrentMergesOfDifferentEntities(t *testing.T) {
+	b := startBuild(t, newPath(t))
+	const batches, perBatch = 6, 40
+	record := map[Entity]func(i int, v string) string{
+		Customers: func(i int, v string) string { return fmt.Sprintf(`{"id":"c%d","email":"%s@example.com"}`, i, v) },
+		Invoices: func(i int, v string) string {
+			return fmt.Sprintf(`{"id":"i%d","status":"%s","amount":%d,"transactions":[{"id":"t%d","status":"%s"}]}`, i, v, i, i, v)
+		},
+		Reviews: func(i int, v string) string { return fmt.Sprintf(`{"id":"r%d","status":"%s","rating":4}`, i, v) },
+		WebhookDeliveries: func(i int, v string) string {
+			return fmt.Sprintf(`{"id":"w%d","status":"%s","payload":"{\"event\":\"e\",\"data\":{}}"}`, i, v)
+		},
+	}
+	for round, v := range []string{"one", "two"} {
+		run := startRun(t, b, "acct")
+		at := t0.Add(time.Duration(round) * time.Hour)
+		var wg sync.WaitGroup
+		errs := make(chan error, len(record)*batches)
+		for e, rec := range record {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for n := range batches {
+					var rs []string
+					for i := n * perBatch; i < (n+1)*perBatch; i++ {
+						rs = append(rs, rec(i, v))
+					}
+					if _, err := tryLoad(b, e, run, at, false, rs...); err != nil {
+						errs <- fmt.Errorf("round %d %s batch %d: %w", round, e, n, err)
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Error(err)
+		}
+	}
+	for table, want := range map[string]int64{"customers": 240, "invoices": 240, "invoice_transactions": 240, "reviews": 240, "webhook_deliveries": 240} {
+		if n := queryInt(t, b.DB(), "SELECT count(*) FROM "+table+" WHERE account = 'acct'"); n != want {
+			t.Errorf("%s: %d rows, want %d", table, n, want)
+		}
+	}
+	// the second round changed one field of every record of every entity
+	got := queryString(t, b.DB(), `SELECT string_agg(entity || ' ' || field || ' ' || n, ', ' ORDER BY entity, field)
+		FROM (SELECT entity, field, count(*) n FROM record_changes WHERE old_value = 'one' OR old_value LIKE 'one@%' GROUP BY ALL)`)
+	if want := "customers email 240, invoice_transactions status 240, invoices status 240, reviews status 240, webhook_deliveries status 240"; got != want {
+		t.Errorf("change history: %s\nwant %s", got, want)
 	}
 }
