@@ -87,6 +87,12 @@ SELECT id, x_seq AS seq, 'new' AS state, false AS was_deleted, true AS derive FR
 -- name: classify
 -- list entities classified in keys
 
+-- An entity's `changes` section (in its own file) compares typed columns of
+-- `incoming` with the stored row. On the list path incoming holds only records
+-- whose raw JSON differs from the stored one (and restored ones, whose fields
+-- are equal), so it never reads the stored raw: that would decompress the
+-- whole table's raw column on every merge of a nightly sync.
+
 -- name: counts
 SELECT count(*) FILTER (WHERE state = 'new') AS inserted,
        count(*) FILTER (WHERE state = 'changed') AS updated,

@@ -30,7 +30,7 @@ FROM t, merge_ctx c;
 INSERT INTO record_changes
 SELECT s.account, 'customers', s.id, u.ch.field, u.ch.old_value, u.ch.new_value, s.last_seen_at, s.last_seen_run
 FROM incoming s
-JOIN customers t ON t.account = s.account AND t.id = s.id AND t.raw IS DISTINCT FROM s.raw,
+JOIN customers t ON t.account = s.account AND t.id = s.id,
 LATERAL UNNEST([
     {'field': 'status', 'old_value': t.status, 'new_value': s.status},
     {'field': 'name', 'old_value': t.name, 'new_value': s.name},

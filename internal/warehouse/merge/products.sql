@@ -40,7 +40,7 @@ FROM t, merge_ctx c;
 INSERT INTO record_changes
 SELECT s.account, 'products', s.id, u.ch.field, u.ch.old_value, u.ch.new_value, s.last_seen_at, s.last_seen_run
 FROM incoming s
-JOIN products t ON t.account = s.account AND t.id = s.id AND t.raw IS DISTINCT FROM s.raw,
+JOIN products t ON t.account = s.account AND t.id = s.id,
 LATERAL UNNEST([
     {'field': 'status', 'old_value': t.status, 'new_value': s.status},
     {'field': 'amount', 'old_value': t.amount::VARCHAR, 'new_value': s.amount::VARCHAR},

@@ -41,7 +41,7 @@ FROM t, merge_ctx c;
 INSERT INTO record_changes
 SELECT s.account, 'webhook_deliveries', s.id, u.ch.field, u.ch.old_value, u.ch.new_value, s.last_seen_at, s.last_seen_run
 FROM incoming s
-JOIN webhook_deliveries t ON t.account = s.account AND t.id = s.id AND t.raw IS DISTINCT FROM s.raw,
+JOIN webhook_deliveries t ON t.account = s.account AND t.id = s.id,
 LATERAL UNNEST([
     {'field': 'status', 'old_value': t.status, 'new_value': s.status},
     {'field': 'next_delivery', 'old_value': t.next_delivery::VARCHAR, 'new_value': s.next_delivery::VARCHAR}
