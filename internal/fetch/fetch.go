@@ -1,8 +1,9 @@
 // Package fetch pages every read endpoint of the billing service into a warehouse build.
 //
-// Each endpoint is a stream. Streams do HTTP only, in goroutines bounded by Options.Concurrency; every
-// DuckDB write goes through one writer goroutine (see writer.go), so the warehouse sees a single
-// sequential writer and memory holds at most a few pages per stream. Lists are always paged to the
+// Each endpoint is a stream. Streams do HTTP, in goroutines bounded by Options.Concurrency, and stage
+// what they read; every table has one writer at a time (see writer.go): a list stream merges its own
+// entity's batches, two streams' merges at a time, and every other write goes through one writer
+// goroutine. DuckDB holds at most two batches per stream. Lists are always paged to the
 // end; the per-customer credit-history fan-out and the per-record detail fan-out are budgeted
 // (Options.MaxRequests, Options.MaxDuration) and carried over to the next run in priority order.
 package fetch

@@ -28,7 +28,7 @@ func init() {
 
 // syncLists is the warehouse side of a sync's list phase with the simulator's own records: every
 // list entity staged and merged in listBatch batches, then an empty full merge that decides
-// deletions, exactly the calls fetch makes (one writer, one stream after another).
+// deletions, the calls fetch makes, here one stream after another (fetch merges two at a time).
 var syncLists = []struct {
 	e          warehouse.Entity
 	collection string
