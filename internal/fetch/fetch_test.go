@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -623,6 +624,43 @@ func TestBadListRecordFailsTheRun(t *testing.T) {
 	sum := e.sync(e.opts())
 	if !sum.Resumed {
 		t.Fatal("the next run did not resume the failed one")
+	}
+	e.assertMirrors()
+}
+
+// TestStopDuringListMerges: the run's context is cancelled (SIGTERM, a stop grace that ran out)
+// while list streams have merges running and waiting for a merge slot. Run returns the
+// cancellation without waiting for the lists to finish, publishes nothing, leaves no merge
+// behind it (the build closes), and the next run resumes and mirrors every list.
+func TestStopDuringListMerges(t *testing.T) {
+	defer fetch.SetListBatch(11)()
+	e := newEnv(t, 0.05)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var mu sync.Mutex
+	pages := 0
+	e.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/hl/v1/") {
+			mu.Lock()
+			pages++
+			if pages == 12 { // every list has started and small batches are merging
+				cancel()
+			}
+			mu.Unlock()
+		}
+		e.sb.ServeHTTP(w, r)
+	})
+	_, err := fetch.Run(ctx, e.path, []fetch.Account{{Name: "test", Client: e.client()}}, e.opts())
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("run error %v, want the cancellation", err)
+	}
+	if _, err := os.Stat(e.path); !os.IsNotExist(err) {
+		t.Fatalf("a stopped first run published a warehouse (stat: %v)", err)
+	}
+	e.srv.Config.Handler = e.sb
+	sum := e.sync(e.opts())
+	if !sum.Resumed {
+		t.Fatal("the next run did not resume the stopped one")
 	}
 	e.assertMirrors()
 }
