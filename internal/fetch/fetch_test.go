@@ -539,30 +539,13 @@ func TestBadCreditRecordFailsTheRun(t *testing.T) {
 		t.Fatalf("no credit entry to corrupt: %v", err)
 	}
 	defer fetch.SetFanoutBatch(5, time.Hour)() // the bad batch is one of several
-	corrupt := true
-	var mu sync.Mutex
-	e.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		on := corrupt
-		mu.Unlock()
-		if !on || !strings.HasSuffix(r.URL.Path, "/paginate-credit-history/"+victim) {
-			e.sb.ServeHTTP(w, r)
-			return
-		}
-		rec := httptest.NewRecorder()
-		e.sb.ServeHTTP(rec, r)
-		body := strings.Replace(rec.Body.String(), `"createdAt":"`, `"createdAt":"yesterday `, 1)
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(rec.Code)
-		io.WriteString(w, body)
-	})
+	heal := e.corrupt(func(r *http.Request) bool { return strings.HasSuffix(r.URL.Path, "/paginate-credit-history/"+victim) },
+		func(body string) string { return strings.Replace(body, `"createdAt":"`, `"createdAt":"yesterday `, 1) })
 	_, err := fetch.Run(context.Background(), e.path, []fetch.Account{{Name: "test", Client: e.client()}}, e.opts())
 	if err == nil || !strings.Contains(err.Error(), "credit_ledger page 1 item 0") || !strings.Contains(err.Error(), `createdAt: "yesterday `) {
 		t.Fatalf("run error %v, want the bad credit record located", err)
 	}
-	mu.Lock()
-	corrupt = false
-	mu.Unlock()
+	heal()
 	sum := e.sync(e.opts())
 	if !sum.Resumed {
 		t.Fatal("the next run did not resume the failed one")
@@ -593,24 +576,10 @@ func TestFanoutBatchClosesByAge(t *testing.T) {
 func TestBadListRecordFailsTheRun(t *testing.T) {
 	defer fetch.SetListBatch(23)()
 	e := newEnv(t, 0.03)
-	var mu sync.Mutex
-	corrupt := true
-	e.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		on := corrupt
-		mu.Unlock()
-		if !on || r.URL.Path != "/hl/v1/invoice" || r.URL.Query().Get("page") != "1" {
-			e.sb.ServeHTTP(w, r)
-			return
-		}
-		rec := httptest.NewRecorder()
-		e.sb.ServeHTTP(rec, r)
-		body := strings.Replace(rec.Body.String(), `"createdAt":`, `"createdAt":"yesterday",
-			"x":`, 1)
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(rec.Code)
-		io.WriteString(w, body)
-	})
+	heal := e.corrupt(func(r *http.Request) bool { return r.URL.Path == "/hl/v1/invoice" && r.URL.Query().Get("page") == "1" },
+		func(body string) string {
+			return strings.Replace(body, `"createdAt":`, `"createdAt":"yesterday","x":`, 1)
+		})
 	_, err := fetch.Run(context.Background(), e.path, []fetch.Account{{Name: "test", Client: e.client()}}, e.opts())
 	if err == nil || !strings.Contains(err.Error(), "invoices page 1 item 0") || !strings.Contains(err.Error(), `createdAt: "yesterday"`) {
 		t.Fatalf("run error %v, want the bad invoice located", err)
@@ -618,9 +587,7 @@ func TestBadListRecordFailsTheRun(t *testing.T) {
 	if _, err := os.Stat(e.path); !os.IsNotExist(err) {
 		t.Fatalf("a failed first run published a warehouse (stat: %v)", err)
 	}
-	mu.Lock()
-	corrupt = false
-	mu.Unlock()
+	heal()
 	sum := e.sync(e.opts())
 	if !sum.Resumed {
 		t.Fatal("the next run did not resume the failed one")
@@ -663,4 +630,30 @@ func TestStopDuringListMerges(t *testing.T) {
 		t.Fatal("the next run did not resume the stopped one")
 	}
 	e.assertMirrors()
+}
+
+// corrupt answers the requests match selects with edit applied to the simulator's body, until
+// heal is called; every other request reaches the simulator untouched.
+func (e *env) corrupt(match func(*http.Request) bool, edit func(body string) string) (heal func()) {
+	var mu sync.Mutex
+	on := true
+	e.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		active := on
+		mu.Unlock()
+		if !active || !match(r) {
+			e.sb.ServeHTTP(w, r)
+			return
+		}
+		rec := httptest.NewRecorder()
+		e.sb.ServeHTTP(rec, r)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(rec.Code)
+		io.WriteString(w, edit(rec.Body.String()))
+	})
+	return func() {
+		mu.Lock()
+		on = false
+		mu.Unlock()
+	}
 }
