@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -84,9 +85,15 @@ func newClient(t *testing.T, cfg Config) *Client {
 	return c
 }
 
+// body reads a response body: a third-party fixture (named <Area>__<file>.json) from the
+// repository's testdata/fixtures, any other from testdata/bodies.
 func body(t testing.TB, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", "bodies", name))
+	dir := filepath.Join("testdata", "bodies")
+	if strings.Contains(name, "__") {
+		dir = filepath.Join("..", "..", "testdata", "fixtures", "laravel-mayar")
+	}
+	b, err := os.ReadFile(filepath.Join(dir, name))
 	if err != nil {
 		t.Fatal(err)
 	}

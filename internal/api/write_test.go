@@ -27,7 +27,7 @@ func TestGoldenRequests(t *testing.T) {
 	tests := []struct {
 		name   string
 		path   string
-		answer string // file under testdata/bodies
+		answer string // response body, read by body()
 		call   func(c *Client) (any, error)
 		check  func(t *testing.T, got any)
 	}{

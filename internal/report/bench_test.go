@@ -2,6 +2,7 @@ package report
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -133,10 +134,11 @@ var benchAsOf = time.Date(2026, 6, 30, 0, 0, 0, 0, time.UTC)
 // runChild runs one of the child tests below with env and reports its wall
 // time and peak RSS. The peak is the child's own VmHWM: rusage's Maxrss would
 // include the parent's high-water mark, which exec carries over.
-func runChild(b *testing.B, test string, env ...string) {
+func runChild(b *testing.B, kind string, env ...string) {
 	b.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.count=1")
-	cmd.Env = append(os.Environ(), env...)
+	// TestMain hands the child to childMain before any test runs; -test.run=^$ is a second guard
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(append(os.Environ(), childEnv+"="+kind), env...)
 	start := time.Now()
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -157,18 +159,19 @@ func runChild(b *testing.B, test string, env ...string) {
 var hwmRe = regexp.MustCompile(`child VmHWM: (\d+) kB, Go runtime Sys: (\d+) kB`)
 
 // printPeakRSS is the last thing a child does: its peak RSS for runChild.
-func printPeakRSS(t *testing.T) {
+func printPeakRSS() error {
 	b, err := os.ReadFile("/proc/self/status")
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	m := regexp.MustCompile(`VmHWM:\s+(\d+) kB`).FindSubmatch(b)
 	if m == nil {
-		t.Fatalf("no VmHWM in /proc/self/status")
+		return errors.New("no VmHWM in /proc/self/status")
 	}
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	fmt.Printf("child VmHWM: %s kB, Go runtime Sys: %d kB\n", m[1], ms.Sys>>10)
+	return nil
 }
 
 // BenchmarkAllReports1M writes every report, xlsx and csv, from a ~1M-record
@@ -176,7 +179,7 @@ func printPeakRSS(t *testing.T) {
 func BenchmarkAllReports1M(b *testing.B) {
 	db := benchWarehouse(b)
 	for range b.N {
-		runChild(b, "TestReportChild", "BILLSYNC_REPORT_CHILD_DB="+db, "BILLSYNC_REPORT_CHILD_OUT="+b.TempDir())
+		runChild(b, "report", "BILLSYNC_REPORT_CHILD_DB="+db, "BILLSYNC_REPORT_CHILD_OUT="+b.TempDir())
 	}
 }
 
@@ -190,7 +193,7 @@ func BenchmarkReports1M(b *testing.B) {
 	for _, d := range defs {
 		b.Run(d.Name, func(b *testing.B) {
 			for range b.N {
-				runChild(b, "TestReportChild", "BILLSYNC_REPORT_CHILD_DB="+db, "BILLSYNC_REPORT_CHILD_OUT="+b.TempDir(),
+				runChild(b, "report", "BILLSYNC_REPORT_CHILD_DB="+db, "BILLSYNC_REPORT_CHILD_OUT="+b.TempDir(),
 					"BILLSYNC_REPORT_CHILD_NAMES="+d.Name)
 			}
 		})
@@ -208,26 +211,47 @@ func BenchmarkQueries1M(b *testing.B) {
 	}
 	b.Run("open", func(b *testing.B) {
 		for range b.N {
-			runChild(b, "TestQueryChild", "BILLSYNC_REPORT_CHILD_DB="+db, "BILLSYNC_REPORT_CHILD_QUERY=aging/")
+			runChild(b, "query", "BILLSYNC_REPORT_CHILD_DB="+db, "BILLSYNC_REPORT_CHILD_QUERY=aging/")
 		}
 	})
 	for _, d := range defs {
 		for _, sh := range d.Sheets {
 			b.Run(strings.TrimSuffix(sh.Query, ".sql"), func(b *testing.B) {
 				for range b.N {
-					runChild(b, "TestQueryChild", "BILLSYNC_REPORT_CHILD_DB="+db, "BILLSYNC_REPORT_CHILD_QUERY="+d.Name+"/"+sh.Query)
+					runChild(b, "query", "BILLSYNC_REPORT_CHILD_DB="+db, "BILLSYNC_REPORT_CHILD_QUERY="+d.Name+"/"+sh.Query)
 				}
 			})
 		}
 	}
 }
 
-// TestReportChild is BenchmarkAllReports1M's child; it does nothing in a normal run.
-func TestReportChild(t *testing.T) {
-	db := os.Getenv("BILLSYNC_REPORT_CHILD_DB")
-	if db == "" {
-		t.Skip("only run by BenchmarkAllReports1M")
+// childEnv names the child a benchmark starts in a process of its own, so that the child's peak
+// RSS is its work's alone: "report" (reportChild) or "query" (queryChild).
+const childEnv = "BILLSYNC_REPORT_CHILD"
+
+// childMain runs the child named by childEnv and returns the process's exit code.
+func childMain(kind string) int {
+	var err error
+	switch kind {
+	case "report":
+		err = reportChild()
+	case "query":
+		err = queryChild()
+	default:
+		err = fmt.Errorf("unknown %s %q", childEnv, kind)
 	}
+	if err == nil {
+		err = printPeakRSS()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// reportChild is BenchmarkAllReports1M's and BenchmarkReports1M's child.
+func reportChild() error {
 	var formats, names []string
 	if f := os.Getenv("BILLSYNC_REPORT_CHILD_FORMATS"); f != "" {
 		formats = strings.Split(f, ",")
@@ -235,59 +259,56 @@ func TestReportChild(t *testing.T) {
 	if n := os.Getenv("BILLSYNC_REPORT_CHILD_NAMES"); n != "" {
 		names = strings.Split(n, ",")
 	}
-	_, err := Generate(context.Background(), Options{DB: db, OutDir: os.Getenv("BILLSYNC_REPORT_CHILD_OUT"), Formats: formats, Names: names,
-		AsOf: benchAsOf, Log: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	printPeakRSS(t)
+	_, err := Generate(context.Background(), Options{DB: os.Getenv("BILLSYNC_REPORT_CHILD_DB"), OutDir: os.Getenv("BILLSYNC_REPORT_CHILD_OUT"),
+		Formats: formats, Names: names, AsOf: benchAsOf, Log: quiet})
+	return err
 }
 
-// TestQueryChild is BenchmarkQueries1M's child: BILLSYNC_REPORT_CHILD_QUERY is
-// report/query.sql (report/ alone opens the warehouse and stops there).
-func TestQueryChild(t *testing.T) {
-	db, q := os.Getenv("BILLSYNC_REPORT_CHILD_DB"), os.Getenv("BILLSYNC_REPORT_CHILD_QUERY")
-	if db == "" || q == "" {
-		t.Skip("only run by BenchmarkQueries1M")
-	}
-	name, file, _ := strings.Cut(q, "/")
+// queryChild is BenchmarkQueries1M's child: BILLSYNC_REPORT_CHILD_QUERY is report/query.sql
+// (report/ alone opens the warehouse and stops there).
+func queryChild() error {
+	name, file, _ := strings.Cut(os.Getenv("BILLSYNC_REPORT_CHILD_QUERY"), "/")
 	defs, err := selectReports([]string{name})
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	ctx := context.Background()
-	s, err := Options{DB: db, OutDir: t.TempDir(), AsOf: benchAsOf, Log: quiet}.resolve()
+	out, err := os.MkdirTemp("", "billsync-query-child-")
 	if err != nil {
-		t.Fatal(err)
+		return err
+	}
+	defer os.RemoveAll(out)
+	s, err := Options{DB: os.Getenv("BILLSYNC_REPORT_CHILD_DB"), OutDir: out, AsOf: benchAsOf, Log: quiet}.resolve()
+	if err != nil {
+		return err
 	}
 	h, err := openWarehouse(ctx, s.DB)
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	defer h.Close()
 	conn, err := h.Conn(ctx)
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	defer conn.Close()
 	if err := prepareConn(ctx, conn, false); err != nil {
-		t.Fatal(err)
+		return err
 	}
 	if _, err := setReportVars(ctx, conn, s, defs[0]); err != nil {
-		t.Fatal(err)
+		return err
 	}
 	if file == "" {
-		printPeakRSS(t)
-		return
+		return nil
 	}
 	n := 0
 	if err := stream(ctx, conn, file, func(result) error { return nil }, func([]any) error { n++; return nil }); err != nil {
-		t.Fatal(err)
+		return err
 	}
 	if n == 0 {
-		t.Fatalf("%s returned no rows: the measurement proves nothing", file)
+		return fmt.Errorf("%s returned no rows: the measurement proves nothing", file)
 	}
-	printPeakRSS(t)
+	return nil
 }
 
 // benchSQL is the sheet both xlsx benchmarks write: 200k rows x 10 columns.

@@ -104,6 +104,9 @@ func copyFile(from, to string) error {
 }
 
 func TestMain(m *testing.M) {
+	if kind := os.Getenv(childEnv); kind != "" {
+		os.Exit(childMain(kind))
+	}
 	code := m.Run()
 	if theWorld != nil {
 		os.RemoveAll(theWorld.dir)

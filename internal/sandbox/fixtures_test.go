@@ -10,29 +10,8 @@ import (
 	"testing"
 )
 
-// fixtureDir finds ../shared/fixtures/laravel-mayar beside the repository root.
-func fixtureDir(t *testing.T) string {
-	t.Helper()
-	dir, err := filepath.Abs(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the package directory")
-		}
-		dir = parent
-	}
-	fx := filepath.Join(filepath.Dir(dir), "shared", "fixtures", "laravel-mayar")
-	if _, err := os.Stat(fx); err != nil {
-		t.Skipf("fixtures folder %s is absent (it ships beside the checkout, not inside it): %v", fx, err)
-	}
-	return fx
-}
+// fixtureDir is the repository's copy of the third-party response fixtures (see its README).
+const fixtureDir = "../../testdata/fixtures/laravel-mayar"
 
 // fixtureEndpoints pairs each fixture that describes one of the 21 endpoints
 // with the endpoint call of endpointCalls it describes.
@@ -82,7 +61,7 @@ var fixtureDifferences = map[string]string{
 // that the sandbox's answer to the same endpoint has the field with a
 // compatible type.
 func TestFixturesMatchSandbox(t *testing.T) {
-	dir := fixtureDir(t)
+	dir := fixtureDir
 	s, ts := newTest(t, Options{})
 	ours := map[string]any{}
 	for _, call := range endpointCalls(t, s) {

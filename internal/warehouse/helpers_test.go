@@ -68,10 +68,7 @@ func tryLoad(b *Build, e Entity, run Run, at time.Time, full bool, records ...st
 // fixtureItems returns the `data` items (or the single `data` object) of a fixture file.
 func fixtureItems(t *testing.T, name string) []string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "..", "shared", "fixtures", "laravel-mayar", name))
-	if err != nil {
-		b, err = os.ReadFile(filepath.Join("/work/shared/fixtures/laravel-mayar", name))
-	}
+	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "fixtures", "laravel-mayar", name))
 	if err != nil {
 		t.Fatalf("fixture %s: %v", name, err)
 	}
