@@ -51,6 +51,65 @@ func MustSections(fsys fs.FS, file string) map[string]string {
 	return s
 }
 
+// Statements are the named statements of one file, checked against the names the Go code that
+// runs them declares: a section nobody runs or a name with no section fails the load, so a typo
+// on either side shows up as an error instead of a statement silently not run.
+type Statements struct {
+	file string
+	m    map[string]string
+}
+
+// Load reads file's sections and checks that they are exactly names.
+func Load(fsys fs.FS, file string, names ...string) (Statements, error) {
+	m, err := Sections(fsys, file)
+	if err != nil {
+		return Statements{}, err
+	}
+	var missing, extra []string
+	want := map[string]bool{}
+	for _, n := range names {
+		want[n] = true
+		if _, ok := m[n]; !ok {
+			missing = append(missing, n)
+		}
+	}
+	for n := range m {
+		if !want[n] {
+			extra = append(extra, n)
+		}
+	}
+	sort.Strings(extra)
+	var problems []string
+	if len(missing) > 0 {
+		problems = append(problems, "no section for "+strings.Join(missing, ", "))
+	}
+	if len(extra) > 0 {
+		problems = append(problems, "section(s) "+strings.Join(extra, ", ")+" declared by no caller")
+	}
+	if len(problems) > 0 {
+		return Statements{}, fmt.Errorf("%s: %s", file, strings.Join(problems, "; "))
+	}
+	return Statements{file: file, m: m}, nil
+}
+
+// MustLoad is Load for a package's own embedded files: a mismatch fails every test of the package.
+func MustLoad(fsys fs.FS, file string, names ...string) Statements {
+	s, err := Load(fsys, file, names...)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// Get returns the statement name, which Load checked exists; an undeclared name is a bug.
+func (s Statements) Get(name string) string {
+	text, ok := s.m[name]
+	if !ok {
+		panic(fmt.Sprintf("%s: statement %q was not declared when the file was loaded", s.file, name))
+	}
+	return text
+}
+
 // Migration is one numbered schema change.
 type Migration struct {
 	Version int
@@ -91,15 +150,15 @@ func Migrations(fsys fs.FS, dir string) ([]Migration, error) {
 //go:embed schema_migrations.sql
 var own embed.FS
 
-var stmts = MustSections(own, "schema_migrations.sql")
+var stmts = MustLoad(own, "schema_migrations.sql", "create", "applied", "record")
 
 // Migrate applies the migrations of dir not yet recorded in db, each in its own transaction.
 func Migrate(ctx context.Context, db *sql.DB, fsys fs.FS, dir string) error {
-	if _, err := db.ExecContext(ctx, stmts["create"]); err != nil {
+	if _, err := db.ExecContext(ctx, stmts.Get("create")); err != nil {
 		return fmt.Errorf("create schema_migrations: %w", err)
 	}
 	applied := map[int]bool{}
-	rows, err := db.QueryContext(ctx, stmts["applied"])
+	rows, err := db.QueryContext(ctx, stmts.Get("applied"))
 	if err != nil {
 		return fmt.Errorf("read schema_migrations: %w", err)
 	}
@@ -139,7 +198,7 @@ func apply(ctx context.Context, db *sql.DB, m Migration) error {
 	if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, stmts["record"], m.Version, m.Name); err != nil {
+	if _, err := tx.ExecContext(ctx, stmts.Get("record"), m.Version, m.Name); err != nil {
 		return err
 	}
 	return tx.Commit()

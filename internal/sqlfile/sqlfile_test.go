@@ -74,3 +74,32 @@ func TestMigrate(t *testing.T) {
 		fresh.Close()
 	}
 }
+
+func TestLoadChecksDeclaredNames(t *testing.T) {
+	fsys := fstest.MapFS{"a.sql": {Data: []byte("-- name: one\nSELECT 1;\n-- name: two\nSELECT 2;\n")}}
+	s, err := Load(fsys, "a.sql", "one", "two")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Get("two") != "SELECT 2;" {
+		t.Fatalf("two = %q", s.Get("two"))
+	}
+	for _, c := range []struct {
+		names []string
+		want  string
+	}{
+		{[]string{"one"}, "a.sql: section(s) two declared by no caller"},
+		{[]string{"one", "two", "three"}, "a.sql: no section for three"},
+		{[]string{"one", "tw"}, "a.sql: no section for tw; section(s) two declared by no caller"},
+	} {
+		if _, err := Load(fsys, "a.sql", c.names...); err == nil || err.Error() != c.want {
+			t.Errorf("Load(%v) = %v, want %q", c.names, err, c.want)
+		}
+	}
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(r.(string), `statement "three" was not declared`) {
+			t.Fatalf("Get of an undeclared name: recover() = %v", r)
+		}
+	}()
+	s.Get("three")
+}

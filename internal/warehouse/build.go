@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+
+	"github.com/billsync/billsync/internal/sqlfile"
 )
 
 // Build is one sync's writable copy of the warehouse (path+".building"). Nothing
@@ -35,7 +37,7 @@ type Build struct {
 	done    bool
 }
 
-var stateSQL = mustSections("queries/state.sql")
+var stateSQL = sqlfile.MustLoad(sqlFS, "queries/state.sql", "unfinished_runs", "find_unfinished_run", "insert_run", "finish_run", "stream_done", "delete_stream", "insert_stream", "get_cursor", "delete_cursor", "insert_cursor", "delete_credit_fetched", "insert_credit_fetched")
 
 // BuildOptions tune a build; the zero value is the default.
 type BuildOptions struct {
@@ -86,7 +88,7 @@ func (b *Build) resumable(ctx context.Context) (*sql.DB, bool) {
 	db, err := openDB(b.work, false, b.memoryLimit)
 	if err == nil {
 		var n int64
-		err = db.QueryRowContext(ctx, stateSQL["unfinished_runs"]).Scan(&n)
+		err = db.QueryRowContext(ctx, stateSQL.Get("unfinished_runs")).Scan(&n)
 		if err == nil && n == 0 {
 			err = errors.New("no unfinished run")
 		}

@@ -53,10 +53,10 @@ func (b *Build) CreditTargets(ctx context.Context, account string, overlap time.
 // MarkCreditFetched records that a customer's credit history was fetched as of observedAt.
 func (b *Build) MarkCreditFetched(ctx context.Context, account, customerID string, observedAt time.Time, runID int64) error {
 	err := b.inTx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, stateSQL["delete_credit_fetched"], account, customerID); err != nil {
+		if _, err := tx.ExecContext(ctx, stateSQL.Get("delete_credit_fetched"), account, customerID); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, stateSQL["insert_credit_fetched"], account, customerID, observedAt.UTC(), runID)
+		_, err := tx.ExecContext(ctx, stateSQL.Get("insert_credit_fetched"), account, customerID, observedAt.UTC(), runID)
 		return err
 	})
 	if err != nil {

@@ -5,9 +5,11 @@ import (
 	"database/sql"
 	"fmt"
 	"time"
+
+	"github.com/billsync/billsync/internal/sqlfile"
 )
 
-var creditFetchedSQL = mustSections("queries/credit_fetched.sql")
+var creditFetchedSQL = sqlfile.MustLoad(sqlFS, "queries/credit_fetched.sql", "delete", "insert")
 
 // MarkCreditFetchedBatch records, in one transaction, that the credit histories of customers
 // were fetched as of observedAt.
@@ -16,10 +18,10 @@ func (b *Build) MarkCreditFetchedBatch(ctx context.Context, account string, cust
 		return nil
 	}
 	err := b.inTx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, creditFetchedSQL["delete"], account, customers, observedAt.UTC(), runID); err != nil {
+		if _, err := tx.ExecContext(ctx, creditFetchedSQL.Get("delete"), account, customers, observedAt.UTC(), runID); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, creditFetchedSQL["insert"], account, customers, observedAt.UTC(), runID)
+		_, err := tx.ExecContext(ctx, creditFetchedSQL.Get("insert"), account, customers, observedAt.UTC(), runID)
 		return err
 	})
 	if err != nil {

@@ -3,9 +3,11 @@ package warehouse
 import (
 	"context"
 	"fmt"
+
+	"github.com/billsync/billsync/internal/sqlfile"
 )
 
-var detailTargetsSQL = mustSections("queries/detail_targets.sql")
+var detailTargetsSQL = sqlfile.MustLoad(sqlFS, "queries/detail_targets.sql", "products", "payment_requests")
 
 // DetailTargets lists up to limit ids of records of account that were listed but never read
 // through their detail endpoint. e is ProductDetails or PaymentRequestDetails.
@@ -13,9 +15,9 @@ func (b *Build) DetailTargets(ctx context.Context, account string, e Entity, lim
 	var q string
 	switch e {
 	case ProductDetails:
-		q = detailTargetsSQL["products"]
+		q = detailTargetsSQL.Get("products")
 	case PaymentRequestDetails:
-		q = detailTargetsSQL["payment_requests"]
+		q = detailTargetsSQL.Get("payment_requests")
 	default:
 		return nil, fmt.Errorf("detail targets: %s has no detail endpoint", e)
 	}

@@ -2,7 +2,13 @@ package warehouse
 
 import (
 	"fmt"
+	"io/fs"
+	"regexp"
+	"slices"
+	"sort"
 	"strings"
+
+	"github.com/billsync/billsync/internal/sqlfile"
 )
 
 // Entity names a kind of record the fetcher stages; each has a merge .sql file.
@@ -21,22 +27,46 @@ const (
 	WebhookDeliveries     Entity = "webhook_deliveries" // incremental: never marks deletions
 )
 
-// Entities lists every entity in a stable order.
-var Entities = []Entity{Customers, Products, ProductDetails, PaymentRequests, PaymentRequestDetails,
-	Invoices, UnpaidTransactions, Reviews, CreditLedger, WebhookDeliveries}
-
 type entityDef struct {
 	table   string
 	deletes bool     // a full list marks rows it did not contain as deleted upstream
 	detail  bool     // fills columns of rows another entity listed; never inserts
 	derived []string // child tables built by merge/derived.sql after the upsert
 	sql     map[string]string
+	optOut  map[string]bool // steps the entity's file declares it does not need
 }
 
-var entityDefs = loadEntityDefs()
+// derivedTemp names the temp table each child table's <name>_incoming section builds: the
+// sections of derived.sql read it and the loader drops it, so it is part of the contract.
+var derivedTemp = map[string]string{
+	"product_variants":     "incoming_variants",
+	"invoice_transactions": "incoming_transactions",
+}
 
-func loadEntityDefs() map[Entity]*entityDef {
-	defs := map[Entity]*entityDef{
+// entitySections are the sections an entity's own file may define: its projection, its change
+// history, and overrides of common.sql's steps.
+var entitySections = []string{"project", "changes", "classify", "counts", "lifecycle", "upsert"}
+
+// commonSections are the steps common.sql provides to every entity.
+var commonSections = []string{"staged", "first_path", "parse_all", "keys", "dedupe", "dedupe_keyed", "classify",
+	"classify_first", "counts", "lifecycle", "insert_first", "upsert", "deleted", "seen_in_run"}
+
+// The merge SQL is a contract between these files and the loader: every step the loader runs
+// for an entity must resolve to a statement (or to a declared opt-out), and a section name the
+// loader does not know is an error, so a misspelled or dropped section fails when the package
+// loads instead of silently skipping work.
+var entityDefs = mustLoadEntityDefs()
+
+func mustLoadEntityDefs() map[Entity]*entityDef {
+	defs, err := loadEntityDefs(sqlFS)
+	if err != nil {
+		panic(err)
+	}
+	return defs
+}
+
+func newEntityDefs() map[Entity]*entityDef {
+	return map[Entity]*entityDef{
 		Customers:             {table: "customers", deletes: true},
 		Products:              {table: "products", deletes: true, derived: []string{"product_variants"}},
 		ProductDetails:        {table: "products", detail: true, derived: []string{"product_variants"}},
@@ -48,27 +78,119 @@ func loadEntityDefs() map[Entity]*entityDef {
 		CreditLedger:          {table: "credit_ledger"},
 		WebhookDeliveries:     {table: "webhook_deliveries"},
 	}
-	common := mustSections("merge/common.sql")
-	derived := mustSections("merge/derived.sql")
+}
+
+// steps lists every statement the loader may run for d, in any of its paths.
+func (d *entityDef) steps() []string {
+	var s []string
+	if d.detail {
+		s = []string{"staged", "parse_all", "project", "dedupe", "classify", "counts", "lifecycle", "changes", "upsert"}
+	} else {
+		s = []string{"staged", "first_path", "parse_all", "keys", "project", "dedupe", "dedupe_keyed",
+			"classify", "classify_first", "counts", "lifecycle", "changes", "upsert", "insert_first"}
+		if d.deletes {
+			s = append(s, "deleted", "seen_in_run")
+		}
+	}
+	for _, name := range d.derived {
+		s = append(s, "derived_"+name+"_incoming", "derived_"+name, "derived_"+name+"_first")
+	}
+	return s
+}
+
+var (
+	placeholderRe = regexp.MustCompile(`__[A-Z_]+__`)
+	optOutRe      = regexp.MustCompile(`(?m)^\s*-- opt-out: *\S`)
+)
+
+func loadEntityDefs(fsys fs.FS) (map[Entity]*entityDef, error) {
+	defs := newEntityDefs()
+	common, err := sqlfile.Sections(fsys, "merge/common.sql")
+	if err != nil {
+		return nil, err
+	}
+	derived, err := sqlfile.Sections(fsys, "merge/derived.sql")
+	if err != nil {
+		return nil, err
+	}
+	var wantDerived []string
+	for name := range derivedTemp {
+		wantDerived = append(wantDerived, name+"_incoming", name, name+"_first")
+	}
+	if err := knownOnly("merge/derived.sql", derived, wantDerived); err != nil {
+		return nil, err
+	}
+	for name, temp := range derivedTemp {
+		if !strings.Contains(derived[name+"_incoming"], "TEMP TABLE "+temp+" ") {
+			return nil, fmt.Errorf("merge/derived.sql: section %s_incoming does not create temp table %s", name, temp)
+		}
+	}
+	if err := knownOnly("merge/common.sql", common, commonSections); err != nil {
+		return nil, err
+	}
+	var problems []string
 	for e, d := range defs {
-		d.sql = map[string]string{}
-		// constants only: the table and entity names come from the map above
-		r := strings.NewReplacer("__TABLE__", d.table, "__ENTITY__", d.table)
+		file := "merge/" + string(e) + ".sql"
+		own, err := sqlfile.Sections(fsys, file)
+		if err != nil {
+			return nil, err
+		}
+		if err := knownOnly(file, own, entitySections); err != nil {
+			return nil, err
+		}
+		d.sql, d.optOut = map[string]string{}, map[string]bool{}
+		// constant only: the table name comes from the map above
+		r := strings.NewReplacer("__TABLE__", d.table)
 		for name, text := range common {
 			d.sql[name] = r.Replace(text)
 		}
-		for name, text := range mustSections("merge/" + string(e) + ".sql") {
+		for name, text := range own {
 			d.sql[name] = text
 		}
 		for _, name := range d.derived {
+			if _, ok := derivedTemp[name]; !ok {
+				return nil, fmt.Errorf("%s: derived table %q has no temp table in derivedTemp", e, name)
+			}
 			for _, section := range []string{name + "_incoming", name, name + "_first"} {
-				text, ok := derived[section]
-				if !ok {
-					panic(fmt.Sprintf("merge/derived.sql has no section %q", section))
+				d.sql["derived_"+section] = derived[section]
+			}
+		}
+		for _, step := range d.steps() {
+			text, ok := d.sql[step]
+			switch {
+			case !ok:
+				problems = append(problems, fmt.Sprintf("%s: step %q has no section (in %s or merge/common.sql)", e, step, file))
+			case strings.TrimSpace(stripComments(text)) == "":
+				if !optOutRe.MatchString(text) {
+					problems = append(problems, fmt.Sprintf("%s: section %q is empty; write `-- opt-out: <why>` if the entity needs no such step", e, step))
 				}
-				d.sql["derived_"+section] = text
+				d.optOut[step] = true
+			case placeholderRe.MatchString(text):
+				problems = append(problems, fmt.Sprintf("%s: section %q keeps placeholder %s", e, step, placeholderRe.FindString(text)))
 			}
 		}
 	}
-	return defs
+	if len(problems) > 0 {
+		sort.Strings(problems)
+		return nil, fmt.Errorf("merge SQL contract:\n  %s", strings.Join(problems, "\n  "))
+	}
+	return defs, nil
+}
+
+// knownOnly fails on a section name outside known: a typo would otherwise define a statement
+// nothing runs.
+func knownOnly(file string, sections map[string]string, known []string) error {
+	var unknown []string
+	for name := range sections {
+		if !slices.Contains(known, name) {
+			unknown = append(unknown, name)
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	sort.Strings(unknown)
+	k := slices.Clone(known)
+	sort.Strings(k)
+	return fmt.Errorf("%s: unknown section(s) %s (known: %s)", file, strings.Join(unknown, ", "), strings.Join(k, ", "))
 }

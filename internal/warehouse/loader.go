@@ -336,21 +336,14 @@ func (l *Loader) steps(path mergePath) []string {
 }
 
 func (l *Loader) run(ctx context.Context, tx *sql.Tx, step string) error {
+	if l.def.optOut[step] { // declared in the entity's file and checked when the package loaded
+		return nil
+	}
 	t := time.Now()
-	if err := execStep(ctx, tx, step, l.def.sql[step]); err != nil {
-		return err
+	if _, err := tx.ExecContext(ctx, l.def.sql[step]); err != nil {
+		return fmt.Errorf("%s: %w", step, err)
 	}
 	l.timed(step, t)
-	return nil
-}
-
-func execStep(ctx context.Context, tx *sql.Tx, name, text string) error {
-	if strings.TrimSpace(stripComments(text)) == "" {
-		return nil // an entity opted out of this step
-	}
-	if _, err := tx.ExecContext(ctx, text); err != nil {
-		return fmt.Errorf("%s: %w", name, err)
-	}
 	return nil
 }
 
@@ -399,9 +392,13 @@ func (l *Loader) close() error {
 	// the connection goes back to the pool: its temp objects must not outlive the loader
 	for _, stmt := range []string{"DROP VIEW IF EXISTS temp.incoming", "DROP VIEW IF EXISTS temp.parse_input", "DROP VIEW IF EXISTS temp.staged",
 		"DROP TABLE IF EXISTS temp.stage", "DROP TABLE IF EXISTS temp.keys", "DROP TABLE IF EXISTS temp.replaced",
-		"DROP TABLE IF EXISTS temp.projected", "DROP TABLE IF EXISTS temp.merge_ctx", "DROP TABLE IF EXISTS temp.merge_state",
-		"DROP TABLE IF EXISTS temp.incoming_variants", "DROP TABLE IF EXISTS temp.incoming_transactions"} {
+		"DROP TABLE IF EXISTS temp.projected", "DROP TABLE IF EXISTS temp.merge_ctx", "DROP TABLE IF EXISTS temp.merge_state"} {
 		if _, err := l.conn.ExecContext(ctx, stmt); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, name := range l.def.derived {
+		if _, err := l.conn.ExecContext(ctx, "DROP TABLE IF EXISTS temp."+derivedTemp[name]); err != nil {
 			errs = append(errs, err)
 		}
 	}

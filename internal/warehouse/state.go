@@ -39,7 +39,7 @@ func (b *Build) StartRun(ctx context.Context, account string, startedAt time.Tim
 		return Run{}, errors.New("start run: empty account")
 	}
 	var id int64
-	err := b.db.QueryRowContext(ctx, stateSQL["find_unfinished_run"], account).Scan(&id)
+	err := b.db.QueryRowContext(ctx, stateSQL.Get("find_unfinished_run"), account).Scan(&id)
 	switch {
 	case err == nil:
 		b.log.Info("resuming run", "run", id, "account", account)
@@ -47,7 +47,7 @@ func (b *Build) StartRun(ctx context.Context, account string, startedAt time.Tim
 	case !errors.Is(err, sql.ErrNoRows):
 		return Run{}, fmt.Errorf("start run for %s: %w", account, err)
 	}
-	if err := b.db.QueryRowContext(ctx, stateSQL["insert_run"], account, startedAt.UTC()).Scan(&id); err != nil {
+	if err := b.db.QueryRowContext(ctx, stateSQL.Get("insert_run"), account, startedAt.UTC()).Scan(&id); err != nil {
 		return Run{}, fmt.Errorf("start run for %s: %w", account, err)
 	}
 	return Run{ID: id, Account: account}, nil
@@ -56,7 +56,7 @@ func (b *Build) StartRun(ctx context.Context, account string, startedAt time.Tim
 // StreamDone reports whether the run already completed stream (resume skips it).
 func (b *Build) StreamDone(ctx context.Context, runID int64, stream string) (bool, error) {
 	var done bool
-	if err := b.db.QueryRowContext(ctx, stateSQL["stream_done"], runID, stream).Scan(&done); err != nil {
+	if err := b.db.QueryRowContext(ctx, stateSQL.Get("stream_done"), runID, stream).Scan(&done); err != nil {
 		return false, fmt.Errorf("stream %s of run %d: %w", stream, runID, err)
 	}
 	return done, nil
@@ -68,10 +68,10 @@ func (b *Build) RecordStream(ctx context.Context, runID int64, s StreamStats) er
 		return fmt.Errorf("record stream of run %d: empty stream name", runID)
 	}
 	err := b.inTx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, stateSQL["delete_stream"], runID, s.Stream); err != nil {
+		if _, err := tx.ExecContext(ctx, stateSQL.Get("delete_stream"), runID, s.Stream); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, stateSQL["insert_stream"], runID, s.Stream, s.Entity,
+		_, err := tx.ExecContext(ctx, stateSQL.Get("insert_stream"), runID, s.Stream, s.Entity,
 			nullTime(s.Started), nullTime(s.Finished), s.Pages, s.Records, s.Requests, s.Retries,
 			s.Complete, nullString(s.Error))
 		return err
@@ -93,7 +93,7 @@ func (b *Build) FinishRun(ctx context.Context, runID int64, s RunStats) error {
 	if finished.IsZero() {
 		finished = time.Now()
 	}
-	res, err := b.db.ExecContext(ctx, stateSQL["finish_run"], s.Status, finished.UTC(),
+	res, err := b.db.ExecContext(ctx, stateSQL.Get("finish_run"), s.Status, finished.UTC(),
 		s.Records, s.Requests, s.Retries, nullString(s.Error), runID)
 	if err != nil {
 		return fmt.Errorf("finish run %d: %w", runID, err)
@@ -107,7 +107,7 @@ func (b *Build) FinishRun(ctx context.Context, runID int64, s RunStats) error {
 // Cursor returns the stored cursor of an account's stream, "" when none.
 func (b *Build) Cursor(ctx context.Context, account, stream string) (string, error) {
 	var v sql.NullString
-	err := b.db.QueryRowContext(ctx, stateSQL["get_cursor"], account, stream).Scan(&v)
+	err := b.db.QueryRowContext(ctx, stateSQL.Get("get_cursor"), account, stream).Scan(&v)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return "", fmt.Errorf("cursor %s/%s: %w", account, stream, err)
 	}
@@ -117,10 +117,10 @@ func (b *Build) Cursor(ctx context.Context, account, stream string) (string, err
 // SetCursor stores the cursor of an account's stream.
 func (b *Build) SetCursor(ctx context.Context, account, stream, value string, runID int64) error {
 	err := b.inTx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, stateSQL["delete_cursor"], account, stream); err != nil {
+		if _, err := tx.ExecContext(ctx, stateSQL.Get("delete_cursor"), account, stream); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, stateSQL["insert_cursor"], account, stream, value, runID)
+		_, err := tx.ExecContext(ctx, stateSQL.Get("insert_cursor"), account, stream, value, runID)
 		return err
 	})
 	if err != nil {

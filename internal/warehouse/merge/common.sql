@@ -1,5 +1,5 @@
--- Merge steps shared by the entities. __TABLE__ and __ENTITY__ are replaced by
--- the entity's constant table and entity names when the package loads; an
+-- Merge steps shared by the entities. __TABLE__ is replaced by the entity's
+-- constant table name when the package loads (record_changes names it too); an
 -- entity's own file can override a section. The one-row temp table `merge_ctx`
 -- holds account, run_id and observed_at.
 --
@@ -85,7 +85,7 @@ CREATE OR REPLACE TEMP TABLE merge_state AS
 SELECT id, x_seq AS seq, 'new' AS state, false AS was_deleted, true AS derive FROM incoming;
 
 -- name: classify
--- list entities classified in keys
+-- opt-out: the list path classifies its records in `keys`
 
 -- An entity's `changes` section (in its own file) compares typed columns of
 -- `incoming` with the stored row. On the list path incoming holds only records
@@ -105,7 +105,7 @@ FROM merge_state;
 -- sync of the entity (no row from an earlier run) writes none, first_seen_at
 -- says when billsync first saw those records.
 INSERT INTO record_changes
-SELECT c.account, '__ENTITY__', m.id, CASE WHEN m.state = 'new' THEN '_created' ELSE '_restored' END,
+SELECT c.account, '__TABLE__', m.id, CASE WHEN m.state = 'new' THEN '_created' ELSE '_restored' END,
        NULL, NULL, c.observed_at, c.run_id
 FROM merge_state m, merge_ctx c
 WHERE m.was_deleted
@@ -150,7 +150,7 @@ WHERE t.account = c.account AND t.id = m.id AND m.state = 'same' AND NOT m.was_d
 -- name: deleted
 -- Only after a full list: rows of this account that no merge of this run saw.
 INSERT INTO record_changes
-SELECT t.account, '__ENTITY__', t.id, '_deleted', NULL, NULL, c.observed_at, c.run_id
+SELECT t.account, '__TABLE__', t.id, '_deleted', NULL, NULL, c.observed_at, c.run_id
 FROM __TABLE__ t, merge_ctx c
 WHERE t.account = c.account AND t.deleted_upstream_at IS NULL AND t.last_seen_run <> c.run_id;
 UPDATE __TABLE__ t SET deleted_upstream_at = c.observed_at

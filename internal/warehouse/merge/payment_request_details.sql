@@ -34,8 +34,10 @@ SELECT 0 AS inserted, count(*) FILTER (WHERE state = 'changed') AS updated,
 FROM merge_state;
 
 -- name: lifecycle
+-- opt-out: a detail fills columns of listed rows: it creates, deletes and restores none
 
 -- name: changes
+-- opt-out: owner and quantity changes are not tracked in record_changes
 
 -- name: upsert
 MERGE INTO payment_requests t

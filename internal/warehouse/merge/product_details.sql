@@ -39,8 +39,10 @@ SELECT 0 AS inserted, count(*) FILTER (WHERE state = 'changed') AS updated,
 FROM merge_state;
 
 -- name: lifecycle
+-- opt-out: a detail fills columns of listed rows: it creates, deletes and restores none
 
 -- name: changes
+-- opt-out: owner and quantity changes are not tracked in record_changes
 
 -- name: upsert
 -- Only existing products; the detail does not move last_seen (that is the list's job).

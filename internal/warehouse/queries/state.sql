@@ -26,9 +26,6 @@ DELETE FROM sync_streams WHERE run_id = ? AND stream = ?;
 INSERT INTO sync_streams (run_id, stream, entity, started_at, finished_at, pages, records, requests, retries, complete, error)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
 
--- name: run_exists
-SELECT count(*) FROM sync_runs WHERE id = ?;
-
 -- name: get_cursor
 SELECT value FROM sync_cursors WHERE account = ? AND stream = ?;
 
