@@ -26,16 +26,28 @@ func TestExposition(t *testing.T) {
 		t.Errorf("Content-Type = %q", ct)
 	}
 	for _, want := range []string{
+		"# TYPE billsync_sync_runs_total counter",
 		`billsync_sync_runs_total{status="failed"} 1`,
 		`billsync_sync_runs_total{status="succeeded"} 1`,
 		"billsync_records_total 125",
 		"billsync_requests_total 17",
 		"billsync_retries_total 5",
 		"billsync_last_run_duration_seconds 1\n",
-		"billsync_last_success_timestamp_seconds 1795226400.000",
+		"billsync_last_success_timestamp_seconds 1.7952264e+09",
+		"go_goroutines ",
+		"process_resident_memory_bytes ",
 	} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("exposition lacks %q:\n%s", want, body)
 		}
+	}
+}
+
+func TestNoRunYet(t *testing.T) {
+	var m Sync
+	rec := httptest.NewRecorder()
+	m.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	if body := rec.Body.String(); !strings.Contains(body, "billsync_last_success_timestamp_seconds 0\n") {
+		t.Errorf("before any run, last success should be 0:\n%s", body)
 	}
 }
