@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"net/url"
 	"path"
 	"slices"
@@ -140,28 +141,40 @@ func serveList[T keyed](s *Server, c *reqCtx, l list[T]) {
 	}
 	off, n := c.window(pg)
 	s.mu.RLock()
-	var items []T
-	var total int
-	if (l.keep != nil || s.opts.ListOrder != OrderNewest) && l.cacheKey != "" {
-		all := cachedFilter(s, l)
-		total = len(all)
-		if off < total {
-			items = all[off:min(off+n, total)]
+	page := func(off int) (items []T, total int) {
+		if (l.keep != nil || s.opts.ListOrder != OrderNewest) && l.cacheKey != "" {
+			all := cachedFilter(s, l)
+			total = len(all)
+			if off < total {
+				items = all[off:min(off+n, total)]
+			}
+			return items, total
 		}
-	} else {
-		items, total = pageOf(l.coll(s.w), l.keep, off, n)
+		return pageOf(l.coll(s.w), l.keep, off, n)
+	}
+	items, total := page(off)
+	pageCount := (total + pg.size - 1) / pg.size
+	shownAt := off
+	sh := c.shapeList(pg, pageCount, total, &shownAt)
+	if shownAt != off {
+		items, _ = page(shownAt)
+	}
+	var again []T // conflicting_duplicate: page 1's first record, shown first in a second version
+	if sh.conflict {
+		if p1, _ := page(0); len(p1) > 0 {
+			again = p1[:1]
+		}
 	}
 	e := getEnc(s.w, c.fault.kind == FaultStringNumbers)
-	pageCount := (total + pg.size - 1) / pg.size
 	e.open()
 	e.k("statusCode")
 	e.int(200)
 	e.k("messages")
 	e.str("success")
 	e.k("hasMore")
-	e.bool(pg.page < pageCount)
+	e.bool(sh.hasMore)
 	e.k("pageCount")
-	e.int(int64(pageCount))
+	e.int(int64(sh.pageCount))
 	e.k("pageSize")
 	e.int(int64(pg.size))
 	e.k("page")
@@ -172,8 +185,18 @@ func serveList[T keyed](s *Server, c *reqCtx, l list[T]) {
 	}
 	e.k("data")
 	e.openA()
-	for _, v := range items {
+	for _, v := range again {
+		start := len(e.b)
 		l.item(e, v)
+		rec := conflicted(append([]byte(nil), e.b[start:]...))
+		e.b = append(e.b[:start], rec...)
+	}
+	for i, v := range items {
+		start := len(e.b)
+		l.item(e, v)
+		if sh.synthetic {
+			reid(e.b, start+bytes.IndexByte(e.b[start:], '{'), uint64(pg.page*pg.size+i))
+		}
 	}
 	e.closeA()
 	e.close()
@@ -453,22 +476,39 @@ func (s *Server) encodeHistory(e *enc, c *reqCtx, raw string, id ID, idErr error
 		slices.Reverse(match)
 	}
 	off, n := c.window(h.pg)
+	total, pages := int64(len(match)), int64((len(match)+h.pg.size-1)/h.pg.size)
+	endless := c.fault.kind == FaultEndlessCredit && s.w.ledger.len() > 0
+	if endless {
+		// every page a full page of new entries, and a history that never ends
+		pages, total = endlessCreditPages, endlessCreditPages*int64(h.pg.size)
+	}
 	e.open()
 	e.k("statusCode")
 	e.int(200)
 	e.k("message")
 	e.str("success")
 	e.k("total")
-	e.int(int64(len(match)))
+	e.int(total)
 	e.k("page")
 	e.int(int64(h.pg.page))
 	e.k("limit")
 	e.int(int64(h.pg.size))
 	e.k("totalPages")
-	e.int(int64((len(match) + h.pg.size - 1) / h.pg.size))
+	e.int(pages)
 	e.k("data")
 	e.openA()
-	for i := off; i < off+n && i < len(match); i++ {
+	if endless {
+		template := s.w.ledger.items[0]
+		if len(match) > 0 {
+			template = match[0]
+		}
+		for i := range n {
+			start := len(e.b)
+			e.ledger(template)
+			reid(e.b, start+bytes.IndexByte(e.b[start:], '{'), uint64(h.pg.page*n+i))
+		}
+	}
+	for i := off; !endless && i < off+n && i < len(match); i++ {
 		e.ledger(match[i])
 	}
 	e.closeA()
@@ -503,14 +543,19 @@ func (s *Server) webhookHistory(c *reqCtx) {
 	e := getEnc(s.w, c.fault.kind == FaultStringNumbers)
 	defer putEnc(e)
 	s.mu.RLock()
-	s.encodeWebhooks(e, after, limit, c.fault.kind == FaultDuplicatePage && q.Get("startingAfter") != "")
+	s.encodeWebhooks(e, after, limit, c.fault.kind == FaultDuplicatePage && q.Get("startingAfter") != "", func(next string) string {
+		if c.fault.kind != FaultCursorLoop {
+			return next
+		}
+		return c.fault.state.loopNext(q.Get("startingAfter"), next)
+	})
 	s.mu.RUnlock()
 	c.send(e.b)
 }
 
 // encodeWebhooks writes the records after the cursor; early starts one record
 // before it (the duplicate fault).
-func (s *Server) encodeWebhooks(e *enc, after int64, limit int, early bool) {
+func (s *Server) encodeWebhooks(e *enc, after int64, limit int, early bool, next func(string) string) {
 	items := s.w.webhooks.items
 	i, _ := slices.BinarySearchFunc(items, after, func(h *webhook, t int64) int {
 		if h.createdAt <= t {
@@ -537,7 +582,7 @@ func (s *Server) encodeWebhooks(e *enc, after int64, limit int, early bool) {
 	e.bool(end < len(items))
 	e.k("nextStartingAfter")
 	if end < len(items) && end > i {
-		e.str(strconv.FormatInt(items[end-1].createdAt, 10))
+		e.str(next(strconv.FormatInt(items[end-1].createdAt, 10)))
 	} else {
 		e.null()
 	}
