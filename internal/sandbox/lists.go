@@ -547,7 +547,7 @@ func (s *Server) webhookHistory(c *reqCtx) {
 		if c.fault.kind != FaultCursorLoop {
 			return next
 		}
-		return c.fault.state.loopNext(q.Get("startingAfter"), next)
+		return c.fault.state.loopNext(strconv.FormatInt(after, 10), next)
 	})
 	s.mu.RUnlock()
 	c.send(e.b)
@@ -578,11 +578,16 @@ func (s *Server) encodeWebhooks(e *enc, after int64, limit int, early bool, next
 		e.webhook(h)
 	}
 	e.closeA()
-	e.k("hasMore")
-	e.bool(end < len(items))
-	e.k("nextStartingAfter")
+	cur := ""
 	if end < len(items) && end > i {
-		e.str(next(strconv.FormatInt(items[end-1].createdAt, 10)))
+		cur = strconv.FormatInt(items[end-1].createdAt, 10)
+	}
+	cur = next(cur)
+	e.k("hasMore")
+	e.bool(cur != "")
+	e.k("nextStartingAfter")
+	if cur != "" {
+		e.str(cur)
 	} else {
 		e.null()
 	}

@@ -151,16 +151,27 @@ func echoKey(c *reqCtx) {
 	c.w.Write([]byte(body))
 }
 
-// loopCursor makes webhook cursors alternate: the first cursor handed out leads on normally, any
-// other leads back to the first.
+// loopNext makes webhook cursors alternate between two values and never end: the first cursor
+// handed out (A) leads to a second (B: the real next one, or A plus a millisecond), and B, like any
+// other, leads back to A.
 func (fs *faultState) loopNext(after, next string) string {
 	fs.loopMu.Lock()
 	defer fs.loopMu.Unlock()
+	plus1 := func(v string) string {
+		n, _ := strconv.ParseInt(v, 10, 64)
+		return strconv.FormatInt(n+1, 10)
+	}
 	switch {
 	case fs.loopCursor == "":
+		if next == "" || next == after {
+			next = plus1(after)
+		}
 		fs.loopCursor = next
 		return next
 	case after == fs.loopCursor:
+		if next == "" || next == after {
+			next = plus1(after)
+		}
 		return next
 	}
 	return fs.loopCursor
