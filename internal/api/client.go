@@ -65,7 +65,7 @@ type Config struct {
 // Wait is a pause the client is about to take.
 type Wait struct {
 	Delay time.Duration
-	Cause string // "429 Retry-After", "retry after HTTP 503", "rate limit 20/min", ...
+	Cause string // "429 Retry-After", "retry after HTTP 503", "retry after connection refused", "rate limit 20/min"
 	Where string // the call waiting: "GET /hl/v1/invoice page 3"
 }
 

@@ -92,7 +92,11 @@ func (c *Client) run(ctx context.Context, cl *call) error {
 		if o.noAnswer {
 			wait = min(wait, c.unreachable-c.clk.Now().Sub(started))
 		}
-		c.noteWait(ctx, cl, wait, "retry after "+o.cause, slog.LevelInfo, slog.Int("attempt", n),
+		cause := "retry after " + o.cause
+		if o.cause == "429 Retry-After" {
+			cause = o.cause // the service's own wait, not a guess
+		}
+		c.noteWait(ctx, cl, wait, cause, slog.LevelInfo, slog.Int("attempt", n),
 			slog.String("err", c.redact(o.err.Error())))
 		if err := c.clk.Sleep(ctx, wait); err != nil {
 			return fmt.Errorf("%w; stopped waiting to retry: %w", attemptsNote(last, n), err)

@@ -213,14 +213,14 @@ func TestWaitsAreVisible(t *testing.T) {
 	for _, w := range waits {
 		got = append(got, fmt.Sprintf("%s %s %s", w.Where, w.Cause, w.Delay.Round(time.Second)))
 	}
-	want := "GET /hl/v1/invoice page 3 retry after 429 Retry-After 12s"
+	want := "GET /hl/v1/invoice page 3 429 Retry-After 12s"
 	if len(got) == 0 || got[0] != want {
 		t.Errorf("waits %q, want first %q", got, want)
 	}
 	if !strings.Contains(strings.Join(got, "\n"), "retry after HTTP 503") {
 		t.Errorf("waits %q: the 503 retry is missing", got)
 	}
-	for _, line := range []string{`level=INFO msg="api waiting" method=GET path=/hl/v1/invoice page="page 3" cause="retry after 429 Retry-After" delay=12s attempt=1`,
+	for _, line := range []string{`level=INFO msg="api waiting" method=GET path=/hl/v1/invoice page="page 3" cause="429 Retry-After" delay=12s attempt=1`,
 		`level=INFO msg="api waiting" method=GET path=/hl/v1/invoice page="page 3" cause="retry after HTTP 503"`} {
 		if !strings.Contains(logs.String(), line) {
 			t.Errorf("no log line %s in\n%s", line, logs)
