@@ -3,6 +3,7 @@ package fetch_test
 import (
 	"context"
 	"encoding/json"
+	"io/fs"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -18,6 +19,7 @@ import (
 	"github.com/billsync/billsync/internal/fetch"
 	"github.com/billsync/billsync/internal/sandbox"
 	"github.com/billsync/billsync/internal/warehouse"
+	"github.com/billsync/billsync/queries"
 )
 
 // heapBound is the most Go heap in use a sync may reach against any of the misbehaving servers
@@ -221,6 +223,37 @@ func TestConflictingDuplicates(t *testing.T) {
 	}
 	if !strings.Contains(e.logs.String(), "conflicting duplicates kept as last read") {
 		t.Error("no warning logged")
+	}
+	// the data-quality report's query shows it as the finance team reads it
+	sqlText, err := fs.ReadFile(queries.FS, "dq_conflicts.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := warehouse.OpenReadOnly(context.Background(), e.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	conn, err := db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	stmts := strings.Split(strings.TrimSpace(string(sqlText)), ";\n")
+	for _, st := range stmts[:len(stmts)-1] {
+		if _, err := conn.ExecContext(context.Background(), st); err != nil {
+			t.Fatalf("%s: %v", st, err)
+		}
+	}
+	var entity, firstRead, secondRead, fields, keptVersion string
+	err = conn.QueryRowContext(context.Background(), `SELECT entity, first_read, second_read, differing_fields, kept_version FROM (`+
+		strings.TrimSuffix(stmts[len(stmts)-1], ";")+`)`).Scan(&entity, &firstRead, &secondRead, &fields, &keptVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if entity != "customers" || firstRead != "/hl/v1/customer page 1 item 0" || !strings.HasPrefix(secondRead, "/hl/v1/customer page ") ||
+		fields != "email, name" || !strings.Contains(keptVersion, `"name":"Versi Lain `) {
+		t.Errorf("report row: %s | %s | %s | %s | %s", entity, firstRead, secondRead, fields, keptVersion)
 	}
 }
 
