@@ -3,8 +3,8 @@ package fetch_test
 import (
 	"context"
 	"encoding/json"
-	"io/fs"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
