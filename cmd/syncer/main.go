@@ -58,13 +58,14 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdout, 
 
 	var accounts []fetch.Account
 	baseURLs := map[string]string{}
+	var waits waitRelay
 	if cfg.demo {
 		base, shutdown, err := startDemoSandbox(cfg.demoScale, log)
 		if err != nil {
 			return err
 		}
 		defer shutdown()
-		c, err := api.New(api.Config{BaseURL: base, APIKey: demoKey, Unlimited: true, Logger: log})
+		c, err := api.New(api.Config{BaseURL: base, APIKey: demoKey, Unlimited: true, Logger: log, OnWait: waits.wait})
 		if err != nil {
 			return err
 		}
@@ -80,7 +81,7 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdout, 
 		}
 		for _, s := range specs {
 			c, err := api.New(api.Config{BaseURL: s.baseURL, APIKey: s.key, RatePerMin: cfg.RatePerMin,
-				Unlimited: cfg.RatePerMin == 0, Logger: log})
+				Unlimited: cfg.RatePerMin == 0, Logger: log, OnWait: waits.wait})
 			if err != nil {
 				return fmt.Errorf("account %s: %w", s.name, err)
 			}
@@ -110,6 +111,8 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdout, 
 		if tty {
 			p = newProgress(stderr)
 			opts.Progress = p.update
+			waits.set(p)
+			defer waits.set(nil)
 			defer p.close()
 		}
 		start := time.Now()

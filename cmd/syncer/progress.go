@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/billsync/billsync/internal/api"
 	"github.com/billsync/billsync/internal/fetch"
 	"github.com/billsync/billsync/internal/warehouse"
 )
@@ -22,6 +23,9 @@ type progress struct {
 	active map[string]fetch.Progress
 	last   time.Time
 	width  int
+
+	wait      api.Wait  // the latest wait the client announced
+	waitUntil time.Time // shown until then
 }
 
 func newProgress(w io.Writer) *progress {
@@ -49,8 +53,31 @@ func (p *progress) update(ev fetch.Progress) {
 	}
 }
 
+// waiting shows a wait of the client (a retry, a 429 pause, a long rate-limit wait) on the status
+// line while it lasts: `waiting 12 s (429 Retry-After)`.
+func (p *progress) waiting(w api.Wait) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	until := time.Now().Add(w.Delay)
+	if until.Before(p.waitUntil) {
+		return // a longer wait is already shown
+	}
+	p.wait, p.waitUntil = w, until
+	p.clear()
+	p.draw()
+}
+
+// waitLine is the status line's wait part, "" when nothing waits.
+func waitLine(w api.Wait, left time.Duration) string {
+	if left <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("waiting %d s (%s)", int(left.Round(time.Second)/time.Second), w.Cause)
+}
+
 func (p *progress) draw() {
-	if len(p.active) == 0 {
+	wait := waitLine(p.wait, time.Until(p.waitUntil))
+	if len(p.active) == 0 && wait == "" {
 		return
 	}
 	names := make([]string, 0, len(p.active))
@@ -61,6 +88,9 @@ func (p *progress) draw() {
 	parts := make([]string, len(names))
 	for i, n := range names {
 		parts[i] = fmt.Sprintf("%s %d", n, p.active[n].Records)
+	}
+	if wait != "" {
+		parts = append(parts, wait)
 	}
 	line := "  … " + strings.Join(parts, " · ")
 	if len(line) > 150 {
@@ -84,6 +114,28 @@ func (p *progress) close() {
 	p.clear()
 }
 
+// waitRelay hands the API clients' waits to the progress display of the run under way, if any;
+// the clients are made once, the display per run.
+type waitRelay struct {
+	mu sync.Mutex
+	p  *progress
+}
+
+func (r *waitRelay) set(p *progress) {
+	r.mu.Lock()
+	r.p = p
+	r.mu.Unlock()
+}
+
+func (r *waitRelay) wait(w api.Wait) {
+	r.mu.Lock()
+	p := r.p
+	r.mu.Unlock()
+	if p != nil {
+		p.waiting(w)
+	}
+}
+
 // summaryTables are the analyst-facing tables counted after a run.
 var summaryTables = []string{
 	"customers", "products", "product_variants", "payment_requests", "invoices", "invoice_transactions",
@@ -95,6 +147,9 @@ func printSummary(w io.Writer, path string, sums []fetch.Summary, took time.Dura
 	for _, s := range sums {
 		fmt.Fprintf(w, "run %d: %d records, %d requests (%d retries) in %s", s.RunID, s.Records, s.Requests,
 			s.Retries, took.Round(time.Millisecond))
+		if s.Conflicts > 0 {
+			fmt.Fprintf(w, "; partial: %d conflicting duplicates (see data_quality_conflicts)", s.Conflicts)
+		}
 		if s.CreditPending > 0 || s.DetailPending > 0 {
 			fmt.Fprintf(w, "; left for the next run by the budget: %d credit histories, %d details",
 				s.CreditPending, s.DetailPending)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -47,10 +48,37 @@ type Config struct {
 	// 429 error at once (the whole client still pauses this long) instead of stalling a run for hours.
 	MaxRetryAfter time.Duration
 
+	// UnreachableAfter ends a call whose attempts get no answer at all (refused, unreachable, timed
+	// out) once the service has answered nothing, to any call, for this long. 0 = 30 s.
+	UnreachableAfter time.Duration
+	// OnWait, when set, hears of every wait before a retry and every rate-limiter wait of at least
+	// WaitNotice, as it starts (a progress display shows them). Called from several goroutines.
+	OnWait func(Wait)
+
+	// HTTPClient sends the requests; the client sets its redirect policy on a copy (redirects are
+	// followed only for a GET to the configured scheme, host and port).
 	HTTPClient *http.Client
-	Logger     *slog.Logger // Debug line per attempt; nil discards
+	Logger     *slog.Logger // Info line per retry and long wait, Debug line per attempt; nil discards
 	UserAgent  string
 }
+
+// Wait is a pause the client is about to take.
+type Wait struct {
+	Delay time.Duration
+	Cause string // "429 Retry-After", "retry after HTTP 503", "retry after connection refused", "rate limit 20/min"
+	Where string // the call waiting: "GET /hl/v1/invoice page 3"
+}
+
+// WaitNotice is the shortest limiter wait that is logged at Info and reported to OnWait; the pace
+// itself (3 s apart at 20 requests/minute) is routine and logged at Debug.
+const WaitNotice = 5 * time.Second
+
+// DefaultUnreachableAfter bounds how long calls keep retrying a service that answers nothing.
+const DefaultUnreachableAfter = 30 * time.Second
+
+// dialTimeout bounds one connection attempt, so a host that drops packets costs seconds per
+// attempt, not the operating system's minutes.
+const dialTimeout = 10 * time.Second
 
 // String keeps the API key out of anything that prints a Config.
 func (c Config) String() string {
@@ -87,6 +115,11 @@ type Client struct {
 	minBackoff  time.Duration
 	maxBackoff  time.Duration
 	maxRetryAft time.Duration
+	unreachable time.Duration
+	onWait      func(Wait)
+	ratePerMin  float64
+
+	lastAnswer atomic.Int64 // unix nanoseconds of the latest answer of any kind (or of New)
 
 	requests, retries, throttled, errs atomic.Int64
 	serverTime                         atomic.Int64 // unix nanoseconds of the latest Date header; 0 = none
@@ -126,13 +159,22 @@ func New(cfg Config) (*Client, error) {
 		minBackoff:  or(cfg.MinBackoff, DefaultMinBackoff),
 		maxBackoff:  or(cfg.MaxBackoff, DefaultMaxBackoff),
 		maxRetryAft: or(cfg.MaxRetryAfter, DefaultMaxRetryAfter),
+		unreachable: or(cfg.UnreachableAfter, DefaultUnreachableAfter),
+		onWait:      cfg.OnWait,
+	}
+	if cfg.UnreachableAfter < 0 {
+		return nil, errors.New("api config: UnreachableAfter must not be negative")
 	}
 	if c.minBackoff > c.maxBackoff {
 		return nil, fmt.Errorf("api config: MinBackoff %s exceeds MaxBackoff %s", c.minBackoff, c.maxBackoff)
 	}
 	if c.http == nil {
 		c.http = &http.Client{Transport: newTransport()}
+	} else {
+		hc := *c.http
+		c.http = &hc
 	}
+	c.http.CheckRedirect = c.checkRedirect
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
 	}
@@ -140,7 +182,9 @@ func New(cfg Config) (*Client, error) {
 	if cfg.Unlimited {
 		rate = 0
 	}
+	c.ratePerMin = rate
 	c.lim = newLimiter(c.clk, rate)
+	c.lastAnswer.Store(c.clk.Now().UnixNano())
 	return c, nil
 }
 
@@ -231,13 +275,9 @@ func (c *Client) noteDate(h http.Header) {
 	}
 }
 
-// redact removes the key from text that came from elsewhere (server bodies, transport errors).
-func (c *Client) redact(s string) string {
-	if !strings.Contains(s, c.key) {
-		return s
-	}
-	return strings.ReplaceAll(s, c.key, "[redacted]")
-}
+// redact removes the key, and any long fragment of it, from text that came from elsewhere (server
+// bodies, transport errors, Locations).
+func (c *Client) redact(s string) string { return redactSecret(s, c.key) }
 
 // idleConnsPerHost bounds the connections kept open between requests. net/http keeps 2 by default,
 // so a fan-out with more requests in flight closed and reopened connections all the time (about
@@ -248,5 +288,6 @@ const idleConnsPerHost = 32
 func newTransport() *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConnsPerHost = idleConnsPerHost
+	t.DialContext = (&net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second}).DialContext
 	return t
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
@@ -15,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -40,6 +42,8 @@ type outcome struct {
 	err        error
 	retry      bool
 	retryAfter time.Duration // the service's minimum wait before the next attempt
+	cause      string        // short reason for a retry's log line: "HTTP 503", "429 Retry-After", "connection refused"
+	noAnswer   bool          // the service did not answer at all
 }
 
 // do runs cl with retries and counts and redacts its final error.
@@ -49,7 +53,7 @@ func (c *Client) do(ctx context.Context, cl *call) error {
 		return nil
 	}
 	c.errs.Add(1)
-	if msg := err.Error(); strings.Contains(msg, c.key) {
+	if msg := err.Error(); c.redact(msg) != msg {
 		err = &redactedError{msg: c.redact(msg), err: err}
 	}
 	return err
@@ -57,8 +61,9 @@ func (c *Client) do(ctx context.Context, cl *call) error {
 
 func (c *Client) run(ctx context.Context, cl *call) error {
 	var last error
+	started := c.clk.Now()
 	for n := 1; ; n++ {
-		if err := c.lim.wait(ctx); err != nil {
+		if err := c.lim.wait(ctx, func(d time.Duration, paused bool) { c.limiterWait(ctx, cl, d, paused) }); err != nil {
 			if last != nil {
 				return fmt.Errorf("%w; stopped waiting for the rate limiter: %w", attemptsNote(last, n-1), err)
 			}
@@ -68,20 +73,76 @@ func (c *Client) run(ctx context.Context, cl *call) error {
 		if o.err == nil {
 			return nil
 		}
-		if !o.retry || n >= c.maxAttempts {
+		if o.noAnswer {
+			// No answer at all: a service that has said nothing, to any call, for c.unreachable is
+			// not reachable; stop rather than spend minutes on the remaining attempts.
+			ref := started
+			if la := time.Unix(0, c.lastAnswer.Load()); la.After(ref) {
+				ref = la
+			}
+			silent := c.clk.Now().Sub(ref)
+			if !o.retry || n >= c.maxAttempts || silent >= c.unreachable {
+				return attemptsNote(&unreachableError{host: c.origin(), silent: silent, err: o.err}, n)
+			}
+		} else if !o.retry || n >= c.maxAttempts {
 			return attemptsNote(o.err, n)
 		}
 		last = o.err
 		wait := max(c.backoff(n), o.retryAfter)
-		c.log.LogAttrs(ctx, slog.LevelDebug, "api retry", slog.String("method", cl.method),
-			slog.String("path", cl.path), slog.String("page", cl.page), slog.Int("attempt", n),
-			slog.Duration("wait", wait), slog.String("err", c.redact(o.err.Error())))
+		if o.noAnswer {
+			wait = min(wait, c.unreachable-c.clk.Now().Sub(started))
+		}
+		cause := "retry after " + o.cause
+		if o.cause == "429 Retry-After" {
+			cause = o.cause // the service's own wait, not a guess
+		}
+		c.noteWait(ctx, cl, wait, cause, slog.LevelInfo, slog.Int("attempt", n),
+			slog.String("err", c.redact(o.err.Error())))
 		if err := c.clk.Sleep(ctx, wait); err != nil {
 			return fmt.Errorf("%w; stopped waiting to retry: %w", attemptsNote(last, n), err)
 		}
 		c.retries.Add(1)
 	}
 }
+
+// limiterWait reports a wait for the rate limiter: after a 429 it is the service's pause; otherwise
+// the client's own pace, routine unless long.
+func (c *Client) limiterWait(ctx context.Context, cl *call, d time.Duration, paused bool) {
+	cause, level := fmt.Sprintf("rate limit %g/min", c.ratePerMin), slog.LevelDebug
+	if paused {
+		cause = "429 Retry-After"
+	}
+	if d >= WaitNotice {
+		level = slog.LevelInfo
+	}
+	c.noteWait(ctx, cl, d, cause, level)
+}
+
+// noteWait logs a wait with its cause and delay and tells OnWait of the long ones.
+func (c *Client) noteWait(ctx context.Context, cl *call, d time.Duration, cause string, level slog.Level, attrs ...slog.Attr) {
+	if c.onWait != nil && (level >= slog.LevelInfo || d >= WaitNotice) {
+		c.onWait(Wait{Delay: d, Cause: cause, Where: cl.where()})
+	}
+	if !c.log.Enabled(ctx, level) {
+		return
+	}
+	attrs = append([]slog.Attr{slog.String("method", cl.method), slog.String("path", cl.path),
+		slog.String("page", cl.page), slog.String("cause", cause), slog.Duration("delay", d)}, attrs...)
+	c.log.LogAttrs(ctx, level, "api waiting", attrs...)
+}
+
+// unreachableError is a call that got no answer from the service.
+type unreachableError struct {
+	host   string
+	silent time.Duration
+	err    error
+}
+
+func (e *unreachableError) Error() string {
+	return fmt.Sprintf("cannot reach %s (no answer for %s): %v", e.host, e.silent.Round(time.Second), e.err)
+}
+
+func (e *unreachableError) Unwrap() error { return e.err }
 
 // backoff is the jittered exponential wait after failed attempt n: half fixed, half random, so that clients
 // failing together do not retry together.
@@ -114,10 +175,11 @@ func (c *Client) attempt(ctx context.Context, cl *call, n int) outcome {
 	start := time.Now()
 	resp, err := c.http.Do(req)
 	if err != nil {
-		o := c.failed(ctx, actx, cl, err, wrote.Load())
+		o := c.failed(ctx, actx, cl, err, wrote.Load(), false)
 		c.logAttempt(ctx, cl, n, 0, start, o.err)
 		return o
 	}
+	c.lastAnswer.Store(c.clk.Now().UnixNano())
 	buf := getBuf()
 	defer putBuf(buf)
 	readErr := readBody(resp.Body, buf)
@@ -155,7 +217,7 @@ func (c *Client) newRequest(ctx context.Context, cl *call) (*http.Request, error
 }
 
 // failed classifies an attempt that got no complete answer.
-func (c *Client) failed(ctx, actx context.Context, cl *call, err error, wrote bool) outcome {
+func (c *Client) failed(ctx, actx context.Context, cl *call, err error, wrote, answered bool) outcome {
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		err = ue.Err // the URL would repeat the query string in every message
@@ -167,14 +229,36 @@ func (c *Client) failed(ctx, actx context.Context, cl *call, err error, wrote bo
 		}
 		return outcome{err: e}
 	}
+	cause := transportCause(err)
 	if errors.Is(actx.Err(), context.DeadlineExceeded) {
 		err = fmt.Errorf("no complete answer within %s: %w", c.timeout, context.DeadlineExceeded)
+		cause = "timeout"
 	}
 	e := fmt.Errorf("%s: %w", cl.where(), err)
 	if cl.write() && wrote {
 		return outcome{err: &unknownOutcomeError{e}}
 	}
-	return outcome{err: e, retry: true}
+	return outcome{err: e, retry: true, cause: cause, noAnswer: !answered}
+}
+
+// transportCause names a transport failure briefly, for the retry log line.
+func transportCause(err error) string {
+	var ne net.Error
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused"
+	case errors.Is(err, syscall.ECONNRESET):
+		return "connection reset"
+	case errors.As(err, &ne) && ne.Timeout():
+		return "timeout"
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+		return "connection closed"
+	}
+	var de *net.DNSError
+	if errors.As(err, &de) {
+		return "DNS lookup failed"
+	}
+	return "network error"
 }
 
 // answered classifies an attempt that got a status line.
@@ -182,7 +266,9 @@ func (c *Client) answered(ctx, actx context.Context, cl *call, resp *http.Respon
 	status := resp.StatusCode
 	if status >= 200 && status < 300 {
 		if readErr != nil {
-			return c.failed(ctx, actx, cl, fmt.Errorf("read body: %w", readErr), true)
+			o := c.failed(ctx, actx, cl, fmt.Errorf("read body: %w", readErr), true, true)
+			o.cause = "a cut body"
+			return o
 		}
 		err := cl.decode(status, body)
 		if err == nil {
@@ -194,14 +280,23 @@ func (c *Client) answered(ctx, actx context.Context, cl *call, resp *http.Respon
 			if cl.write() {
 				return outcome{err: &unknownOutcomeError{e}}
 			}
-			return outcome{err: e, retry: true}
+			return outcome{err: e, retry: true, cause: "an undecodable answer"}
 		}
 		apiErr := &APIError{Method: cl.method, Path: cl.path, Page: cl.page, Status: bs.status, InBody: true,
 			Message: c.redact(bs.message)}
 		return c.refused(cl, apiErr, resp.Header)
 	}
+	if status >= 300 && status < 400 {
+		// the redirect policy stopped here: following would send the key, or a write, elsewhere
+		e := fmt.Errorf("%s: %w", cl.where(), c.redirected(resp, cl.method))
+		if cl.write() {
+			return outcome{err: &unknownOutcomeError{e}}
+		}
+		return outcome{err: e}
+	}
+	// The body is redacted whole before it is cut to a snippet, so no cut leaves part of the key.
 	apiErr := &APIError{Method: cl.method, Path: cl.path, Page: cl.page, Status: status,
-		Message: c.redact(errorMessage(body))}
+		Message: c.redact(errorMessage([]byte(c.redact(string(body)))))}
 	return c.refused(cl, apiErr, resp.Header)
 }
 
@@ -221,8 +316,7 @@ func (c *Client) refused(cl *call, e *APIError, h http.Header) outcome {
 			return outcome{err: e}
 		}
 		c.lim.pause(now.Add(pause))
-		c.log.Info("api throttled: pausing all requests", "method", e.Method, "path", e.Path, "pause", pause)
-		return outcome{err: e, retry: true, retryAfter: e.RetryAfter}
+		return outcome{err: e, retry: true, retryAfter: e.RetryAfter, cause: "429 Retry-After"}
 	case e.Status >= 500:
 		if cl.write() {
 			return outcome{err: &unknownOutcomeError{e}}
@@ -230,7 +324,7 @@ func (c *Client) refused(cl *call, e *APIError, h http.Header) outcome {
 		if e.RetryAfter > c.maxRetryAft {
 			return outcome{err: e}
 		}
-		return outcome{err: e, retry: true, retryAfter: e.RetryAfter}
+		return outcome{err: e, retry: true, retryAfter: e.RetryAfter, cause: "HTTP " + strconv.Itoa(e.Status)}
 	}
 	return outcome{err: e}
 }

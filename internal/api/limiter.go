@@ -51,10 +51,15 @@ func newLimiter(clk clock, perMin float64) *limiter {
 	return l
 }
 
-// wait blocks until the caller may send one request, or ctx is done.
-func (l *limiter) wait(ctx context.Context) error {
+// wait blocks until the caller may send one request, or ctx is done. report, when set, hears of
+// each wait before it starts, with its cause.
+func (l *limiter) wait(ctx context.Context, report func(d time.Duration, paused bool)) error {
 	for {
-		if err := l.clk.Sleep(ctx, l.reserve(l.clk.Now())); err != nil {
+		d, paused := l.reserve(l.clk.Now())
+		if report != nil && d > 0 {
+			report(d, paused)
+		}
+		if err := l.clk.Sleep(ctx, d); err != nil {
 			return err
 		}
 		// a 429 seen by another request while we slept pauses us too: take a fresh slot after the pause
@@ -64,20 +69,22 @@ func (l *limiter) wait(ctx context.Context) error {
 	}
 }
 
-// reserve books the next free slot and returns how long the caller must wait for it. A caller that gives up
-// waiting leaves its slot unused, which only makes the pace more conservative.
-func (l *limiter) reserve(now time.Time) time.Duration {
+// reserve books the next free slot and returns how long the caller must wait for it, and whether a
+// pause after a 429 is why. A caller that gives up waiting leaves its slot unused, which only makes
+// the pace more conservative.
+func (l *limiter) reserve(now time.Time) (time.Duration, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	at := now
-	if l.paused.After(at) {
+	paused := l.paused.After(at)
+	if paused {
 		at = l.paused
 	}
 	if l.next.After(at) {
 		at = l.next
 	}
 	l.next = at.Add(l.interval)
-	return at.Sub(now)
+	return at.Sub(now), paused
 }
 
 // pause holds all requests until the given time.

@@ -364,7 +364,7 @@ func TestLimiterReserve(t *testing.T) {
 					l.pause(t0.Add(o.pause))
 					continue
 				}
-				if got := l.reserve(t0.Add(o.at)); got != o.want {
+				if got, _ := l.reserve(t0.Add(o.at)); got != o.want {
 					t.Errorf("op %d: wait %s, want %s", i, got, o.want)
 				}
 			}

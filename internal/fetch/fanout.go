@@ -31,6 +31,11 @@ var (
 	fanoutBatchAge = 30 * time.Second
 )
 
+// DefaultFanoutBatchBytes bounds the responses a fan-out batch holds before they are merged: a
+// normal batch is about 20 MB, and a history that never ends is merged in pieces of this size
+// while its guard counts its pages, so memory stays flat whatever the server sends.
+const DefaultFanoutBatchBytes = 32 << 20
+
 type fanoutResult struct {
 	StreamResult
 	pending int
@@ -105,8 +110,14 @@ func (s *syncer) customerCredit(ctx context.Context, pages *batchPages, t wareho
 		"sortOrder": {"asc"},
 	}
 	if !t.Since.IsZero() {
-		q.Set("startDate", t.Since.UTC().Format(time.RFC3339))
+		// never past the server's clock: a future-dated entry must not move the start beyond now
+		since := t.Since.UTC()
+		if now := s.w.observedAt(); since.After(now) {
+			since = now
+		}
+		q.Set("startDate", since.Format(time.RFC3339))
 	}
+	g := newGuard("GET "+creditHistoryPath+t.CustomerID, s.opts.MaxCreditPages, nil)
 	for page := 1; ; page++ {
 		q.Set("page", strconv.Itoa(page))
 		if err := s.acquire(ctx); err != nil {
@@ -120,13 +131,24 @@ func (s *syncer) customerCredit(ctx context.Context, pages *batchPages, t wareho
 		if err != nil {
 			return fmt.Errorf("page %d: %w", page, err)
 		}
-		pages.add(page, p.Items)
+		if _, err := g.check(page, p); err != nil {
+			return err
+		}
+		if full := pages.add(page, p.Items, s.opts.FanoutBatchBytes); full != nil {
+			// Bounded in bytes: merge what the batch holds now, and wait, before reading on.
+			if err := s.w.mergeNow(ctx, warehouse.CreditLedger, full, &res.Merge); err != nil {
+				return err
+			}
+		}
 		s.count(creditStream, res, int64(len(p.Items)))
 		if !p.HasMore || len(p.Items) == 0 {
 			return nil
 		}
 	}
 }
+
+// creditHistoryPath names a customer's credit history in messages.
+const creditHistoryPath = "/credit/v1/credit/customer/paginate-credit-history/"
 
 type detailDef struct {
 	stream string
@@ -191,7 +213,11 @@ func (s *syncer) detailBatch(ctx context.Context, d detailDef, batch int, ids []
 			case err != nil:
 				return fmt.Errorf("%s %s: %w", d.stream, id, err)
 			default:
-				pages.add(batch, []json.RawMessage{raw})
+				if full := pages.add(batch, []json.RawMessage{raw}, s.opts.FanoutBatchBytes); full != nil {
+					if err := s.w.mergeNow(gctx, d.entity, full, &res.Merge); err != nil {
+						return err
+					}
+				}
 				s.count(d.stream, res, 1)
 			}
 			mu.Lock()

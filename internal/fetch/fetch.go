@@ -42,6 +42,14 @@ type Options struct {
 	// (userId, qty), within the budget.
 	Details bool
 
+	// MaxPages bounds the pages of one list per run (0 = DefaultMaxPages), whatever the server
+	// announces; the ceiling derived from its announcements is usually far lower. MaxCreditPages
+	// does the same for one customer's credit history (0 = DefaultMaxCreditPages).
+	MaxPages, MaxCreditPages int
+	// FanoutBatchBytes bounds the responses a fan-out batch holds in memory before they are merged
+	// (0 = DefaultFanoutBatchBytes).
+	FanoutBatchBytes int64
+
 	Progress func(Progress) // optional; called from several goroutines
 	Log      *slog.Logger
 }
@@ -63,6 +71,9 @@ type StreamResult struct {
 	Complete bool
 	Skipped  bool
 	Merge    warehouse.MergeResult
+	// Conflicts counts ids read with two different contents even when the list was paged again;
+	// the last version read was kept and both are in data_quality_conflicts.
+	Conflicts int
 }
 
 // Summary is what a whole run did.
@@ -76,6 +87,7 @@ type Summary struct {
 	// CreditPending counts customers whose credit history is due but left to the next run by the budget.
 	CreditPending int
 	DetailPending int
+	Conflicts     int // conflicting duplicates recorded (the run is partial)
 
 	// Phase wall times: lists (every list and webhook history, read concurrently) are bound by
 	// records, the fan-outs by requests.
@@ -104,6 +116,15 @@ func (o *Options) defaults() {
 	}
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
+	}
+	if o.MaxPages <= 0 {
+		o.MaxPages = DefaultMaxPages
+	}
+	if o.MaxCreditPages <= 0 {
+		o.MaxCreditPages = DefaultMaxCreditPages
+	}
+	if o.FanoutBatchBytes <= 0 {
+		o.FanoutBatchBytes = DefaultFanoutBatchBytes
 	}
 }
 
@@ -134,7 +155,7 @@ func Sync(ctx context.Context, c *api.Client, b *warehouse.Build, opts Options) 
 		return sum, err
 	}
 	status := "succeeded"
-	if sum.CreditPending > 0 || sum.DetailPending > 0 {
+	if sum.CreditPending > 0 || sum.DetailPending > 0 || sum.Conflicts > 0 {
 		status = "partial"
 	}
 	err = b.FinishRun(ctx, run.ID, warehouse.RunStats{
@@ -176,6 +197,7 @@ func (s *syncer) sync(ctx context.Context) (Summary, error) {
 	close(results)
 	for r := range results {
 		sum.Streams = append(sum.Streams, r)
+		sum.Conflicts += r.Conflicts
 		sum.Records += r.Records
 		sum.ListRecords += r.Records
 	}
@@ -232,6 +254,8 @@ func (s *syncer) runStream(ctx context.Context, stream string, e warehouse.Entit
 	}
 	if err != nil {
 		stats.Error = err.Error()
+	} else if res.Conflicts > 0 {
+		stats.Error = fmt.Sprintf("%d conflicting duplicates, the last version read kept; see data_quality_conflicts", res.Conflicts)
 	}
 	if rerr := s.w.recordStream(context.WithoutCancel(ctx), stats); rerr != nil && err == nil {
 		err = rerr

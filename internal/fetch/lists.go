@@ -53,16 +53,24 @@ func (s *syncer) listStream(def listDef) func(context.Context) (StreamResult, er
 	return func(ctx context.Context) (StreamResult, error) {
 		res := StreamResult{Stream: def.stream}
 		bt := &batcher{w: s.w, e: def.entity}
+		var conflicts []Conflict
+		watch := map[string]bool{}
 		for pass := 1; pass <= listPasses && !res.Complete; pass++ {
 			var expected int64
 			stable := true
+			conflicts = conflicts[:0]
 			for _, path := range def.paths {
-				lr, err := s.pageList(ctx, def.stream, bt, path, &res)
+				g := newGuard("GET "+path, s.opts.MaxPages, watch)
+				lr, err := s.pageList(ctx, def.stream, bt, path, g, &res)
 				if err != nil {
 					return res, err
 				}
 				expected += lr.expected
 				stable = stable && lr.stable
+				for _, c := range g.conflicts {
+					c.Path = path
+					conflicts = append(conflicts, c)
+				}
 			}
 			if err := bt.flush(ctx); err != nil {
 				return res, err
@@ -71,11 +79,24 @@ func (s *syncer) listStream(def listDef) func(context.Context) (StreamResult, er
 			if err != nil {
 				return res, err
 			}
-			res.Complete = stable && got >= expected
+			res.Complete = stable && got >= expected && len(conflicts) == 0
 			if !res.Complete {
 				s.opts.Log.Warn("list changed while paging", "stream", def.stream, "pass", pass,
-					"distinct", got, "expected", expected)
+					"distinct", got, "expected", expected, "conflicting_duplicates", len(conflicts))
 			}
+			for _, c := range conflicts {
+				watch[c.ID] = true // the next pass keeps both versions of these
+			}
+		}
+		if len(conflicts) > 0 {
+			// The conflict remained when the list was paged again: the last version read is kept
+			// (the merges' rule), both are recorded, and the stream is partial.
+			res.Conflicts = len(conflicts)
+			if err := s.w.recordConflicts(ctx, def.entity, def.stream, conflicts); err != nil {
+				return res, err
+			}
+			s.opts.Log.Warn("conflicting duplicates kept as last read", "stream", def.stream, "count", len(conflicts),
+				"first_id", conflicts[0].ID, "table", "data_quality_conflicts")
 		}
 		err := bt.finish(ctx, res.Complete)
 		res.Merge = bt.merged
@@ -90,9 +111,10 @@ type listRead struct {
 
 // pageList reads one paged list to its end. Page 1 tells how many pages there are; the rest are
 // fetched concurrently, then paging continues one by one for as long as the server says hasMore
-// (the list may have grown). Only the server's applied page size and counts are trusted.
-func (s *syncer) pageList(ctx context.Context, stream string, bt *batcher, path string, res *StreamResult) (listRead, error) {
-	first, err := s.listPage(ctx, stream, bt, path, 1, res)
+// (the list may have grown). Only the server's applied page size and counts are trusted, and the
+// guard stops a read whose pages contradict them or repeat themselves.
+func (s *syncer) pageList(ctx context.Context, stream string, bt *batcher, path string, g *guard, res *StreamResult) (listRead, error) {
+	first, err := s.listPage(ctx, stream, bt, path, 1, g, res)
 	if err != nil {
 		return listRead{}, err
 	}
@@ -100,25 +122,27 @@ func (s *syncer) pageList(ctx context.Context, stream string, bt *batcher, path 
 	if first.HasMore && first.PageCount > 1 {
 		// Only the last page is kept: it says whether the list grew while it was paged. Every
 		// other page is in the warehouse's hands once added, so memory does not grow with the list.
-		g, gctx := errgroup.WithContext(ctx)
-		g.SetLimit(s.opts.Concurrency)
-		for p := 2; p <= first.PageCount; p++ {
-			g.Go(func() error {
-				page, err := s.listPage(gctx, stream, bt, path, p, res)
-				if p == first.PageCount {
+		// The pages fetched at once stop at the guard's ceiling, whatever pageCount said.
+		to := min(first.PageCount, g.ceiling+1)
+		g2, gctx := errgroup.WithContext(ctx)
+		g2.SetLimit(s.opts.Concurrency)
+		for p := 2; p <= to; p++ {
+			g2.Go(func() error {
+				page, err := s.listPage(gctx, stream, bt, path, p, g, res)
+				if p == to {
 					last = page
 				}
 				return err
 			})
 		}
-		if err := g.Wait(); err != nil {
+		if err := g2.Wait(); err != nil {
 			return listRead{}, err
 		}
-		lastNo = first.PageCount
+		lastNo = to
 	}
-	for last.HasMore && len(last.Items) > 0 {
+	for last.HasMore {
 		lastNo++
-		if last, err = s.listPage(ctx, stream, bt, path, lastNo, res); err != nil {
+		if last, err = s.listPage(ctx, stream, bt, path, lastNo, g, res); err != nil {
 			return listRead{}, err
 		}
 	}
@@ -135,7 +159,7 @@ func (s *syncer) pageList(ctx context.Context, stream string, bt *batcher, path 
 	return r, nil
 }
 
-func (s *syncer) listPage(ctx context.Context, stream string, bt *batcher, path string, page int, res *StreamResult) (*api.ListPage, error) {
+func (s *syncer) listPage(ctx context.Context, stream string, bt *batcher, path string, page int, g *guard, res *StreamResult) (*api.ListPage, error) {
 	q := url.Values{"page": {strconv.Itoa(page)}, "pageSize": {strconv.Itoa(s.opts.PageSize)}}
 	if err := s.acquire(ctx); err != nil {
 		return nil, err
@@ -144,6 +168,9 @@ func (s *syncer) listPage(ctx context.Context, stream string, bt *batcher, path 
 	s.release()
 	if err != nil {
 		return nil, fmt.Errorf("page %d of %s: %w", page, path, err)
+	}
+	if _, err := g.check(page, p); err != nil {
+		return nil, err
 	}
 	if err := bt.add(ctx, page, p.Items); err != nil {
 		return nil, err

@@ -39,6 +39,10 @@ func (s *syncer) webhookStream(ctx context.Context) (StreamResult, error) {
 	}
 	bt := &batcher{w: s.w, e: warehouse.WebhookDeliveries}
 	limit := min(s.opts.PageSize, webhookLimit)
+	g := newGuard("GET /hl/v2/webhooks/new-history", s.opts.MaxPages, nil)
+	if start != "" {
+		g.cursor(0, start)
+	}
 	for page := 1; ; page++ {
 		if err := s.acquire(ctx); err != nil {
 			return res, err
@@ -47,6 +51,9 @@ func (s *syncer) webhookStream(ctx context.Context) (StreamResult, error) {
 		s.release()
 		if err != nil {
 			return res, fmt.Errorf("page %d after %q: %w", page, start, err)
+		}
+		if _, err := g.check(page, p); err != nil {
+			return res, err
 		}
 		for i, it := range p.Items {
 			ms, err := createdAtMillis(it)
@@ -65,6 +72,10 @@ func (s *syncer) webhookStream(ctx context.Context) (StreamResult, error) {
 		if p.NextStartingAfter == start {
 			return res, fmt.Errorf("page %d: cursor did not advance past %q", page, start)
 		}
+		// a cursor that comes back to any value of this run loops; so does one that goes back
+		if err := g.cursor(page, p.NextStartingAfter); err != nil {
+			return res, err
+		}
 		start = p.NextStartingAfter
 	}
 	err = bt.finish(ctx, false)
@@ -73,6 +84,12 @@ func (s *syncer) webhookStream(ctx context.Context) (StreamResult, error) {
 		return res, err
 	}
 	res.Complete = true
+	// The cursor never advances past the server's clock: a delivery dated in the future (which the
+	// merge refuses beyond a day) must not make the next runs skip everything until then.
+	if now := s.w.observedAt().UnixMilli(); newest > now {
+		s.opts.Log.Warn("webhook cursor held at the server's clock", "newest_createdAt", newest, "server_clock", now)
+		newest = now
+	}
 	if newest > 0 {
 		err = s.w.setCursor(ctx, webhookStream, strconv.FormatInt(newest, 10))
 	}
@@ -113,7 +130,9 @@ func parseTime(v json.RawMessage) (time.Time, error) {
 	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
 		return time.UnixMilli(n), nil
 	}
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999", "2006-01-02 15:04:05.999999999"} {
+	// ISO 8601 with an extended (+07:00) or basic (+0700) offset, or none (UTC)
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999-0700", "2006-01-02T15:04:05.999999999",
+		"2006-01-02 15:04:05.999999999"} {
 		if t, err := time.Parse(layout, s); err == nil {
 			return t, nil
 		}

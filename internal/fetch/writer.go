@@ -314,10 +314,12 @@ func (b *batcher) waitLocked(ctx context.Context) error {
 }
 
 // batchPages collects a fan-out batch's pages in memory (small responses, about 20 MB for a
-// full batch) so that staging and merging them is one queued write.
+// full batch) so that staging and merging them is one queued write. It holds at most a byte limit:
+// the add that reaches it takes the pages out for an immediate merge.
 type batchPages struct {
 	mu    sync.Mutex
 	pages []fetchedPage
+	bytes int64
 }
 
 type fetchedPage struct {
@@ -325,10 +327,30 @@ type fetchedPage struct {
 	items []json.RawMessage
 }
 
-func (p *batchPages) add(page int, items []json.RawMessage) {
+// add keeps a page; when the pages held reach limit bytes it hands them all back (and holds none).
+func (p *batchPages) add(page int, items []json.RawMessage, limit int64) *batchPages {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.pages = append(p.pages, fetchedPage{page, items})
+	for _, it := range items {
+		p.bytes += int64(len(it))
+	}
+	if limit <= 0 || p.bytes < limit {
+		return nil
+	}
+	full := &batchPages{pages: p.pages, bytes: p.bytes}
+	p.pages, p.bytes = nil, 0
+	return full
+}
+
+// mergeNow stages and merges pages on the writer and waits: the caller reads no further until the
+// bytes it held are in DuckDB's hands.
+func (w *writer) mergeNow(ctx context.Context, e warehouse.Entity, pages *batchPages, into *warehouse.MergeResult) error {
+	return w.call(ctx, func(ctx context.Context) error {
+		r, err := w.stageMerge(ctx, e, pages)
+		*into = addMerge(*into, r) // on the writer goroutine, like every batch's tally
+		return err
+	})
 }
 
 // mergeBatch queues, without waiting, one write that stages the pages into a new loader of e,
@@ -337,25 +359,30 @@ func (p *batchPages) add(page int, items []json.RawMessage) {
 func (w *writer) mergeBatch(ctx context.Context, e warehouse.Entity, pages *batchPages, into *warehouse.MergeResult,
 	then func(context.Context) error) error {
 	return w.submit(ctx, func(ctx context.Context) error {
-		l, err := w.newLoader(ctx, e)
-		if err != nil {
-			return err
-		}
-		for _, p := range pages.pages {
-			for i, it := range p.items {
-				if err := l.Add(p.page, i, it); err != nil {
-					l.Discard()
-					return err
-				}
-			}
-		}
-		r, err := l.Merge(ctx, false)
+		r, err := w.stageMerge(ctx, e, pages)
 		*into = addMerge(*into, r)
 		if err != nil || then == nil {
 			return err
 		}
 		return then(ctx)
 	})
+}
+
+// stageMerge stages pages into a new loader of e and merges them; it runs on the writer.
+func (w *writer) stageMerge(ctx context.Context, e warehouse.Entity, pages *batchPages) (warehouse.MergeResult, error) {
+	l, err := w.newLoader(ctx, e)
+	if err != nil {
+		return warehouse.MergeResult{}, err
+	}
+	for _, p := range pages.pages {
+		for i, it := range p.items {
+			if err := l.Add(p.page, i, it); err != nil {
+				l.Discard()
+				return warehouse.MergeResult{}, err
+			}
+		}
+	}
+	return l.Merge(ctx, false)
 }
 
 func (w *writer) seenInRun(ctx context.Context, e warehouse.Entity) (n int64, err error) {
@@ -404,4 +431,15 @@ func (w *writer) detailTargets(ctx context.Context, e warehouse.Entity) (ids []s
 		return err
 	})
 	return ids, err
+}
+
+func (w *writer) recordConflicts(ctx context.Context, e warehouse.Entity, stream string, cs []Conflict) error {
+	rows := make([]warehouse.Conflict, len(cs))
+	for i, c := range cs {
+		rows[i] = warehouse.Conflict{ID: c.ID, Path: c.Path, FirstPage: c.FirstPage, FirstIdx: c.FirstIdx, FirstRaw: c.FirstRaw,
+			SecondPage: c.SecondPage, SecondIdx: c.SecondIdx, SecondRaw: c.SecondRaw}
+	}
+	return w.call(ctx, func(ctx context.Context) error {
+		return w.b.RecordConflicts(ctx, w.account, w.run.ID, e, stream, w.observedAt(), rows)
+	})
 }

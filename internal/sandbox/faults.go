@@ -31,6 +31,21 @@ const (
 	FaultApplyThen500      FaultKind = "apply_then_500"      // POST applied, then 500
 	FaultApplyThenReset    FaultKind = "apply_then_reset"    // POST applied, then connection reset
 	FaultApplyThenHang     FaultKind = "apply_then_hang"     // POST applied, then no answer for HangMs
+
+	// A service that misbehaves (misbehave.go): lists that never end or lie about their size,
+	// cursors that loop, implausible times, conflicting duplicates, redirects, key echoes.
+	FaultEndlessList          FaultKind = "endless_list"          // lists: hasMore forever, new ids on every page, total unchanged
+	FaultSamePageForever      FaultKind = "same_page_forever"     // lists: page 1's records on every page, hasMore forever
+	FaultInflatedPageCount    FaultKind = "inflated_page_count"   // lists: pageCount 1000000, pages past the real end empty with hasMore
+	FaultConflictingDuplicate FaultKind = "conflicting_duplicate" // lists: page >= 2 repeats page 1's first record with another name and e-mail
+	FaultCursorLoop           FaultKind = "cursor_loop"           // webhook history: nextStartingAfter alternates between two values
+	FaultEndlessCredit        FaultKind = "endless_credit"        // credit history: totalPages 1e8, new entries on every page
+	FaultEpochSeconds         FaultKind = "epoch_seconds"         // createdAt/updatedAt in epoch seconds
+	FaultEpochZero            FaultKind = "epoch_zero"            // createdAt/updatedAt 0
+	FaultEpochMicros          FaultKind = "epoch_micros"          // createdAt/updatedAt in epoch microseconds
+	FaultFutureTime           FaultKind = "future_time"           // the first record's createdAt in 2999
+	FaultRedirect             FaultKind = "redirect"              // 302 (307 for a POST) to RedirectTo
+	FaultEchoKey500           FaultKind = "echo_key_500"          // 500 with an HTML body echoing the Authorization header across a 120-character cut
 )
 
 // Faults are the fractions of requests (0..1, summing to at most 1) that fail
@@ -53,6 +68,23 @@ type Faults struct {
 	ApplyThenReset    float64 `json:"applyThenReset"`
 	ApplyThenHang     float64 `json:"applyThenHang"`
 
+	EndlessList          float64 `json:"endlessList"`
+	SamePageForever      float64 `json:"samePageForever"`
+	InflatedPageCount    float64 `json:"inflatedPageCount"`
+	ConflictingDuplicate float64 `json:"conflictingDuplicate"`
+	CursorLoop           float64 `json:"cursorLoop"`
+	EndlessCredit        float64 `json:"endlessCredit"`
+	EpochSeconds         float64 `json:"epochSeconds"`
+	EpochZero            float64 `json:"epochZero"`
+	EpochMicros          float64 `json:"epochMicros"`
+	FutureTime           float64 `json:"futureTime"`
+	Redirect             float64 `json:"redirect"`
+	EchoKey500           float64 `json:"echoKey500"`
+
+	// RedirectTo is the scheme and host the redirect fault sends clients to, the request's path and
+	// query appended; "" = the same host on the next port.
+	RedirectTo string `json:"redirectTo"`
+
 	RetryAfter int `json:"retryAfterSeconds"` // Retry-After of rate_limit faults; default 1
 	SlowMs     int `json:"slowMs"`            // default 2000
 	HangMs     int `json:"hangMs"`            // default 60000, or until the client goes away
@@ -71,6 +103,11 @@ func (f *Faults) fractions() []struct {
 		{FaultStringNumbers, f.StringNumbers}, {FaultInsertWhilePaging, f.InsertWhilePaging},
 		{FaultDuplicatePage, f.DuplicatePage}, {FaultApplyThen500, f.ApplyThen500},
 		{FaultApplyThenReset, f.ApplyThenReset}, {FaultApplyThenHang, f.ApplyThenHang},
+		{FaultEndlessList, f.EndlessList}, {FaultSamePageForever, f.SamePageForever},
+		{FaultInflatedPageCount, f.InflatedPageCount}, {FaultConflictingDuplicate, f.ConflictingDuplicate},
+		{FaultCursorLoop, f.CursorLoop}, {FaultEndlessCredit, f.EndlessCredit},
+		{FaultEpochSeconds, f.EpochSeconds}, {FaultEpochZero, f.EpochZero}, {FaultEpochMicros, f.EpochMicros},
+		{FaultFutureTime, f.FutureTime}, {FaultRedirect, f.Redirect}, {FaultEchoKey500, f.EchoKey500},
 	}
 }
 
@@ -96,7 +133,9 @@ func (k FaultKind) appliesTo(post bool) bool {
 	switch k {
 	case FaultApplyThen500, FaultApplyThenReset, FaultApplyThenHang:
 		return post
-	case FaultTruncate, FaultTruncateDrop, FaultStringNumbers, FaultInsertWhilePaging, FaultDuplicatePage:
+	case FaultTruncate, FaultTruncateDrop, FaultStringNumbers, FaultInsertWhilePaging, FaultDuplicatePage,
+		FaultEndlessList, FaultSamePageForever, FaultInflatedPageCount, FaultConflictingDuplicate, FaultCursorLoop,
+		FaultEndlessCredit, FaultEpochSeconds, FaultEpochZero, FaultEpochMicros, FaultFutureTime:
 		return !post
 	}
 	return true
@@ -123,6 +162,9 @@ type faultState struct {
 	f      Faults
 	seq    uint64
 	forced []forced
+
+	loopMu     sync.Mutex
+	loopCursor string // cursor_loop: the first cursor handed out, which the loop returns to
 }
 
 func newFaultState(f Faults) (*faultState, error) {
@@ -140,6 +182,9 @@ func (s *Server) SetFaults(f Faults) error {
 	}
 	s.faults.mu.Lock()
 	s.faults.f, s.faults.seq, s.faults.forced = f, 0, nil
+	s.faults.loopMu.Lock()
+	s.faults.loopCursor = ""
+	s.faults.loopMu.Unlock()
 	s.faults.mu.Unlock()
 	return nil
 }
@@ -162,6 +207,8 @@ type faultPlan struct {
 	status     int // server_error's status
 	retryAfter int
 	delay      time.Duration
+	redirectTo string
+	state      *faultState
 }
 
 func splitmix(x uint64) uint64 {
@@ -175,7 +222,7 @@ func (fs *faultState) plan(path string, post bool) *faultPlan {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	f := fs.f
-	p := &faultPlan{retryAfter: max(f.RetryAfter, 1), status: http.StatusInternalServerError}
+	p := &faultPlan{retryAfter: max(f.RetryAfter, 1), status: http.StatusInternalServerError, redirectTo: f.RedirectTo, state: fs}
 	p.delay = time.Duration(f.SlowMs) * time.Millisecond
 	if f.SlowMs == 0 {
 		p.delay = 2 * time.Second
@@ -236,6 +283,12 @@ func (p *faultPlan) before(c *reqCtx) bool {
 	case FaultReset:
 		reset(c, []byte("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"))
 		return true
+	case FaultRedirect:
+		redirect(c, p.redirectTo)
+		return true
+	case FaultEchoKey500:
+		echoKey(c)
+		return true
 	case FaultSlow:
 		select {
 		case <-time.After(p.delay):
@@ -277,6 +330,7 @@ func (p *faultPlan) respond(c *reqCtx, body []byte) {
 		reset(c, nil)
 		return
 	}
+	body = misbehaveBody(p.kind, body)
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	c.w.WriteHeader(http.StatusOK)
 	c.w.Write(body)

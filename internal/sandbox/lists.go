@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"net/url"
 	"path"
 	"slices"
@@ -87,7 +88,8 @@ type list[T keyed] struct {
 	totalKey string // "total", "totalCustomer" or "" (payment requests carry none)
 	item     func(*enc, T)
 	insert   func(w *world, at int64) // the insert-while-paging fault's new record
-	// cacheKey names the filter so its matches are kept until the next change.
+	// cacheKey names the list and filter so its matches, in list order, are
+	// kept until the next change.
 	cacheKey string
 }
 
@@ -100,7 +102,8 @@ type filterCache struct {
 	entries map[string]any
 }
 
-// cachedFilter returns l's matches; the caller holds the read lock.
+// cachedFilter returns l's matches (all records when keep is nil) in the
+// server's list order; the caller holds the read lock.
 func cachedFilter[T keyed](s *Server, l list[T]) []T {
 	fc := &s.filters
 	fc.mu.Lock()
@@ -108,17 +111,19 @@ func cachedFilter[T keyed](s *Server, l list[T]) []T {
 	if fc.gen != s.gen || fc.entries == nil {
 		fc.gen, fc.entries = s.gen, map[string]any{}
 	}
-	if v, ok := fc.entries[l.cacheKey]; ok {
+	key := string(s.opts.ListOrder) + " " + l.cacheKey
+	if v, ok := fc.entries[key]; ok {
 		return v.([]T)
 	}
 	coll := l.coll(s.w)
 	var all []T
 	for i := 0; i < coll.len(); i++ {
-		if v := coll.desc(i); l.keep(v) {
+		if v := coll.desc(i); l.keep == nil || l.keep(v) {
 			all = append(all, v)
 		}
 	}
-	fc.entries[l.cacheKey] = all
+	reorder(all, s.opts.ListOrder, s.opts.Seed)
+	fc.entries[key] = all
 	return all
 }
 
@@ -136,28 +141,40 @@ func serveList[T keyed](s *Server, c *reqCtx, l list[T]) {
 	}
 	off, n := c.window(pg)
 	s.mu.RLock()
-	var items []T
-	var total int
-	if l.keep != nil && l.cacheKey != "" {
-		all := cachedFilter(s, l)
-		total = len(all)
-		if off < total {
-			items = all[off:min(off+n, total)]
+	page := func(off int) (items []T, total int) {
+		if (l.keep != nil || s.opts.ListOrder != OrderNewest) && l.cacheKey != "" {
+			all := cachedFilter(s, l)
+			total = len(all)
+			if off < total {
+				items = all[off:min(off+n, total)]
+			}
+			return items, total
 		}
-	} else {
-		items, total = pageOf(l.coll(s.w), l.keep, off, n)
+		return pageOf(l.coll(s.w), l.keep, off, n)
+	}
+	items, total := page(off)
+	pageCount := (total + pg.size - 1) / pg.size
+	shownAt := off
+	sh := c.shapeList(pg, pageCount, total, &shownAt)
+	if shownAt != off {
+		items, _ = page(shownAt)
+	}
+	var again []T // conflicting_duplicate: page 1's first record, shown first in a second version
+	if sh.conflict {
+		if p1, _ := page(0); len(p1) > 0 {
+			again = p1[:1]
+		}
 	}
 	e := getEnc(s.w, c.fault.kind == FaultStringNumbers)
-	pageCount := (total + pg.size - 1) / pg.size
 	e.open()
 	e.k("statusCode")
 	e.int(200)
 	e.k("messages")
 	e.str("success")
 	e.k("hasMore")
-	e.bool(pg.page < pageCount)
+	e.bool(sh.hasMore)
 	e.k("pageCount")
-	e.int(int64(pageCount))
+	e.int(int64(sh.pageCount))
 	e.k("pageSize")
 	e.int(int64(pg.size))
 	e.k("page")
@@ -168,8 +185,18 @@ func serveList[T keyed](s *Server, c *reqCtx, l list[T]) {
 	}
 	e.k("data")
 	e.openA()
-	for _, v := range items {
+	for _, v := range again {
+		start := len(e.b)
 		l.item(e, v)
+		rec := conflicted(append([]byte(nil), e.b[start:]...))
+		e.b = append(e.b[:start], rec...)
+	}
+	for i, v := range items {
+		start := len(e.b)
+		l.item(e, v)
+		if sh.synthetic {
+			reid(e.b, start+bytes.IndexByte(e.b[start:], '{'), uint64(pg.page*pg.size+i))
+		}
 	}
 	e.closeA()
 	e.close()
@@ -180,6 +207,7 @@ func serveList[T keyed](s *Server, c *reqCtx, l list[T]) {
 
 func (s *Server) listCustomers(c *reqCtx) {
 	serveList(s, c, list[*customer]{
+		cacheKey: "customer",
 		coll:     func(w *world) *sortedColl[*customer] { return &w.customers },
 		totalKey: "totalCustomer",
 		item:     (*enc).customer,
@@ -233,6 +261,7 @@ func (s *Server) listPayReqs(c *reqCtx) {
 
 func (s *Server) listUnpaid(c *reqCtx) {
 	serveList(s, c, list[*unpaid]{
+		cacheKey: "transactions/unpaid",
 		coll:     func(w *world) *sortedColl[*unpaid] { return &w.unpaids },
 		totalKey: "total",
 		item:     (*enc).unpaid,
@@ -242,6 +271,7 @@ func (s *Server) listUnpaid(c *reqCtx) {
 
 func (s *Server) listReviews(c *reqCtx) {
 	serveList(s, c, list[*review]{
+		cacheKey: "reviews",
 		coll:     func(w *world) *sortedColl[*review] { return &w.reviews },
 		totalKey: "total",
 		item:     (*enc).review,
@@ -446,22 +476,39 @@ func (s *Server) encodeHistory(e *enc, c *reqCtx, raw string, id ID, idErr error
 		slices.Reverse(match)
 	}
 	off, n := c.window(h.pg)
+	total, pages := int64(len(match)), int64((len(match)+h.pg.size-1)/h.pg.size)
+	endless := c.fault.kind == FaultEndlessCredit && s.w.ledger.len() > 0
+	if endless {
+		// every page a full page of new entries, and a history that never ends
+		pages, total = endlessCreditPages, endlessCreditPages*int64(h.pg.size)
+	}
 	e.open()
 	e.k("statusCode")
 	e.int(200)
 	e.k("message")
 	e.str("success")
 	e.k("total")
-	e.int(int64(len(match)))
+	e.int(total)
 	e.k("page")
 	e.int(int64(h.pg.page))
 	e.k("limit")
 	e.int(int64(h.pg.size))
 	e.k("totalPages")
-	e.int(int64((len(match) + h.pg.size - 1) / h.pg.size))
+	e.int(pages)
 	e.k("data")
 	e.openA()
-	for i := off; i < off+n && i < len(match); i++ {
+	if endless {
+		template := s.w.ledger.items[0]
+		if len(match) > 0 {
+			template = match[0]
+		}
+		for i := range n {
+			start := len(e.b)
+			e.ledger(template)
+			reid(e.b, start+bytes.IndexByte(e.b[start:], '{'), uint64(h.pg.page*n+i))
+		}
+	}
+	for i := off; !endless && i < off+n && i < len(match); i++ {
 		e.ledger(match[i])
 	}
 	e.closeA()
@@ -496,14 +543,19 @@ func (s *Server) webhookHistory(c *reqCtx) {
 	e := getEnc(s.w, c.fault.kind == FaultStringNumbers)
 	defer putEnc(e)
 	s.mu.RLock()
-	s.encodeWebhooks(e, after, limit, c.fault.kind == FaultDuplicatePage && q.Get("startingAfter") != "")
+	s.encodeWebhooks(e, after, limit, c.fault.kind == FaultDuplicatePage && q.Get("startingAfter") != "", func(next string) string {
+		if c.fault.kind != FaultCursorLoop {
+			return next
+		}
+		return c.fault.state.loopNext(strconv.FormatInt(after, 10), next)
+	})
 	s.mu.RUnlock()
 	c.send(e.b)
 }
 
 // encodeWebhooks writes the records after the cursor; early starts one record
 // before it (the duplicate fault).
-func (s *Server) encodeWebhooks(e *enc, after int64, limit int, early bool) {
+func (s *Server) encodeWebhooks(e *enc, after int64, limit int, early bool, next func(string) string) {
 	items := s.w.webhooks.items
 	i, _ := slices.BinarySearchFunc(items, after, func(h *webhook, t int64) int {
 		if h.createdAt <= t {
@@ -526,11 +578,16 @@ func (s *Server) encodeWebhooks(e *enc, after int64, limit int, early bool) {
 		e.webhook(h)
 	}
 	e.closeA()
-	e.k("hasMore")
-	e.bool(end < len(items))
-	e.k("nextStartingAfter")
+	cur := ""
 	if end < len(items) && end > i {
-		e.str(strconv.FormatInt(items[end-1].createdAt, 10))
+		cur = strconv.FormatInt(items[end-1].createdAt, 10)
+	}
+	cur = next(cur)
+	e.k("hasMore")
+	e.bool(cur != "")
+	e.k("nextStartingAfter")
+	if cur != "" {
+		e.str(cur)
 	} else {
 		e.null()
 	}

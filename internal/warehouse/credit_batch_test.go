@@ -10,7 +10,7 @@ func TestMarkCreditFetchedBatch(t *testing.T) {
 	ctx := context.Background()
 	b := startBuild(t, newPath(t))
 	run := startRun(t, b, "acct")
-	load(t, b, Customers, run, t0, true, `{"id":"a","createdAt":1000}`, `{"id":"b","createdAt":1000}`, `{"id":"c","createdAt":1000}`)
+	load(t, b, Customers, run, t0, true, `{"id":"a","createdAt":1000000000000}`, `{"id":"b","createdAt":1000000000000}`, `{"id":"c","createdAt":1000000000000}`)
 	if err := b.MarkCreditFetchedBatch(ctx, "acct", []string{"a", "b", "a"}, t0.Add(-time.Hour), run.ID); err != nil {
 		t.Fatal(err)
 	}

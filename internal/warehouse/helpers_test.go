@@ -14,7 +14,7 @@ import (
 
 var quietLog = slog.New(slog.NewTextHandler(io.Discard, nil))
 
-var t0 = time.Date(2025, 3, 4, 5, 0, 0, 0, time.UTC)
+var t0 = time.Date(2026, 6, 1, 5, 0, 0, 0, time.UTC)
 
 func newPath(t *testing.T) string {
 	t.Helper()

@@ -103,6 +103,8 @@ func TestTimeFormats(t *testing.T) {
 		{"ISO with Z", `"2025-03-04T05:06:07.123Z"`},
 		{"ISO with offset", `"2025-03-04T12:06:07.123+07:00"`},
 		{"ISO with compact offset", `"2025-03-04T00:06:07.123-0500"`},
+		{"ISO with basic offset, WIB", `"2025-03-04T12:06:07.123+0700"`},
+
 		{"ISO without offset is UTC", `"2025-03-04T05:06:07.123"`},
 	}
 	b := startBuild(t, newPath(t))
@@ -268,7 +270,7 @@ func TestMergeLifecycle(t *testing.T) {
 		if n := queryInt(t, db, `SELECT count(*) FROM invoices WHERE id = 'a'`); n != 1 {
 			t.Errorf("duplicate staged record gave %d rows", n)
 		}
-		if at := queryString(t, db, `SELECT deleted_upstream_at::VARCHAR FROM invoices WHERE id = 'c'`); at != "2025-03-04 07:00:00+00" {
+		if at := queryString(t, db, `SELECT deleted_upstream_at::VARCHAR FROM invoices WHERE id = 'c'`); at != "2026-06-01 07:00:00+00" {
 			t.Errorf("deleted_upstream_at = %q", at)
 		}
 		b.FinishRun(ctx, r.ID, RunStats{Status: "succeeded"})
@@ -321,7 +323,7 @@ func TestProductVariantsBothShapes(t *testing.T) {
 	load(t, b, ProductDetails, run, t0.Add(time.Hour), false,
 		`{"id":"str","userId":"u1","qty":"5","variant":"[{\"id\":\"v3\",\"name\":\"Three\",\"amount\":300}]"}`,
 		`{"id":"unknown-product","userId":"u1"}`)
-	if got := queryString(t, b.DB(), `SELECT user_id || '/' || qty || '/' || detail_fetched_at::VARCHAR FROM products WHERE id = 'str'`); got != "u1/5/2025-03-04 06:00:00+00" {
+	if got := queryString(t, b.DB(), `SELECT user_id || '/' || qty || '/' || detail_fetched_at::VARCHAR FROM products WHERE id = 'str'`); got != "u1/5/2026-06-01 06:00:00+00" {
 		t.Errorf("detail fill %q", got)
 	}
 	if got := queryString(t, b.DB(), `SELECT string_agg(id, ',' ORDER BY id) FROM product_variants WHERE deleted_upstream_at IS NULL`); got != "v1,v3" {

@@ -13,12 +13,12 @@ func TestCreditTargetsOrdering(t *testing.T) {
 	run := startRun(t, b, "acct")
 	load(t, b, Products, run, t0, true, `{"id":"credit-prod","subType":"credit_usage"}`, `{"id":"plain"}`)
 	load(t, b, Customers, run, t0, true,
-		`{"id":"new-old","createdAt":1000}`,
-		`{"id":"new-recent","createdAt":2000000000000}`,
-		`{"id":"stale-ledger","createdAt":1000}`,
-		`{"id":"fresh-ledger","createdAt":1000}`,
-		`{"id":"fetched-nothing","createdAt":1000}`,
-		`{"id":"fetched-linked","createdAt":1000}`)
+		`{"id":"new-old","createdAt":1000000000000}`,
+		`{"id":"new-recent","createdAt":1700000000000}`,
+		`{"id":"stale-ledger","createdAt":1000000000000}`,
+		`{"id":"fresh-ledger","createdAt":1000000000000}`,
+		`{"id":"fetched-nothing","createdAt":1000000000000}`,
+		`{"id":"fetched-linked","createdAt":1000000000000}`)
 	load(t, b, CreditLedger, run, t0, false,
 		`{"id":"l1","customerId":"stale-ledger","amount":5}`, `{"id":"l2","customerId":"fresh-ledger","amount":5}`)
 	load(t, b, UnpaidTransactions, run, t0, true, `{"id":"u1","customerId":"fetched-linked","paymentLinkId":"credit-prod"}`)
@@ -93,7 +93,7 @@ func TestRunsStreamsAndFreshness(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := queryString(t, b.DB(), `SELECT account || ' ' || entity || ' ' || records || ' ' || last_complete_at::VARCHAR FROM table_freshness`)
-	if got != "acct products 15 2025-03-04 05:01:00+00" {
+	if got != "acct products 15 2026-06-01 05:01:00+00" {
 		t.Errorf("freshness %q", got)
 	}
 	if next := startRun(t, b, "acct"); next.ID == run.ID || next.Resumed {

@@ -26,7 +26,9 @@ SELECT c.account, bs_blank(r.id) AS id,
            bs_bad('amount', r.amount, amount, 'an integer'),
            bs_bad('limit', r."limit", purchase_limit, 'an integer'),
            bs_bad('createdAt', r.createdAt, created_at, 'a timestamp'),
-           bs_bad('expiredAt', r.expiredAt, expired_at, 'a timestamp')
+           bs_when('createdAt', r.createdAt, created_at, c.observed_at + INTERVAL 1 DAY),
+           bs_bad('expiredAt', r.expiredAt, expired_at, 'a timestamp'),
+           bs_when('expiredAt', r.expiredAt, expired_at, NULL::TIMESTAMPTZ)
        ], x -> x IS NOT NULL) AS x_problems
 FROM t, merge_ctx c;
 

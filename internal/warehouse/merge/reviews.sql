@@ -26,7 +26,9 @@ SELECT c.account, bs_blank(r.id) AS id,
            CASE WHEN r IS NOT NULL AND bs_blank(r.id) IS NULL THEN 'id: missing' END,
            bs_bad('rating', r.rating, rating, 'a number'),
            bs_bad('createdAt', r.createdAt, created_at, 'a timestamp'),
-           bs_bad('updatedAt', r.updatedAt, updated_at, 'a timestamp')
+           bs_when('createdAt', r.createdAt, created_at, c.observed_at + INTERVAL 1 DAY),
+           bs_bad('updatedAt', r.updatedAt, updated_at, 'a timestamp'),
+           bs_when('updatedAt', r.updatedAt, updated_at, c.observed_at + INTERVAL 1 DAY)
        ], x -> x IS NOT NULL) AS x_problems
 FROM t, merge_ctx c;
 

@@ -41,3 +41,12 @@ DELETE FROM credit_fetch_state WHERE account = ? AND customer_id = ?;
 -- name: insert_credit_fetched
 INSERT INTO credit_fetch_state (account, customer_id, last_fetched_at, run_id) VALUES (?, ?, ?, ?);
 
+
+-- name: delete_conflicts
+-- A stream that is paged again in a resumed run records its conflicts anew.
+DELETE FROM data_quality_conflicts WHERE account = ? AND run_id = ? AND stream = ?;
+
+-- name: insert_conflict
+INSERT INTO data_quality_conflicts (account, entity, stream, id, run_id, observed_at, path,
+    first_page, first_item, first_raw, second_page, second_item, second_raw)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);

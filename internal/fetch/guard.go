@@ -1,0 +1,204 @@
+package fetch
+
+import (
+	"encoding/json"
+	"fmt"
+	"hash/maphash"
+	"sync"
+
+	"github.com/billsync/billsync/internal/api"
+	gojson "github.com/goccy/go-json"
+)
+
+// A paged read cannot run away: every page of a list (and of one customer's credit history) passes
+// a guard that stops the read with a located error when what the server sends contradicts what it
+// announced, or repeats itself. Memory per guard is about 24 bytes per distinct record.
+
+// DefaultMaxPages is the ceiling of pages of one list per run when the server announces nothing
+// usable; DefaultMaxCreditPages the same for one customer's credit history. At the service's 20
+// requests a minute they are days and about an hour of paging.
+const (
+	DefaultMaxPages       = 100_000
+	DefaultMaxCreditPages = 1_000
+)
+
+// slackPages is how many pages past what the server announced a read may go: a list can grow
+// while it is paged (a new record pushes one onto the next page).
+func slackPages(announced int) int { return 2 + announced/10 }
+
+// slackRecords is how many distinct records beyond the announced total a read accepts, for the
+// same reason.
+func slackRecords(total int64, size int) int64 { return int64(2*size) + total/10 }
+
+var idSeed = maphash.MakeSeed()
+
+// seenRecord is where a record was first read in this pass, and what it said.
+type seenRecord struct {
+	content   uint64
+	page, idx int32
+}
+
+// Conflict is one id read twice in a pass with different contents.
+type Conflict struct {
+	ID                    string
+	Path                  string
+	FirstPage, FirstIdx   int
+	FirstRaw              json.RawMessage // nil when the earlier version was not kept
+	SecondPage, SecondIdx int
+	SecondRaw             json.RawMessage
+}
+
+type guard struct {
+	what     string // "GET /hl/v1/customer", for messages
+	maxPages int
+
+	mu        sync.Mutex
+	started   bool
+	ceiling   int
+	announced string // what page 1 announced, for messages
+	total     int64  // announced total (or page count × size); -1 unknown
+	size      int
+	pages     map[uint64]int // page fingerprint -> page number
+	ids       map[uint64]seenRecord
+	distinct  int64
+	cursors   map[string]int           // cursor -> page that handed it out
+	watch     map[string]bool          // ids in conflict in an earlier pass: keep their raws
+	kept      map[string][]keptVersion // raws of watched ids, by id
+	conflicts []Conflict
+}
+
+type keptVersion struct {
+	content   uint64
+	page, idx int
+	raw       json.RawMessage
+}
+
+func newGuard(what string, maxPages int, watch map[string]bool) *guard {
+	return &guard{what: what, maxPages: maxPages, total: -1, pages: map[uint64]int{}, ids: map[uint64]seenRecord{},
+		watch: watch, kept: map[string][]keptVersion{}}
+}
+
+// start takes the first page's announcements and derives the ceiling of pages for the read.
+func (g *guard) start(p *api.ListPage) {
+	if g.started {
+		return
+	}
+	g.started = true
+	g.size = p.PageSize
+	if g.size <= 0 {
+		g.size = len(p.Items)
+	}
+	g.ceiling = g.maxPages
+	if p.PageCount > 0 {
+		g.ceiling = min(g.ceiling, p.PageCount+slackPages(p.PageCount))
+	}
+	g.total = p.Total
+	if p.Total >= 0 && g.size > 0 {
+		byTotal := int(min(int64(g.maxPages), 2*((p.Total+int64(g.size)-1)/int64(g.size))))
+		g.ceiling = min(g.ceiling, byTotal+slackPages(byTotal))
+	} else if p.PageCount > 0 && g.size > 0 {
+		g.total = int64(p.PageCount) * int64(g.size)
+	}
+	g.announced = fmt.Sprintf("pageCount %d, total %d, page size %d", p.PageCount, p.Total, p.PageSize)
+}
+
+// check looks at page n before its records are staged; an error stops the read.
+func (g *guard) check(n int, p *api.ListPage) ([]Conflict, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.start(p)
+	if n > g.ceiling {
+		return nil, fmt.Errorf("%s page %d: past the ceiling of %d pages derived from what the server announced (%s); stopped",
+			g.what, n, g.ceiling, g.announced)
+	}
+	if len(p.Items) == 0 {
+		if p.HasMore {
+			return nil, fmt.Errorf("%s page %d: empty, yet hasMore is true; stopped", g.what, n)
+		}
+		return nil, nil
+	}
+	var sig maphash.Hash
+	sig.SetSeed(idSeed)
+	var found []Conflict
+	for i, raw := range p.Items {
+		id := recordID(raw)
+		if id == "" {
+			continue // the merge's validation names records without an id
+		}
+		sig.WriteString(id)
+		sig.WriteByte(0)
+		h := maphash.String(idSeed, id)
+		content := maphash.Bytes(idSeed, raw)
+		if g.watch[id] {
+			g.keep(id, content, n, i, raw)
+		}
+		prev, ok := g.ids[h]
+		if !ok {
+			g.ids[h] = seenRecord{content: content, page: int32(n), idx: int32(i)}
+			g.distinct++
+			continue
+		}
+		if prev.content != content {
+			c := Conflict{ID: id, FirstPage: int(prev.page), FirstIdx: int(prev.idx), SecondPage: n, SecondIdx: i,
+				SecondRaw: append(json.RawMessage(nil), raw...)}
+			for _, k := range g.kept[id] {
+				if k.content == prev.content {
+					c.FirstRaw = k.raw
+				}
+			}
+			found = append(found, c)
+			g.ids[h] = seenRecord{content: content, page: int32(n), idx: int32(i)}
+		}
+	}
+	fp := sig.Sum64()
+	if at, ok := g.pages[fp]; ok {
+		return nil, fmt.Errorf("%s page %d: the same %d ids as page %d; stopped", g.what, n, len(p.Items), at)
+	}
+	g.pages[fp] = n
+	if g.total >= 0 && g.distinct > g.total+slackRecords(g.total, g.size) {
+		return nil, fmt.Errorf("%s page %d: %d distinct records, more than the %d the server announced (%s) allow; stopped",
+			g.what, n, g.distinct, g.total, g.announced)
+	}
+	g.conflicts = append(g.conflicts, found...)
+	return found, nil
+}
+
+func (g *guard) keep(id string, content uint64, page, idx int, raw json.RawMessage) {
+	for _, k := range g.kept[id] {
+		if k.content == content {
+			return
+		}
+	}
+	g.kept[id] = append(g.kept[id], keptVersion{content, page, idx, append(json.RawMessage(nil), raw...)})
+}
+
+// cursor records the cursor page n hands out; a cursor seen before in this read is a loop.
+func (g *guard) cursor(n int, next string) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.cursors == nil {
+		g.cursors = map[string]int{}
+	}
+	if at, ok := g.cursors[next]; ok {
+		return fmt.Errorf("%s page %d: cursor %q was already handed out by page %d; the cursor loops, stopped", g.what, n, next, at)
+	}
+	g.cursors[next] = n
+	return nil
+}
+
+// recordID reads a record's id (a string or a number) without decoding the rest.
+func recordID(raw json.RawMessage) string {
+	var r struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if gojson.Unmarshal(raw, &r) != nil || len(r.ID) == 0 || string(r.ID) == "null" {
+		return ""
+	}
+	if r.ID[0] == '"' {
+		var s string
+		if gojson.Unmarshal(r.ID, &s) == nil {
+			return s
+		}
+	}
+	return string(r.ID)
+}

@@ -1,0 +1,51 @@
+package warehouse
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Conflict is one id a list sent with two different contents in one run, and again when the list
+// was paged once more; where each version came from is its page and item on path. FirstRaw is nil
+// when the earlier version was not kept.
+type Conflict struct {
+	ID                    string
+	Path                  string
+	FirstPage, FirstIdx   int
+	FirstRaw              json.RawMessage
+	SecondPage, SecondIdx int
+	SecondRaw             json.RawMessage
+}
+
+// RecordConflicts stores a stream's conflicting duplicates of this run in data_quality_conflicts,
+// replacing what an earlier attempt of the run recorded for the stream.
+func (b *Build) RecordConflicts(ctx context.Context, account string, runID int64, e Entity, stream string,
+	observedAt time.Time, cs []Conflict) error {
+	err := b.inTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, stateSQL["delete_conflicts"], account, runID, stream); err != nil {
+			return err
+		}
+		for _, c := range cs {
+			if _, err := tx.ExecContext(ctx, stateSQL["insert_conflict"], account, string(e), stream, c.ID, runID,
+				observedAt.UTC(), c.Path, c.FirstPage, c.FirstIdx, rawOrNull(c.FirstRaw), c.SecondPage, c.SecondIdx,
+				rawOrNull(c.SecondRaw)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("record %d conflicting duplicates of %s: %w", len(cs), stream, err)
+	}
+	return nil
+}
+
+func rawOrNull(r json.RawMessage) any {
+	if r == nil {
+		return nil
+	}
+	return string(r)
+}
