@@ -647,6 +647,7 @@ func (e *env) corrupt(match func(*http.Request) bool, edit func(body string) str
 		}
 		rec := httptest.NewRecorder()
 		e.sb.ServeHTTP(rec, r)
+		w.Header().Set("Date", rec.Header().Get("Date")) // the server's clock, which the run observes by
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(rec.Code)
 		io.WriteString(w, edit(rec.Body.String()))

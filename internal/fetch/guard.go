@@ -1,6 +1,7 @@
 package fetch
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"hash/maphash"
@@ -186,8 +187,13 @@ func (g *guard) cursor(n int, next string) error {
 	return nil
 }
 
-// recordID reads a record's id (a string or a number) without decoding the rest.
+// recordID reads a record's id (a string or a number) without decoding the rest. When id is the
+// object's first member, as the service sends it, it is read in place; otherwise the record is
+// decoded for it.
 func recordID(raw json.RawMessage) string {
+	if id, ok := leadingID(raw); ok {
+		return id
+	}
 	var r struct {
 		ID json.RawMessage `json:"id"`
 	}
@@ -201,4 +207,20 @@ func recordID(raw json.RawMessage) string {
 		}
 	}
 	return string(r.ID)
+}
+
+// leadingID reads `{"id":"<plain string>"` at the start of raw; ok is false for anything else
+// (escapes, other first members, numbers), which the decoder then handles.
+func leadingID(raw []byte) (string, bool) {
+	raw = bytes.TrimLeft(raw, " \t\r\n")
+	const head = `{"id":"`
+	if !bytes.HasPrefix(raw, []byte(head)) {
+		return "", false
+	}
+	rest := raw[len(head):]
+	end := bytes.IndexByte(rest, '"')
+	if end < 0 || bytes.IndexByte(rest[:end], '\\') >= 0 {
+		return "", false
+	}
+	return string(rest[:end]), true
 }

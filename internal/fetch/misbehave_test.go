@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -305,4 +306,41 @@ func TestRedirectsKeepTheKey(t *testing.T) {
 	if after := len(sb.Dump("credit_ledger")); after != before {
 		t.Errorf("credit ledger %d -> %d entries: the redirect fault applied the top-up", before, after)
 	}
+}
+
+// TestCursorHeldAtServerClock: a delivery dated 12 hours ahead passes validation (within a day) but
+// does not carry the webhook cursor past the server's clock, so deliveries of the next hours are
+// still read by the next run.
+func TestCursorHeldAtServerClock(t *testing.T) {
+	e := newEnv(t, 0.01)
+	ahead := testNow.Add(12 * time.Hour).Format("2006-01-02T15:04:05.000Z")
+	done := false
+	var mu sync.Mutex
+	heal := e.corrupt(func(r *http.Request) bool { return strings.HasPrefix(r.URL.Path, "/hl/v2/webhooks") },
+		func(body string) string {
+			mu.Lock()
+			defer mu.Unlock()
+			if done {
+				return body
+			}
+			i := strings.LastIndex(body, `"createdAt":"`)
+			if i < 0 {
+				return body
+			}
+			done = true
+			j := i + len(`"createdAt":"`)
+			return body[:j] + ahead + body[j+len(ahead):]
+		})
+	e.sync(e.opts())
+	heal()
+	cur := e.query(`SELECT value FROM sync_cursors WHERE stream = 'webhook_deliveries'`)
+	if len(cur) != 1 || cur[0][0] != fmt.Sprint(testNow.UnixMilli()) {
+		t.Fatalf("cursor %v, want the server's clock %d, not the future delivery's time", cur, testNow.UnixMilli())
+	}
+	if !strings.Contains(e.logs.String(), "webhook cursor held at the server's clock") {
+		t.Error("no warning logged")
+	}
+	e.sb.Advance(3 * time.Hour)
+	e.sync(e.opts())
+	e.assertMirrors()
 }

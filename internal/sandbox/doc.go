@@ -56,6 +56,12 @@
 // back by writes (invoice link, payment edit link, checkout links) are built
 // from the request's Host.
 //
+// Faults (faults.go, misbehave.go) make requests fail (429, 5xx, resets, cut
+// bodies, slowness, writes applied then unanswered) or the service misbehave
+// (endless or repeating lists, inflated page counts, conflicting duplicates,
+// looping cursors, endless credit histories, implausible times, redirects, an
+// error page echoing the key).
+//
 // Admin paths under /__sandbox/ exist only with Options.Admin and need no key:
 // POST advance?hours=N|minutes=N, GET now, GET requests, PUT faults (JSON
 // Faults), PUT list-order?order=newest|updated|shuffle, GET list-order,

@@ -26,6 +26,9 @@ func newTest(t testing.TB, opts Options) (*Server, *httptest.Server) {
 	if opts.Seed == 0 {
 		opts.Seed = 7
 	}
+	if opts.ListOrder == "" {
+		opts.ListOrder = OrderNewest // the simulator's own tests check the default order
+	}
 	s, err := New(opts)
 	if err != nil {
 		t.Fatal(err)

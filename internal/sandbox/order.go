@@ -21,6 +21,11 @@ const (
 	OrderShuffle ListOrder = "shuffle" // a stable pseudo-random order keyed by Seed and each record's id
 )
 
+// ListOrderEnv names the environment variable that sets the order of a Server whose Options
+// leave it empty: `BILLSYNC_TEST_LIST_ORDER=shuffle go test ./internal/fetch/` runs a suite whole
+// under another order (make test runs the end-to-end suites under each).
+const ListOrderEnv = "BILLSYNC_TEST_LIST_ORDER"
+
 // ListOrders are the valid orders, default first.
 var ListOrders = []ListOrder{OrderNewest, OrderUpdated, OrderShuffle}
 

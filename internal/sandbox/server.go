@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -22,7 +23,7 @@ type Options struct {
 	Key         string    // read-write key (default DefaultKey)
 	ReadOnlyKey string    // read-only key (default DefaultReadOnlyKey)
 	MaxPageSize int       // default 100
-	ListOrder   ListOrder // order of the paged /hl/v1 lists; "" = OrderNewest
+	ListOrder   ListOrder // order of the paged /hl/v1 lists; "" = $BILLSYNC_TEST_LIST_ORDER, else OrderNewest
 	RatePerMin  int       // 0 = unlimited; a token bucket per key, 429 with Retry-After when empty
 	Admin       bool      // serve /__sandbox/*
 	Faults      Faults
@@ -89,6 +90,10 @@ func New(opts Options) (*Server, error) {
 	}
 	if opts.MaxPageSize <= 0 {
 		opts.MaxPageSize = 100
+	}
+	if opts.ListOrder == "" {
+		// lets a test suite run whole under each order without touching every test's options
+		opts.ListOrder = ListOrder(os.Getenv(ListOrderEnv))
 	}
 	order, err := ParseListOrder(string(opts.ListOrder))
 	if err != nil {
