@@ -37,7 +37,7 @@ type Build struct {
 	done    bool
 }
 
-var stateSQL = sqlfile.MustLoad(sqlFS, "queries/state.sql", "unfinished_runs", "find_unfinished_run", "insert_run", "finish_run", "stream_done", "delete_stream", "insert_stream", "get_cursor", "delete_cursor", "insert_cursor", "delete_credit_fetched", "insert_credit_fetched")
+var stateSQL = sqlfile.MustLoad(sqlFS, "queries/state.sql", "unfinished_runs", "find_unfinished_run", "insert_run", "finish_run", "stream_done", "delete_stream", "insert_stream", "get_cursor", "delete_cursor", "insert_cursor", "delete_credit_fetched", "insert_credit_fetched", "delete_conflicts", "insert_conflict")
 
 // BuildOptions tune a build; the zero value is the default.
 type BuildOptions struct {

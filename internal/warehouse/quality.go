@@ -25,11 +25,11 @@ type Conflict struct {
 func (b *Build) RecordConflicts(ctx context.Context, account string, runID int64, e Entity, stream string,
 	observedAt time.Time, cs []Conflict) error {
 	err := b.inTx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, stateSQL["delete_conflicts"], account, runID, stream); err != nil {
+		if _, err := tx.ExecContext(ctx, stateSQL.Get("delete_conflicts"), account, runID, stream); err != nil {
 			return err
 		}
 		for _, c := range cs {
-			if _, err := tx.ExecContext(ctx, stateSQL["insert_conflict"], account, string(e), stream, c.ID, runID,
+			if _, err := tx.ExecContext(ctx, stateSQL.Get("insert_conflict"), account, string(e), stream, c.ID, runID,
 				observedAt.UTC(), c.Path, c.FirstPage, c.FirstIdx, rawOrNull(c.FirstRaw), c.SecondPage, c.SecondIdx,
 				rawOrNull(c.SecondRaw)); err != nil {
 				return err
