@@ -33,6 +33,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		opts    sandbox.Options
 		now     = fs.String("now", "", "start of the simulated clock, RFC 3339 (default: now, to the second)")
 		verbose = fs.Bool("v", false, "log every request")
+		order   = fs.String("list-order", "newest", "order of the paged lists: newest, updated (last change first) or shuffle (stable, seeded)")
 		f       = &opts.Faults
 	)
 	fs.StringVar(&opts.Key, "key", sandbox.DefaultKey, "read-write API key")
@@ -62,6 +63,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	o, err := sandbox.ParseListOrder(*order)
+	if err != nil {
+		return fmt.Errorf("-list-order: %w", err)
+	}
+	opts.ListOrder = o
 	if *now != "" {
 		t, err := time.Parse(time.RFC3339, *now)
 		if err != nil {

@@ -55,7 +55,7 @@ func TestRunServesAndStops(t *testing.T) {
 }
 
 func TestRunRejectsBadFlags(t *testing.T) {
-	for _, args := range [][]string{{"-now", "yesterday"}, {"-scale", "-1"}, {"-fault-5xx", "0.8", "-fault-reset", "0.8"}, {"-nope"}} {
+	for _, args := range [][]string{{"-now", "yesterday"}, {"-scale", "-1"}, {"-fault-5xx", "0.8", "-fault-reset", "0.8"}, {"-list-order", "oldest"}, {"-nope"}} {
 		if err := run(append(args, "-addr", "127.0.0.1:0"), io.Discard, io.Discard); err == nil {
 			t.Errorf("%v accepted", args)
 		}

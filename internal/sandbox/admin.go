@@ -36,6 +36,14 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request, rest string)
 			return
 		}
 		writeJSON(w, map[string]any{"statusCode": 200, "messages": "faults set", "faults": f})
+	case rest == "list-order" && r.Method == http.MethodPut:
+		if err := s.SetListOrder(ListOrder(r.URL.Query().Get("order"))); err != nil {
+			writeError(w, http.StatusBadRequest, "order: "+err.Error())
+			return
+		}
+		writeJSON(w, map[string]any{"statusCode": 200, "messages": "list order set", "order": s.ListOrder()})
+	case rest == "list-order" && r.Method == http.MethodGet:
+		writeJSON(w, map[string]any{"statusCode": 200, "messages": "success", "order": s.ListOrder()})
 	case rest == "checkout/verify" && r.Method == http.MethodGet:
 		if err := s.VerifyCheckoutURL(r.URL.Query().Get("url")); err != nil {
 			writeJSON(w, map[string]any{"statusCode": 200, "messages": err.Error(), "valid": false})

@@ -21,8 +21,13 @@
 // Lists (/hl/v1 invoice, payment, product/type, product?search, transactions/unpaid,
 // customer, reviews): page (default 1, < 1 means 1) and pageSize (default 10,
 // < 1 means 10, capped at Options.MaxPageSize); pageCount = ceil(total/pageSize);
-// a page past the end has empty data and hasMore false. Order is newest first:
-// createdAt desc, then id desc. Invoice ?sort= takes active, paid, close or
+// a page past the end has empty data and hasMore false. Order is
+// Options.ListOrder (the spec leaves it open and the real service's examples
+// are in no createdAt order): OrderNewest (default) is createdAt desc, then id
+// desc; OrderUpdated is the last change first (customers and reviews by
+// updatedAt, other records by createdAt), ties newest first; OrderShuffle is a
+// stable order hashed from Seed and each record's id, the same on every page,
+// where a new record lands anywhere. Invoice ?sort= takes active, paid, close or
 // closed; payment ?status= takes active (matches unpaid and active), paid,
 // close or closed. /hl/v1/product without search lists every product; search
 // is a case-insensitive substring match on the name and includes deleted
@@ -53,5 +58,6 @@
 //
 // Admin paths under /__sandbox/ exist only with Options.Admin and need no key:
 // POST advance?hours=N|minutes=N, GET now, GET requests, PUT faults (JSON
-// Faults), GET checkout/verify?url=...
+// Faults), PUT list-order?order=newest|updated|shuffle, GET list-order,
+// GET checkout/verify?url=...
 package sandbox

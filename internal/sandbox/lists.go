@@ -87,7 +87,8 @@ type list[T keyed] struct {
 	totalKey string // "total", "totalCustomer" or "" (payment requests carry none)
 	item     func(*enc, T)
 	insert   func(w *world, at int64) // the insert-while-paging fault's new record
-	// cacheKey names the filter so its matches are kept until the next change.
+	// cacheKey names the list and filter so its matches, in list order, are
+	// kept until the next change.
 	cacheKey string
 }
 
@@ -100,7 +101,8 @@ type filterCache struct {
 	entries map[string]any
 }
 
-// cachedFilter returns l's matches; the caller holds the read lock.
+// cachedFilter returns l's matches (all records when keep is nil) in the
+// server's list order; the caller holds the read lock.
 func cachedFilter[T keyed](s *Server, l list[T]) []T {
 	fc := &s.filters
 	fc.mu.Lock()
@@ -108,17 +110,19 @@ func cachedFilter[T keyed](s *Server, l list[T]) []T {
 	if fc.gen != s.gen || fc.entries == nil {
 		fc.gen, fc.entries = s.gen, map[string]any{}
 	}
-	if v, ok := fc.entries[l.cacheKey]; ok {
+	key := string(s.opts.ListOrder) + " " + l.cacheKey
+	if v, ok := fc.entries[key]; ok {
 		return v.([]T)
 	}
 	coll := l.coll(s.w)
 	var all []T
 	for i := 0; i < coll.len(); i++ {
-		if v := coll.desc(i); l.keep(v) {
+		if v := coll.desc(i); l.keep == nil || l.keep(v) {
 			all = append(all, v)
 		}
 	}
-	fc.entries[l.cacheKey] = all
+	reorder(all, s.opts.ListOrder, s.opts.Seed)
+	fc.entries[key] = all
 	return all
 }
 
@@ -138,7 +142,7 @@ func serveList[T keyed](s *Server, c *reqCtx, l list[T]) {
 	s.mu.RLock()
 	var items []T
 	var total int
-	if l.keep != nil && l.cacheKey != "" {
+	if (l.keep != nil || s.opts.ListOrder != OrderNewest) && l.cacheKey != "" {
 		all := cachedFilter(s, l)
 		total = len(all)
 		if off < total {
@@ -180,6 +184,7 @@ func serveList[T keyed](s *Server, c *reqCtx, l list[T]) {
 
 func (s *Server) listCustomers(c *reqCtx) {
 	serveList(s, c, list[*customer]{
+		cacheKey: "customer",
 		coll:     func(w *world) *sortedColl[*customer] { return &w.customers },
 		totalKey: "totalCustomer",
 		item:     (*enc).customer,
@@ -233,6 +238,7 @@ func (s *Server) listPayReqs(c *reqCtx) {
 
 func (s *Server) listUnpaid(c *reqCtx) {
 	serveList(s, c, list[*unpaid]{
+		cacheKey: "transactions/unpaid",
 		coll:     func(w *world) *sortedColl[*unpaid] { return &w.unpaids },
 		totalKey: "total",
 		item:     (*enc).unpaid,
@@ -242,6 +248,7 @@ func (s *Server) listUnpaid(c *reqCtx) {
 
 func (s *Server) listReviews(c *reqCtx) {
 	serveList(s, c, list[*review]{
+		cacheKey: "reviews",
 		coll:     func(w *world) *sortedColl[*review] { return &w.reviews },
 		totalKey: "total",
 		item:     (*enc).review,

@@ -22,6 +22,7 @@ type Options struct {
 	Key         string    // read-write key (default DefaultKey)
 	ReadOnlyKey string    // read-only key (default DefaultReadOnlyKey)
 	MaxPageSize int       // default 100
+	ListOrder   ListOrder // order of the paged /hl/v1 lists; "" = OrderNewest
 	RatePerMin  int       // 0 = unlimited; a token bucket per key, 429 with Retry-After when empty
 	Admin       bool      // serve /__sandbox/*
 	Faults      Faults
@@ -89,6 +90,11 @@ func New(opts Options) (*Server, error) {
 	if opts.MaxPageSize <= 0 {
 		opts.MaxPageSize = 100
 	}
+	order, err := ParseListOrder(string(opts.ListOrder))
+	if err != nil {
+		return nil, err
+	}
+	opts.ListOrder = order
 	if opts.RatePerMin < 0 {
 		return nil, fmt.Errorf("sandbox: rate %d per minute is negative", opts.RatePerMin)
 	}
