@@ -1,7 +1,7 @@
 package sandbox
 
 import (
-		"fmt"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 )
-
 
 // TestDocumentedErrorAnswers pins every error answer the service documents, status and body byte for byte,
 // and that only a coupon that applies gets 200.
@@ -50,7 +49,7 @@ func TestDocumentedErrorAnswers(t *testing.T) {
 	invoice := func(mod func(map[string]any)) map[string]any {
 		m := map[string]any{"name": "Budi", "email": "budi@example.com", "mobile": "0812", "redirectUrl": "https://x.example",
 			"description": "Langganan", "expiredAt": "2027-01-01T00:00:00Z",
-			"items": []any{map[string]any{"quantity": 1, "rate": 150000, "description": "Langganan"}},
+			"items":     []any{map[string]any{"quantity": 1, "rate": 150000, "description": "Langganan"}},
 			"extraData": map[string]any{"noCustomer": "", "idProd": ""}}
 		if mod != nil {
 			mod(m)
