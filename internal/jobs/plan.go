@@ -28,6 +28,9 @@ const (
 	Failed     State = "failed"      // the service refused it (4xx): never retried
 	Unknown    State = "unknown"     // sent, outcome unknown (timeout, 5xx, reset); reconcile before any retry
 	NotApplied State = "not_applied" // proven not applied (never left, 401/403/429, or reconciled absent): may be sent
+	// Unresolved: reading could not prove whether it was applied. Never sent again automatically; a person
+	// settles it with Journal.Resolve (syncer job resolve).
+	Unresolved State = "unresolved"
 )
 
 // PlanOptions say what to plan.
