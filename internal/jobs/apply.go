@@ -212,6 +212,32 @@ func (r *run) reconcile(ctx context.Context, a *Action) error {
 	return r.transition(a, Unknown, evidence, "")
 }
 
+// settleNow reads the service right after a send whose outcome is unknown. Found: succeeded. Not found: it
+// stays unknown, because the service may still apply it; the next run reads again before any resend. When the
+// service said the write already exists (409, duplicate-429) and a complete read does not find it, a person must
+// look. No transition to not_applied is journaled here: a run killed after it would resend without that check.
+func (r *run) settleNow(ctx context.Context, a *Action, saidExists bool, ae *api.APIError) error {
+	v, ev, err := r.rc.check(ctx, a)
+	if err != nil {
+		r.o.Log.Warn("job reconcile failed", "run", r.id, "plan", r.p.ID, "seq", a.Seq, "err", err)
+		return r.transition(a, Unknown, ev, "reconcile: "+err.Error())
+	}
+	r.reconciled++
+	switch {
+	case v == applied:
+		return r.transition(a, Succeeded, ev, "")
+	case v == inconclusive:
+		return r.unresolved(a, ev)
+	case v == absent && saidExists:
+		ev["reconciled"] = "the service answered \"" + ae.Message + "\", but no matching record is in the complete list"
+		ev["missing"] = "the record the service says exists"
+		return r.unresolved(a, ev)
+	case v == absent:
+		ev["note"] = "not found right after the failure; checked again before any resend"
+	}
+	return r.transition(a, Unknown, ev, "")
+}
+
 // unresolved leaves an action for a person: what was read, what is missing and the command that settles it.
 func (r *run) unresolved(a *Action, evidence map[string]string) error {
 	if evidence == nil {
@@ -220,7 +246,7 @@ func (r *run) unresolved(a *Action, evidence map[string]string) error {
 	evidence["settle"] = ResolveCommand(r.p.ID, a.Seq)
 	r.o.Log.Warn("job action unresolved", "run", r.id, "plan", r.p.ID, "seq", a.Seq, "line", a.Line,
 		"read", evidence["read"], "missing", evidence["missing"])
-	return r.transition(a, Unresolved, evidence, "")
+	return r.transition(a, Unresolved, evidence, a.Error) // keep what the service answered, if anything
 }
 
 // ResolveCommand is the command a person runs to settle an unresolved action by hand.
@@ -255,20 +281,7 @@ func (r *run) send(ctx context.Context, a *Action) error {
 		if ctx.Err() != nil {
 			return nil // reconciled by the next run
 		}
-		if err := r.reconcile(ctx, a); err != nil {
-			return err
-		}
-		if a.State != NotApplied {
-			return nil
-		}
-		if isAPI && (exists || api.IsDuplicateRequest(err)) {
-			// The service says it is there and a complete read does not find it: a person must look.
-			a.Detail["missing"] = "the service answered \"" + ae.Message + "\" but no matching invoice is in the list"
-			return r.unresolved(a, a.Detail)
-		}
-		// Not found right away; the service may still apply it. The next run checks again first.
-		return r.transition(a, Unknown, map[string]string{"note": "not found right after the failure; checked again before any resend",
-			"read": a.Detail["read"], "reconciled": a.Detail["reconciled"]}, "")
+		return r.settleNow(ctx, a, isAPI && (exists || api.IsDuplicateRequest(err)), ae)
 	case isAPI && (ae.Status == http.StatusUnauthorized || ae.Status == http.StatusForbidden):
 		if jerr := r.transition(a, NotApplied, nil, err.Error()); jerr != nil {
 			return jerr
