@@ -40,7 +40,7 @@ func TestBadInputNamesLineAndColumnAndSendsNothing(t *testing.T) {
 		{"negative amount", jobs.CreditTopup, []string{"customerId,productId,amount", ok(cs[0], "-5")},
 			[]string{"line 2 column C (amount)", "must be positive"}},
 		{"amount with separators", jobs.CreditTopup, []string{"customerId,productId,amount", ok(cs[0], `"1,000"`)},
-			[]string{"line 2 column C (amount)", "not a number"}},
+			[]string{"line 2 column C (amount)", `"1,000" is not a whole number in digits: write 1000`}},
 		{"unknown customer", jobs.CreditTopup, []string{"customerId,productId,amount", "no-such-customer," + p.ID + ",5"},
 			[]string{"line 2 column A (customerId)", `no customer "no-such-customer"`}},
 		{"not a credit product", jobs.CreditTopup, []string{"customerId,productId,amount", cs[0].ID + "," + notCredit.ID + ",5"},

@@ -250,10 +250,10 @@ var invoiceCreate = &kindSpec{
 	parse: func(r *rowReader, _ *PlanOptions) request {
 		q := request{"name": r.text("name"), "email": r.email("email"), "mobile": r.text("mobile"),
 			"redirectUrl": r.text("redirectUrl"), "description": r.text("description"), "expiredAt": r.future("expiredAt"),
-			"rate": r.posNumber("rate"), "quantity": "1", "itemDescription": r.get("itemDescription"),
+			"rate": r.posInt("rate"), "quantity": "1", "itemDescription": r.get("itemDescription"),
 			"noCustomer": r.get("noCustomer"), "idProd": r.get("idProd")}
 		if r.get("quantity") != "" {
-			q["quantity"] = r.posNumber("quantity")
+			q["quantity"] = r.posInt("quantity")
 		}
 		if q["itemDescription"] == "" {
 			q["itemDescription"] = q["description"]
@@ -414,7 +414,7 @@ var checkoutLink = &kindSpec{
 		q := request{"productId": r.text("productId"), "name": r.text("name"), "email": r.email("email"),
 			"mobile": r.text("mobile"), "creditAmount": ""}
 		if r.get("creditAmount") != "" {
-			q["creditAmount"] = r.posNumber("creditAmount")
+			q["creditAmount"] = r.posInt("creditAmount")
 		}
 		return q
 	},
