@@ -208,6 +208,15 @@ func PrintResult(w io.Writer, r *RunResult) {
 	}
 }
 
+// PrintUnresolved lists the plan's unresolved actions with what a person needs to settle each.
+func PrintUnresolved(w io.Writer, p *Plan) {
+	for _, a := range p.Actions {
+		if a.State == Unresolved {
+			printUnresolved(w, p, a)
+		}
+	}
+}
+
 // printUnresolved shows a person everything needed to settle an action by hand.
 func printUnresolved(w io.Writer, p *Plan, a *Action) {
 	fmt.Fprintf(w, "  row %d, line %d (%s): UNRESOLVED, not sent again: %s\n", a.Seq, a.Line, a.Target, a.Detail["reconciled"])
