@@ -22,7 +22,7 @@ import (
 )
 
 const jobUsage = `usage:
-  syncer job plan -kind KIND -in FILE [-skip-blank] [-again] [-out PLAN.csv|.xlsx] [-apply ...]
+  syncer job plan -kind KIND -in FILE [-again] [-out PLAN.csv|.xlsx] [-apply ...]
   syncer job apply PLAN_ID [-max N] [-confirm-production] [-result RESULT.csv|.xlsx]
   syncer job apply -kind KIND -in FILE [...]   (plan and apply in one go)
   syncer job approve PLAN_ID                   (lets the daemon apply it when BILLSYNC_APPLY_APPROVED=true)
@@ -150,7 +150,7 @@ func (f *jobFlags) flagSet(sub string) *flag.FlagSet {
 	fs.StringVar(&f.in, "in", "", "input .csv or .xlsx")
 	fs.StringVar(&f.out, "out", "", "plan file to write (.csv or .xlsx)")
 	fs.StringVar(&f.result, "result", "", "result file to write (.csv or .xlsx)")
-	fs.BoolVar(&f.skipBlank, "skip-blank", false, "email-fix: leave rows with a blank toEmail out")
+	fs.BoolVar(&f.skipBlank, "skip-blank", false, "accepted for old command lines: email-fix always leaves rows with a blank toEmail out")
 	fs.BoolVar(&f.again, "again", false, "plan as a new job even if this exact file was planned before")
 	fs.BoolVar(&f.apply, "apply", false, "send the plan right away (default: dry run)")
 	fs.IntVar(&f.max, "max", 0, "send at most N actions in this run (0 = all)")

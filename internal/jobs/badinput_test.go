@@ -50,7 +50,7 @@ func TestBadInputNamesLineAndColumnAndSendsNothing(t *testing.T) {
 		{"toEmail taken", jobs.EmailFix, []string{"fromEmail,toEmail", cs[0].Email + "," + strings.ToUpper(cs[1].Email)},
 			[]string{"line 2 column B (toEmail)", "already used by customer " + cs[1].ID}},
 		{"blank toEmail", jobs.EmailFix, []string{"customerId,fromEmail,toEmail", "x," + cs[0].Email + ","},
-			[]string{"line 2 column C (toEmail)", "-skip-blank"}},
+			[]string{"every toEmail is blank", "rows left blank are left alone"}},
 		{"unknown fromEmail", jobs.EmailFix, []string{"fromEmail,toEmail", "ghost@nowhere.example,new@x.example"},
 			[]string{"line 2 column A (fromEmail)", "no customer has the e-mail"}},
 		{"no rows", jobs.CreditTopup, []string{"customerId,productId,amount"}, []string{"no data rows"}},
