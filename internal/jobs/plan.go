@@ -35,9 +35,9 @@ const (
 
 // PlanOptions say what to plan.
 type PlanOptions struct {
-	Kind      Kind
-	Input     string // .csv or .xlsx
-	Account   string // the warehouse account the rows refer to
+	Kind    Kind
+	Input   string // .csv or .xlsx
+	Account string // the warehouse account the rows refer to
 	// SkipBlank is kept so existing command lines work: an email-fix row with a blank toEmail is always left out.
 	SkipBlank bool
 	// Again plans the file as a new job even when an identical plan exists (a repeated monthly top-up).
