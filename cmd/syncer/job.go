@@ -74,7 +74,7 @@ type jobFlags struct {
 
 // errUsage marks a command line that cannot be run; main exits 2 for it.
 func usageErr(format string, a ...any) error {
-	return fmt.Errorf("usage: "+format+"\n\n%s", append(a, jobUsage)...)
+	return fmt.Errorf("usage: "+format+"\n\n%s", append(a, strings.TrimPrefix(jobUsage, "usage:\n"))...)
 }
 
 func isHelp(a string) bool { return a == "-h" || a == "-help" || a == "--help" || a == "help" }
@@ -173,7 +173,10 @@ func (f *jobFlags) printHelp(w io.Writer, sub string, fs *flag.FlagSet) {
 			return
 		}
 		arg, usage := flag.UnquoteUsage(fl)
-		fmt.Fprintf(w, "  -%s %s\n    \t%s\n", fl.Name, arg, usage)
+		if arg != "" {
+			arg = " " + arg
+		}
+		fmt.Fprintf(w, "  -%s%s\n    \t%s\n", fl.Name, arg, usage)
 	})
 	fmt.Fprintln(w, "\nsee docs/jobs.md")
 }
