@@ -9,6 +9,7 @@ import (
 
 	"github.com/billsync/billsync/internal/api"
 	"github.com/billsync/billsync/internal/jobs"
+	"github.com/billsync/billsync/internal/sandbox"
 )
 
 // describe is one action's outcome as the result file shows it, for the golden file.
@@ -167,4 +168,45 @@ func TestDocumentedAnswersInEachJobKind(t *testing.T) {
 		}
 	})
 	checkGolden(t, "answers_jobs.golden", golden.String())
+}
+
+// TestInconclusiveReadsEndUnresolved: when the read itself cannot be trusted (records repeated across pages
+// on every attempt) or shows neither the old nor the new value, the row is left unresolved, never sent again.
+func TestInconclusiveReadsEndUnresolved(t *testing.T) {
+	t.Run("customer list repeats records across pages", func(t *testing.T) {
+		// The service applies 20 a page whatever is asked: the list takes several pages.
+		e := newEnvWith(t, func(o *sandbox.Options) { o.MaxPageSize = 20 })
+		cs := e.customers(1)
+		p := e.mustPlan(jobs.EmailFix, e.file("emails.csv", "fromEmail,toEmail", cs[0].Email+",moved@fixed.example"))
+		if err := e.sb.SetFaults(sandboxFaults("/hl/v1/customer", 1)); err != nil {
+			t.Fatal(err)
+		}
+		e.sb.FailNext(sandboxServerError, 1, "/hl/v1/customer/update") // not applied, outcome unknown
+		for run := 0; run < 3; run++ {
+			e.apply(p.ID)
+		}
+		res := e.apply(p.ID)
+		a := res.Plan.Actions[0]
+		if a.State != jobs.Unresolved || !strings.Contains(a.Detail["missing"], "records moved while paging") || e.posts("/hl/v1/customer/update") != 1 {
+			t.Errorf("state %s, detail %v, %d sends; want unresolved after an untrustworthy read, sent once", a.State, a.Detail,
+				e.posts("/hl/v1/customer/update"))
+		}
+	})
+	t.Run("the customer has neither e-mail", func(t *testing.T) {
+		e := newEnv(t)
+		cs := e.customers(1)
+		p := e.mustPlan(jobs.EmailFix, e.file("emails.csv", "fromEmail,toEmail", cs[0].Email+",moved@fixed.example"))
+		e.sb.FailNext(sandboxServerError, 1, "/hl/v1/customer/update")
+		e.apply(p.ID)
+		// Someone else changes the address meanwhile.
+		if _, err := e.client(testKey).UpdateCustomerEmail(context.Background(), cs[0].Email, "third@fixed.example"); err != nil {
+			t.Fatal(err)
+		}
+		e.apply(p.ID)
+		res := e.apply(p.ID)
+		a := res.Plan.Actions[0]
+		if a.State != jobs.Unresolved || !strings.Contains(a.Detail["missing"], "neither") || e.posts("/hl/v1/customer/update") != 2 {
+			t.Errorf("state %s, detail %v, %d sends", a.State, a.Detail, e.posts("/hl/v1/customer/update"))
+		}
+	})
 }

@@ -289,3 +289,10 @@ func TestExactlyOnceUnderEveryVariant(t *testing.T) {
 		}
 	}
 }
+
+const sandboxServerError = sandbox.FaultServerError
+
+// sandboxFaults makes every GET page >= 2 under prefix start one item early (records repeated across pages).
+func sandboxFaults(prefix string, fraction float64) sandbox.Faults {
+	return sandbox.Faults{PathPrefix: prefix, DuplicatePage: fraction}
+}
