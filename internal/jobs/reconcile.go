@@ -131,6 +131,7 @@ func readAll(what string, page func(n int) (*api.ListPage, error)) (*listRead, e
 			}
 			l.pages = n
 			l.total = lp.Total
+			fresh := 0
 			for _, raw := range lp.Items {
 				var id struct {
 					ID json.RawMessage `json:"id"`
@@ -144,16 +145,23 @@ func readAll(what string, page func(n int) (*api.ListPage, error)) (*listRead, e
 					continue
 				}
 				seen[key] = true
+				fresh++
 				l.items = append(l.items, raw)
 			}
 			if len(lp.Items) == 0 || !lp.HasMore {
 				ended = true
 				break
 			}
+			if fresh == 0 { // a page of nothing new: the service ignores page, or the list loops
+				break
+			}
 		}
 		switch {
-		case !ended:
+		case !ended && l.pages == scanPages:
 			l.incomplete = fmt.Sprintf("the list did not end within %d pages", scanPages)
+			return l, nil
+		case !ended:
+			l.incomplete = fmt.Sprintf("page %d held only records already read, yet the service said more follow", l.pages)
 			return l, nil
 		case l.total >= 0 && int64(len(l.items)) != l.total:
 			l.incomplete = fmt.Sprintf("%d distinct records were read but the service reported %d (records moved while paging)",
