@@ -148,8 +148,11 @@ func (r *run) start() error {
 }
 
 func (r *run) do(ctx context.Context, recon, todo []*Action) error {
-	if err := probeWrite(ctx, r.o.Client); err != nil {
-		return err
+	// A kind that changes nothing is its own probe: its first request shows whether the key is accepted.
+	if !r.s.readOnly {
+		if err := probeWrite(ctx, r.o.Client); err != nil {
+			return err
+		}
 	}
 	for _, a := range recon {
 		if err := r.reconcile(ctx, a); err != nil {

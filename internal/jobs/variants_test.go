@@ -1,6 +1,7 @@
 package jobs_test
 
 import (
+	"context"
 	"fmt"
 	"net/http/httptest"
 	"os"
@@ -199,6 +200,45 @@ func writeCases() []writeCase {
 							l.LicenseCode == ls[1].LicenseCode && l.ProductID == ls[1].ProductID) && l.Status != "INACTIVE" {
 							e.t.Errorf("license %s is %s, want INACTIVE", l.LicenseCode, l.Status)
 						}
+					}
+				}
+			}},
+		{jobs.CheckoutLink, "/credit/v1/credit/generate/immutable/checkout", listVariants()[:1], true,
+			func(e *env) (*jobs.Plan, func(*env)) {
+				p := e.product(creditUsage)
+				in := e.file("links.csv", "productId,name,email,mobile,creditAmount",
+					p.ID+",Rina,rina@example.com,0811,500", p.ID+",Tono,tono@example.com,0812,")
+				plan := e.mustPlan(jobs.CheckoutLink, in)
+				return plan, func(e *env) {
+					e.t.Helper()
+					j := e.open()
+					defer j.Close()
+					got, err := j.LoadPlan(context.Background(), plan.ID)
+					if err != nil {
+						e.t.Fatal(err)
+					}
+					for _, a := range got.Actions {
+						if err := e.sb.VerifyCheckoutURL(a.Detail["checkoutUrl"]); err != nil {
+							e.t.Errorf("row %d: no valid link in the result: %v", a.Seq, err)
+						}
+					}
+				}
+			}},
+		{jobs.CouponCheck, "/hl/v1/coupon/validate", listVariants()[:1], true,
+			func(e *env) (*jobs.Plan, func(*env)) {
+				p := e.product(func(p simProduct) bool { return p.Type == "course" })
+				in := e.file("coupons.csv", "paymentLinkId,couponCode,finalAmount", p.ID+",KURSUSSAJA10,100000", p.ID+",NONAKTIF10,100000")
+				plan := e.mustPlan(jobs.CouponCheck, in)
+				return plan, func(e *env) {
+					e.t.Helper()
+					j := e.open()
+					defer j.Close()
+					got, err := j.LoadPlan(context.Background(), plan.ID)
+					if err != nil {
+						e.t.Fatal(err)
+					}
+					if v1, v2 := got.Actions[0].Detail["valid"], got.Actions[1].Detail["valid"]; v1 != "true" || v2 != "false" {
+						e.t.Errorf("coupon results %s and %s, want true and false", v1, v2)
 					}
 				}
 			}},
