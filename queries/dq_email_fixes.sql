@@ -1,6 +1,9 @@
 -- Customers whose e-mail is malformed or shared with another customer (ignoring
--- case and surrounding spaces). The first two columns are the input of the
--- `email-fix` job: fill toEmail, keep or drop the other columns.
+-- case and surrounding spaces). The sheet is the input of the `email-fix` job as
+-- it stands: toEmail is filled with the corrected address where one is safe (a
+-- malformed address whose cleaned form is valid, used by no other customer, for a
+-- fromEmail only this customer has); fill or change the others, leave toEmail
+-- blank to leave a customer alone. Other columns are context the job ignores.
 --
 -- Parameters (SET VARIABLE name = value; before running this file to change one):
 --   account  VARCHAR  only this billsync account; NULL = all   default NULL
@@ -20,11 +23,21 @@ checked AS (
            count(*) OVER (PARTITION BY account, email_key) AS sharing,
            count(*) OVER (PARTITION BY account, email) AS exact_sharing,
            NOT coalesce(regexp_full_match(email, '[^@\s]+@[^@\s]+\.[A-Za-z]{2,}'), false) AS malformed,
-           lower(regexp_replace(coalesce(email, ''), '\s', '', 'g')) AS cleaned
+           lower(regexp_replace(coalesce(email, ''), '\s', '', 'g')) AS cleaned,
+           count(*) OVER (PARTITION BY account, lower(regexp_replace(coalesce(email, ''), '\s', '', 'g'))) AS cleaned_sharing
     FROM current_customers
+),
+suggested AS (
+    SELECT k.*,
+           CASE WHEN k.malformed AND regexp_full_match(k.cleaned, '[^@\s]+@[^@\s]+\.[a-z]{2,}') THEN k.cleaned END AS suggestion,
+           -- a correction is proposed only where applying it cannot collide or pick the wrong customer
+           k.exact_sharing = 1 AND k.cleaned_sharing = 1 AND NOT EXISTS (
+               SELECT 1 FROM current_customers o
+               WHERE o.account = k.account AND o.id <> k.id AND o.email_key = k.cleaned) AS safe
+    FROM checked k
 )
 SELECT email AS "fromEmail",
-       '' AS "toEmail",
+       CASE WHEN safe THEN coalesce(suggestion, '') ELSE '' END AS "toEmail",
        id AS customer_id, name AS customer_name, account,
        concat_ws('; ',
            CASE WHEN email IS NULL OR trim(email) = '' THEN 'empty'
@@ -32,8 +45,8 @@ SELECT email AS "fromEmail",
            CASE WHEN email_key <> '' AND sharing > 1 THEN 'shared with ' || (sharing - 1) || ' other customer(s)' END,
            CASE WHEN exact_sharing > 1 THEN 'fromEmail is ambiguous: ' || exact_sharing || ' customers have exactly this e-mail' END
        ) AS problem,
-       CASE WHEN malformed AND regexp_full_match(cleaned, '[^@\s]+@[^@\s]+\.[a-z]{2,}') THEN cleaned END AS suggestion,
+       suggestion,
        mobile, created_at, updated_at
-FROM checked
+FROM suggested
 WHERE malformed OR (email_key <> '' AND sharing > 1)
 ORDER BY account, email_key, created_at, id;

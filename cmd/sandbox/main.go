@@ -35,7 +35,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 		verbose = fs.Bool("v", false, "log every request")
 		order   = fs.String("list-order", "newest", "order of the paged lists: newest, updated (last change first) or shuffle (stable, seeded)")
 		f       = &opts.Faults
+		times   = fs.String("credit-times", "millis", "credit-history createdAt: millis (2026-11-23T07:47:44.123Z), offset (2026-11-23T14:47:44+0700), seconds (…44Z) or nozone (2026-11-23 14:47:44)")
 	)
+	fs.BoolVar(&opts.CreditIgnoresSortOrder, "credit-ignore-sort", false, "credit history lists oldest first whatever sortOrder asks")
 	fs.StringVar(&opts.Key, "key", sandbox.DefaultKey, "read-write API key")
 	fs.StringVar(&opts.ReadOnlyKey, "read-only-key", sandbox.DefaultReadOnlyKey, "read-only API key")
 	fs.Int64Var(&opts.Seed, "seed", 42, "seed of the generated data")
@@ -68,6 +70,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("-list-order: %w", err)
 	}
 	opts.ListOrder = o
+	if opts.CreditTimes, err = sandbox.ParseCreditTimeFormat(*times); err != nil {
+		return fmt.Errorf("-credit-times: %w", err)
+	}
 	if *now != "" {
 		t, err := time.Parse(time.RFC3339, *now)
 		if err != nil {

@@ -42,6 +42,16 @@ func applyApproved(ctx context.Context, lookup envconfig.Lookuper, cfg *config, 
 			log.Info("approved job plan applied", "account", a.Name, "plan", planID, "run", r.RunID,
 				"status", r.Status, "sent", r.Sent, "reconciled", r.Reconciled, "succeeded", r.Succeeded,
 				"failed", r.Failed, "unresolved", r.Unresolved, "stopped", r.Stopped)
+			if r.Plan == nil {
+				continue
+			}
+			for _, act := range r.Plan.Actions {
+				if act.State == jobs.Unresolved {
+					log.Warn("job row unresolved: check it on the service and settle it by hand", "account", a.Name,
+						"plan", planID, "row", act.Seq, "line", act.Line, "target", act.Target, "read", act.Detail["read"],
+						"missing", act.Detail["missing"], "settle", act.Detail["settle"])
+				}
+			}
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("apply approved plans of %s: %w", a.Name, err))

@@ -10,7 +10,9 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/billsync/billsync/internal/api"
@@ -20,14 +22,34 @@ import (
 )
 
 const jobUsage = `usage:
-  syncer job plan -kind KIND -in FILE [-skip-blank] [-again] [-out PLAN.csv|.xlsx] [-apply ...]
+  syncer job plan -kind KIND -in FILE [-again] [-out PLAN.csv|.xlsx] [-apply ...]
   syncer job apply PLAN_ID [-max N] [-confirm-production] [-result RESULT.csv|.xlsx]
   syncer job apply -kind KIND -in FILE [...]   (plan and apply in one go)
   syncer job approve PLAN_ID                   (lets the daemon apply it when BILLSYNC_APPLY_APPROVED=true)
+  syncer job resolve PLAN_ID ROW applied|not-applied -why "what you checked"
+                                               (settles an unresolved row by hand)
   syncer job show PLAN_ID [-result FILE]       (every action's state)
-  syncer job list
+  syncer job list                              (every plan, newest first)
+  syncer job products                          (the credit-usage products a top-up can name)
+  syncer job SUBCOMMAND -h                     (that subcommand's flags)
 kinds: email-fix, credit-topup, invoice-create, payment-edit, license-activate, license-deactivate,
        checkout-link, coupon-check (see docs/jobs.md)`
+
+// subUsage is each subcommand's synopsis and the flags it reads (besides -db, -journal and -account).
+var subUsage = map[string]struct {
+	synopsis string
+	flags    []string
+}{
+	"plan": {"syncer job plan -kind KIND -in FILE [flags]: validate a file against the warehouse and store the plan; sends nothing",
+		[]string{"kind", "in", "skip-blank", "again", "out", "apply", "max", "confirm-production", "result", "base-url", "api-key-file"}},
+	"apply": {"syncer job apply PLAN_ID [flags] | syncer job apply -kind KIND -in FILE [flags]: send what is left of a plan, exactly once",
+		[]string{"max", "confirm-production", "result", "kind", "in", "skip-blank", "again", "out", "base-url", "api-key-file"}},
+	"approve":  {"syncer job approve PLAN_ID: let the daemon apply the plan after its next sync (BILLSYNC_APPLY_APPROVED=true)", nil},
+	"resolve":  {"syncer job resolve PLAN_ID ROW applied|not-applied -why TEXT: settle an unresolved row after checking it on the service; ROW is the plan's seq", []string{"why", "by"}},
+	"show":     {"syncer job show PLAN_ID [-result FILE]: print the plan with every action's state", []string{"result"}},
+	"list":     {"syncer job list: every plan in the journal, newest first", nil},
+	"products": {"syncer job products: the credit-usage products of the account, with their ids", nil},
+}
 
 // jobEnv is the job settings beyond the syncer's own.
 type jobEnv struct {
@@ -47,22 +69,45 @@ type jobFlags struct {
 	apply     bool
 	max       int
 	confirm   bool
+	why, by   string
 }
+
+// errUsage marks a command line that cannot be run; main exits 2 for it.
+func usageErr(format string, a ...any) error {
+	return fmt.Errorf("usage: "+format+"\n\n%s", append(a, strings.TrimPrefix(jobUsage, "usage:\n"))...)
+}
+
+func isHelp(a string) bool { return a == "-h" || a == "-help" || a == "--help" || a == "help" }
 
 // jobCommand is "syncer job ...": audited write jobs planned from a spreadsheet and applied exactly once.
 func jobCommand(ctx context.Context, args []string, lookup envconfig.Lookuper, stdout io.Writer) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "help" {
-		return errors.New(jobUsage)
+	if len(args) == 0 {
+		return usageErr("syncer job: a subcommand is required")
+	}
+	if isHelp(args[0]) {
+		fmt.Fprintln(stdout, jobUsage)
+		return nil
+	}
+	sub := args[0]
+	if _, ok := subUsage[sub]; !ok {
+		return usageErr("syncer job: unknown subcommand %q", sub)
 	}
 	var f jobFlags
+	fs := f.flagSet(sub)
+	for _, a := range args[1:] {
+		if isHelp(a) {
+			f.printHelp(stdout, sub, fs)
+			return nil
+		}
+	}
 	if err := envconfig.ProcessWith(ctx, &envconfig.Config{Target: &f.cfg, Lookuper: lookup}); err != nil {
 		return fmt.Errorf("environment: %w", err)
 	}
 	if err := envconfig.ProcessWith(ctx, &envconfig.Config{Target: &f.env, Lookuper: lookup}); err != nil {
 		return fmt.Errorf("environment: %w", err)
 	}
-	sub := args[0]
-	pos, err := f.parse(sub, args[1:])
+	fs = f.flagSet(sub) // defaults from the environment
+	pos, err := f.parse(sub, fs, args[1:])
 	if err != nil {
 		return err
 	}
@@ -74,17 +119,26 @@ func jobCommand(ctx context.Context, args []string, lookup envconfig.Lookuper, s
 		return f.planOrApply(ctx, sub, pos, stdout)
 	case "approve", "show":
 		if len(pos) != 1 {
-			return fmt.Errorf("job %s: want one PLAN_ID\n%s", sub, jobUsage)
+			return usageErr("syncer job %s: want one PLAN_ID, got %d argument(s)", sub, len(pos))
 		}
 		return f.approveOrShow(ctx, sub, pos[0], stdout)
+	case "resolve":
+		return f.resolve(ctx, pos, stdout)
 	case "list":
+		if len(pos) != 0 {
+			return usageErr("syncer job list takes no arguments, got %q", strings.Join(pos, " "))
+		}
 		return f.list(ctx, stdout)
+	case "products":
+		if len(pos) != 0 {
+			return usageErr("syncer job products takes no arguments, got %q", strings.Join(pos, " "))
+		}
+		return f.products(ctx, stdout)
 	}
-	return fmt.Errorf("job: unknown command %q\n%s", sub, jobUsage)
+	return usageErr("syncer job: unknown subcommand %q", sub)
 }
 
-// parse reads flags anywhere among the arguments ("apply ID -max 3" as well as "apply -max 3 ID").
-func (f *jobFlags) parse(sub string, args []string) ([]string, error) {
+func (f *jobFlags) flagSet(sub string) *flag.FlagSet {
 	fs := flag.NewFlagSet("syncer job "+sub, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&f.cfg.DB, "db", f.cfg.DB, "warehouse file (BILLSYNC_DB)")
@@ -96,15 +150,43 @@ func (f *jobFlags) parse(sub string, args []string) ([]string, error) {
 	fs.StringVar(&f.in, "in", "", "input .csv or .xlsx")
 	fs.StringVar(&f.out, "out", "", "plan file to write (.csv or .xlsx)")
 	fs.StringVar(&f.result, "result", "", "result file to write (.csv or .xlsx)")
-	fs.BoolVar(&f.skipBlank, "skip-blank", false, "email-fix: leave rows with a blank toEmail out")
+	fs.BoolVar(&f.skipBlank, "skip-blank", false, "accepted for old command lines: email-fix always leaves rows with a blank toEmail out")
 	fs.BoolVar(&f.again, "again", false, "plan as a new job even if this exact file was planned before")
 	fs.BoolVar(&f.apply, "apply", false, "send the plan right away (default: dry run)")
 	fs.IntVar(&f.max, "max", 0, "send at most N actions in this run (0 = all)")
 	fs.BoolVar(&f.confirm, "confirm-production", false, "required to send to a production base URL")
+	fs.StringVar(&f.why, "why", "", "resolve: what you checked on the service (kept in the journal)")
+	fs.StringVar(&f.by, "by", "", "resolve: who settles it (default: the login name)")
+	return fs
+}
+
+// printHelp writes a subcommand's synopsis and its flags to stdout.
+func (f *jobFlags) printHelp(w io.Writer, sub string, fs *flag.FlagSet) {
+	u := subUsage[sub]
+	fmt.Fprintf(w, "usage: %s\n\nflags:\n", u.synopsis)
+	show := map[string]bool{"db": true, "journal": true, "account": true}
+	for _, n := range u.flags {
+		show[n] = true
+	}
+	fs.VisitAll(func(fl *flag.Flag) {
+		if !show[fl.Name] {
+			return
+		}
+		arg, usage := flag.UnquoteUsage(fl)
+		if arg != "" {
+			arg = " " + arg
+		}
+		fmt.Fprintf(w, "  -%s%s\n    \t%s\n", fl.Name, arg, usage)
+	})
+	fmt.Fprintln(w, "\nsee docs/jobs.md")
+}
+
+// parse reads flags anywhere among the arguments ("apply ID -max 3" as well as "apply -max 3 ID").
+func (f *jobFlags) parse(sub string, fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
-			return nil, fmt.Errorf("job %s: %w\n%s", sub, err, jobUsage)
+			return nil, usageErr("syncer job %s: %v", sub, err)
 		}
 		if fs.NArg() == 0 {
 			break
@@ -113,7 +195,7 @@ func (f *jobFlags) parse(sub string, args []string) ([]string, error) {
 		args = fs.Args()[1:]
 	}
 	if f.max < 0 {
-		return nil, fmt.Errorf("job %s: -max %d: must be 0 (no cap) or positive", sub, f.max)
+		return nil, usageErr("syncer job %s: -max %d: must be 0 (no cap) or positive", sub, f.max)
 	}
 	return pos, nil
 }
@@ -135,10 +217,20 @@ func (f *jobFlags) planOrApply(ctx context.Context, sub string, pos []string, st
 			return err
 		}
 	default:
-		return fmt.Errorf("job %s: want -kind and -in%s\n%s", sub, map[bool]string{true: ", or a PLAN_ID"}[sub == "apply"], jobUsage)
+		return usageErr("syncer job %s: want -kind and -in%s", sub, map[bool]string{true: ", or one PLAN_ID"}[sub == "apply"])
 	}
 	if sub == "plan" && !f.apply {
-		fmt.Fprintf(stdout, "dry run: nothing was sent. To send it: syncer job apply %s\n", p.ID)
+		left, unresolved := openActions(p)
+		switch {
+		case left > 0:
+			fmt.Fprintf(stdout, "dry run: nothing was sent. To send it: syncer job apply %s\n", p.ID)
+		case unresolved > 0:
+			fmt.Fprintf(stdout, "nothing to send: %d row(s) of plan %s are unresolved and wait for a person (see syncer job show %s)\n",
+				unresolved, p.ID, p.ID)
+		default:
+			fmt.Fprintf(stdout, "nothing to send: plan %s is fully applied. To send the same file again as a new job: "+
+				"syncer job plan -kind %s -in %s -again\n", p.ID, p.Kind, f.in)
+		}
 		return nil
 	}
 	return f.send(ctx, j, p, stdout)
@@ -160,7 +252,7 @@ func (f *jobFlags) plan(ctx context.Context, j *jobs.Journal, stdout io.Writer) 
 		return nil, err
 	}
 	if p.Existing {
-		fmt.Fprintf(stdout, "this file was planned before as plan %s (use -again for a new job); its state:\n", p.ID)
+		fmt.Fprintf(stdout, "this file was planned before as plan %s; its state:\n", p.ID)
 	}
 	jobs.PrintPlan(stdout, p, 50)
 	out := f.out
@@ -203,8 +295,12 @@ func (f *jobFlags) send(ctx context.Context, j *jobs.Journal, p *jobs.Plan, stdo
 	if err != nil {
 		return err
 	}
+	if _, waiting := openActions(res.Plan); waiting > 0 {
+		return fmt.Errorf("plan %s: %d row(s) unresolved: billsync cannot prove whether they were applied and will not send them again; "+
+			"check each on the service and settle it with the syncer job resolve command shown above", p.ID, waiting)
+	}
 	if res.Failed > 0 || res.Status == jobs.RunIncomplete && res.Stopped == "" {
-		return fmt.Errorf("plan %s: %d action(s) failed, %d unresolved: see the result file", p.ID, res.Failed, res.Unresolved)
+		return fmt.Errorf("plan %s: %d action(s) failed, %d not finished: see the result file", p.ID, res.Failed, res.Unresolved)
 	}
 	return nil
 }
@@ -221,6 +317,20 @@ func (f *jobFlags) writeResult(j *jobs.Journal, p *jobs.Plan, runID int64, stdou
 	return nil
 }
 
+// openActions counts the actions a run would still send or reconcile, and those waiting for a person.
+func openActions(p *jobs.Plan) (left, unresolved int) {
+	for _, a := range p.Actions {
+		switch a.State {
+		case jobs.Succeeded, jobs.Failed:
+		case jobs.Unresolved:
+			unresolved++
+		default:
+			left++
+		}
+	}
+	return left, unresolved
+}
+
 func (f *jobFlags) approveOrShow(ctx context.Context, sub, id string, stdout io.Writer) error {
 	j, err := jobs.OpenJournal(ctx, f.env.Journal)
 	if err != nil {
@@ -228,8 +338,19 @@ func (f *jobFlags) approveOrShow(ctx context.Context, sub, id string, stdout io.
 	}
 	defer j.Close()
 	if sub == "approve" {
-		p, err := j.Approve(ctx, id, "")
+		p, err := j.LoadPlan(ctx, id)
 		if err != nil {
+			return err
+		}
+		if !p.ApprovedAt.IsZero() {
+			fmt.Fprintf(stdout, "plan %s is already approved (by %s on %s); nothing changed\n", p.ID, p.ApprovedBy,
+				f.localTime(p.ApprovedAt))
+			return nil
+		}
+		if left, _ := openActions(p); left == 0 {
+			fmt.Fprintf(stdout, "note: plan %s has nothing left to send\n", p.ID)
+		}
+		if p, err = j.Approve(ctx, id, ""); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "plan %s approved by %s: the daemon applies it after its next sync when BILLSYNC_APPLY_APPROVED=true\n",
@@ -241,13 +362,60 @@ func (f *jobFlags) approveOrShow(ctx context.Context, sub, id string, stdout io.
 		return err
 	}
 	jobs.PrintPlan(stdout, p, 0)
+	jobs.PrintUnresolved(stdout, p)
 	if f.result != "" {
 		return f.writeResult(j, p, 0, stdout)
 	}
 	return nil
 }
 
+// resolve settles an unresolved row by a person's word.
+func (f *jobFlags) resolve(ctx context.Context, pos []string, stdout io.Writer) error {
+	if len(pos) != 3 {
+		return usageErr("syncer job resolve: want PLAN_ID ROW applied|not-applied, got %d argument(s)", len(pos))
+	}
+	row, err := strconv.Atoi(pos[1])
+	if err != nil || row < 1 {
+		return usageErr("syncer job resolve: ROW %q: want the row number (the plan's seq column)", pos[1])
+	}
+	if pos[2] != jobs.ResolvedApplied && pos[2] != jobs.ResolvedNotApplied {
+		return usageErr("syncer job resolve: %q: want applied or not-applied", pos[2])
+	}
+	if strings.TrimSpace(f.why) == "" {
+		return usageErr("syncer job resolve: -why is required: say what you checked on the service (it is kept in the journal)")
+	}
+	j, err := jobs.OpenJournal(ctx, f.env.Journal)
+	if err != nil {
+		return err
+	}
+	defer j.Close()
+	a, err := j.Resolve(ctx, pos[0], row, pos[2], f.by, f.why)
+	if err != nil {
+		return err
+	}
+	next := "it counts as succeeded; nothing will be sent for it"
+	if a.State == jobs.NotApplied {
+		next = "the next run sends it: syncer job apply " + pos[0]
+	}
+	fmt.Fprintf(stdout, "row %d of plan %s (line %d, %s) resolved as %s by %s: %s\n", row, pos[0], a.Line, a.Target, pos[2],
+		a.Detail["resolvedBy"], next)
+	return nil
+}
+
+// localTime shows a time in the configured zone (BILLSYNC_TZ), as the finance team reads it.
+func (f *jobFlags) localTime(t time.Time) string {
+	loc, err := time.LoadLocation(f.cfg.TZ)
+	if err != nil {
+		loc = time.UTC
+	}
+	return t.In(loc).Format("2006-01-02 15:04 MST")
+}
+
 func (f *jobFlags) list(ctx context.Context, stdout io.Writer) error {
+	loc, err := time.LoadLocation(f.cfg.TZ)
+	if err != nil {
+		return fmt.Errorf("BILLSYNC_TZ %q: %w", f.cfg.TZ, err)
+	}
 	j, err := jobs.OpenJournal(ctx, f.env.Journal)
 	if err != nil {
 		return err
@@ -257,15 +425,71 @@ func (f *jobFlags) list(ctx context.Context, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	for _, s := range ps {
-		approved := ""
-		if s.Approved {
-			approved = " approved"
-		}
-		fmt.Fprintf(stdout, "%s  %-18s %-10s %s  by %-10s %d actions: %d succeeded, %d failed, %d unknown%s\n", s.ID, s.Kind,
-			s.Account, s.CreatedAt.UTC().Format("2006-01-02 15:04"), s.CreatedBy, s.Actions, s.Succeeded, s.Failed, s.Unknown, approved)
+	if len(ps) == 0 {
+		fmt.Fprintf(stdout, "no plans in %s yet: plan one with syncer job plan -kind KIND -in FILE\n", j.Path())
+		return nil
 	}
-	return nil
+	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "PLAN\tKIND\tACCOUNT\tCREATED (%s)\tBY\tACTIONS\tSUCCEEDED\tFAILED\tUNRESOLVED\tAPPROVED\t\n", loc)
+	for _, s := range ps {
+		approved := "no"
+		if s.Approved {
+			approved = "yes"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", s.ID, s.Kind, s.Account,
+			s.CreatedAt.In(loc).Format("2006-01-02 15:04"), s.CreatedBy, group(s.Actions), group(s.Succeeded), group(s.Failed),
+			group(s.Unknown), approved)
+	}
+	return tw.Flush()
+}
+
+// products lists the credit-usage products a top-up can name, from the warehouse.
+func (f *jobFlags) products(ctx context.Context, stdout io.Writer) error {
+	wh, err := warehouse.OpenReadOnly(ctx, f.cfg.DB)
+	if err != nil {
+		return err
+	}
+	defer wh.Close()
+	ps, err := jobs.CreditProducts(ctx, wh, f.cfg.Account)
+	if err != nil {
+		return err
+	}
+	if len(ps) == 0 {
+		fmt.Fprintf(stdout, "account %s has no credit-usage products in %s (run a sync first?)\n", f.cfg.Account, f.cfg.DB)
+		return nil
+	}
+	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "PRODUCT ID\tNAME\tTYPE\tSTATUS\tCUSTOMERS WITH CREDIT")
+	for _, p := range ps {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.ID, p.Name, p.Type, p.Status, group(int(p.Customers)))
+	}
+	return tw.Flush()
+}
+
+// group writes a count with the thousands grouped the Indonesian way (12.345), as the finance team reads it.
+func group(n int) string {
+	s := strconv.Itoa(n)
+	if n < 0 {
+		return "-" + group(-n)
+	}
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte('.')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// exitMessage is what the command prints when it fails: one line for cron mails and container logs, except a
+// list of problems in an input file, which the person needs whole (each with file, line, column and value).
+func exitMessage(err error) string {
+	var ie jobs.InputErrors
+	if errors.As(err, &ie) {
+		return err.Error()
+	}
+	return oneLine(err)
 }
 
 // isProduction: any base URL that is not loopback, unless BILLSYNC_ENVIRONMENT=sandbox says otherwise.

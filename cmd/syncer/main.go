@@ -39,7 +39,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	default:
-		fmt.Fprintln(os.Stderr, "syncer:", oneLine(err))
+		fmt.Fprintln(os.Stderr, "syncer:", exitMessage(err))
 		os.Exit(1)
 	}
 }

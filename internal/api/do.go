@@ -305,6 +305,8 @@ func (c *Client) refused(cl *call, e *APIError, h http.Header) outcome {
 	now := c.clk.Now()
 	e.RetryAfter = retryAfter(h, now)
 	switch {
+	case e.Status == http.StatusTooManyRequests && cl.write() && IsDuplicateRequest(e):
+		return outcome{err: e} // about this write, not a rate limit: the caller reconciles, never retries
 	case e.Status == http.StatusTooManyRequests:
 		// The service did nothing, so even a write may go again, after the whole client has paused.
 		c.throttled.Add(1)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -35,6 +36,15 @@ func (e *APIError) Error() string {
 		msg += ": " + e.Message
 	}
 	return msg
+}
+
+// IsDuplicateRequest reports whether err is the service's refusal of a repeated write: 429 "Duplicate request
+// detected. Please wait 1 minute before trying again." on invoice create. It is an answer about the write, not a
+// rate limit: the same create reached the service moments ago, so it must not be retried but reconciled.
+func IsDuplicateRequest(err error) bool {
+	var ae *APIError
+	return errors.As(err, &ae) && ae.Status == http.StatusTooManyRequests && ae.Method == http.MethodPost &&
+		strings.HasPrefix(strings.ToLower(strings.TrimSpace(ae.Message)), "duplicate request")
 }
 
 // unknownOutcomeError marks a write that may or may not have been applied.

@@ -185,6 +185,8 @@ type CouponValidation struct {
 	Valid  bool    `json:"valid"`
 	Coupon *Coupon `json:"coupon"` // nil when the answer names none
 	Ack    `json:"-"`
+	// Status is the HTTP status of a refusal (404 unknown code or link, 400 a reason it does not apply), 0 for 200.
+	Status int `json:"-"`
 }
 
 // ValidateCoupon asks whether a coupon code applies to a payment link.
@@ -210,6 +212,12 @@ func (c *Client) ValidateCoupon(ctx context.Context, r ValidateCouponRequest) (*
 	}{r.PaymentLinkID, tickets, r.CouponCode, r.FinalAmount, r.CustomerEmail}
 	var out CouponValidation
 	if err := c.post(ctx, path, body, dataObject, &out, &out.Ack, nil); err != nil {
+		// The service answers only a valid coupon with 200; 404 (unknown code or payment link) and 400 (each
+		// reason a coupon does not apply) are the answer to the question, not a failed call.
+		var ae *APIError
+		if errors.As(err, &ae) && !ae.InBody && (ae.Status == http.StatusNotFound || ae.Status == http.StatusBadRequest) {
+			return &CouponValidation{Valid: false, Ack: Ack{Message: ae.Message}, Status: ae.Status}, nil
+		}
 		return nil, err
 	}
 	return &out, nil

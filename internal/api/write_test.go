@@ -270,3 +270,40 @@ func TestWriteValidation(t *testing.T) {
 		t.Errorf("%d invalid requests were sent", s.hits.Load())
 	}
 }
+
+// TestDocumentedWriteAnswers: the duplicate-request 429 on invoice create is returned at once (never retried,
+// unlike a rate limit) and recognised; coupon 400/404 are a result (valid=false with the reason), not an error.
+func TestDocumentedWriteAnswers(t *testing.T) {
+	ctx := context.Background()
+	const dup = `{"statusCode":429,"messages":"Duplicate request detected. Please wait 1 minute before trying again."}`
+	s := newServer(t, func(n int64, w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/hl/v1/invoice/create":
+			writeJSON(w, http.StatusTooManyRequests, []byte(dup))
+		case "/hl/v1/coupon/validate":
+			b, _ := io.ReadAll(r.Body)
+			if strings.Contains(string(b), "NOSUCH") {
+				writeJSON(w, http.StatusNotFound, []byte(`{"statusCode":404,"messages":"Kode kupon tidak ditemukan"}`))
+				return
+			}
+			writeJSON(w, http.StatusBadRequest, []byte(`{"statusCode":400,"messages":"Kupon sudah kedaluwarsa"}`))
+		}
+	})
+	c := newClient(t, fastConfig(s.URL))
+	_, err := c.CreateInvoice(ctx, sampleInvoice())
+	if !IsDuplicateRequest(err) || IsUnknownOutcome(err) {
+		t.Errorf("duplicate 429: %v (duplicate %v)", err, IsDuplicateRequest(err))
+	}
+	if n := s.hits.Load(); n != 1 {
+		t.Errorf("%d requests for a duplicate-request answer, want 1 (never retried)", n)
+	}
+	for _, tc := range []struct {
+		code, msg string
+		status    int
+	}{{"NOSUCH", "Kode kupon tidak ditemukan", 404}, {"OLD10", "Kupon sudah kedaluwarsa", 400}} {
+		v, err := c.ValidateCoupon(ctx, ValidateCouponRequest{PaymentLinkID: "p1", CouponCode: tc.code, FinalAmount: 1000})
+		if err != nil || v.Valid || v.Message != tc.msg || v.Status != tc.status {
+			t.Errorf("coupon %s: %+v, %v; want valid=false %q (%d)", tc.code, v, err, tc.msg, tc.status)
+		}
+	}
+}

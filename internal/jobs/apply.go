@@ -148,8 +148,11 @@ func (r *run) start() error {
 }
 
 func (r *run) do(ctx context.Context, recon, todo []*Action) error {
-	if err := probeWrite(ctx, r.o.Client); err != nil {
-		return err
+	// A kind that changes nothing is its own probe: its first request shows whether the key is accepted.
+	if !r.s.readOnly {
+		if err := probeWrite(ctx, r.o.Client); err != nil {
+			return err
+		}
 	}
 	for _, a := range recon {
 		if err := r.reconcile(ctx, a); err != nil {
@@ -206,8 +209,52 @@ func (r *run) reconcile(ctx context.Context, a *Action) error {
 		return r.transition(a, Succeeded, evidence, "")
 	case absent:
 		return r.transition(a, NotApplied, evidence, "")
+	case inconclusive:
+		return r.unresolved(a, evidence)
 	}
 	return r.transition(a, Unknown, evidence, "")
+}
+
+// settleNow reads the service right after a send whose outcome is unknown. Found: succeeded. Not found: it
+// stays unknown, because the service may still apply it; the next run reads again before any resend. When the
+// service said the write already exists (409, duplicate-429) and a complete read does not find it, a person must
+// look. No transition to not_applied is journaled here: a run killed after it would resend without that check.
+func (r *run) settleNow(ctx context.Context, a *Action, saidExists bool, ae *api.APIError) error {
+	v, ev, err := r.rc.check(ctx, a)
+	if err != nil {
+		r.o.Log.Warn("job reconcile failed", "run", r.id, "plan", r.p.ID, "seq", a.Seq, "err", err)
+		return r.transition(a, Unknown, ev, "reconcile: "+err.Error())
+	}
+	r.reconciled++
+	switch {
+	case v == applied:
+		return r.transition(a, Succeeded, ev, "")
+	case v == inconclusive:
+		return r.unresolved(a, ev)
+	case v == absent && saidExists:
+		ev["reconciled"] = "the service answered \"" + ae.Message + "\", but no matching record is in the complete list"
+		ev["missing"] = "the record the service says exists"
+		return r.unresolved(a, ev)
+	case v == absent:
+		ev["note"] = "not found right after the failure; checked again before any resend"
+	}
+	return r.transition(a, Unknown, ev, "")
+}
+
+// unresolved leaves an action for a person: what was read, what is missing and the command that settles it.
+func (r *run) unresolved(a *Action, evidence map[string]string) error {
+	if evidence == nil {
+		evidence = map[string]string{}
+	}
+	evidence["settle"] = ResolveCommand(r.p.ID, a.Seq)
+	r.o.Log.Warn("job action unresolved", "run", r.id, "plan", r.p.ID, "seq", a.Seq, "line", a.Line,
+		"read", evidence["read"], "missing", evidence["missing"])
+	return r.transition(a, Unresolved, evidence, a.Error) // keep what the service answered, if anything
+}
+
+// ResolveCommand is the command a person runs to settle an unresolved action by hand.
+func ResolveCommand(planID string, seq int) string {
+	return fmt.Sprintf("syncer job resolve %s %d applied|not-applied -why \"what you checked\"", planID, seq)
 }
 
 // send journals the action as sent, sends it once and journals what came back.
@@ -224,8 +271,12 @@ func (r *run) send(ctx context.Context, a *Action) error {
 		return r.succeeded(a, res)
 	}
 	var ae *api.APIError
+	isAPI := errors.As(err, &ae)
+	// An invoice create answered 409 "already exist" or 429 "Duplicate request detected" is an answer about
+	// this very write: something like it is there. It is reconciled, never sent again.
+	exists := r.p.Kind == InvoiceCreate && isAPI && ae.Status == http.StatusConflict
 	switch {
-	case api.IsUnknownOutcome(err):
+	case api.IsUnknownOutcome(err) || api.IsDuplicateRequest(err) || exists:
 		r.o.Log.Warn("job action outcome unknown", "run", r.id, "plan", r.p.ID, "seq", a.Seq, "err", err)
 		if jerr := r.transition(a, Unknown, nil, err.Error()); jerr != nil {
 			return jerr
@@ -233,27 +284,20 @@ func (r *run) send(ctx context.Context, a *Action) error {
 		if ctx.Err() != nil {
 			return nil // reconciled by the next run
 		}
-		if err := r.reconcile(ctx, a); err != nil {
-			return err
-		}
-		if a.State == NotApplied {
-			// Not found right away; the service may still apply it. The next run checks again first.
-			return r.transition(a, Unknown, map[string]string{"note": "not found right after the failure; checked again before any resend"}, "")
-		}
-		return nil
-	case errors.As(err, &ae) && (ae.Status == http.StatusUnauthorized || ae.Status == http.StatusForbidden):
+		return r.settleNow(ctx, a, isAPI && (exists || api.IsDuplicateRequest(err)), ae)
+	case isAPI && (ae.Status == http.StatusUnauthorized || ae.Status == http.StatusForbidden):
 		if jerr := r.transition(a, NotApplied, nil, err.Error()); jerr != nil {
 			return jerr
 		}
 		return fmt.Errorf("the API key may not write (the service answered %d: %s): use a read-write key", ae.Status, ae.Message)
-	case errors.As(err, &ae) && ae.Status == http.StatusTooManyRequests:
+	case isAPI && ae.Status == http.StatusTooManyRequests:
 		if jerr := r.transition(a, NotApplied, nil, err.Error()); jerr != nil {
 			return jerr
 		}
 		r.stopped = "rate limited by the service; run again later"
 		return errRateLimited
-	case errors.As(err, &ae):
-		return r.transition(a, Failed, nil, err.Error())
+	case isAPI:
+		return r.transition(a, Failed, map[string]string{"reason": ae.Message}, err.Error())
 	}
 	// No answer and the request never left (the client says so by not marking the outcome unknown).
 	if jerr := r.transition(a, NotApplied, nil, err.Error()); jerr != nil {

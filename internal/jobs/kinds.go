@@ -82,16 +82,19 @@ var emailFix = &kindSpec{
 	kind: EmailFix,
 	columns: []column{
 		{"fromEmail", true, "the customer's current e-mail, exactly as the service has it (may be malformed)"},
-		{"toEmail", true, "the new e-mail; a blank is an error unless -skip-blank leaves the row out"},
+		{"toEmail", true, "the new e-mail; a blank leaves the customer alone (the plan lists those lines)"},
 	},
 	parse: func(r *rowReader, o *PlanOptions) request {
-		from := r.text("fromEmail")
+		// A blank toEmail leaves the customer alone: the data-quality sheet lists every suspect address and
+		// the person fills only the ones to change. The plan lists the rows left out.
 		to := r.get("toEmail")
 		if to == "" {
-			if o.SkipBlank {
-				return nil
-			}
-			r.fail("toEmail", "toEmail is blank: fill it in, or plan with -skip-blank to leave such rows out")
+			return nil
+		}
+		from := r.get("fromEmail")
+		if from == "" {
+			r.fail("fromEmail", "fromEmail is empty: the service finds the customer by e-mail, so a customer without one "+
+				"cannot be changed by a job; set it in the dashboard")
 			return nil
 		}
 		if err := checkEmail(to); err != nil {
@@ -250,10 +253,10 @@ var invoiceCreate = &kindSpec{
 	parse: func(r *rowReader, _ *PlanOptions) request {
 		q := request{"name": r.text("name"), "email": r.email("email"), "mobile": r.text("mobile"),
 			"redirectUrl": r.text("redirectUrl"), "description": r.text("description"), "expiredAt": r.future("expiredAt"),
-			"rate": r.posNumber("rate"), "quantity": "1", "itemDescription": r.get("itemDescription"),
+			"rate": r.posInt("rate"), "quantity": "1", "itemDescription": r.get("itemDescription"),
 			"noCustomer": r.get("noCustomer"), "idProd": r.get("idProd")}
 		if r.get("quantity") != "" {
-			q["quantity"] = r.posNumber("quantity")
+			q["quantity"] = r.posInt("quantity")
 		}
 		if q["itemDescription"] == "" {
 			q["itemDescription"] = q["description"]
@@ -414,7 +417,7 @@ var checkoutLink = &kindSpec{
 		q := request{"productId": r.text("productId"), "name": r.text("name"), "email": r.email("email"),
 			"mobile": r.text("mobile"), "creditAmount": ""}
 		if r.get("creditAmount") != "" {
-			q["creditAmount"] = r.posNumber("creditAmount")
+			q["creditAmount"] = r.posInt("creditAmount")
 		}
 		return q
 	},

@@ -47,7 +47,7 @@ func ResultTable(p *Plan) [][]string {
 		results = s.results
 	}
 	head := append([]string{"seq", "line", "action_id", "target", "state", "sends", "error"}, results...)
-	head = append(head, "reconciled")
+	head = append(head, "reconciled", "read", "missing", "to settle")
 	out := [][]string{head}
 	for _, a := range p.Actions {
 		row := []string{strconv.Itoa(a.Seq), strconv.Itoa(a.Line), a.ID, a.Target, string(a.State),
@@ -55,7 +55,7 @@ func ResultTable(p *Plan) [][]string {
 		for _, c := range results {
 			row = append(row, a.Detail[c])
 		}
-		out = append(out, append(row, a.Detail["reconciled"]))
+		out = append(out, append(row, a.Detail["reconciled"], a.Detail["read"], a.Detail["missing"], a.Detail["settle"]))
 	}
 	return out
 }
@@ -181,7 +181,16 @@ func PrintPlan(w io.Writer, p *Plan, limit int) {
 // PrintResult writes a short human summary of a run.
 func PrintResult(w io.Writer, r *RunResult) {
 	if r.RunID == 0 {
-		fmt.Fprintf(w, "plan %s: nothing to send: %d succeeded, %d failed earlier\n", r.Plan.ID, r.Succeeded, r.Failed)
+		fmt.Fprintf(w, "plan %s: nothing to send: %d succeeded, %d failed earlier", r.Plan.ID, r.Succeeded, r.Failed)
+		if r.Unresolved > 0 {
+			fmt.Fprintf(w, ", %d unresolved (waiting for a person)", r.Unresolved)
+		}
+		fmt.Fprintln(w)
+		for _, a := range r.Plan.Actions {
+			if a.State == Unresolved {
+				printUnresolved(w, r.Plan, a)
+			}
+		}
 		return
 	}
 	fmt.Fprintf(w, "run %d of plan %s: %s; sent %d, reconciled %d; plan now %d succeeded, %d failed, %d unresolved\n",
@@ -190,10 +199,34 @@ func PrintResult(w io.Writer, r *RunResult) {
 		fmt.Fprintf(w, "  stopped early: %s\n", r.Stopped)
 	}
 	for _, a := range r.Plan.Actions {
-		if a.State == Failed || a.State == Unknown || a.State == Sent {
-			fmt.Fprintf(w, "  line %d (%s): %s %s\n", a.Line, a.Target, a.State, a.Error)
+		switch a.State {
+		case Failed, Unknown, Sent:
+			fmt.Fprintf(w, "  row %d, line %d (%s): %s %s\n", a.Seq, a.Line, a.Target, a.State, a.Error)
+		case Unresolved:
+			printUnresolved(w, r.Plan, a)
 		}
 	}
+}
+
+// PrintUnresolved lists the plan's unresolved actions with what a person needs to settle each.
+func PrintUnresolved(w io.Writer, p *Plan) {
+	for _, a := range p.Actions {
+		if a.State == Unresolved {
+			printUnresolved(w, p, a)
+		}
+	}
+}
+
+// printUnresolved shows a person everything needed to settle an action by hand.
+func printUnresolved(w io.Writer, p *Plan, a *Action) {
+	fmt.Fprintf(w, "  row %d, line %d (%s): UNRESOLVED, not sent again: %s\n", a.Seq, a.Line, a.Target, a.Detail["reconciled"])
+	if v := a.Detail["read"]; v != "" {
+		fmt.Fprintf(w, "    read:    %s\n", v)
+	}
+	if v := a.Detail["missing"]; v != "" {
+		fmt.Fprintf(w, "    missing: %s\n", v)
+	}
+	fmt.Fprintf(w, "    check on the service whether %s happened, then: %s\n", a.Change, ResolveCommand(p.ID, a.Seq))
 }
 
 func joinInts(ns []int) string {

@@ -28,14 +28,18 @@ const (
 	Failed     State = "failed"      // the service refused it (4xx): never retried
 	Unknown    State = "unknown"     // sent, outcome unknown (timeout, 5xx, reset); reconcile before any retry
 	NotApplied State = "not_applied" // proven not applied (never left, 401/403/429, or reconciled absent): may be sent
+	// Unresolved: reading could not prove whether it was applied. Never sent again automatically; a person
+	// settles it with Journal.Resolve (syncer job resolve).
+	Unresolved State = "unresolved"
 )
 
 // PlanOptions say what to plan.
 type PlanOptions struct {
-	Kind      Kind
-	Input     string // .csv or .xlsx
-	Account   string // the warehouse account the rows refer to
-	SkipBlank bool   // email-fix: leave rows with a blank toEmail out instead of failing
+	Kind    Kind
+	Input   string // .csv or .xlsx
+	Account string // the warehouse account the rows refer to
+	// SkipBlank is kept so existing command lines work: an email-fix row with a blank toEmail is always left out.
+	SkipBlank bool
 	// Again plans the file as a new job even when an identical plan exists (a repeated monthly top-up).
 	Again    bool
 	Location *time.Location // zone of bare dates in the input; nil = UTC
@@ -58,7 +62,7 @@ type Plan struct {
 	ApprovedAt        time.Time // zero when not approved
 	ApprovedBy        string
 	Existing          bool  // planning found this identical plan already stored
-	SkippedLines      []int // lines left out by SkipBlank
+	SkippedLines      []int // email-fix lines left out because their toEmail is blank
 	Actions           []*Action
 }
 
@@ -217,6 +221,10 @@ func buildPlan(ctx context.Context, s *kindSpec, t *table, wh *sql.DB, o *PlanOp
 		rows = append(rows, plannedRow{r, q})
 	}
 	if len(errs) == 0 && len(rows) == 0 {
+		if len(p.SkippedLines) > 0 {
+			return nil, InputErrors{{File: t.file, Sheet: t.sheet, Msg: fmt.Sprintf("every toEmail is blank (%d row(s)): "+
+				"fill toEmail for the customers to change; rows left blank are left alone", len(p.SkippedLines))}}
+		}
 		return nil, InputErrors{{File: t.file, Sheet: t.sheet, Msg: "no data rows: nothing to do"}}
 	}
 	w, err := loadWorld(ctx, wh, o.Account, &k)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"net/mail"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -30,8 +31,15 @@ func (r *rowReader) fail(col, format string, args ...any) {
 	} else if col != "" {
 		c = col
 	}
-	*r.errs = append(*r.errs, &InputError{File: r.t.file, Sheet: r.t.sheet, Line: r.row.line, Column: c,
-		Msg: fmt.Sprintf(format, args...)})
+	msg := fmt.Sprintf(format, args...)
+	v := ""
+	if col != "" {
+		v = r.get(col)
+	}
+	if strings.Contains(msg, v) {
+		v = "" // the message shows it already
+	}
+	*r.errs = append(*r.errs, &InputError{File: r.t.file, Sheet: r.t.sheet, Line: r.row.line, Column: c, Value: v, Msg: msg})
 }
 
 // has says whether the file has the column at all.
@@ -86,52 +94,79 @@ func checkEmail(v string) error {
 	return nil
 }
 
-// number reads a cell as a number, which spreadsheets may store as 1e+06 or 150000.0.
-func (r *rowReader) number(col string) (float64, bool) {
+// maxAmount bounds amounts: more than a thousand trillion rupiah is a mistake, and float64 is exact below it.
+const maxAmount = 1_000_000_000_000_000
+
+var (
+	digitsRe    = regexp.MustCompile(`^[0-9]+$`)
+	groupedRe   = regexp.MustCompile(`^(?i:rp\.?\s*)?([0-9]{1,3}(?:[.,\s][0-9]{3})+)(?:,-|,00|\.00)?$`)
+	separatorRe = regexp.MustCompile(`[^0-9]`)
+)
+
+// posInt is a required whole number above zero, as its decimal text. A text cell must be digits only: 150.000
+// means 150000 to an Indonesian and 150 to a parser, so anything else is refused with what to write. A numeric
+// xlsx cell holding a whole number is taken as it is (the spreadsheet has already read it); a TRUE/FALSE cell
+// never is.
+func (r *rowReader) posInt(col string) string {
 	v := r.text(col)
 	if v == "" {
-		return 0, false
+		return ""
 	}
-	f, err := strconv.ParseFloat(v, 64)
-	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-		r.fail(col, "%q is not a number (write digits only, no thousands separators or currency)", v)
-		return 0, false
+	var n int64
+	typ, typed := r.cellType(col)
+	switch {
+	case typed && typ == excelize.CellTypeBool:
+		r.fail(col, "%s is a TRUE/FALSE cell, not an amount: write the amount in digits, e.g. 150000", col)
+		return ""
+	case typed && (typ == excelize.CellTypeNumber || typ == excelize.CellTypeUnset): // no type attribute: a number
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f != math.Trunc(f) || math.IsInf(f, 0) {
+			r.fail(col, "%s %s is not a whole number: amounts are whole rupiah, write e.g. 150000", col, v)
+			return ""
+		}
+		if f > maxAmount {
+			r.fail(col, "%s %s is implausibly large", col, v)
+			return ""
+		}
+		n = int64(f)
+	default:
+		if rest, neg := strings.CutPrefix(v, "-"); neg && digitsRe.MatchString(rest) {
+			r.fail(col, "%s must be positive, got %s", col, v)
+			return ""
+		}
+		if !digitsRe.MatchString(v) {
+			r.fail(col, "%s %q is not a whole number in digits: %s", col, v, suggestAmount(v))
+			return ""
+		}
+		var err error
+		if n, err = strconv.ParseInt(v, 10, 64); err != nil || n > maxAmount {
+			r.fail(col, "%s %s is implausibly large", col, v)
+			return ""
+		}
 	}
-	return f, true
+	if n <= 0 {
+		r.fail(col, "%s must be positive, got %s", col, v)
+		return ""
+	}
+	return strconv.FormatInt(n, 10)
 }
 
-// posInt is a required whole number above zero, as its decimal text.
-func (r *rowReader) posInt(col string) string {
-	f, ok := r.number(col)
-	switch {
-	case !ok:
-		return ""
-	case f != math.Trunc(f):
-		r.fail(col, "%s must be a whole number, got %s", col, r.get(col))
-	case f <= 0:
-		r.fail(col, "%s must be positive, got %s", col, r.get(col))
-	case f > 1e15:
-		r.fail(col, "%s %s is implausibly large", col, r.get(col))
-	default:
-		return strconv.FormatInt(int64(f), 10)
+// suggestAmount says what to write instead of an amount that is not digits only.
+func suggestAmount(v string) string {
+	if m := groupedRe.FindStringSubmatch(strings.TrimSpace(v)); m != nil {
+		return "write " + separatorRe.ReplaceAllString(m[1], "") + " (digits only: no thousands separators, decimals or currency)"
 	}
-	return ""
+	return "write digits only, e.g. 150000 (no thousands separators, decimals, signs or currency)"
 }
 
-// posNumber is a required number above zero, as its shortest text.
-func (r *rowReader) posNumber(col string) string {
-	f, ok := r.number(col)
-	switch {
-	case !ok:
-		return ""
-	case f <= 0:
-		r.fail(col, "%s must be positive, got %s", col, r.get(col))
-	case f > 1e15:
-		r.fail(col, "%s %s is implausibly large", col, r.get(col))
-	default:
-		return strconv.FormatFloat(f, 'f', -1, 64)
+// cellType is the xlsx type of a numeric-looking cell; false for CSV and for text that is not a number.
+func (r *rowReader) cellType(col string) (excelize.CellType, bool) {
+	i, ok := r.pos[canonical(col)]
+	if !ok {
+		return excelize.CellTypeUnset, false
 	}
-	return ""
+	t, ok := r.row.types[i]
+	return t, ok
 }
 
 // future is a required date-time after now, as RFC 3339 UTC. A bare date means the end of that day in

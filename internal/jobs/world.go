@@ -131,3 +131,24 @@ func queryEach(ctx context.Context, db *sql.DB, q string, scan func(*sql.Rows) e
 	}
 	return rows.Err()
 }
+
+// CreditProduct is a product a credit top-up or a checkout with credit can name.
+type CreditProduct struct {
+	ID, Name, Type, Status string
+	Customers              int64 // customers with credit history for it
+}
+
+// CreditProducts lists the account's credit-usage products in the warehouse, active ones first.
+func CreditProducts(ctx context.Context, wh *sql.DB, account string) ([]CreditProduct, error) {
+	var out []CreditProduct
+	err := queryEach(ctx, wh, warehouseSQL["credit_products"], func(r *sql.Rows) error {
+		var p CreditProduct
+		err := r.Scan(&p.ID, &p.Name, &p.Type, &p.Status, &p.Customers)
+		out = append(out, p)
+		return err
+	}, account)
+	if err != nil {
+		return nil, fmt.Errorf("warehouse: credit-usage products: %w", err)
+	}
+	return out, nil
+}

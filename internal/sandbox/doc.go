@@ -13,7 +13,16 @@
 //
 // Errors: bad input gets 400 {"statusCode":400,"messages":"<field>: <problem>"};
 // unknown ids get 404 with a message naming the id; rate limiting gets 429 with a
-// Retry-After header in seconds. Error bodies always use "messages".
+// Retry-After header in seconds. Error bodies always use "messages". Where the
+// service documents its answers they are given exactly (answers.go): invoice create
+// 400 "Validation Error" / "extraData Validation Error", 404 when the customer cannot
+// be found or created (a malformed e-mail), 409 "already exist" (an extraData.noCustomer
+// used before), 429 "Duplicate request detected. Please wait 1 minute before trying
+// again." for the same create within a simulated minute (no Retry-After); payment edit
+// 404 "Payment not found" and 409 "Transaction already paid. Cannot edit payment
+// request."; customer update 400 "Validation Error" and 404 for an unknown fromEmail;
+// coupon validate 404 for an unknown code or payment link and 400 for each reason a
+// coupon does not apply, with Indonesian texts; 200 only for a valid coupon.
 // Coupon validation does not require finalAmount (the payment link's amount is
 // used instead) and invoice creation does not require extraData (echoed as null).
 // Payment edit accepts redirectURL and redirectUrl.
@@ -38,6 +47,9 @@
 // startDate/endDate as ISO-8601 date, date-time or epoch ms, both inclusive,
 // and filters walletType, type, productId, membershipTierId. An existing
 // customer without ledger gets 200 and empty data; an unknown customer 404.
+// Options.CreditTimes writes createdAt as the real service has been seen to
+// (offset +0700, seconds, no zone); Options.CreditIgnoresSortOrder lists oldest
+// first whatever sortOrder asks.
 //
 // Webhook history: ascending createdAt with unique milliseconds; startingAfter
 // is an exclusive epoch-ms cursor; limit default 10, max 50; nextStartingAfter

@@ -142,8 +142,6 @@ func appendISO(b []byte, ms int64) []byte {
 	return time.UnixMilli(ms).UTC().AppendFormat(b, "2006-01-02T15:04:05.000Z")
 }
 
-func isoString(ms int64) string { return string(appendISO(nil, ms)) }
-
 const hexDigits = "0123456789abcdef"
 
 // appendQuoted writes s as a JSON string; non-ASCII UTF-8 passes through.
@@ -665,7 +663,10 @@ func (e *enc) ledger(l *ledgerEntry) {
 	e.k("id")
 	e.objectID(l.id)
 	e.k("createdAt")
-	e.iso(l.createdAt)
+	e.sep()
+	e.b = append(e.b, '"')
+	e.b = appendCreditTime(e.b, l.createdAt, e.w.creditTimes)
+	e.b = append(e.b, '"')
 	e.k("credit")
 	e.int(l.credit)
 	e.k("debit")

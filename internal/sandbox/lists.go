@@ -472,7 +472,7 @@ func (s *Server) encodeHistory(e *enc, c *reqCtx, raw string, id ID, idErr error
 			match = append(match, l)
 		}
 	}
-	if !h.asc {
+	if !h.asc && !s.opts.CreditIgnoresSortOrder {
 		slices.Reverse(match)
 	}
 	off, n := c.window(h.pg)

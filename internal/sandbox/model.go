@@ -225,6 +225,12 @@ type coupon struct {
 	expiresAt    int64 // 0 = never
 	prod         *product
 	createdAt    int64
+	// Set only on the fixed coupons of seedRuleCoupons, so the seeded random ones are unchanged.
+	inactive      bool
+	startsAt      int64    // 0 = always
+	excludedTypes []string // product types it does not apply to
+	usageLimit    int      // 0 = unlimited
+	used          int
 }
 
 // keyed records sort by createdAt, then id.

@@ -56,6 +56,7 @@ func (w *world) seed(scale float64) {
 		w.addProduct(p)
 	}
 	w.seedCoupons(scaled(baseCoupons, scale, 6), start)
+	w.seedRuleCoupons()
 	w.seedLicenses(scaled(baseLicenses, scale, 4), start)
 
 	var hooks []*webhook
@@ -202,6 +203,36 @@ func (w *world) seedCoupons(n int, start int64) {
 		}
 		w.coupons = append(w.coupons, c)
 		w.couponBy[c.code] = c
+	}
+}
+
+// RuleCoupons are fixed coupons, one per reason a coupon may not apply that the random ones do not cover.
+// They use no randomness, so every other seeded record is as before.
+var RuleCoupons = map[string]string{
+	"NONAKTIF10":   "inactive",
+	"BELUMMULAI10": "not yet active",
+	"KURSUSSAJA10": "product types saas and membership excluded",
+	"HABIS10":      "usage limit reached",
+}
+
+func (w *world) seedRuleCoupons() {
+	for _, code := range []string{"NONAKTIF10", "BELUMMULAI10", "KURSUSSAJA10", "HABIS10"} {
+		sum := sha256.Sum256([]byte("rule coupon " + code))
+		var id ID
+		copy(id[:], sum[:16])
+		c := &coupon{id: id, code: code, discountType: "percentage", value: 10, eligible: "all", createdAt: w.now - day}
+		switch code {
+		case "NONAKTIF10":
+			c.inactive = true
+		case "BELUMMULAI10":
+			c.startsAt = w.now + 30*day
+		case "KURSUSSAJA10":
+			c.excludedTypes = []string{"saas", "membership"}
+		case "HABIS10":
+			c.usageLimit, c.used = 100, 100
+		}
+		w.coupons = append(w.coupons, c)
+		w.couponBy[code] = c
 	}
 }
 

@@ -24,10 +24,14 @@ type Options struct {
 	ReadOnlyKey string    // read-only key (default DefaultReadOnlyKey)
 	MaxPageSize int       // default 100
 	ListOrder   ListOrder // order of the paged /hl/v1 lists; "" = $BILLSYNC_TEST_LIST_ORDER, else OrderNewest
-	RatePerMin  int       // 0 = unlimited; a token bucket per key, 429 with Retry-After when empty
-	Admin       bool      // serve /__sandbox/*
-	Faults      Faults
-	Logger      *slog.Logger
+	// CreditTimes is how credit-history records write createdAt; "" = ISO 8601 UTC with milliseconds.
+	CreditTimes CreditTimeFormat
+	// CreditIgnoresSortOrder makes the credit history list oldest first whatever sortOrder asks.
+	CreditIgnoresSortOrder bool
+	RatePerMin             int  // 0 = unlimited; a token bucket per key, 429 with Retry-After when empty
+	Admin                  bool // serve /__sandbox/*
+	Faults                 Faults
+	Logger                 *slog.Logger
 }
 
 // Default keys, printed by cmd/sandbox at start.
@@ -100,6 +104,9 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	opts.ListOrder = order
+	if opts.CreditTimes, err = ParseCreditTimeFormat(string(opts.CreditTimes)); err != nil {
+		return nil, err
+	}
 	if opts.RatePerMin < 0 {
 		return nil, fmt.Errorf("sandbox: rate %d per minute is negative", opts.RatePerMin)
 	}
@@ -112,6 +119,7 @@ func New(opts Options) (*Server, error) {
 	}
 	w := newWorld(opts.Seed, opts.Now.UnixMilli())
 	w.seed(opts.Scale)
+	w.creditTimes = opts.CreditTimes
 	s := &Server{opts: opts, log: opts.Logger, w: w, faults: fs, rate: newRateLimiter(opts.RatePerMin)}
 	return s, nil
 }
@@ -328,7 +336,13 @@ func missing(format string, a ...any) error { return notFound{fmt.Sprintf(format
 func (c *reqCtx) fail(err error) {
 	var br badRequest
 	var nf notFound
+	var ce conflictErr
+	var de duplicateErr
 	switch {
+	case errors.As(err, &ce):
+		writeError(c.w, http.StatusConflict, ce.msg)
+	case errors.As(err, &de):
+		writeError(c.w, http.StatusTooManyRequests, de.msg)
 	case errors.As(err, &br):
 		writeError(c.w, http.StatusBadRequest, br.msg)
 	case errors.As(err, &nf):

@@ -120,51 +120,6 @@ func TestLicenseFlip(t *testing.T) {
 	}
 }
 
-func TestCouponRules(t *testing.T) {
-	s, ts := newTest(t, Options{Scale: 0.5})
-	coupons := dumped(t, s, "coupons")
-	link := dumped(t, s, "products")[0]
-	now := s.Now().UnixMilli()
-	existing := str(dumped(t, s, "customers")[0]["email"])
-	find := func(keep func(m map[string]any) bool) map[string]any {
-		for _, c := range coupons {
-			if keep(c) {
-				return c
-			}
-		}
-		t.Fatal("no coupon for this case")
-		return nil
-	}
-	open := func(m map[string]any) bool {
-		return m["paymentLinkId"] == nil && (m["expiresAt"] == nil || num(m["expiresAt"]) > now)
-	}
-	tests := []struct {
-		name   string
-		coupon map[string]any
-		amount any
-		email  string
-		valid  bool
-		reason string
-	}{
-		{"unknown code", map[string]any{"code": "NOSUCHCODE"}, 100, "", false, "not found"},
-		{"expired", find(func(m map[string]any) bool { return m["expiresAt"] != nil && num(m["expiresAt"]) <= now }), 1e9, existing, false, "expired"},
-		{"below minimum", find(func(m map[string]any) bool { return open(m) && m["minimumPurchase"] != nil }), 1, existing, false, "minimum purchase"},
-		{"new only, known e-mail", find(func(m map[string]any) bool { return open(m) && m["eligibleCustomerType"] == "new" }), 1e10, existing, false, "new customers"},
-		{"existing only, unknown e-mail", find(func(m map[string]any) bool { return open(m) && m["eligibleCustomerType"] == "existing" }), 1e10, "stranger@example.com", false, "existing customers"},
-		{"valid for all", find(func(m map[string]any) bool { return open(m) && m["eligibleCustomerType"] == "all" }), 1e10, "", true, "Success"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			m := mustOK(t, post(t, ts, "/hl/v1/coupon/validate", map[string]any{"paymentLinkId": link["id"], "tickets": []any{},
-				"couponCode": tc.coupon["code"], "finalAmount": tc.amount, "customerEmail": tc.email}))
-			d := m["data"].(map[string]any)
-			if d["valid"] != tc.valid || !contains(str(m["messages"]), tc.reason) {
-				t.Errorf("valid %v messages %q, want %v and %q", d["valid"], m["messages"], tc.valid, tc.reason)
-			}
-		})
-	}
-}
-
 func TestImmutableCheckout(t *testing.T) {
 	s, ts := newTest(t, Options{Admin: true})
 	credit := firstOf(t, s, "products", func(m map[string]any) bool { return m["subType"] == "credit_usage" })

@@ -30,6 +30,10 @@ type world struct {
 	licenses  []*license
 	coupons   []*coupon
 
+	creditTimes     CreditTimeFormat    // how credit-history records write createdAt
+	recentCreates   map[string]int64    // invoice create key -> when, for the duplicate-request answer
+	invByNoCustomer map[string]*invoice // extraData.noCustomer of invoices created through the API
+
 	custByID    map[ID]*customer
 	custByEmail map[string][]*customer // lower-cased e-mail, oldest first
 	prodByID    map[ID]*product
@@ -61,24 +65,26 @@ type licenseKey struct {
 
 func newWorld(seed int64, now int64) *world {
 	return &world{
-		rng:           rand.New(rand.NewPCG(uint64(seed), 0x5eed5eed)),
-		now:           now,
-		seedValue:     seed,
-		merchantName:  "Toko Nusantara Digital",
-		merchantEmail: "finance@toko-nusantara.example",
-		storefront:    StorefrontURL,
-		hookURL:       "https://hooks.toko-nusantara.example/billing",
-		custByID:      map[ID]*customer{},
-		custByEmail:   map[string][]*customer{},
-		prodByID:      map[ID]*product{},
-		byType:        map[string][]*product{},
-		prByID:        map[ID]*payReq{},
-		invByID:       map[ID]*invoice{},
-		ledgerBy:      map[ID][]*ledgerEntry{},
-		balance:       map[balanceKey]int64{},
-		licenseBy:     map[licenseKey]*license{},
-		couponBy:      map[string]*coupon{},
-		carry:         map[string]float64{},
+		rng:             rand.New(rand.NewPCG(uint64(seed), 0x5eed5eed)),
+		now:             now,
+		seedValue:       seed,
+		merchantName:    "Toko Nusantara Digital",
+		merchantEmail:   "finance@toko-nusantara.example",
+		storefront:      StorefrontURL,
+		hookURL:         "https://hooks.toko-nusantara.example/billing",
+		custByID:        map[ID]*customer{},
+		custByEmail:     map[string][]*customer{},
+		prodByID:        map[ID]*product{},
+		byType:          map[string][]*product{},
+		prByID:          map[ID]*payReq{},
+		invByID:         map[ID]*invoice{},
+		ledgerBy:        map[ID][]*ledgerEntry{},
+		balance:         map[balanceKey]int64{},
+		licenseBy:       map[licenseKey]*license{},
+		couponBy:        map[string]*coupon{},
+		recentCreates:   map[string]int64{},
+		invByNoCustomer: map[string]*invoice{},
+		carry:           map[string]float64{},
 	}
 }
 

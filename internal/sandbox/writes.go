@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -105,42 +106,59 @@ func (s *Server) createInvoice(c *reqCtx) {
 		Items       []invoiceItem `json:"items"`
 		ExtraData   *extraData    `json:"extraData"`
 	}
+	// The service answers every malformed invoice with the same text, naming no field.
 	if err := decodeBody(c.r, &in); err != nil {
-		c.fail(err)
+		c.fail(bad(msgValidation))
 		return
 	}
 	exp, err := parseISO("expiredAt", in.ExpiredAt)
 	if err = firstErr(required("name", in.Name), required("email", in.Email), required("mobile", in.Mobile),
 		required("redirectUrl", in.RedirectURL), required("description", in.Description), err); err != nil {
-		c.fail(err)
+		c.fail(bad(msgValidation))
 		return
 	}
 	if len(in.Items) == 0 {
-		c.fail(bad("items: required, at least one item"))
+		c.fail(bad(msgValidation))
 		return
 	}
 	var amount float64
-	for i, it := range in.Items {
-		switch {
-		case it.Quantity == nil || *it.Quantity <= 0:
-			c.fail(bad("items[%d].quantity: required, a positive number", i))
-			return
-		case it.Rate == nil || *it.Rate < 0:
-			c.fail(bad("items[%d].rate: required, a number >= 0", i))
-			return
-		case strings.TrimSpace(it.Description) == "":
-			c.fail(bad("items[%d].description: required", i))
+	for _, it := range in.Items {
+		if it.Quantity == nil || *it.Quantity <= 0 || it.Rate == nil || *it.Rate < 0 || strings.TrimSpace(it.Description) == "" {
+			c.fail(bad(msgValidation))
 			return
 		}
 		amount += *it.Quantity * *it.Rate
 	}
+	if x := in.ExtraData; x != nil && (len(x.NoCustomer) > 100 || len(x.IDProd) > 100) {
+		c.fail(bad(msgExtraDataValidation))
+		return
+	}
 	s.apply(c, func(e *enc) error {
 		w := s.w
+		email := strings.TrimSpace(in.Email)
+		if at := strings.IndexByte(email, '@'); at < 1 || at == len(email)-1 || strings.ContainsAny(email, " \t") {
+			return missing(msgCustomerNotCreated)
+		}
+		key := invoiceKey(in.Email, in.Name, in.Description, in.ExpiredAt, int64(amount+0.5))
+		if w.recentCreate(key) {
+			return duplicate(msgDuplicateRequest)
+		}
+		noCustomer := ""
+		if in.ExtraData != nil {
+			noCustomer = strings.TrimSpace(in.ExtraData.NoCustomer)
+		}
+		if noCustomer != "" && w.invByNoCustomer[noCustomer] != nil {
+			return conflict(msgAlreadyExist)
+		}
 		at := w.tick()
 		cust := w.customerFor(in.Email, in.Name, in.Mobile, at)
 		inv := &invoice{id: w.newID(), txID: w.newID(), amount: int64(amount + 0.5), createdAt: at, description: in.Description,
 			link: w.slug(11), status: "active", txStatus: "created", name: in.Name, redirectURL: in.RedirectURL, cust: cust, expiredAt: exp}
 		w.openInvoice(inv)
+		w.rememberCreate(key)
+		if noCustomer != "" {
+			w.invByNoCustomer[noCustomer] = inv
+		}
 		e.okHead("messages")
 		e.k("data")
 		e.open()
@@ -212,7 +230,10 @@ func (s *Server) editPayment(c *reqCtx) {
 		id, err := parseID(in.ID)
 		p := w.prByID[id]
 		if err != nil || p == nil {
-			return missing("payment request %q not found", in.ID)
+			return missing(msgPaymentNotFound)
+		}
+		if p.status == "paid" {
+			return conflict(msgAlreadyPaid)
 		}
 		at := w.tick()
 		p.name, p.amount, p.description, p.redirectURL, p.expiredAt = in.Name, *in.Amount, in.Description, redirect, exp
@@ -241,26 +262,26 @@ func (s *Server) updateCustomer(c *reqCtx) {
 		ToEmail   string `json:"toEmail"`
 	}
 	if err := decodeBody(c.r, &in); err != nil {
-		c.fail(err)
-		return
-	}
-	if err := firstErr(required("fromEmail", in.FromEmail), required("toEmail", in.ToEmail)); err != nil {
-		c.fail(err)
+		c.fail(bad(msgValidation))
 		return
 	}
 	to := strings.TrimSpace(in.ToEmail)
+	if err := firstErr(required("fromEmail", in.FromEmail), required("toEmail", in.ToEmail)); err != nil {
+		c.fail(bad(msgValidation))
+		return
+	}
 	if at := strings.IndexByte(to, '@'); at < 1 || at == len(to)-1 || strings.ContainsAny(to, " \t") {
-		c.fail(bad("toEmail: %q is not an e-mail address", to))
+		c.fail(bad(msgValidation))
 		return
 	}
 	s.apply(c, func(e *enc) error {
 		w := s.w
 		list := w.custByEmail[strings.ToLower(in.FromEmail)]
 		if len(list) == 0 {
-			return missing("fromEmail: no customer with e-mail %q", in.FromEmail)
+			return missing(msgCustomerEmailNotFound)
 		}
 		if taken := w.custByEmail[strings.ToLower(to)]; len(taken) > 0 && !(len(taken) == 1 && taken[0] == list[0]) {
-			return bad("toEmail: %q is already used by another customer", to)
+			return bad(msgEmailTaken)
 		}
 		w.renameCustomer(list[0], to, w.tick())
 		e.okHead("messages")
@@ -287,7 +308,7 @@ func (s *Server) validateCoupon(c *reqCtx) {
 	}
 	s.apply(c, func(e *enc) error {
 		w := s.w
-		amount, err := w.linkAmount(in.PaymentLinkID)
+		amount, typ, err := w.linkAmount(in.PaymentLinkID)
 		if err != nil {
 			return err
 		}
@@ -295,77 +316,82 @@ func (s *Server) validateCoupon(c *reqCtx) {
 			amount = *in.FinalAmount
 		}
 		cp := w.couponBy[strings.ToUpper(strings.TrimSpace(in.CouponCode))]
-		reason := w.couponProblem(cp, in.CouponCode, in.PaymentLinkID, in.CustomerEmail, amount)
+		// Only a coupon that applies gets 200; every reason it does not is a 4xx with the service's text.
+		if err := w.couponProblem(cp, in.CouponCode, in.PaymentLinkID, typ, in.CustomerEmail, amount); err != nil {
+			return err
+		}
 		e.open()
 		e.k("statusCode")
 		e.int(200)
 		e.k("messages")
-		if reason == "" {
-			e.str("Success")
-		} else {
-			e.str(reason)
-		}
+		e.str("Success")
 		e.k("data")
 		e.open()
 		e.k("valid")
-		e.bool(reason == "")
+		e.bool(true)
 		e.k("coupon")
-		if cp == nil {
-			e.null()
-		} else {
-			e.coupon(cp)
-		}
+		e.coupon(cp)
 		e.close()
 		e.close()
 		return nil
 	})
 }
 
-// linkAmount is the price of the payment link a coupon is validated against.
-func (w *world) linkAmount(raw string) (int64, error) {
+// linkAmount is the price and product type of the payment link a coupon is validated against ("" for a
+// payment request or an invoice).
+func (w *world) linkAmount(raw string) (int64, string, error) {
 	id, err := parseID(raw)
 	if err == nil {
 		if p := w.prodByID[id]; p != nil {
-			return p.amount, nil
+			return p.amount, p.typ, nil
 		}
 		if p := w.prByID[id]; p != nil {
-			return p.amount, nil
+			return p.amount, "", nil
 		}
 		if i := w.invByID[id]; i != nil {
-			return i.amount, nil
+			return i.amount, "", nil
 		}
 	}
-	return 0, missing("paymentLinkId: payment link %q not found", raw)
+	return 0, "", missing(msgLinkNotFound)
 }
 
-// couponProblem says why a coupon does not apply, or "" when it does.
-func (w *world) couponProblem(cp *coupon, code, linkID, email string, amount int64) string {
+// couponProblem says why a coupon does not apply (a 404 for an unknown code, a 400 for each other reason),
+// or nil when it does.
+func (w *world) couponProblem(cp *coupon, code, linkID, linkType, email string, amount int64) error {
 	switch {
 	case strings.TrimSpace(code) == "":
-		return "coupon code is empty"
+		return bad(msgCouponCodeRequired)
 	case cp == nil:
-		return fmt.Sprintf("coupon %q not found", code)
+		return missing(msgCouponNotFound)
+	case cp.inactive:
+		return bad(msgCouponInactive)
+	case cp.startsAt != 0 && cp.startsAt > w.now:
+		return bad(msgCouponNotYetActive)
 	case cp.expiresAt != 0 && cp.expiresAt <= w.now:
-		return fmt.Sprintf("coupon %s expired at %s", cp.code, isoString(cp.expiresAt))
+		return bad(msgCouponExpired)
 	case cp.prod != nil && cp.prod.id.String() != linkID:
-		return fmt.Sprintf("coupon %s is not valid for this payment link", cp.code)
+		return bad(msgCouponOtherLink)
+	case linkType != "" && slices.Contains(cp.excludedTypes, linkType):
+		return bad(msgCouponTypeExcluded)
 	case cp.hasMin && amount < cp.minPurchase:
-		return fmt.Sprintf("minimum purchase for coupon %s is %d", cp.code, cp.minPurchase)
+		return bad(msgCouponMinimum, rupiah(cp.minPurchase))
+	case cp.usageLimit > 0 && cp.used >= cp.usageLimit:
+		return bad(msgCouponUsedUp)
 	}
 	if cp.eligible == "all" {
-		return ""
+		return nil
 	}
 	if strings.TrimSpace(email) == "" {
-		return fmt.Sprintf("coupon %s is only for %s customers: customerEmail required", cp.code, cp.eligible)
+		return bad(msgCouponNeedsEmail)
 	}
 	known := len(w.custByEmail[strings.ToLower(strings.TrimSpace(email))]) > 0
 	if cp.eligible == "new" && known {
-		return fmt.Sprintf("coupon %s is only for new customers", cp.code)
+		return bad(msgCouponNewOnly)
 	}
 	if cp.eligible == "existing" && !known {
-		return fmt.Sprintf("coupon %s is only for existing customers", cp.code)
+		return bad(msgCouponExistingOnly)
 	}
-	return ""
+	return nil
 }
 
 // creditProduct resolves productId to a credit-usage product.

@@ -33,7 +33,7 @@ UPDATE job_plans SET approved_at = ?, approved_by = ? WHERE id = ?;
 SELECT p.id, p.kind, p.account, p.created_at, coalesce(p.created_by, ''), p.approved_at IS NOT NULL, p.actions,
        count(*) FILTER (WHERE s.state = 'succeeded'),
        count(*) FILTER (WHERE s.state = 'failed'),
-       count(*) FILTER (WHERE s.state IN ('sent', 'unknown'))
+       count(*) FILTER (WHERE s.state IN ('sent', 'unknown', 'unresolved'))
 FROM job_plans p
 LEFT JOIN job_action_state s ON s.plan_id = p.id
 GROUP BY ALL

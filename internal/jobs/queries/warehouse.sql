@@ -50,3 +50,11 @@ WHERE account = ?1 AND deleted_upstream_at IS NULL AND id IN (SELECT unnest(json
 
 -- name: last_sync
 SELECT max(finished_at) FROM sync_runs WHERE account = ? AND status IN ('succeeded', 'partial');
+
+-- name: credit_products
+-- The credit-usage products a credit top-up can name, with each one's customers holding a balance.
+SELECT p.id, coalesce(p.name, ''), coalesce(p.type, ''), coalesce(p.status, ''),
+       (SELECT count(DISTINCT l.customer_id) FROM credit_ledger l WHERE l.account = p.account AND l.product_id = p.id)
+FROM products p
+WHERE p.account = ? AND p.deleted_upstream_at IS NULL AND p.sub_type = 'credit_usage'
+ORDER BY p.status = 'active' DESC, lower(p.name), p.id;

@@ -1,0 +1,199 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/billsync/billsync/internal/sandbox"
+	"github.com/sethvargo/go-envconfig"
+)
+
+// syncer runs the command as a person does (the test binary in child mode) and returns what they see.
+func syncer(t *testing.T, env map[string]string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "SYNCER_TEST_MAIN=1")
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+	case err != nil:
+		t.Fatal(err)
+	}
+	return o.String(), e.String(), code
+}
+
+func TestJobHelpAndUsageErrors(t *testing.T) {
+	env := map[string]string{"BILLSYNC_DB": filepath.Join(t.TempDir(), "w.duckdb")}
+	for _, args := range [][]string{{"job", "-h"}, {"job", "--help"}, {"job", "help"}, {"job", "plan", "-h"}, {"job", "apply", "-h"},
+		{"job", "apply", "--help"}, {"job", "approve", "-h"}, {"job", "resolve", "-h"}, {"job", "show", "-h"}, {"job", "list", "-h"},
+		{"job", "products", "-h"}, {"job", "plan", "-kind", "credit-topup", "-h"}} {
+		out, errs, code := syncer(t, env, args...)
+		if code != 0 || !strings.HasPrefix(out, "usage:") || errs != "" {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want usage on stdout and exit 0", args, code, out, errs)
+		}
+	}
+	out, _, _ := syncer(t, env, "job", "plan", "-h")
+	for _, want := range []string{"-kind", "-in", "-skip-blank", "-again"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("job plan -h does not show %s:\n%s", want, out)
+		}
+	}
+	for _, args := range [][]string{{"job"}, {"job", "frobnicate"}, {"job", "approve"}, {"job", "show", "a", "b"},
+		{"job", "apply", "-max", "x"}, {"job", "apply", "-max", "-1", "abc"}, {"job", "plan", "-nosuchflag"}, {"job", "plan"},
+		{"job", "resolve", "abc", "1", "maybe", "-why", "x"}, {"job", "resolve", "abc", "one", "applied", "-why", "x"},
+		{"job", "resolve", "abc", "1", "applied"}, {"job", "list", "extra"}} {
+		out, errs, code := syncer(t, env, args...)
+		if code != 2 || !strings.HasPrefix(errs, "usage: ") || out != "" {
+			t.Errorf("%v: exit %d, stderr %q; want a usage error and exit 2", args, code, errs)
+		}
+	}
+}
+
+// TestJobCommandAsAFinanceUserRunsIt: a rejected file prints every problem (the first 50 and a count), a fully
+// applied file planned again says so, approving twice says already approved, list and products read as a
+// person reads them, and an unresolved row is shown with the command that settles it, which runs as printed.
+func TestJobCommandAsAFinanceUserRunsIt(t *testing.T) {
+	sb, err := sandbox.New(sandbox.Options{Seed: 3, Scale: 0.02, Key: secret, Now: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC),
+		CreditTimes: sandbox.CreditTimeNoZone})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(sb)
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	vars := map[string]string{"BILLSYNC_BASE_URL": srv.URL, "BILLSYNC_API_KEY": secret, "BILLSYNC_DB": filepath.Join(dir, "billsync.duckdb"),
+		"BILLSYNC_RATE_PER_MIN": "0", "BILLSYNC_ACCOUNT": "main", "BILLSYNC_TZ": "Asia/Jakarta"}
+	var logs bytes.Buffer
+	if err := run(context.Background(), []string{"-once"}, envconfig.MapLookuper(vars), &logs, &logs); err != nil {
+		t.Fatalf("sync: %v\n%s", err, logs.String())
+	}
+	var custs []struct{ ID string }
+	for _, raw := range sb.Dump("customers")[:3] {
+		var c struct{ ID string }
+		json.Unmarshal(raw, &c)
+		custs = append(custs, c)
+	}
+	var prod string
+	for _, raw := range sb.Dump("products") {
+		var p struct{ ID, SubType, Status string }
+		json.Unmarshal(raw, &p)
+		if p.SubType == "credit_usage" && p.Status == "active" {
+			prod = p.ID
+			break
+		}
+	}
+	write := func(name string, lines ...string) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+		return p
+	}
+
+	// A file with 61 problems: every one up to 50 is printed, then the count.
+	bad := []string{"customerId,productId,amount"}
+	for i := 1; i <= 61; i++ {
+		bad = append(bad, fmt.Sprintf("%s,%s,%d.000", custs[i%3].ID, prod, i))
+	}
+	out, errs, code := syncer(t, vars, "job", "plan", "-kind", "credit-topup", "-in", write("bad.csv", bad...))
+	if code != 1 || !strings.Contains(errs, "61 problem(s)") || strings.Count(errs, "bad.csv line ") != 50 ||
+		!strings.Contains(errs, "… and 11 more") || !strings.Contains(errs, `line 51 column C (amount): amount "50.000" is not a whole number in digits: write 50000`) {
+		t.Errorf("bad file: exit %d\nstdout %s\nstderr %s", code, out, errs)
+	}
+
+	// Plan, apply, plan the same file again.
+	good := write("topup.csv", "customerId,productId,amount", custs[0].ID+","+prod+",1500000")
+	out, errs, code = syncer(t, vars, "job", "plan", "-kind", "credit-topup", "-in", good)
+	id := regexp.MustCompile(`syncer job apply ([0-9a-f]{12})`).FindStringSubmatch(out)
+	if code != 0 || id == nil {
+		t.Fatalf("plan: exit %d\n%s%s", code, out, errs)
+	}
+	if out, errs, code = syncer(t, vars, "job", "apply", id[1]); code != 0 {
+		t.Fatalf("apply: exit %d\n%s%s", code, out, errs)
+	}
+	out, _, code = syncer(t, vars, "job", "plan", "-kind", "credit-topup", "-in", good)
+	if code != 0 || !strings.Contains(out, "is fully applied") || strings.Contains(out, "To send it") {
+		t.Errorf("re-planning an applied file: exit %d\n%s", code, out)
+	}
+
+	// Approve twice.
+	if out, _, code = syncer(t, vars, "job", "approve", id[1]); code != 0 || !strings.Contains(out, "approved by") {
+		t.Errorf("approve: exit %d %s", code, out)
+	}
+	if out, _, code = syncer(t, vars, "job", "approve", id[1]); code != 0 || !strings.Contains(out, "already approved") {
+		t.Errorf("approve again: exit %d %s", code, out)
+	}
+
+	// An unknown outcome the history cannot settle (its times carry no zone): unresolved, exit 1, the command shown.
+	sb.FailNext(sandbox.FaultApplyThen500, 1, "/credit/v1/credit/customer/add-credit")
+	second := write("topup2.csv", "customerId,productId,amount", custs[1].ID+","+prod+",2500", custs[2].ID+","+prod+",3500")
+	out, errs, code = syncer(t, vars, "job", "plan", "-kind", "credit-topup", "-in", second, "-apply")
+	cmdRe := regexp.MustCompile(`syncer job resolve ([0-9a-f]{12}) (\d+) applied\|not-applied -why "what you checked"`)
+	m := cmdRe.FindStringSubmatch(out)
+	t.Logf("unresolved run prints:\n%s%s", out, errs)
+	if code != 1 || m == nil || !strings.Contains(out, "UNRESOLVED") || !strings.Contains(out, "missing:") ||
+		!strings.Contains(out, "no time zone") || !strings.Contains(errs, "1 row(s) unresolved") {
+		t.Fatalf("unresolved run: exit %d\nstdout %s\nstderr %s", code, out, errs)
+	}
+	adds := func() int {
+		n := 0
+		for _, r := range sb.Requests() {
+			if strings.HasSuffix(r.Path, "/add-credit") {
+				n++
+			}
+		}
+		return n
+	}
+	before := adds()
+	if out, errs, code = syncer(t, vars, "job", "apply", m[1]); code != 1 || adds() != before {
+		t.Errorf("apply with an unresolved row: exit %d, %d sends\n%s%s", code, adds()-before, out, errs)
+	}
+	// The person checks the customer's balance on the service and settles the row as printed.
+	out, errs, code = syncer(t, vars, "job", "resolve", m[1], m[2], "applied", "-why", "saldo 2.500 terlihat di dasbor", "-by", "siti")
+	if code != 0 || !strings.Contains(out, "resolved as applied by siti") {
+		t.Fatalf("resolve: exit %d\n%s%s", code, out, errs)
+	}
+	if out, errs, code = syncer(t, vars, "job", "apply", m[1]); code != 0 || adds() != before {
+		t.Errorf("apply after resolving: exit %d, %d sends\n%s%s", code, adds()-before, out, errs)
+	}
+
+	// list: a header, local times, grouped counts; products: ids to put in a file.
+	out, _, code = syncer(t, vars, "job", "list")
+	t.Logf("job list prints:\n%s", out)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if code != 0 || len(lines) != 3 || !strings.Contains(lines[0], "CREATED (Asia/Jakarta)") || !strings.Contains(lines[0], "UNRESOLVED") ||
+		!strings.Contains(out, id[1]) || !strings.Contains(out, "yes") {
+		t.Errorf("job list: exit %d\n%s", code, out)
+	}
+	out, _, code = syncer(t, vars, "job", "products")
+	if code != 0 || !strings.HasPrefix(out, "PRODUCT ID") || !strings.Contains(out, prod) {
+		t.Errorf("job products: exit %d\n%s", code, out)
+	}
+	if strings.Contains(out+errs, secret) {
+		t.Error("the API key appears in the output")
+	}
+}
+
+func TestGroupDigits(t *testing.T) {
+	for n, want := range map[int]string{0: "0", 999: "999", 1000: "1.000", 1234567: "1.234.567", -12345: "-12.345"} {
+		if got := group(n); got != want {
+			t.Errorf("group(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

@@ -1,0 +1,137 @@
+package jobs_test
+
+import (
+	"context"
+	"encoding/csv"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/billsync/billsync/internal/jobs"
+	"github.com/billsync/billsync/internal/report"
+	"github.com/xuri/excelize/v2"
+)
+
+// dqFiles renders the data-quality report from the synced warehouse: its workbook and its e-mail sheet as CSV.
+func dqFiles(e *env) (book, sheetCSV string) {
+	e.t.Helper()
+	files, err := report.Generate(context.Background(), report.Options{DB: e.wh, Journal: e.journal,
+		OutDir: filepath.Join(e.dir, "reports"), Formats: []string{"xlsx", "csv"}, AsOf: testNow, Account: "test",
+		Names: []string{"data-quality"}})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for _, f := range files {
+		switch {
+		case strings.HasSuffix(f, ".xlsx"):
+			book = f
+		case strings.HasSuffix(f, ".csv") && strings.Contains(filepath.Base(f), "e-mail"):
+			sheetCSV = f
+		}
+	}
+	if book == "" || sheetCSV == "" {
+		e.t.Fatalf("the data-quality report has no workbook or e-mail sheet: %v", files)
+	}
+	return book, sheetCSV
+}
+
+// TestDataQualityEmailSheetRoundTrip is the documented round trip, end to end: sync (the shared warehouse),
+// the data-quality report, its e-mail sheet taken as it stands (every row and column kept, the workbook with
+// all its sheets, or the sheet's CSV), toEmail filled in place for the customers to fix, plan, apply.
+func TestDataQualityEmailSheetRoundTrip(t *testing.T) {
+	e := newEnv(t)
+	book, sheetCSV := dqFiles(e)
+
+	// Untouched, nothing is to be changed: one clear sentence, not a problem per row.
+	for _, in := range []string{book, sheetCSV} {
+		_, err := e.plan(jobs.EmailFix, in)
+		if ie := inputErrors(t, err); len(ie) != 1 || !strings.Contains(err.Error(), "every toEmail is blank") {
+			t.Errorf("%s as it stands: %v", filepath.Base(in), err)
+		}
+	}
+
+	// The person fills toEmail of the malformed address in the workbook, as in Excel, and saves it.
+	f, err := excelize.OpenFile(book)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const sheet = "E-mail fixes"
+	rows, err := f.GetRows(sheet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Columns by name, as the job matches them: the workbook labels "Customer ID", the CSV says customer_id.
+	key := func(h string) string { return strings.ToLower(strings.NewReplacer(" ", "", "_", "").Replace(h)) }
+	col := map[string]int{}
+	for i, h := range rows[0] {
+		col[key(h)] = i
+	}
+	fixed := map[string]string{} // customer id -> new e-mail
+	var blank int
+	for r, row := range rows[1:] {
+		if strings.Contains(row[col["problem"]], "malformed") && !strings.Contains(row[col["problem"]], "shared") {
+			cell, _ := excelize.CoordinatesToCellName(col["toemail"]+1, r+2)
+			to := "fixed." + row[col["customerid"]][:8] + "@example.com"
+			f.SetCellValue(sheet, cell, to)
+			fixed[row[col["customerid"]]] = to
+		} else {
+			blank++
+		}
+	}
+	if len(fixed) == 0 || blank == 0 {
+		t.Fatalf("the sheet has %d malformed and %d other rows; the test needs both", len(fixed), blank)
+	}
+	if err := f.Save(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+
+	// The same edit in the sheet's CSV, through a spreadsheet-like CSV round trip.
+	cf, _ := os.Open(sheetCSV)
+	recs, err := csv.NewReader(cf).ReadAll()
+	cf.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col = map[string]int{}
+	for i, h := range recs[0] {
+		col[key(h)] = i
+	}
+	for _, rec := range recs[1:] {
+		if to, ok := fixed[rec[col["customerid"]]]; ok {
+			rec[col["toemail"]] = strings.Replace(to, "fixed.", "csv.", 1)
+		}
+	}
+	cf, _ = os.Create(sheetCSV)
+	csv.NewWriter(cf).WriteAll(recs)
+	cf.Close()
+
+	reqs := e.requests()
+	p := e.mustPlan(jobs.EmailFix, book)
+	if e.requests() != reqs {
+		t.Error("planning sent requests")
+	}
+	if len(p.Actions) != len(fixed) || len(p.SkippedLines) != blank {
+		t.Fatalf("plan of the workbook: %d actions, %d left out; want %d and %d", len(p.Actions), len(p.SkippedLines), len(fixed), blank)
+	}
+	if pc := e.mustPlan(jobs.EmailFix, sheetCSV); len(pc.Actions) != len(fixed) || len(pc.SkippedLines) != blank {
+		t.Errorf("plan of the CSV sheet: %d actions, %d left out", len(pc.Actions), len(pc.SkippedLines))
+	}
+	res := e.apply(p.ID)
+	if res.Status != jobs.RunCompleted {
+		t.Fatalf("apply: %+v", res)
+	}
+	now := map[string]string{}
+	for _, c := range records[simCustomer](e, "customers") {
+		now[c.ID] = c.Email
+	}
+	for id, to := range fixed {
+		if now[id] != to {
+			t.Errorf("customer %s has %q, want %q", id, now[id], to)
+		}
+	}
+	if n := e.posts("/hl/v1/customer/update"); n != len(fixed) {
+		t.Errorf("%d e-mail updates, want %d: rows left blank are left alone", n, len(fixed))
+	}
+}
