@@ -95,7 +95,10 @@ func runServer(scale string) {
 		os.Exit(1)
 	}
 	fmt.Printf("%s %d %d\n", ln.Addr(), minimumRequests(sb, false), minimumRequests(sb, true))
-	http.Serve(ln, sb)
+	mux := http.NewServeMux()
+	mux.Handle("/", sb)
+	mux.Handle("/__bench/ledger", serveLedgerTruth(sb))
+	http.Serve(ln, mux)
 }
 
 // minimumRequests is the fewest requests that can read everything a first sync reads, at the
@@ -182,7 +185,7 @@ func benchScale(scale string, rate float64, details bool, conc int) error {
 			}
 			minimum = 0 // what a later run must read depends on what changed
 		}
-		if err := benchRun(scale, run, c, cmd.Process.Pid, filepath.Join(dir, "bench.duckdb"), minimum, details, conc); err != nil {
+		if err := benchRun(scale, run, c, cmd.Process.Pid, "http://"+addr, filepath.Join(dir, "bench.duckdb"), minimum, details, conc); err != nil {
 			return err
 		}
 	}
@@ -204,7 +207,7 @@ func advanceClock(base string, d time.Duration) error {
 }
 
 // benchRun syncs once into path and prints one line of figures.
-func benchRun(scale string, run int, c *api.Client, simPid int, path string, minimum int, details bool, conc int) error {
+func benchRun(scale string, run int, c *api.Client, simPid int, base, path string, minimum int, details bool, conc int) error {
 	opts := fetch.Options{Account: "bench", Concurrency: conc, Details: details, Log: benchLog, MemoryLimit: memoryLimit}
 	if listsOnly {
 		opts.MaxRequests = 1 // lists always complete; the fan-outs get nothing
@@ -243,6 +246,14 @@ func benchRun(scale string, run int, c *api.Client, simPid int, path string, min
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	fmt.Fprintf(os.Stderr, "  go runtime: %d MB obtained from the OS, heap in use now %d MB\n", ms.Sys>>20, ms.HeapInuse>>20)
+	if listsOnly {
+		return nil
+	}
+	cs, err := measureCredit(context.Background(), base, path, s.RunID)
+	if err != nil {
+		return fmt.Errorf("measure credit: %w", err)
+	}
+	fmt.Printf("         %s\n", cs)
 	return nil
 }
 

@@ -1,0 +1,193 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"time"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+
+	"github.com/billsync/billsync/internal/sandbox"
+)
+
+//go:embed credit_reads.sql
+var creditReadsSQL string
+
+// serveLedgerTruth answers /__bench/ledger with every credit-ledger entry the simulator holds
+// (id, customer, createdAt): the truth the warehouse's credit is compared with.
+func serveLedgerTruth(sb *sandbox.Server) http.HandlerFunc {
+	return func(w http.ResponseWriter, _ *http.Request) {
+		var out []ledgerTruth
+		for _, raw := range sb.Dump("credit_ledger") {
+			var l ledgerTruth
+			if err := json.Unmarshal(raw, &l); err != nil {
+				http.Error(w, err.Error(), http.StatusInternalServerError)
+				return
+			}
+			out = append(out, l)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(out)
+	}
+}
+
+type ledgerTruth struct {
+	ID         string    `json:"id"`
+	CustomerID string    `json:"customerId"`
+	CreatedAt  time.Time `json:"createdAt"`
+}
+
+// creditStats is what a run's credit fan-out bought: reads, reads that found an entry the
+// warehouse did not hold, and how stale customers' credit is afterwards, both as the time since
+// each customer's last read (what the bounds limit) and as the age of the oldest entry the
+// simulator holds that the warehouse lacks (what an analyst would miss).
+type creditStats struct {
+	reads, hits               int64
+	customers, neverRead      int
+	readAgeMax, readAgeP95    time.Duration
+	missing                   int // customers whose credit lacks an entry the simulator holds
+	missedMax, missedP95      time.Duration
+	entriesMissed, entriesNew int
+}
+
+func (s creditStats) String() string {
+	rate := "-"
+	if s.reads > 0 {
+		rate = fmt.Sprintf("%.0f%%", 100*float64(s.hits)/float64(s.reads))
+	}
+	return fmt.Sprintf("credit: %d reads, %d found a new entry (%s); since last read max %s p95 %s (%d never read); "+
+		"%d of %d customers lack %d entries, oldest missing max %s p95 %s",
+		s.reads, s.hits, rate, days(s.readAgeMax), days(s.readAgeP95), s.neverRead,
+		s.missing, s.customers, s.entriesMissed, days(s.missedMax), days(s.missedP95))
+}
+
+func days(d time.Duration) string { return fmt.Sprintf("%.1fd", d.Hours()/24) }
+
+// measureCredit reads the published warehouse at path (read-only) after run runID and compares
+// it with the simulator at base.
+func measureCredit(ctx context.Context, base, path string, runID int64) (creditStats, error) {
+	var st creditStats
+	now, err := simNow(base)
+	if err != nil {
+		return st, err
+	}
+	truth, err := fetchTruth(base)
+	if err != nil {
+		return st, err
+	}
+	conn, err := duckdb.NewConnector(path+"?access_mode=READ_ONLY", nil)
+	if err != nil {
+		return st, err
+	}
+	db := sql.OpenDB(conn)
+	defer db.Close()
+	if err := db.QueryRowContext(ctx, creditReadsSQL, runID).Scan(&st.reads, &st.hits); err != nil {
+		return st, fmt.Errorf("credit reads of run %d: %w", runID, err)
+	}
+	rows, err := db.QueryContext(ctx, `SELECT c.id, f.last_fetched_at FROM customers c
+		LEFT JOIN credit_fetch_state f ON f.account = c.account AND f.customer_id = c.id
+		WHERE c.deleted_upstream_at IS NULL`)
+	if err != nil {
+		return st, err
+	}
+	defer rows.Close()
+	var ages []time.Duration
+	live := map[string]bool{}
+	for rows.Next() {
+		var id string
+		var last sql.NullTime
+		if err := rows.Scan(&id, &last); err != nil {
+			return st, err
+		}
+		live[id] = true
+		if !last.Valid {
+			st.neverRead++
+			continue
+		}
+		ages = append(ages, now.Sub(last.Time))
+	}
+	if err := rows.Err(); err != nil {
+		return st, err
+	}
+	st.customers = len(live)
+	st.readAgeMax, st.readAgeP95 = maxP95(ages)
+
+	have := map[string]bool{}
+	ids, err := db.QueryContext(ctx, `SELECT id FROM credit_ledger`)
+	if err != nil {
+		return st, err
+	}
+	defer ids.Close()
+	for ids.Next() {
+		var id string
+		if err := ids.Scan(&id); err != nil {
+			return st, err
+		}
+		have[id] = true
+	}
+	if err := ids.Err(); err != nil {
+		return st, err
+	}
+	oldest := map[string]time.Time{}
+	for _, l := range truth {
+		if have[l.ID] || !live[l.CustomerID] {
+			continue
+		}
+		st.entriesMissed++
+		if o, ok := oldest[l.CustomerID]; !ok || l.CreatedAt.Before(o) {
+			oldest[l.CustomerID] = l.CreatedAt
+		}
+	}
+	st.missing = len(oldest)
+	lags := make([]time.Duration, 0, len(live))
+	for id := range live {
+		if o, ok := oldest[id]; ok {
+			lags = append(lags, now.Sub(o))
+		} else {
+			lags = append(lags, 0)
+		}
+	}
+	st.missedMax, st.missedP95 = maxP95(lags)
+	return st, nil
+}
+
+func maxP95(ds []time.Duration) (time.Duration, time.Duration) {
+	if len(ds) == 0 {
+		return 0, 0
+	}
+	slices.Sort(ds)
+	return ds[len(ds)-1], ds[(len(ds)*95+99)/100-1]
+}
+
+func simNow(base string) (time.Time, error) {
+	resp, err := http.Get(base + "/__sandbox/now")
+	if err != nil {
+		return time.Time{}, err
+	}
+	defer resp.Body.Close()
+	var v struct {
+		NowMs int64 `json:"nowMs"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil {
+		return time.Time{}, fmt.Errorf("the simulator's clock: %w", err)
+	}
+	return time.UnixMilli(v.NowMs).UTC(), nil
+}
+
+func fetchTruth(base string) ([]ledgerTruth, error) {
+	resp, err := http.Get(base + "/__bench/ledger")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var out []ledgerTruth
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		return nil, fmt.Errorf("the simulator's ledger: %w", err)
+	}
+	return out, nil
+}
