@@ -6,6 +6,7 @@
 //	go run ./bench/syncbench -scale 1 -rate 2000      # the real 20/min limit simulated at 100x speed
 //	go run ./bench/syncbench -scale 100 -lists-only   # the list phase alone, with CPU per process
 //	go run ./bench/syncbench -scale 100 -runs 3       # then two nightly syncs, a simulated day apart
+//	go run ./bench/syncbench -scale 100 -lists-only -floor   # the list phase against its floor (floor.go)
 package main
 
 import (
@@ -24,6 +25,7 @@ import (
 	"runtime/pprof"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/billsync/billsync/internal/api"
@@ -39,6 +41,9 @@ var (
 	runs        int
 	advance     time.Duration
 	memoryLimit string
+	floor       bool
+
+	startProfile = func() {}
 )
 
 func main() {
@@ -52,6 +57,7 @@ func main() {
 	flag.IntVar(&runs, "runs", 1, "syncs per scale into the same warehouse; later ones are incremental")
 	flag.DurationVar(&advance, "advance", 24*time.Hour, "simulated time between runs (the simulator's clock moves, records change)")
 	flag.BoolVar(&listsOnly, "lists-only", false, "sync the lists and webhooks only: a budget of one request leaves the fan-outs for later")
+	flag.BoolVar(&floor, "floor", false, "first measure the floor of the list phase against the same simulator (its reads alone, then read_json loads of what they read) and compare the first run's list phase with it")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the syncer side here")
 	flag.Parse()
 	if *cpuprofile != "" {
@@ -60,7 +66,8 @@ func main() {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
-		pprof.StartCPUProfile(f)
+		// with -floor the profile starts after the floor, so it shows the syncer alone
+		startProfile = sync.OnceFunc(func() { pprof.StartCPUProfile(f) })
 		defer pprof.StopCPUProfile()
 	}
 	if *logSync {
@@ -178,6 +185,13 @@ func benchScale(scale string, rate float64, details bool, conc int) error {
 	if err != nil {
 		return err
 	}
+	var fl floorResult
+	if floor {
+		if fl, err = runFloor(context.Background(), c, dir, 100, conc); err != nil {
+			return fmt.Errorf("floor: %w", err)
+		}
+	}
+	startProfile()
 	for run := 1; run <= runs; run++ {
 		if run > 1 {
 			if err := advanceClock("http://"+addr, advance); err != nil {
@@ -185,8 +199,12 @@ func benchScale(scale string, rate float64, details bool, conc int) error {
 			}
 			minimum = 0 // what a later run must read depends on what changed
 		}
-		if err := benchRun(scale, run, c, cmd.Process.Pid, "http://"+addr, filepath.Join(dir, "bench.duckdb"), minimum, details, conc); err != nil {
+		s, cpu, err := benchRun(scale, run, c, cmd.Process.Pid, "http://"+addr, filepath.Join(dir, "bench.duckdb"), minimum, details, conc)
+		if err != nil {
 			return err
+		}
+		if floor && run == 1 {
+			printFloor(fl, s, cpu)
 		}
 	}
 	return nil
@@ -207,7 +225,7 @@ func advanceClock(base string, d time.Duration) error {
 }
 
 // benchRun syncs once into path and prints one line of figures.
-func benchRun(scale string, run int, c *api.Client, simPid int, base, path string, minimum int, details bool, conc int) error {
+func benchRun(scale string, run int, c *api.Client, simPid int, base, path string, minimum int, details bool, conc int) (fetch.Summary, float64, error) {
 	opts := fetch.Options{Account: "bench", Concurrency: conc, Details: details, Log: benchLog, MemoryLimit: memoryLimit}
 	if listsOnly {
 		opts.MaxRequests = 1 // lists always complete; the fan-outs get nothing
@@ -220,7 +238,7 @@ func benchRun(scale string, run int, c *api.Client, simPid int, base, path strin
 	selfCPU, simCPU := cpuSeconds(os.Getpid()), cpuSeconds(simPid)
 	sums, err := fetch.Run(context.Background(), path, []fetch.Account{{Name: "bench", Client: c}}, opts)
 	if err != nil {
-		return err
+		return fetch.Summary{}, 0, err
 	}
 	wall := time.Since(start)
 	selfCPU, simCPU = cpuSeconds(os.Getpid())-selfCPU, cpuSeconds(simPid)-simCPU
@@ -247,14 +265,14 @@ func benchRun(scale string, run int, c *api.Client, simPid int, base, path strin
 	runtime.ReadMemStats(&ms)
 	fmt.Fprintf(os.Stderr, "  go runtime: %d MB obtained from the OS, heap in use now %d MB\n", ms.Sys>>20, ms.HeapInuse>>20)
 	if listsOnly {
-		return nil
+		return s, selfCPU, nil
 	}
 	cs, err := measureCredit(context.Background(), base, path, s.RunID)
 	if err != nil {
-		return fmt.Errorf("measure credit: %w", err)
+		return s, selfCPU, fmt.Errorf("measure credit: %w", err)
 	}
 	fmt.Printf("         %s\n", cs)
-	return nil
+	return s, selfCPU, nil
 }
 
 // cpuSeconds reads the user and system CPU time a process has used so far.
