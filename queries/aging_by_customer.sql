@@ -136,7 +136,7 @@ SELECT a.account, a.customer_name, a.customer_email, a.customer_id,
        coalesce(sum(a.amount) FILTER (a.bucket = 3), 0)::BIGINT AS bucket_3,
        coalesce(sum(a.amount) FILTER (a.bucket = 4), 0)::BIGINT AS bucket_4,
        sum(a.amount)::BIGINT AS outstanding,
-       max(a.days_overdue) AS oldest_days_overdue
+       max(a.days_overdue) FILTER (a.days_overdue > 0) AS oldest_days_overdue
 FROM aged a
 GROUP BY a.account, a.customer_name, a.customer_email, a.customer_id
 ORDER BY outstanding DESC, a.account, a.customer_name, a.customer_id;

@@ -13,7 +13,10 @@
 --   account       VARCHAR  only this billsync account; NULL = all          default NULL
 --
 -- A reported balance is compared with the ledger's balance at the moment it was
--- reported (entries created at or before reported_at), not with the closing balance.
+-- reported, not with the closing balance. The service stamps the report in whole
+-- seconds (its Date header) while ledger entries carry milliseconds, so the entry
+-- the report answered for is created within that second, after reported_at: the
+-- ledger at report counts every entry created before the end of the reported second.
 SET VARIABLE as_of = coalesce(getvariable('as_of'), current_date);
 SET VARIABLE period_start = coalesce(getvariable('period_start'), date_trunc('month', getvariable('as_of')::DATE)::DATE);
 SET VARIABLE tz = coalesce(getvariable('tz'), 'Asia/Jakarta');
@@ -54,7 +57,8 @@ ledger_at_report AS (
     SELECT r.account, r.customer_id, r.product_id, coalesce(sum(l.credit - l.debit), 0) AS ledger_balance
     FROM reported r
     LEFT JOIN credit_ledger l ON l.account = r.account AND l.customer_id = r.customer_id
-                              AND l.product_id = r.product_id AND l.created_at <= r.reported_at
+                              AND l.product_id = r.product_id
+                              AND l.created_at < date_trunc('second', r.reported_at) + INTERVAL 1 SECOND
     GROUP BY r.account, r.customer_id, r.product_id
 ),
 keyed AS (
