@@ -21,6 +21,7 @@ SET VARIABLE as_of = coalesce(getvariable('as_of'), current_date);
 SET VARIABLE period_start = coalesce(getvariable('period_start'), date_trunc('month', getvariable('as_of')::DATE)::DATE);
 SET VARIABLE tz = coalesce(getvariable('tz'), 'Asia/Jakarta');
 
+-- BEGIN credit_balances (repeated in credit_by_product.sql)
 WITH params AS (
     SELECT timezone(getvariable('tz'), getvariable('period_start')::DATE::TIMESTAMP) AS start_at,
            timezone(getvariable('tz'), (getvariable('as_of')::DATE + 1)::TIMESTAMP) AS cutoff,
@@ -90,4 +91,5 @@ LEFT JOIN customers c ON c.account = k.account AND c.id = k.customer_id
 LEFT JOIN products pr ON pr.account = k.account AND pr.id = k.product_id
 LEFT JOIN ledger_at_report la ON la.account = k.account AND la.customer_id = k.customer_id AND la.product_id = k.product_id
 LEFT JOIN credit_fetch_state f ON f.account = k.account AND f.customer_id = k.customer_id
+-- END credit_balances
 ORDER BY k.account, c.name NULLS LAST, k.customer_id, pr.name, k.product_id, k.wallet_type;
