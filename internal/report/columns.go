@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/big"
-	"strconv"
 	"slices"
+	"strconv"
 )
 
 // column is a result column with how it is shown.

@@ -19,13 +19,13 @@ import (
 
 // Definition is one report as reports/<name>.yaml describes it.
 type Definition struct {
-	Name        string   `yaml:"name"`
-	Title       Text     `yaml:"title"`
-	Description Text     `yaml:"description"`
-	Vars        []Var    `yaml:"vars"`
-	Notes       []Text   `yaml:"notes"`
-	Sheets      []Sheet  `yaml:"sheets"`
-	Chart       *Chart   `yaml:"chart"`
+	Name        string  `yaml:"name"`
+	Title       Text    `yaml:"title"`
+	Description Text    `yaml:"description"`
+	Vars        []Var   `yaml:"vars"`
+	Notes       []Text  `yaml:"notes"`
+	Sheets      []Sheet `yaml:"sheets"`
+	Chart       *Chart  `yaml:"chart"`
 }
 
 // Var is a query parameter beyond as_of, tz and account. An empty Default

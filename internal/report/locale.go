@@ -107,7 +107,7 @@ var codeNames = map[string][2]string{ // code: {id, en}
 	"TRIAL_TOPUP": {"Isi ulang uji coba", "Trial top-up"}, "CREDIT_USAGE": {"Pemakaian", "Usage"},
 	"EXPIRE_VOID": {"Kedaluwarsa / batal", "Expired / void"}, "ADD_ON": {"Add-on", "Add-on"},
 	"MEMBERSHIP": {"Keanggotaan", "Membership"},
-	"OK": {"OK", "OK"}, "MISMATCH": {"TIDAK COCOK", "MISMATCH"},
+	"OK":         {"OK", "OK"}, "MISMATCH": {"TIDAK COCOK", "MISMATCH"},
 	"LEDGER OLDER THAN REPORT": {"BUKU BESAR LEBIH LAMA DARI LAPORAN", "LEDGER OLDER THAN REPORT"},
 	"OLDER THAN LAST REPORT":   {"LEBIH LAMA DARI LAPORAN TERAKHIR", "OLDER THAN LAST REPORT"},
 	"NEVER FETCHED":            {"BELUM PERNAH DIAMBIL", "NEVER FETCHED"},
@@ -241,6 +241,9 @@ func (l *lang) format(v any, c column, currency string) string {
 		return c.empty
 	}
 	f := number(v)
+	if f == 0 && (c.format == "money" || c.format == "credit") {
+		return "-" // as the cell's format shows a zero
+	}
 	switch c.format {
 	case "money":
 		s := l.number(int64(math.Round(f)))

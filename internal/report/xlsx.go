@@ -23,7 +23,7 @@ const maxCellText = 32767
 // styles holds the workbook's style ids by column format, for body and totals rows.
 type styles struct {
 	header, title, subtitle, label, wrap, check, checkBad, dateLeft, text int
-	body, total, left                                                   map[string]int
+	body, total, left                                                     map[string]int
 }
 
 // numFmts are the number formats per column format; "money" is set per
