@@ -7,12 +7,28 @@ package cellsafe
 // a spreadsheet reads as the start of a formula (= + - @) or that some readers
 // strip before doing so (tab, carriage return); any other text is unchanged.
 // The apostrophe is the spreadsheet's own "this is text" mark, and is what the
-// job plan and result files use.
+// job plan and result files use. Text made only of digits, spaces and + - ( ) .
+// (a phone number such as +62 812-3456-7890) is left alone: read as a formula
+// it can only be arithmetic, never a call or a link.
 func Text(s string) string {
-	if s != "" && isTrigger(s[0]) {
+	if s != "" && isTrigger(s[0]) && !numberLike(s) {
 		return "'" + s
 	}
 	return s
+}
+
+func numberLike(s string) bool {
+	digits := false
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= '0' && c <= '9':
+			digits = true
+		case c == ' ' || c == '+' || c == '-' || c == '(' || c == ')' || c == '.':
+		default:
+			return false
+		}
+	}
+	return digits
 }
 
 func isTrigger(b byte) bool {

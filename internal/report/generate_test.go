@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/billsync/billsync/internal/cellsafe"
 	"github.com/billsync/billsync/internal/warehouse"
 	"github.com/xuri/excelize/v2"
 )
@@ -262,10 +263,7 @@ func TestCSVsEqualQueries(t *testing.T) {
 						if c.Codes {
 							x = id.codeName(x)
 						}
-						want = x
-						if strings.ContainsAny(x[:min(1, len(x))], "=+-@\t\r") {
-							want = "'" + x
-						}
+						want = cellsafe.Text(x)
 					default:
 						format := c.Format
 						if format == "" {
@@ -442,6 +440,65 @@ func TestExportParquet(t *testing.T) {
 		}
 		if got != want || want == 0 {
 			t.Errorf("%s: parquet has %d rows, table %d", tc.table, got, want)
+		}
+	}
+}
+
+// TestFormulaTextNeutralised: a customer chooses their own name; a name a
+// spreadsheet would run as a formula is written as text in the CSV and the
+// workbook alike.
+func TestFormulaTextNeutralised(t *testing.T) {
+	w := testWorld(t)
+	db := filepath.Join(t.TempDir(), "billsync.duckdb")
+	if err := copyFile(w.db, db); err != nil {
+		t.Fatal(err)
+	}
+	link := `=HYPERLINK("http://evil.example","x")`
+	cmd := `+cmd|' /C calc'!A0`
+	execDB(t, db,
+		`UPDATE unpaid_transactions SET customer_name = '`+strings.ReplaceAll(link, "'", "''")+`'`,
+		`UPDATE customers SET name = '`+strings.ReplaceAll(cmd, "'", "''")+`'`)
+	files := generateAll(t, Options{DB: db, Names: []string{"aging", "credit"}})
+	for _, tc := range []struct{ file, sheet, text string }{
+		{"aging_2026-06-05_basis-due_by-customer.csv", "", link},
+		{"credit_2026-06-05_balances.csv", "", cmd},
+		{"aging_2026-06-05_basis-due.xlsx", "Per pelanggan", link},
+		{"credit_2026-06-05.xlsx", "Saldo", cmd},
+	} {
+		var cells []string
+		path := findFile(t, files, tc.file)
+		if tc.sheet == "" {
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rows, err := csv.NewReader(bytes.NewReader(bytes.TrimPrefix(b, []byte(bom)))).ReadAll()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range rows {
+				cells = append(cells, r...)
+			}
+		} else {
+			f, err := excelize.OpenFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rows, _ := f.GetRows(tc.sheet)
+			f.Close()
+			for _, r := range rows {
+				cells = append(cells, r...)
+			}
+		}
+		found := false
+		for _, c := range cells {
+			if c == tc.text {
+				t.Errorf("%s: %q written raw", tc.file, c)
+			}
+			found = found || c == "'"+tc.text
+		}
+		if !found {
+			t.Errorf("%s: %q not found neutralised", tc.file, tc.text)
 		}
 	}
 }

@@ -93,6 +93,7 @@ var codeNames = map[string][2]string{ // code: {id, en}
 	"audiobook": {"Buku audio", "Audiobook"}, "membership": {"Keanggotaan", "Membership"}, "zakat": {"Zakat", "Zakat"},
 	"invoice": {"Invoice", "Invoice"}, "bundling": {"Paket", "Bundle"}, "saas": {"SaaS", "SaaS"},
 	"payment_request": {"Permintaan pembayaran", "Payment request"}, "support": {"Dukungan", "Support"},
+	"membership_payment": {"Pembayaran keanggotaan", "Membership payment"},
 	// aging sources and collections kinds
 	"unpaid transaction": {"Transaksi belum dibayar", "Unpaid transaction"},
 	"payment request":    {"Permintaan pembayaran", "Payment request"},

@@ -232,7 +232,7 @@ func footerTab(page string, tabs []string) string {
 	footer := lines[len(lines)-1]
 	best := ""
 	for _, tab := range tabs {
-		if regexp.MustCompile(`\s` + regexp.QuoteMeta(tab) + `\s`).MatchString(footer) && len(tab) > len(best) {
+		if regexp.MustCompile(`\s`+regexp.QuoteMeta(tab)+`\s`).MatchString(footer) && len(tab) > len(best) {
 			best = tab
 		}
 	}

@@ -90,7 +90,8 @@ func newStyles(f *excelize.File, currency string, l *lang) (*styles, error) {
 	s.wrap = add(&excelize.Style{Alignment: &excelize.Alignment{WrapText: true, Vertical: "top"}})
 	// Body text does not wrap: readers do not grow the rows of a file they
 	// did not write, so wrapped text would run over the next row.
-	s.text = add(&excelize.Style{Alignment: &excelize.Alignment{Vertical: "top"}})
+	// The indent keeps text clear of a right-aligned number beside it.
+	s.text = add(&excelize.Style{Alignment: &excelize.Alignment{Vertical: "top", Indent: 1}})
 	dateFmt, _ := numFmt("date", currency, l)
 	s.dateLeft = add(&excelize.Style{CustomNumFmt: &dateFmt, Alignment: &excelize.Alignment{Horizontal: "left"}})
 	s.check = add(&excelize.Style{Font: &excelize.Font{Family: "Calibri", Italic: true, Color: "375623"}, Alignment: &excelize.Alignment{Vertical: "top"}})
