@@ -53,7 +53,7 @@ func TestWorkbooks(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer f.Close()
-			want := []string{summarySheet}
+			want := []string{langs["id"].w("summary")}
 			for _, s := range d.Sheets {
 				want = append(want, s.tab("id"))
 			}
@@ -340,7 +340,7 @@ func TestCreditJournalComparison(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	summary, _ := f.GetRows(summarySheet)
+	summary, _ := f.GetRows("Ringkasan")
 	if !slices.ContainsFunc(summary, func(r []string) bool { return len(r) > 1 && strings.Contains(r[1], "does not exist") }) {
 		t.Errorf("summary does not say the journal is missing: %v", summary)
 	}
@@ -392,7 +392,7 @@ func TestVarsChangeTheReport(t *testing.T) {
 	if v, _ := f.GetCellValue("By customer", "E1"); v != "11-60 days" {
 		t.Errorf("bucket title %q, want 11-60 days", v)
 	}
-	summary, _ := f.GetRows(summarySheet)
+	summary, _ := f.GetRows("Summary")
 	if !slices.ContainsFunc(summary, func(r []string) bool { return len(r) > 1 && strings.Contains(r[1], "aging_basis = created") }) {
 		t.Error("summary does not show aging_basis = created")
 	}

@@ -41,7 +41,7 @@ var langs = map[string]*lang{
 		"as_of_footer": "per", "exceptions": "%s: %d dari %d baris", "check_ok": "OK", "check_bad": "TIDAK COCOK",
 		"difference": "selisih", "all": "(semua)", "query_default": "(bawaan kueri)", "rows": "baris",
 		"run": "sinkronisasi %d (%s", "finished": ", selesai %s", "last_ok": "; terakhir berhasil: sinkronisasi %d pada %s",
-		"unit": "unit", "none_rows": "(tidak ada baris)",
+		"unit": "unit", "none_rows": "(tidak ada baris)", "summary": "Ringkasan",
 	}},
 	"en": {code: "en", lcid: "[$-409]", millions: "million", millionsAx: `#,##0,," mn"`, words: map[string]string{
 		"as_of": "As of", "tz": "Time zone", "currency": "Currency", "currency_note": "%s (amounts in whole units)",
@@ -53,7 +53,7 @@ var langs = map[string]*lang{
 		"as_of_footer": "as of", "exceptions": "%s: %d of %d rows", "check_ok": "OK", "check_bad": "MISMATCH",
 		"difference": "difference", "all": "(all)", "query_default": "(query default)", "rows": "rows",
 		"run": "run %d (%s", "finished": ", finished %s", "last_ok": "; last succeeded run %d at %s",
-		"unit": "units", "none_rows": "(no rows)",
+		"unit": "units", "none_rows": "(no rows)", "summary": "Summary",
 	}},
 }
 

@@ -76,7 +76,8 @@ func TestRenderedAsPrinted(t *testing.T) {
 			pages := pdfPages(t, pdf)
 			sizes := pageSizes(t, pdf, len(pages))
 			bySheet := map[string][]int{} // tab -> page indexes
-			tabs := []string{summarySheet}
+			summary := l.w("summary")
+			tabs := []string{summary}
 			for _, s := range d.Sheets {
 				tabs = append(tabs, s.tab(l.code))
 			}
@@ -90,12 +91,12 @@ func TestRenderedAsPrinted(t *testing.T) {
 					continue
 				}
 				bySheet[tab] = append(bySheet[tab], i)
-				landscape := tab != summarySheet
+				landscape := tab != summary
 				if w, h := sizes[i][0], sizes[i][1]; math.Abs(math.Max(w, h)-842) > 2 || math.Abs(math.Min(w, h)-595) > 2 || (w > h) != landscape {
 					t.Errorf("page %d (%s): %.0f x %.0f pt, want A4 %s", i+1, tab, w, h, map[bool]string{true: "landscape", false: "portrait"}[landscape])
 				}
 			}
-			if n := len(bySheet[summarySheet]); n < 1 || n > 3 {
+			if n := len(bySheet[summary]); n < 1 || n > 3 {
 				t.Errorf("summary prints on %d pages, want 1 to 3", n)
 			}
 			for _, s := range d.Sheets {
@@ -131,7 +132,7 @@ func TestRenderedAsPrinted(t *testing.T) {
 						}
 					}
 				}
-				checkHeadlines(t, s, cols, names, rows, summaryText(pages, bySheet[summarySheet]), l)
+				checkHeadlines(t, s, cols, names, rows, summaryText(pages, bySheet[summary]), l)
 			}
 		})
 	}

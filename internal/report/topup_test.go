@@ -133,7 +133,7 @@ func TestCreditAfterTopUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	summary, _ := f.GetRows(summarySheet)
+	summary, _ := f.GetRows("Summary")
 	if !hasRow(summary, "Reported balances that MISMATCH: 0 of") {
 		t.Errorf("summary does not count the mismatches: %v", summary)
 	}

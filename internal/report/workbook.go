@@ -195,7 +195,11 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 	}
 	row++
 	line(l.w("tz"), s.TZ, 0)
-	line(l.w("currency"), fmt.Sprintf(l.w("currency_note"), s.Currency), 0)
+	if slices.ContainsFunc(outs, func(o sheetOutput) bool {
+		return slices.ContainsFunc(o.cols, func(c column) bool { return c.format == "money" })
+	}) {
+		line(l.w("currency"), fmt.Sprintf(l.w("currency_note"), s.Currency), 0)
+	}
 	line(l.w("warehouse"), s.DB, 0)
 	if slices.ContainsFunc(d.Sheets, func(x Sheet) bool { return strings.HasPrefix(x.Query, "credit_") }) {
 		line(l.w("journal"), s.journal, w.st.wrap)
@@ -215,6 +219,10 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 		if err := w.chart(d.Chart, outs, row+1); err != nil {
 			return fmt.Errorf("chart: %w", err)
 		}
+	}
+	// The tab in the report's language, once everything refers to it.
+	if err := f.SetSheetName(summarySheet, l.w("summary")); err != nil {
+		return err
 	}
 	return f.SetDocProps(&excelize.DocProperties{
 		Title:       title + " " + l.w("as_of_footer") + " " + s.asOf,

@@ -241,7 +241,13 @@ func (x *xlsxSheet) displayLen(v any, c column) int {
 		}
 		return min(utf8.RuneCountInString(t), maxTextWidth)
 	case time.Time:
-		return map[kind]int{kindDate: 11}[c.kind] + map[bool]int{true: 17, false: 0}[c.kind != kindDate]
+		switch {
+		case c.format == "month":
+			return 8 // Nov 2026
+		case c.kind == kindDate:
+			return 11 // 23 Nov 2026
+		}
+		return 17 // 23 Nov 2026 16:05
 	}
 	n := digits(number(v))
 	switch c.format {
