@@ -38,3 +38,14 @@ func isTrigger(b byte) bool {
 	}
 	return false
 }
+
+// Undo is Text's inverse, for files billsync reads back (a report sheet used
+// as a job's input): the apostrophe Text put in front of formula-like text is
+// taken off; anything else is unchanged. (Text that itself began with an
+// apostrophe and a formula character loses the apostrophe: Text cannot mark it.)
+func Undo(s string) string {
+	if len(s) > 1 && s[0] == '\'' && isTrigger(s[1]) && !numberLike(s[1:]) {
+		return s[1:]
+	}
+	return s
+}

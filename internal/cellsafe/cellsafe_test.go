@@ -25,3 +25,11 @@ func TestText(t *testing.T) {
 		}
 	}
 }
+
+func TestUndo(t *testing.T) {
+	for _, s := range []string{`=HYPERLINK("http://evil.example","x")`, "+cmd", "-", "@x", "\t=1", "'plain", "+62 812", "Ñoño", "", "'"} {
+		if got := Undo(Text(s)); got != s {
+			t.Errorf("Undo(Text(%q)) = %q", s, got)
+		}
+	}
+}
