@@ -87,8 +87,10 @@ items AS (
                    WHEN h.status_after IS NOT NULL THEN h.status_after.v ELSE i.status END = 'active'
       AND NOT EXISTS (SELECT 1 FROM unpaid_transactions u WHERE u.account = i.account AND u.payment_link_id = i.id)
     UNION ALL
+    -- A payment request has no customer: its name (whom it was made out to)
+    -- stands in for one; the item is what it asks payment for.
     SELECT r.account, 'payment request', 'payment_request', r.id, r.id,
-           r.name, NULL, r.name, NULL,
+           coalesce(nullif(trim(left(regexp_replace(r.description, '<[^>]*>', '', 'g'), 80)), ''), r.link, r.name), NULL, r.name, NULL,
            r.created_at, r.expired_at, CASE WHEN h.amount_before IS NOT NULL THEN TRY_CAST(h.amount_before.v AS BIGINT)
                 WHEN h.amount_after IS NOT NULL THEN TRY_CAST(h.amount_after.v AS BIGINT) ELSE r.amount END, NULL
     FROM payment_requests r
@@ -136,7 +138,7 @@ SELECT a.account, a.customer_name, a.customer_email, a.customer_id,
        coalesce(sum(a.amount) FILTER (a.bucket = 3), 0)::BIGINT AS bucket_3,
        coalesce(sum(a.amount) FILTER (a.bucket = 4), 0)::BIGINT AS bucket_4,
        sum(a.amount)::BIGINT AS outstanding,
-       max(a.days_overdue) AS oldest_days_overdue
+       max(a.days_overdue) FILTER (a.days_overdue > 0) AS oldest_days_overdue
 FROM aged a
 GROUP BY a.account, a.customer_name, a.customer_email, a.customer_id
 ORDER BY outstanding DESC, a.account, a.customer_name, a.customer_id;

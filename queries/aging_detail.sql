@@ -87,8 +87,10 @@ items AS (
                    WHEN h.status_after IS NOT NULL THEN h.status_after.v ELSE i.status END = 'active'
       AND NOT EXISTS (SELECT 1 FROM unpaid_transactions u WHERE u.account = i.account AND u.payment_link_id = i.id)
     UNION ALL
+    -- A payment request has no customer: its name (whom it was made out to)
+    -- stands in for one; the item is what it asks payment for.
     SELECT r.account, 'payment request', 'payment_request', r.id, r.id,
-           r.name, NULL, r.name, NULL,
+           coalesce(nullif(trim(left(regexp_replace(r.description, '<[^>]*>', '', 'g'), 80)), ''), r.link, r.name), NULL, r.name, NULL,
            r.created_at, r.expired_at, CASE WHEN h.amount_before IS NOT NULL THEN TRY_CAST(h.amount_before.v AS BIGINT)
                 WHEN h.amount_after IS NOT NULL THEN TRY_CAST(h.amount_after.v AS BIGINT) ELSE r.amount END, NULL
     FROM payment_requests r

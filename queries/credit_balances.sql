@@ -13,11 +13,15 @@
 --   account       VARCHAR  only this billsync account; NULL = all          default NULL
 --
 -- A reported balance is compared with the ledger's balance at the moment it was
--- reported (entries created at or before reported_at), not with the closing balance.
+-- reported, not with the closing balance. The service stamps the report in whole
+-- seconds (its Date header) while ledger entries carry milliseconds, so the entry
+-- the report answered for is created within that second, after reported_at: the
+-- ledger at report counts every entry created before the end of the reported second.
 SET VARIABLE as_of = coalesce(getvariable('as_of'), current_date);
 SET VARIABLE period_start = coalesce(getvariable('period_start'), date_trunc('month', getvariable('as_of')::DATE)::DATE);
 SET VARIABLE tz = coalesce(getvariable('tz'), 'Asia/Jakarta');
 
+-- BEGIN credit_balances (repeated in credit_by_product.sql)
 WITH params AS (
     SELECT timezone(getvariable('tz'), getvariable('period_start')::DATE::TIMESTAMP) AS start_at,
            timezone(getvariable('tz'), (getvariable('as_of')::DATE + 1)::TIMESTAMP) AS cutoff,
@@ -54,7 +58,8 @@ ledger_at_report AS (
     SELECT r.account, r.customer_id, r.product_id, coalesce(sum(l.credit - l.debit), 0) AS ledger_balance
     FROM reported r
     LEFT JOIN credit_ledger l ON l.account = r.account AND l.customer_id = r.customer_id
-                              AND l.product_id = r.product_id AND l.created_at <= r.reported_at
+                              AND l.product_id = r.product_id
+                              AND l.created_at < date_trunc('second', r.reported_at) + INTERVAL 1 SECOND
     GROUP BY r.account, r.customer_id, r.product_id
 ),
 keyed AS (
@@ -86,4 +91,5 @@ LEFT JOIN customers c ON c.account = k.account AND c.id = k.customer_id
 LEFT JOIN products pr ON pr.account = k.account AND pr.id = k.product_id
 LEFT JOIN ledger_at_report la ON la.account = k.account AND la.customer_id = k.customer_id AND la.product_id = k.product_id
 LEFT JOIN credit_fetch_state f ON f.account = k.account AND f.customer_id = k.customer_id
+-- END credit_balances
 ORDER BY k.account, c.name NULLS LAST, k.customer_id, pr.name, k.product_id, k.wallet_type;

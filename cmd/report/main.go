@@ -25,6 +25,7 @@ type config struct {
 	DB       string `env:"BILLSYNC_DB, default=./data/billsync.duckdb"`
 	TZ       string `env:"BILLSYNC_TZ, default=Asia/Jakarta"`
 	Currency string `env:"BILLSYNC_CURRENCY, default=IDR"`
+	Locale   string `env:"BILLSYNC_LOCALE, default=id"`
 	Journal  string `env:"BILLSYNC_JOURNAL"`
 	OutDir   string `env:"BILLSYNC_REPORTS_OUT, default=./out"`
 	Account  string `env:"BILLSYNC_REPORT_ACCOUNT"`
@@ -69,6 +70,7 @@ func loadConfig(ctx context.Context, args []string, lookup envconfig.Lookuper, s
 	fs.StringVar(&c.DB, "db", c.DB, "warehouse file, opened read-only (BILLSYNC_DB)")
 	fs.StringVar(&c.TZ, "tz", c.TZ, "time zone of dates and day boundaries (BILLSYNC_TZ)")
 	fs.StringVar(&c.Currency, "currency", c.Currency, "currency code shown on amounts (BILLSYNC_CURRENCY)")
+	fs.StringVar(&c.Locale, "locale", c.Locale, "language of the reports: id or en (BILLSYNC_LOCALE)")
 	fs.StringVar(&c.Journal, "journal", c.Journal, "write-job journal; default billsync-jobs.duckdb beside the warehouse (BILLSYNC_JOURNAL)")
 	fs.StringVar(&c.OutDir, "out", c.OutDir, "output directory (BILLSYNC_REPORTS_OUT)")
 	fs.StringVar(&c.Account, "account", c.Account, "only this account; default all (BILLSYNC_REPORT_ACCOUNT)")
@@ -112,7 +114,7 @@ func (c *config) validate() error {
 
 func (c *config) options(log *slog.Logger) report.Options {
 	o := report.Options{DB: c.DB, Journal: c.Journal, OutDir: c.OutDir, TZ: c.TZ, Currency: c.Currency,
-		Account: c.Account, Names: c.names, Vars: c.vars, Log: log}
+		Account: c.Account, Names: c.names, Vars: c.vars, Locale: c.Locale, Log: log}
 	if c.asOf != "" {
 		o.AsOf, _ = time.Parse(time.DateOnly, c.asOf)
 	}

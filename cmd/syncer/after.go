@@ -77,7 +77,7 @@ func writeReports(ctx context.Context, lookup envconfig.Lookuper, cfg *config, s
 	}
 	files, err := report.Generate(ctx, report.Options{
 		DB: cfg.DB, Journal: env.Journal, OutDir: cfg.ReportsOut, TZ: cfg.TZ, Currency: cfg.Currency,
-		Names: names, Log: log,
+		Names: names, Locale: cfg.Locale, Log: log,
 	})
 	if err != nil {
 		return fmt.Errorf("reports: %w", err)

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/billsync/billsync/internal/report"
 	"github.com/sethvargo/go-envconfig"
 )
 
@@ -41,6 +42,7 @@ type config struct {
 	Reports    string `env:"BILLSYNC_REPORTS"`
 	ReportsOut string `env:"BILLSYNC_REPORTS_OUT, default=./out"`
 	Currency   string `env:"BILLSYNC_CURRENCY, default=IDR"`
+	Locale     string `env:"BILLSYNC_LOCALE, default=id"` // language of the reports: id or en
 	// ApplyApproved lets the daemon send approved job plans after each successful sync.
 	ApplyApproved bool `env:"BILLSYNC_APPLY_APPROVED, default=false"`
 
@@ -107,6 +109,9 @@ func (c *config) validate() error {
 	var errs []error
 	if c.PageSize < 1 {
 		errs = append(errs, fmt.Errorf("page size %d: must be at least 1", c.PageSize))
+	}
+	if err := report.CheckLocale(c.Locale); err != nil {
+		errs = append(errs, err)
 	}
 	if c.Concurrency < 1 {
 		errs = append(errs, fmt.Errorf("concurrency %d: must be at least 1", c.Concurrency))

@@ -162,7 +162,7 @@ func adhocXLSX(rows *sql.Rows, s *settings, text string) (string, error) {
 	n := 0
 	err = scanAll(rows, func(r result) error {
 		var err error
-		xs, err = wb.dataSheet(sheet.Name, resolveColumns(nil, r, nil))
+		xs, err = wb.dataSheet(sheet.Name, resolveColumns(nil, r, nil, s.Locale))
 		return err
 	}, func(v []any) error {
 		n++

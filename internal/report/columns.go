@@ -1,66 +1,89 @@
 package report
 
 import (
+	"fmt"
+	"math"
 	"math/big"
-	"unicode/utf8"
+	"slices"
+	"strconv"
 )
 
 // column is a result column with how it is shown.
 type column struct {
 	name, title, format string
-	width               float64
+	width               float64 // most characters (0 = no cap); the content decides below it
 	kind                kind
 	total               Total
+	src                 int    // index of the column in the query's row
+	codes               bool   // text values are codes shown by their friendly name
+	empty               string // shown for NULL
+	reference           bool   // an ID or URL: last, outside the print area
 }
 
 // resolveColumns pairs the query's columns with the sheet's definition (nil
-// for ad-hoc queries); vals fill {placeholders} in titles.
-func resolveColumns(s *Sheet, res result, vals map[string]string) []column {
-	cols := make([]column, len(res.names))
-	for i, name := range res.names {
-		c := column{name: name, title: name, kind: res.kinds[i], format: defaultFormat(res.kinds[i])}
+// for ad-hoc queries), in the definition's order with reference columns last;
+// vals fill {placeholders} in titles. drop names columns left out (the
+// account when the warehouse holds one).
+func resolveColumns(s *Sheet, res result, vals map[string]string, locale string, drop ...string) []column {
+	var cols, refs []column
+	add := func(i int) {
+		name := res.names[i]
+		if slices.Contains(drop, name) {
+			return
+		}
+		c := column{name: name, title: name, kind: res.kinds[i], format: defaultFormat(res.kinds[i]), src: i}
 		if s != nil {
 			if d := s.column(name); d != nil {
-				c.title = expand(d.Title, vals)
+				c.title = expand(d.Title.In(locale), vals)
 				if d.Format != "" {
 					c.format = d.Format
 				}
 				c.width, c.total = d.Width, d.Total
+				c.codes, c.empty, c.reference = d.Codes, expand(d.Empty.In(locale), vals), d.Reference
 			}
 		}
-		if c.width == 0 {
-			c.width = defaultWidth(c)
+		if c.reference {
+			refs = append(refs, c)
+		} else {
+			cols = append(cols, c)
 		}
-		cols[i] = c
 	}
-	return cols
+	done := make([]bool, len(res.names))
+	if s != nil {
+		for _, d := range s.Columns {
+			if i := slices.Index(res.names, d.Name); i >= 0 {
+				add(i)
+				done[i] = true
+			}
+		}
+	}
+	for i := range res.names {
+		if !done[i] {
+			add(i)
+		}
+	}
+	return append(cols, refs...)
+}
+
+// pick fills view with the query row's values in the columns' order.
+func pick(cols []column, row, view []any) {
+	for i, c := range cols {
+		view[i] = row[c.src]
+	}
 }
 
 func defaultFormat(k kind) string {
 	switch k {
 	case kindInt:
 		return "int"
-	case kindDecimal:
-		return "credit"
+	case kindDecimal, kindFloat:
+		return "decimal2"
 	case kindDate:
 		return "date"
 	case kindTime:
 		return "datetime"
 	}
 	return "text"
-}
-
-func defaultWidth(c column) float64 {
-	w := map[string]float64{"date": 12, "month": 10, "datetime": 17, "money": 17, "credit": 14, "int": 10,
-		"percent": 10, "decimal1": 10, "rating": 9}[c.format]
-	if w == 0 {
-		w = 14
-	}
-	// Headers wrap, so a long title needs only about half its length.
-	if t := float64(utf8.RuneCountInString(c.title))/2 + 2; t > w {
-		w = t
-	}
-	return w
 }
 
 // totals accumulates the sums of every numeric column of a sheet, exactly for
@@ -74,12 +97,50 @@ type totals struct {
 	weighted []float64 // column value x weight column value
 	weightOf []int     // index of the weight column, -1 if none
 	tmp      big.Rat
+	rows     int
+	// rowCheck is the sheet's check evaluated on each row: +1 / -1 per column
+	// index; rowsOff counts the rows where it is not 0.
+	rowCheck map[int]float64
+	rowsOff  int
+	// excCol is the exceptions column (-1 = none), excCount its matching rows.
+	excCol    int
+	excValues []string
+	excCount  int
+}
+
+// watch makes t count the rows that fail the sheet's check and the sheet's
+// exception rows.
+func (t *totals) watch(s *Sheet) {
+	if s == nil {
+		return
+	}
+	if c := s.Check; c != nil {
+		t.rowCheck = map[int]float64{}
+		for _, n := range c.Sum {
+			if i, ok := t.index[n]; ok {
+				t.rowCheck[i]++
+			}
+		}
+		for _, n := range c.Minus {
+			if i, ok := t.index[n]; ok {
+				t.rowCheck[i]--
+			}
+		}
+		if i, ok := t.index[c.Equals]; ok {
+			t.rowCheck[i]--
+		}
+	}
+	if e := s.Exceptions; e != nil {
+		if i, ok := t.index[e.Column]; ok {
+			t.excCol, t.excValues = i, e.Values
+		}
+	}
 }
 
 func newTotals(cols []column) *totals {
 	t := &totals{cols: cols, index: map[string]int{}, ints: make([]int64, len(cols)),
 		rats: make([]*big.Rat, len(cols)), floats: make([]float64, len(cols)),
-		weighted: make([]float64, len(cols)), weightOf: make([]int, len(cols))}
+		weighted: make([]float64, len(cols)), weightOf: make([]int, len(cols)), excCol: -1}
 	for i, c := range cols {
 		t.index[c.name] = i
 		t.rats[i] = new(big.Rat)
@@ -96,6 +157,21 @@ func newTotals(cols []column) *totals {
 }
 
 func (t *totals) add(vals []any) {
+	t.rows++
+	if t.rowCheck != nil {
+		d := 0.0
+		for i, sign := range t.rowCheck {
+			d += sign * number(vals[i])
+		}
+		if math.Abs(d) > 1e-6 {
+			t.rowsOff++
+		}
+	}
+	if t.excCol >= 0 {
+		if v, ok := vals[t.excCol].(string); ok && slices.Contains(t.excValues, v) {
+			t.excCount++
+		}
+	}
 	for i, v := range vals {
 		switch x := v.(type) {
 		case int64:
@@ -174,16 +250,24 @@ type checkResult struct {
 	label, column string
 	diff          float64
 	ok            bool
+	rowsOff, rows int // rows where the check fails, rows checked
 }
 
-func (c checkResult) verdict() string {
+func (c checkResult) verdict(l *lang) string {
 	if c.ok {
-		return "OK"
+		return l.w("check_ok")
 	}
-	return "MISMATCH"
+	return l.w("check_bad")
 }
 
-func (t *totals) check(c *Check) checkResult {
+// text is the check's outcome in words: verdict, difference of the totals and
+// the count of rows that fail it.
+func (c checkResult) text(l *lang) string {
+	return fmt.Sprintf("%s: %s (%s %s; %d/%d %s)", c.label, c.verdict(l), l.w("difference"),
+		strconv.FormatFloat(c.diff, 'f', -1, 64), c.rowsOff, c.rows, l.w("rows"))
+}
+
+func (t *totals) check(c *Check, l *lang) checkResult {
 	d := new(big.Rat)
 	for _, n := range c.Sum {
 		d.Add(d, t.sum(t.index[n]))
@@ -193,5 +277,6 @@ func (t *totals) check(c *Check) checkResult {
 	}
 	d.Sub(d, t.sum(t.index[c.Equals]))
 	f, _ := d.Float64()
-	return checkResult{label: c.Label, column: c.Equals, diff: f, ok: d.Sign() == 0}
+	return checkResult{label: c.Label.In(l.code), column: c.Equals, diff: f, ok: d.Sign() == 0 && t.rowsOff == 0,
+		rowsOff: t.rowsOff, rows: t.rows}
 }

@@ -3,32 +3,41 @@ package report
 import (
 	"bufio"
 	"encoding/csv"
+	"math"
 	"strconv"
 	"time"
+
+	"github.com/billsync/billsync/internal/cellsafe"
 )
 
-// csvSheet writes one sheet as RFC 4180 CSV: UTF-8, CRLF, a header row of the
-// query's column names, ISO 8601 dates and plain numbers.
+// csvSheet writes one sheet as RFC 4180 CSV: UTF-8 with a byte-order mark (so
+// Excel on Windows reads names such as Ñoño right), CRLF, the workbook's
+// headers in the report's locale, ISO 8601 dates and numbers as the workbook
+// shows them, without thousands separators.
 type csvSheet struct {
 	file *atomicFile
 	buf  *bufio.Writer
 	w    *csv.Writer
 	cols []column
 	loc  *time.Location
+	l    *lang
 	rec  []string
 }
 
-func newCSVSheet(path string, cols []column, loc *time.Location) (*csvSheet, error) {
+const bom = "\ufeff"
+
+func newCSVSheet(path string, cols []column, loc *time.Location, l *lang) (*csvSheet, error) {
 	f, err := createAtomic(path)
 	if err != nil {
 		return nil, err
 	}
 	buf := bufio.NewWriterSize(f, 256<<10)
+	buf.WriteString(bom)
 	w := csv.NewWriter(buf)
 	w.UseCRLF = true
-	c := &csvSheet{file: f, buf: buf, w: w, cols: cols, loc: loc, rec: make([]string, len(cols))}
+	c := &csvSheet{file: f, buf: buf, w: w, cols: cols, loc: loc, l: l, rec: make([]string, len(cols))}
 	for i, col := range cols {
-		c.rec[i] = col.name
+		c.rec[i] = cellsafe.Text(col.title)
 	}
 	if err := w.Write(c.rec); err != nil {
 		f.abort()
@@ -39,9 +48,49 @@ func newCSVSheet(path string, cols []column, loc *time.Location) (*csvSheet, err
 
 func (c *csvSheet) write(vals []any) error {
 	for i, v := range vals {
-		c.rec[i] = csvValue(v, c.cols[i].kind, c.loc)
+		col := &c.cols[i]
+		switch t := v.(type) {
+		case string:
+			if col.codes {
+				t = c.l.codeName(t)
+			}
+			c.rec[i] = cellsafe.Text(t)
+		case nil:
+			c.rec[i] = col.empty
+		default:
+			c.rec[i] = displayNumber(v, col.format, col.kind, c.loc)
+		}
 	}
 	return c.w.Write(c.rec)
+}
+
+// displayNumber is a number rounded as its cell shows it (a percentage as
+// percent to one decimal); other values as csvValue writes them.
+func displayNumber(v any, format string, k kind, loc *time.Location) string {
+	digits := map[string]int{"money": 0, "int": 0, "credit": -1, "decimal1": 1, "decimal2": 2, "rating": 2, "percent": 1}
+	d, ok := digits[format]
+	if !ok {
+		return csvValue(v, k, loc)
+	}
+	switch x := v.(type) {
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case decimal:
+		if d < 0 {
+			return x.String()
+		}
+	case float64, bool:
+	default:
+		return csvValue(v, k, loc)
+	}
+	f := number(v)
+	if format == "percent" {
+		f *= 100
+	}
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return ""
+	}
+	return strconv.FormatFloat(f, 'f', d, 64)
 }
 
 // csvValue is v as CSV text: dates as 2006-01-02, instants as RFC 3339 in the

@@ -19,13 +19,13 @@ import (
 
 // Definition is one report as reports/<name>.yaml describes it.
 type Definition struct {
-	Name        string   `yaml:"name"`
-	Title       string   `yaml:"title"`
-	Description string   `yaml:"description"`
-	Vars        []Var    `yaml:"vars"`
-	Notes       []string `yaml:"notes"`
-	Sheets      []Sheet  `yaml:"sheets"`
-	Chart       *Chart   `yaml:"chart"`
+	Name        string  `yaml:"name"`
+	Title       Text    `yaml:"title"`
+	Description Text    `yaml:"description"`
+	Vars        []Var   `yaml:"vars"`
+	Notes       []Text  `yaml:"notes"`
+	Sheets      []Sheet `yaml:"sheets"`
+	Chart       *Chart  `yaml:"chart"`
 }
 
 // Var is a query parameter beyond as_of, tz and account. An empty Default
@@ -38,23 +38,50 @@ type Var struct {
 	Doc     string   `yaml:"doc"`
 }
 
-// Sheet is one data sheet: a query file and how to show its columns.
+// Sheet is one data sheet: a query file and how to show its columns. Name
+// names the CSV file and is the sheet's reference; Title is its tab.
 type Sheet struct {
-	Name    string   `yaml:"name"`
-	Query   string   `yaml:"query"`
-	Totals  string   `yaml:"totals"` // label of the totals row; empty = no totals row
-	Check   *Check   `yaml:"check"`
-	Columns []Column `yaml:"columns"`
+	Name       string      `yaml:"name"`
+	Title      Text        `yaml:"title"`
+	Query      string      `yaml:"query"`
+	Totals     Text        `yaml:"totals"` // label of the totals row; empty = no totals row
+	Check      *Check      `yaml:"check"`
+	Exceptions *Exceptions `yaml:"exceptions"`
+	// Headline copies the sheet's rows onto the summary (a small table of
+	// subtotals, where a grand total would add things that do not add up).
+	Headline bool     `yaml:"headline"`
+	Columns  []Column `yaml:"columns"`
+}
+
+// Exceptions counts the rows whose Column holds one of Values (a
+// reconciliation's verdict); the summary shows the count.
+type Exceptions struct {
+	Label  Text     `yaml:"label"`
+	Column string   `yaml:"column"`
+	Values []string `yaml:"values"`
+}
+
+// tab is the sheet's tab name in locale l.
+func (s *Sheet) tab(l string) string {
+	if t := s.Title.In(l); t != "" {
+		return t
+	}
+	return s.Name
 }
 
 // Column says how a query column looks. Columns a definition does not list
 // are shown with their query name and a format chosen from their type.
+// Columns are shown in the definition's order.
 type Column struct {
 	Name   string  `yaml:"name"`
-	Title  string  `yaml:"title"`
+	Title  Text    `yaml:"title"`
 	Format string  `yaml:"format"`
-	Width  float64 `yaml:"width"`
+	Width  float64 `yaml:"width"` // most characters; the content decides below it
 	Total  Total   `yaml:"total"`
+	Codes  bool    `yaml:"codes"` // values are service codes: shown by their friendly name
+	Empty  Text    `yaml:"empty"` // shown in place of a NULL (why there is no value)
+	// Reference columns (IDs, URLs) go last and are left out of the print area.
+	Reference bool `yaml:"reference"`
 }
 
 // Total is how a column's totals-row value is computed: "sum", a weighted
@@ -91,7 +118,7 @@ func (t Total) any() bool { return t.Sum || t.WeightedBy != "" || t.Ratio != "" 
 // Check is a reconciliation row under the totals: sum(Sum) - sum(Minus) - Equals
 // must be zero; the row shows the difference in the Equals column.
 type Check struct {
-	Label  string   `yaml:"label"`
+	Label  Text     `yaml:"label"`
 	Sum    []string `yaml:"sum"`
 	Minus  []string `yaml:"minus"`
 	Equals string   `yaml:"equals"`
@@ -102,7 +129,7 @@ type Check struct {
 // column over the sheet's rows, labelled by Category.
 type Chart struct {
 	Type     string   `yaml:"type"`
-	Title    string   `yaml:"title"`
+	Title    Text     `yaml:"title"`
 	Sheet    string   `yaml:"sheet"`
 	From     string   `yaml:"from"`
 	Category string   `yaml:"category"`
@@ -113,7 +140,7 @@ var (
 	nameRe     = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 	reportRe   = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
 	varTypes   = []string{"VARCHAR", "INTEGER", "DATE", "BOOLEAN", "DOUBLE"}
-	formats    = []string{"", "text", "int", "money", "credit", "decimal1", "rating", "percent", "date", "month", "datetime"}
+	formats    = []string{"", "text", "int", "money", "credit", "decimal1", "decimal2", "rating", "percent", "date", "month", "datetime"}
 	chartTypes = []string{"col", "bar", "line", "pie"}
 	// builtinVars are set for every report by Options, not by definitions.
 	builtinVars = []string{"as_of", "tz", "account"}
@@ -164,7 +191,7 @@ func (d *Definition) validate(sqls fs.FS) error {
 	if !reportRe.MatchString(d.Name) {
 		bad("name %q: want lower-case letters, digits and dashes", d.Name)
 	}
-	if d.Title == "" {
+	if len(d.Title) == 0 {
 		bad("title is empty")
 	}
 	for _, v := range d.Vars {
@@ -204,8 +231,10 @@ func (s *Sheet) validate(sqls fs.FS) error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	// Excel limits sheet names to 31 characters and forbids some.
-	if s.Name == "" || len(s.Name) > 31 || strings.ContainsAny(s.Name, `[]:*?/\`) {
-		bad("not a valid sheet name")
+	for _, n := range append([]string{s.Name}, s.tab("id"), s.tab("en")) {
+		if n == "" || len(n) > 31 || strings.ContainsAny(n, `[]:*?/\`) {
+			bad("%q is not a valid sheet name", n)
+		}
 	}
 	if path.Ext(s.Query) != ".sql" {
 		bad("query %q: want a .sql file name", s.Query)
@@ -232,12 +261,12 @@ func (s *Sheet) validate(sqls fs.FS) error {
 			bad("column %s: ratio total without of", c.Name)
 		}
 	}
+	if e := s.Exceptions; e != nil && (!seen[e.Column] || len(e.Values) == 0) {
+		bad("exceptions: column %q is not a column of the sheet, or no values", e.Column)
+	}
 	if s.Check != nil {
-		if s.Totals == "" {
-			bad("check without a totals row")
-		}
 		for _, ref := range append(append([]string{s.Check.Equals}, s.Check.Sum...), s.Check.Minus...) {
-			if !seen[ref] || !s.column(ref).Total.Sum {
+			if !seen[ref] || (len(s.Totals) > 0 && !s.column(ref).Total.Sum) {
 				bad("check refers to %q, which is not a summed column", ref)
 			}
 		}
@@ -263,7 +292,7 @@ func (c *Chart) validate(s *Sheet) error {
 	}
 	switch c.From {
 	case "totals":
-		if s.Totals == "" {
+		if len(s.Totals) == 0 {
 			return fmt.Errorf("from totals, but sheet %q has no totals row", s.Name)
 		}
 	case "rows":

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/billsync/billsync/internal/cellsafe"
 	"github.com/billsync/billsync/internal/warehouse"
 	"github.com/xuri/excelize/v2"
 )
@@ -46,20 +47,20 @@ func TestWorkbooks(t *testing.T) {
 	}
 	for _, d := range defs {
 		t.Run(d.Name, func(t *testing.T) {
-			path := findFile(t, files, d.Name+"_2026-06-05.xlsx")
+			path := findFile(t, files, fileBase(d, &settings{asOf: "2026-06-05"})+".xlsx")
 			f, err := excelize.OpenFile(path)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer f.Close()
-			want := []string{summarySheet}
+			want := []string{langs["id"].w("summary")}
 			for _, s := range d.Sheets {
-				want = append(want, s.Name)
+				want = append(want, s.tab("id"))
 			}
 			if got := f.GetSheetList(); !slices.Equal(got, want) {
 				t.Fatalf("sheets %v, want %v", got, want)
 			}
-			if p, _ := f.GetDocProps(); !strings.Contains(p.Title, d.Title) || p.Creator == "" {
+			if p, _ := f.GetDocProps(); !strings.Contains(p.Title, d.Title.In("id")) || p.Creator == "" {
 				t.Errorf("document properties %+v", p)
 			}
 			for _, s := range d.Sheets {
@@ -72,9 +73,16 @@ func TestWorkbooks(t *testing.T) {
 	}
 }
 
+// shown is the sheet's columns as the workbook shows them: the test world
+// has one account, so no account column.
+func shown(s *Sheet) []Column {
+	return slices.DeleteFunc(slices.Clone(s.Columns), func(c Column) bool { return c.Name == "account" })
+}
+
 func checkSheet(t *testing.T, f *excelize.File, s *Sheet) {
 	t.Helper()
-	rows, err := f.GetRows(s.Name, excelize.Options{RawCellValue: true})
+	tab := s.tab("id")
+	rows, err := f.GetRows(tab, excelize.Options{RawCellValue: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,17 +90,18 @@ func checkSheet(t *testing.T, f *excelize.File, s *Sheet) {
 		t.Fatalf("sheet %q is empty", s.Name)
 	}
 	header := rows[0]
-	for i, c := range s.Columns {
-		if i >= len(header) || (header[i] != c.Title && !strings.Contains(c.Title, "{")) {
-			t.Errorf("sheet %q column %d header %q, want %q", s.Name, i+1, at(header, i), c.Title)
+	cols := shown(s)
+	for i, c := range cols {
+		if title := c.Title.In("id"); i >= len(header) || (header[i] != title && !strings.Contains(title, "{")) {
+			t.Errorf("sheet %q column %d header %q, want %q", s.Name, i+1, at(header, i), title)
 		}
 	}
-	panes, err := f.GetPanes(s.Name)
+	panes, err := f.GetPanes(tab)
 	if err != nil || !panes.Freeze || panes.YSplit != 1 {
 		t.Errorf("sheet %q: header not frozen: %+v %v", s.Name, panes, err)
 	}
 	data := len(rows) - 1
-	if s.Totals != "" {
+	if len(s.Totals) > 0 {
 		data--
 	}
 	if s.Check != nil {
@@ -101,40 +110,49 @@ func checkSheet(t *testing.T, f *excelize.File, s *Sheet) {
 	if data < 1 {
 		return // the table and formats need rows
 	}
-	tables, _ := f.GetTables(s.Name)
+	tables, _ := f.GetTables(tab)
 	if len(tables) != 1 || !strings.HasPrefix(tables[0].Range, "A1:") {
 		t.Errorf("sheet %q: want one table (autofilter) over the data, got %+v", s.Name, tables)
 	}
-	for i, c := range s.Columns {
+	for i, c := range cols {
 		if c.Format != "money" && c.Format != "date" && c.Format != "datetime" {
 			continue
 		}
 		cell := cellName(i+1, 2)
-		style, _ := f.GetCellStyle(s.Name, cell)
+		style, _ := f.GetCellStyle(tab, cell)
 		st, _ := f.GetStyle(style)
-		want := map[string]string{"money": moneyFormat("IDR"), "date": "yyyy-mm-dd", "datetime": "yyyy-mm-dd hh:mm"}[c.Format]
+		want, _ := numFmt(c.Format, "IDR", langs["id"])
 		if st == nil || st.CustomNumFmt == nil || *st.CustomNumFmt != want {
 			t.Errorf("sheet %q %s (%s): number format %v, want %q", s.Name, cell, c.Name, st, want)
 		}
-		if v := at(rows[1], i); v != "" {
+		if v := at(rows[1], i); v != "" && len(c.Empty) == 0 {
 			if _, err := strconv.ParseFloat(v, 64); err != nil {
 				t.Errorf("sheet %q %s: %q is not stored as a number", s.Name, cell, v)
 			}
 		}
 	}
-	if s.Totals == "" {
-		return
+	next := data + 1
+	if len(s.Totals) > 0 {
+		checkTotals(t, s, rows[1:data+1], rows[next])
+		next++
 	}
-	totalRow := rows[data+1]
-	if totalRow[0] != s.Totals {
-		t.Errorf("sheet %q: totals label %q, want %q", s.Name, totalRow[0], s.Totals)
+	if s.Check != nil {
+		if chk := rows[next]; !strings.Contains(chk[0], ": OK (") {
+			t.Errorf("sheet %q: check row %q", s.Name, chk[0])
+		}
 	}
-	for i, c := range s.Columns {
+}
+
+func checkTotals(t *testing.T, s *Sheet, data [][]string, totalRow []string) {
+	if totalRow[0] != s.Totals.In("id") {
+		t.Errorf("sheet %q: totals label %q, want %q", s.Name, totalRow[0], s.Totals.In("id"))
+	}
+	for i, c := range shown(s) {
 		if !c.Total.Sum {
 			continue
 		}
 		var sum float64
-		for _, r := range rows[1 : data+1] {
+		for _, r := range data {
 			v, _ := strconv.ParseFloat(at(r, i), 64)
 			sum += v
 		}
@@ -143,11 +161,24 @@ func checkSheet(t *testing.T, f *excelize.File, s *Sheet) {
 			t.Errorf("sheet %q column %s: total %q, rows sum to %v", s.Name, c.Name, at(totalRow, i), sum)
 		}
 	}
-	if s.Check != nil {
-		if chk := rows[data+2]; !strings.HasSuffix(chk[0], ": OK") {
-			t.Errorf("sheet %q: check row %q", s.Name, chk[0])
+}
+
+// sheetOf is a sheet of a report definition.
+func sheetOf(t *testing.T, report, sheet string) *Sheet {
+	t.Helper()
+	defs, err := Definitions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range defs {
+		for i := range d.Sheets {
+			if d.Name == report && d.Sheets[i].Name == sheet {
+				return &d.Sheets[i]
+			}
 		}
 	}
+	t.Fatalf("no sheet %s of %s", sheet, report)
+	return nil
 }
 
 func at(r []string, i int) string {
@@ -192,11 +223,15 @@ func TestCSVsEqualQueries(t *testing.T) {
 	jakarta, _ := time.LoadLocation("Asia/Jakarta")
 	for _, d := range defs {
 		for _, s := range d.Sheets {
-			path := findFile(t, files, d.Name+"_2026-06-05_"+slug(s.Name)+".csv")
+			path := findFile(t, files, fileBase(d, &settings{Options: Options{}, asOf: "2026-06-05"})+"_"+slug(s.Name)+".csv")
 			b, err := os.ReadFile(path)
 			if err != nil {
 				t.Fatal(err)
 			}
+			if !bytes.HasPrefix(b, []byte(bom)) {
+				t.Errorf("%s: no byte-order mark", path)
+			}
+			b = bytes.TrimPrefix(b, []byte(bom))
 			if !bytes.Contains(b, []byte("\r\n")) {
 				t.Errorf("%s: lines do not end in CRLF", path)
 			}
@@ -205,17 +240,39 @@ func TestCSVsEqualQueries(t *testing.T) {
 				t.Fatalf("%s: %v", path, err)
 			}
 			names, rows := queryRows(t, w.db, s.Query, asOfVars, "")
-			if !slices.Equal(got[0], names) {
-				t.Errorf("%s header %v, want %v", path, got[0], names)
+			cols := shown(&s)
+			var titles []string
+			for _, c := range cols {
+				titles = append(titles, c.Title.In("id"))
+			}
+			if !slices.Equal(got[0], titles) && !strings.Contains(strings.Join(titles, ""), "{") {
+				t.Errorf("%s header %v, want %v", path, got[0], titles)
 			}
 			if len(got)-1 != len(rows) {
 				t.Fatalf("%s: %d rows, query gives %d", path, len(got)-1, len(rows))
 			}
+			id := langs["id"]
 			for i, r := range rows {
-				for j, v := range r {
-					want := csvValue(v, kindOfValue(v), jakarta)
+				for j, c := range cols {
+					v := r[slices.Index(names, c.Name)]
+					var want string
+					switch x := v.(type) {
+					case nil:
+						want = c.Empty.In("id")
+					case string:
+						if c.Codes {
+							x = id.codeName(x)
+						}
+						want = cellsafe.Text(x)
+					default:
+						format := c.Format
+						if format == "" {
+							format = defaultFormat(kindOfValue(v))
+						}
+						want = displayNumber(v, format, kindOfValue(v), jakarta)
+					}
 					if got[i+1][j] != want {
-						t.Errorf("%s row %d %s = %q, query gives %q", path, i+1, names[j], got[i+1][j], want)
+						t.Errorf("%s row %d %s = %q, query gives %q", path, i+1, c.Name, got[i+1][j], want)
 					}
 				}
 			}
@@ -276,8 +333,14 @@ func TestCreditJournalComparison(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if v, _ := f.GetCellValue("Saldo", cellName(slices.IndexFunc(shown(sheetOf(t, "credit", "Balances")), func(c Column) bool { return c.Name == "reported_balance" })+1, 2)); v != "tidak ada" {
+		t.Errorf("reported balance without a journal reads %q, want the reason", v)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer f.Close()
-	summary, _ := f.GetRows(summarySheet)
+	summary, _ := f.GetRows("Ringkasan")
 	if !slices.ContainsFunc(summary, func(r []string) bool { return len(r) > 1 && strings.Contains(r[1], "does not exist") }) {
 		t.Errorf("summary does not say the journal is missing: %v", summary)
 	}
@@ -315,19 +378,21 @@ func TestBadInput(t *testing.T) {
 
 // TestVarsChangeTheReport: a variable reaches the SQL and the titles.
 func TestVarsChangeTheReport(t *testing.T) {
-	files := generateAll(t, Options{Names: []string{"aging"}, Vars: map[string]string{"bucket_1": "10", "aging_basis": "created"}})
-	f, err := excelize.OpenFile(findFile(t, files, "aging_2026-06-05.xlsx"))
+	files := generateAll(t, Options{Names: []string{"aging"}, Locale: "en", Vars: map[string]string{"bucket_1": "10", "aging_basis": "created"}})
+	// The file names say how the report was made.
+	f, err := excelize.OpenFile(findFile(t, files, "aging_2026-06-05_basis-created_bucket-1-10.xlsx"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if v, _ := f.GetCellValue("By customer", "G1"); v != "1-10 days" {
+	findFile(t, files, "aging_2026-06-05_basis-created_bucket-1-10_detail.csv")
+	if v, _ := f.GetCellValue("By customer", "D1"); v != "1-10 days" {
 		t.Errorf("bucket title %q, want 1-10 days", v)
 	}
-	if v, _ := f.GetCellValue("By customer", "H1"); v != "11-60 days" {
+	if v, _ := f.GetCellValue("By customer", "E1"); v != "11-60 days" {
 		t.Errorf("bucket title %q, want 11-60 days", v)
 	}
-	summary, _ := f.GetRows(summarySheet)
+	summary, _ := f.GetRows("Summary")
 	if !slices.ContainsFunc(summary, func(r []string) bool { return len(r) > 1 && strings.Contains(r[1], "aging_basis = created") }) {
 		t.Error("summary does not show aging_basis = created")
 	}
@@ -375,6 +440,65 @@ func TestExportParquet(t *testing.T) {
 		}
 		if got != want || want == 0 {
 			t.Errorf("%s: parquet has %d rows, table %d", tc.table, got, want)
+		}
+	}
+}
+
+// TestFormulaTextNeutralised: a customer chooses their own name; a name a
+// spreadsheet would run as a formula is written as text in the CSV and the
+// workbook alike.
+func TestFormulaTextNeutralised(t *testing.T) {
+	w := testWorld(t)
+	db := filepath.Join(t.TempDir(), "billsync.duckdb")
+	if err := copyFile(w.db, db); err != nil {
+		t.Fatal(err)
+	}
+	link := `=HYPERLINK("http://evil.example","x")`
+	cmd := `+cmd|' /C calc'!A0`
+	execDB(t, db,
+		`UPDATE unpaid_transactions SET customer_name = '`+strings.ReplaceAll(link, "'", "''")+`'`,
+		`UPDATE customers SET name = '`+strings.ReplaceAll(cmd, "'", "''")+`'`)
+	files := generateAll(t, Options{DB: db, Names: []string{"aging", "credit"}})
+	for _, tc := range []struct{ file, sheet, text string }{
+		{"aging_2026-06-05_basis-due_by-customer.csv", "", link},
+		{"credit_2026-06-05_balances.csv", "", cmd},
+		{"aging_2026-06-05_basis-due.xlsx", "Per pelanggan", link},
+		{"credit_2026-06-05.xlsx", "Saldo", cmd},
+	} {
+		var cells []string
+		path := findFile(t, files, tc.file)
+		if tc.sheet == "" {
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rows, err := csv.NewReader(bytes.NewReader(bytes.TrimPrefix(b, []byte(bom)))).ReadAll()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range rows {
+				cells = append(cells, r...)
+			}
+		} else {
+			f, err := excelize.OpenFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rows, _ := f.GetRows(tc.sheet)
+			f.Close()
+			for _, r := range rows {
+				cells = append(cells, r...)
+			}
+		}
+		found := false
+		for _, c := range cells {
+			if c == tc.text {
+				t.Errorf("%s: %q written raw", tc.file, c)
+			}
+			found = found || c == "'"+tc.text
+		}
+		if !found {
+			t.Errorf("%s: %q not found neutralised", tc.file, tc.text)
 		}
 	}
 }

@@ -33,6 +33,7 @@ type Options struct {
 	Account  string            // only this account; "" = all accounts in the warehouse
 	Names    []string          // reports to produce; empty = all
 	Vars     map[string]string // report variables (see -list), e.g. aging_basis=created
+	Locale   string            // language of labels, numbers and dates: "id" or "en"; "" = id
 	Log      *slog.Logger
 }
 
@@ -51,6 +52,7 @@ type settings struct {
 	journal string // sentence for the summary sheet
 	hasJnl  bool
 	mem     *nativeMemory
+	lang    *lang
 }
 
 func (o Options) resolve() (*settings, error) {
@@ -63,6 +65,10 @@ func (o Options) resolve() (*settings, error) {
 		return nil, fmt.Errorf("time zone %q: %w", s.TZ, err)
 	}
 	s.loc = loc
+	if s.lang, err = langOf(s.Locale); err != nil {
+		return nil, err
+	}
+	s.Locale = s.lang.code
 	if s.Currency == "" {
 		s.Currency = defaultCurrency
 	}
@@ -195,6 +201,9 @@ type sheetOutput struct {
 	rows  int
 	check *checkResult
 	total int // row number of the totals row in the workbook, 0 = none
+	tot   *totals
+	// headRows are the first rows of a headline sheet, for the summary.
+	headRows [][]any
 }
 
 // generate runs one report on its own connection (variables are per connection).
@@ -211,13 +220,24 @@ func generate(ctx context.Context, db *sql.DB, s *settings, d *Definition) ([]st
 	if err != nil {
 		return nil, err
 	}
-	base := filepath.Join(s.OutDir, d.Name+"_"+s.asOf)
+	src, err := sources(ctx, conn, s)
+	if err != nil {
+		return nil, err
+	}
+	// With one account in the warehouse (or one chosen) an account column
+	// says the same thing on every row: the summary names it instead.
+	var drop []string
+	if s.Account != "" || len(src) <= 1 {
+		drop = []string{"account"}
+	}
+	base := filepath.Join(s.OutDir, fileBase(d, s))
 	var wb *workbook
 	if slices.Contains(s.Formats, "xlsx") {
 		if wb, err = newWorkbook(s); err != nil {
 			return nil, err
 		}
 		defer wb.close()
+		wb.footer = footerText(d.Title.In(s.Locale), s.lang.date(s.AsOf), s.lang)
 	}
 	var csvs []*csvSheet
 	abort := func() {
@@ -229,7 +249,7 @@ func generate(ctx context.Context, db *sql.DB, s *settings, d *Definition) ([]st
 	var files []string
 	for i := range d.Sheets {
 		sh := &d.Sheets[i]
-		out, c, err := runSheet(ctx, conn, s, sh, vals, wb, base)
+		out, c, err := runSheet(ctx, conn, s, sh, vals, wb, base, drop)
 		if c != nil {
 			csvs = append(csvs, c)
 		}
@@ -249,10 +269,6 @@ func generate(ctx context.Context, db *sql.DB, s *settings, d *Definition) ([]st
 	}
 	if wb != nil {
 		effective, err := variables(ctx, conn)
-		if err != nil {
-			return nil, err
-		}
-		src, err := sources(ctx, conn, s)
 		if err != nil {
 			return nil, err
 		}
@@ -306,12 +322,13 @@ func setReportVars(ctx context.Context, conn *sql.Conn, s *settings, d *Definiti
 }
 
 // runSheet streams one query into the workbook sheet and the sheet's CSV.
-func runSheet(ctx context.Context, conn *sql.Conn, s *settings, sh *Sheet, vals map[string]string, wb *workbook, base string) (sheetOutput, *csvSheet, error) {
+func runSheet(ctx context.Context, conn *sql.Conn, s *settings, sh *Sheet, vals map[string]string, wb *workbook, base string, drop []string) (sheetOutput, *csvSheet, error) {
 	out := sheetOutput{sheet: sh}
 	var (
-		xs  *xlsxSheet
-		cs  *csvSheet
-		tot *totals
+		xs   *xlsxSheet
+		cs   *csvSheet
+		tot  *totals
+		view []any
 	)
 	began := time.Now()
 	start := func(res result) error {
@@ -319,22 +336,29 @@ func runSheet(ctx context.Context, conn *sql.Conn, s *settings, sh *Sheet, vals 
 		// result: what the query needed beyond it is free now.
 		s.Log.Debug("query ran", "query", sh.Query, "took", time.Since(began).Round(time.Millisecond))
 		s.mem.release(ctx)
-		out.cols = resolveColumns(sh, res, vals)
+		out.cols = resolveColumns(sh, res, vals, s.Locale, drop...)
+		view = make([]any, len(out.cols))
 		tot = newTotals(out.cols)
+		tot.watch(sh)
 		var err error
 		if wb != nil {
-			if xs, err = wb.dataSheet(sh.Name, out.cols); err != nil {
+			if xs, err = wb.dataSheet(sh.tab(s.Locale), out.cols); err != nil {
 				return err
 			}
 		}
 		if slices.Contains(s.Formats, "csv") {
-			cs, err = newCSVSheet(base+"_"+slug(sh.Name)+".csv", out.cols, s.loc)
+			cs, err = newCSVSheet(base+"_"+slug(sh.Name)+".csv", out.cols, s.loc, s.lang)
 		}
 		return err
 	}
-	row := func(v []any) error {
+	row := func(row []any) error {
 		out.rows++
+		pick(out.cols, row, view)
+		v := view
 		tot.add(v)
+		if sh.Headline && len(out.headRows) <= headlineRows {
+			out.headRows = append(out.headRows, slices.Clone(v))
+		}
 		if xs != nil {
 			if err := xs.write(v); err != nil {
 				return err
@@ -360,10 +384,31 @@ func runSheet(ctx context.Context, conn *sql.Conn, s *settings, sh *Sheet, vals 
 			out.check = &chk
 		}
 	} else if sh.Check != nil {
-		chk := tot.check(sh.Check)
+		chk := tot.check(sh.Check, s.lang)
 		out.check = &chk
 	}
+	out.tot = tot
 	return out, cs, nil
+}
+
+// fileBase is the start of a report's file names: the report, the as-of
+// date and every variable set to other than its default (the aging basis
+// always), so files of differently made reports never share a name.
+func fileBase(d *Definition, s *settings) string {
+	name := d.Name + "_" + s.asOf
+	for _, v := range d.Vars {
+		val, ok := s.Vars[v.Name]
+		if v.Name == "aging_basis" && !ok {
+			val, ok = v.Default, true
+		}
+		if ok && (val != v.Default || v.Name == "aging_basis") {
+			name += "_" + slug(strings.TrimPrefix(v.Name, d.Name+"_")+"-"+val)
+		}
+	}
+	if s.Account != "" {
+		name += "_" + slug(s.Account)
+	}
+	return name
 }
 
 // slug is a sheet name as a file name part: "By customer" -> "by-customer".
@@ -389,7 +434,7 @@ func List(w io.Writer) error {
 		return err
 	}
 	for _, d := range defs {
-		fmt.Fprintf(w, "%s\t%s\n", d.Name, d.Title)
+		fmt.Fprintf(w, "%s\t%s\n", d.Name, d.Title.In("en"))
 		for _, s := range d.Sheets {
 			fmt.Fprintf(w, "\tsheet %q\tqueries/%s\n", s.Name, s.Query)
 		}

@@ -23,9 +23,12 @@ import (
 // workbook is one report's .xlsx: a normally written summary sheet first and
 // a streamed sheet per query.
 type workbook struct {
-	f   *excelize.File
-	st  *styles
-	loc *time.Location
+	f      *excelize.File
+	st     *styles
+	loc    *time.Location
+	l      *lang
+	cur    string
+	footer string // printed on every page
 }
 
 func newWorkbook(s *settings) (*workbook, error) {
@@ -33,15 +36,15 @@ func newWorkbook(s *settings) (*workbook, error) {
 	if err := f.SetSheetName("Sheet1", summarySheet); err != nil {
 		return nil, err
 	}
-	st, err := newStyles(f, s.Currency)
+	st, err := newStyles(f, s.Currency, s.lang)
 	if err != nil {
 		return nil, err
 	}
-	return &workbook{f: f, st: st, loc: s.loc}, nil
+	return &workbook{f: f, st: st, loc: s.loc, l: s.lang, cur: s.Currency}, nil
 }
 
 func (w *workbook) dataSheet(name string, cols []column) (*xlsxSheet, error) {
-	return newXLSXSheet(w.f, w.st, w.loc, name, cols)
+	return newXLSXSheet(w.f, w.st, w.loc, w.l, name, cols, w.footer)
 }
 
 func (w *workbook) close() { w.f.Close() }
@@ -88,22 +91,22 @@ func sources(ctx context.Context, conn *sql.Conn, s *settings) ([]source, error)
 	return out, err
 }
 
-func (src source) String(loc *time.Location) string {
-	s := fmt.Sprintf("%s: run %d (%s", src.account, src.lastRun, src.lastStatus)
+func (src source) text(loc *time.Location, l *lang) string {
+	s := src.account + ": " + fmt.Sprintf(l.w("run"), src.lastRun, l.codeName(src.lastStatus))
 	if src.hasLastFinished {
-		s += ", finished " + src.lastFinished.In(loc).Format("2006-01-02 15:04 MST")
+		s += fmt.Sprintf(l.w("finished"), l.dateTime(src.lastFinished, loc))
 	}
 	s += ")"
 	if src.hasSucceded && src.lastSucceeded != src.lastRun {
-		s += fmt.Sprintf("; last succeeded run %d at %s", src.lastSucceeded, src.lastSucceededAt.In(loc).Format("2006-01-02 15:04 MST"))
+		s += fmt.Sprintf(l.w("last_ok"), src.lastSucceeded, l.dateTime(src.lastSucceededAt, loc))
 	}
 	return s
 }
 
 // summary fills the first sheet: what the report is, what it is based on,
-// how to reproduce it, the checks, the notes and the chart.
+// the headline figures and checks, how to reproduce it, the notes and the chart.
 func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, srcs []source, outs []sheetOutput) error {
-	f, sh := w.f, summarySheet
+	f, sh, l := w.f, summarySheet, w.l
 	vals := map[string]string{"journal": s.journal, "currency": s.Currency}
 	for k, v := range vars {
 		vals[k] = v
@@ -118,103 +121,193 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 	line := func(label string, v any, style int) {
 		put(cellName(1, row), label, w.st.label)
 		put(cellName(2, row), v, style)
-		if text, ok := v.(string); ok {
-			fitHeight(f, row, text)
-		}
+		text, _ := v.(string)
+		fitHeight(f, row, label, text)
 		row++
 	}
-	put("A1", d.Title, w.st.title)
-	put("A2", strings.Join(strings.Fields(d.Description), " "), w.st.wrap)
-	f.MergeCell(sh, "A2", "B2")
-	f.SetRowHeight(sh, 2, 48)
+	subtitle := func(text string) {
+		row++
+		put(cellName(1, row), text, w.st.subtitle)
+		row++
+	}
+	title := d.Title.In(l.code)
+	put("A1", title, w.st.title)
+	desc := strings.Join(strings.Fields(d.Description.In(l.code)), " ")
+	put("A2", desc, w.st.wrap)
+	f.MergeCell(sh, "A2", "C2")
+	f.SetRowHeight(sh, 2, 36)
 	row = 4
-	asOf, _ := time.Parse(time.DateOnly, s.asOf)
-	line("As of", serialDay(asOf), w.st.dateLeft)
-	line("Time zone", s.TZ, 0)
-	line("Currency", s.Currency+" (amounts in whole units)", 0)
+	line(l.w("as_of"), l.date(s.AsOf), 0)
 	accounts := s.Account
 	if accounts == "" {
 		var names []string
 		for _, src := range srcs {
 			names = append(names, src.account)
 		}
-		accounts = strings.Join(names, ", ") + " (all accounts in the warehouse)"
+		accounts = fmt.Sprintf(l.w("all_accounts"), strings.Join(names, ", "))
 	}
-	line("Source account", accounts, 0)
+	line(l.w("account"), accounts, 0)
 	var runs []string
 	for _, src := range srcs {
-		runs = append(runs, src.String(w.loc))
+		runs = append(runs, src.text(w.loc, l))
 	}
 	if len(runs) == 0 {
-		runs = []string{"no sync run in the warehouse"}
+		runs = []string{l.w("no_run")}
 	}
-	line("Based on sync run", strings.Join(runs, "\n"), w.st.wrap)
-	line("Warehouse", s.DB, 0)
-	if slices.ContainsFunc(d.Sheets, func(x Sheet) bool { return strings.HasPrefix(x.Query, "credit_") }) {
-		line("Journal", s.journal, w.st.wrap)
-	}
-	line("Generated", time.Now().In(w.loc).Format("2006-01-02 15:04:05 MST"), 0)
-	line("Parameters", params(d, vars), w.st.wrap)
-	line("Reproduce", reproduce(d, s), w.st.wrap)
-	line("Queries", queryDigests(d), w.st.wrap)
-	row++
-	put(cellName(1, row), "Sheets", w.st.subtitle)
-	row++
-	for _, o := range outs {
-		line(o.sheet.Name, fmt.Sprintf("%d rows from queries/%s", o.rows, o.sheet.Query), 0)
-	}
+	line(l.w("runs"), strings.Join(runs, "\n"), w.st.wrap)
+	w.headlines(&row, outs, subtitle, line)
 	checks := false
 	for _, o := range outs {
-		if o.check == nil {
+		if o.check == nil && o.sheet.Exceptions == nil {
 			continue
 		}
 		if !checks {
-			row++
-			put(cellName(1, row), "Checks", w.st.subtitle)
-			row++
+			subtitle(l.w("checks"))
 			checks = true
 		}
-		style := w.st.check
-		if !o.check.ok {
-			style = w.st.checkBad
+		if o.check != nil {
+			style := w.st.check
+			if !o.check.ok {
+				style = w.st.checkBad
+			}
+			line(o.sheet.tab(l.code), o.check.text(l), style)
 		}
-		line(o.sheet.Name, fmt.Sprintf("%s: %s (difference %g)", o.check.label, o.check.verdict(), o.check.diff), style)
+		if e := o.sheet.Exceptions; e != nil && o.tot != nil {
+			style := w.st.check
+			if o.tot.excCount > 0 {
+				style = w.st.checkBad
+			}
+			line(o.sheet.tab(l.code), fmt.Sprintf(l.w("exceptions"), e.Label.In(l.code), o.tot.excCount, o.tot.rows), style)
+		}
 	}
-	row++
-	put(cellName(1, row), "Notes", w.st.subtitle)
-	row++
+	subtitle(l.w("sheets"))
+	for _, o := range outs {
+		line(o.sheet.tab(l.code), fmt.Sprintf(l.w("rows_from"), o.rows, o.sheet.Query), 0)
+	}
+	subtitle(l.w("notes"))
 	for _, n := range d.Notes {
 		put(cellName(1, row), "•", w.st.label)
-		text := expand(n, vals)
+		text := expand(n.In(l.code), vals)
 		put(cellName(2, row), text, w.st.wrap)
-		fitHeight(f, row, text)
+		f.MergeCell(sh, cellName(2, row), cellName(3, row))
+		fitHeight(f, row, "", text)
 		row++
 	}
-	f.SetColWidth(sh, "A", "A", 22)
+	row++
+	line(l.w("tz"), s.TZ, 0)
+	if slices.ContainsFunc(outs, func(o sheetOutput) bool {
+		return slices.ContainsFunc(o.cols, func(c column) bool { return c.format == "money" })
+	}) {
+		line(l.w("currency"), fmt.Sprintf(l.w("currency_note"), s.Currency), 0)
+	}
+	line(l.w("warehouse"), s.DB, 0)
+	if slices.ContainsFunc(d.Sheets, func(x Sheet) bool { return strings.HasPrefix(x.Query, "credit_") }) {
+		line(l.w("journal"), s.journal, w.st.wrap)
+	}
+	line(l.w("generated"), time.Now().In(w.loc).Format("2006-01-02 15:04:05 MST"), 0)
+	line(l.w("params"), params(d, vars, l), w.st.wrap)
+	line(l.w("reproduce"), reproduce(d, s), w.st.wrap)
+	line(l.w("queries"), queryDigests(d), w.st.wrap)
+	f.SetColWidth(sh, "A", "A", labelWidth)
 	f.SetColWidth(sh, "B", "B", summaryWidth)
-	// One page wide when printed, however long.
-	f.SetPageLayout(sh, &excelize.PageLayoutOptions{Orientation: strPtr("portrait"), FitToWidth: intPtr(1), FitToHeight: intPtr(0)})
-	f.SetSheetProps(sh, &excelize.SheetPropsOptions{FitToPage: boolPtr(true)})
+	f.SetColWidth(sh, "C", "C", 20)
+	if err := pageSetup(f, sh, w.footer); err != nil {
+		return err
+	}
+	f.SetPageLayout(sh, &excelize.PageLayoutOptions{Orientation: strPtr("portrait")})
 	if d.Chart != nil {
 		if err := w.chart(d.Chart, outs, row+1); err != nil {
 			return fmt.Errorf("chart: %w", err)
 		}
 	}
+	// The tab in the report's language, once everything refers to it.
+	if err := f.SetSheetName(summarySheet, l.w("summary")); err != nil {
+		return err
+	}
 	return f.SetDocProps(&excelize.DocProperties{
-		Title:       d.Title + " as of " + s.asOf,
-		Subject:     d.Title,
-		Description: strings.Join(strings.Fields(d.Description), " "),
+		Title:       title + " " + l.w("as_of_footer") + " " + s.asOf,
+		Subject:     title,
+		Description: desc,
 		Creator:     "billsync report",
 		Keywords:    "billsync, " + d.Name + ", " + s.asOf,
 		Category:    "Finance report",
 		Created:     time.Now().UTC().Format(time.RFC3339),
 		Modified:    time.Now().UTC().Format(time.RFC3339),
-		Language:    "en",
+		Language:    l.code,
 	})
 }
 
+// headlineRows is the most rows a headline sheet copies onto the summary.
+const headlineRows = 30
+
+// headlines puts each totals row's figures on the summary, and the rows of
+// a headline sheet (subtotals) as a small table.
+func (w *workbook) headlines(row *int, outs []sheetOutput, subtitle func(string), line func(string, any, int)) {
+	l := w.l
+	first := true
+	head := func() {
+		if first {
+			subtitle(l.w("headline"))
+			first = false
+		}
+	}
+	for _, o := range outs {
+		if o.sheet.Headline {
+			head()
+			w.headlineLines(o, line)
+			continue
+		}
+		if len(o.sheet.Totals) == 0 || o.tot == nil {
+			continue
+		}
+		for _, c := range o.cols {
+			if c.format == "text" || c.format == "" || c.format == "date" || c.format == "datetime" || c.format == "month" {
+				continue
+			}
+			v, ok := o.tot.value(c)
+			if !ok {
+				continue
+			}
+			head()
+			line(o.sheet.tab(l.code)+": "+c.title, v, w.st.left[c.format])
+		}
+	}
+}
+
+// headlineLines puts each row of a small sheet (subtotals) on the summary:
+// its text columns as the label, its figures as a line of text.
+func (w *workbook) headlineLines(o sheetOutput, line func(string, any, int)) {
+	l := w.l
+	for k, r := range o.headRows {
+		if k == headlineRows {
+			line("…", fmt.Sprintf("%d %s", o.rows-headlineRows, l.w("rows")), 0)
+			break
+		}
+		var label, figures []string
+		for i, c := range o.cols {
+			if c.reference {
+				continue
+			}
+			if c.format == "text" || c.format == "" {
+				if v, ok := r[i].(string); ok {
+					if c.codes {
+						v = l.codeName(v)
+					}
+					label = append(label, v)
+				}
+				continue
+			}
+			figures = append(figures, c.title+" "+l.format(r[i], c, w.cur))
+		}
+		line(strings.Join(label, " · "), strings.Join(figures, "; "), w.st.wrap)
+	}
+	if len(o.headRows) == 0 {
+		line(o.sheet.tab(l.code), l.w("none_rows"), 0)
+	}
+}
+
 // params lists the effective values of the report's variables.
-func params(d *Definition, vars map[string]string) string {
+func params(d *Definition, vars map[string]string, l *lang) string {
 	names := []string{"as_of", "tz", "account"}
 	for _, v := range d.Vars {
 		names = append(names, v.Name)
@@ -223,9 +316,9 @@ func params(d *Definition, vars map[string]string) string {
 	for _, n := range names {
 		v, ok := vars[n]
 		if !ok || v == "" {
-			v = "(all)"
+			v = l.w("all")
 			if n != "account" {
-				v = "(query default)"
+				v = l.w("query_default")
 			}
 		}
 		parts = append(parts, n+" = "+v)
@@ -276,10 +369,10 @@ func (w *workbook) chart(c *Chart, outs []sheetOutput, row int) error {
 	}
 	o := outs[i]
 	if o.rows == 0 {
-		w.f.SetCellValue(summarySheet, cellName(1, row), "No data for the chart.")
+		w.f.SetCellValue(summarySheet, cellName(1, row), w.l.w("no_chart"))
 		return nil
 	}
-	ref := "'" + strings.ReplaceAll(o.sheet.Name, "'", "''") + "'!"
+	ref := "'" + strings.ReplaceAll(o.sheet.tab(w.l.code), "'", "''") + "'!"
 	colOf := func(name string) (int, error) {
 		j := slices.IndexFunc(o.cols, func(col column) bool { return col.name == name })
 		if j < 0 {
@@ -326,24 +419,28 @@ func (w *workbook) chart(c *Chart, outs []sheetOutput, row int) error {
 	if len(series) == 1 {
 		legend.Position = "none"
 	}
-	axis := excelize.ChartAxis{MajorGridLines: true, NumFmt: excelize.ChartNumFmt{CustomNumFmt: "#,##0"}}
+	dark := excelize.Font{Color: "262626", Size: 9}
+	axis := excelize.ChartAxis{MajorGridLines: true, NumFmt: excelize.ChartNumFmt{CustomNumFmt: w.l.lcid + "#,##0"}, Font: dark}
 	if col := o.cols[slices.IndexFunc(o.cols, func(col column) bool { return col.name == c.Columns[0] })]; col.format == "money" {
-		// Amounts run to billions of rupiah: the axis counts millions.
-		axis.NumFmt.CustomNumFmt = `#,##0,," M"`
+		// Amounts run to billions of rupiah: the axis counts millions, in
+		// words the locale reads as millions ("M" is miliar in Indonesian).
+		axis.NumFmt.CustomNumFmt = w.l.lcid + w.l.millionsAx
+		axis.Title = excelize.ChartTitle{Paragraph: []excelize.RichTextRun{{Text: moneySymbol(w.cur) + " " + w.l.millions, Font: &dark}}}
 	}
-	var xAxis excelize.ChartAxis
+	xAxis := excelize.ChartAxis{Font: dark}
 	if c.From == "rows" {
 		cat := o.cols[slices.IndexFunc(o.cols, func(col column) bool { return col.name == c.Category })]
-		if f, ok := numFmts[cat.format]; ok && (cat.kind == kindDate || cat.kind == kindTime) {
-			// Date categories have no cached text in the file; the axis formats them.
-			xAxis.NumFmt.CustomNumFmt = f
+		if cat.kind == kindDate || cat.kind == kindTime {
+			// Date categories have no cached text in the file; the axis
+			// formats them, short enough for a year of months side by side.
+			xAxis.NumFmt.CustomNumFmt = w.l.lcid + "mmm yy"
 		}
 	}
 	types := map[string]excelize.ChartType{"col": excelize.Col, "bar": excelize.Bar, "line": excelize.Line, "pie": excelize.Pie}
 	return w.f.AddChart(summarySheet, cellName(1, row), &excelize.Chart{
 		Type:      types[c.Type],
 		Series:    series,
-		Title:     excelize.ChartTitle{Paragraph: []excelize.RichTextRun{{Text: c.Title}}},
+		Title:     excelize.ChartTitle{Paragraph: []excelize.RichTextRun{{Text: c.Title.In(w.l.code)}}},
 		Dimension: excelize.ChartDimension{Width: 720, Height: 360},
 		Legend:    legend,
 		YAxis:     axis,
@@ -356,14 +453,20 @@ func (w *workbook) chart(c *Chart, outs []sheetOutput, row int) error {
 // summaryWidth is the summary sheet's value column width, in characters.
 const summaryWidth = 80
 
-// fitHeight makes a summary row tall enough for its wrapped text; readers do
-// not grow rows of files they did not write themselves.
-func fitHeight(f *excelize.File, row int, text string) {
-	lines := 0
-	for _, l := range strings.Split(text, "\n") {
-		lines += 1 + utf8.RuneCountInString(l)/(summaryWidth+5)
+// labelWidth is the summary sheet's label column width, in characters.
+const labelWidth = 34
+
+// fitHeight makes a summary row tall enough for its wrapped label and text;
+// readers do not grow rows of files they did not write themselves.
+func fitHeight(f *excelize.File, row int, label, text string) {
+	count := func(s string, width int) int {
+		n := 0
+		for _, l := range strings.Split(s, "\n") {
+			n += 1 + utf8.RuneCountInString(l)*11/10/width
+		}
+		return n
 	}
-	if lines > 1 {
+	if lines := max(count(label, labelWidth-2), count(text, summaryWidth)); lines > 1 {
 		f.SetRowHeight(summarySheet, row, float64(15*lines))
 	}
 }

@@ -3,9 +3,13 @@ package report
 import (
 	"fmt"
 	"math"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/billsync/billsync/internal/cellsafe"
 	"github.com/xuri/excelize/v2"
 )
 
@@ -18,33 +22,55 @@ const maxCellText = 32767
 
 // styles holds the workbook's style ids by column format, for body and totals rows.
 type styles struct {
-	header, title, subtitle, label, wrap, check, checkBad, dateLeft int
-	body, total                                                     map[string]int
+	header, title, subtitle, label, wrap, check, checkBad, dateLeft, text int
+	body, total, left                                                     map[string]int
 }
 
-// numFmts are the number formats per column format; "money" is set per currency.
+// numFmts are the number formats per column format; "money" is set per
+// currency. Zero amounts show a dash, so an empty bucket does not read "Rp 0".
 var numFmts = map[string]string{
 	"int":      "#,##0",
-	"credit":   "#,##0.00",
+	"credit":   `#,##0;-#,##0;"-"`, // credit units: whole units, never a currency
 	"decimal1": "#,##0.0",
+	"decimal2": "#,##0.00",
 	"rating":   "0.00",
 	"percent":  "0.0%",
-	"date":     "yyyy-mm-dd",
+	"date":     "d mmm yyyy",
 	"month":    "mmm yyyy",
-	"datetime": "yyyy-mm-dd hh:mm",
+	"datetime": "d mmm yyyy hh:mm",
 }
 
 // moneyFormat is a whole-unit amount with the currency's symbol or code.
 func moneyFormat(currency string) string {
 	symbols := map[string]string{"IDR": "Rp", "USD": "$", "EUR": "€", "SGD": "S$", "MYR": "RM", "GBP": "£", "JPY": "¥"}
 	if s, ok := symbols[currency]; ok {
-		return `"` + s + ` "#,##0;-"` + s + ` "#,##0`
+		return `"` + s + ` "#,##0;-"` + s + ` "#,##0;"-"`
 	}
-	return `#,##0" ` + currency + `"`
+	return `#,##0" ` + currency + `";-#,##0" ` + currency + `";"-"`
 }
 
-func newStyles(f *excelize.File, currency string) (*styles, error) {
-	s := &styles{body: map[string]int{}, total: map[string]int{}}
+// moneySymbol is the currency's symbol, or its code.
+func moneySymbol(currency string) string {
+	if f := moneyFormat(currency); strings.HasPrefix(f, `"`) {
+		return strings.TrimSpace(strings.Trim(strings.SplitN(f, "#", 2)[0], `"`))
+	}
+	return currency
+}
+
+// numFmt is a column format's number format in the locale.
+func numFmt(format, currency string, l *lang) (string, bool) {
+	f, ok := numFmts[format]
+	if format == "money" {
+		f, ok = moneyFormat(currency), true
+	}
+	if !ok {
+		return "", false
+	}
+	return l.lcid + f, true
+}
+
+func newStyles(f *excelize.File, currency string, l *lang) (*styles, error) {
+	s := &styles{body: map[string]int{}, total: map[string]int{}, left: map[string]int{}}
 	border := []excelize.Border{{Type: "top", Color: "000000", Style: 1}, {Type: "bottom", Color: "000000", Style: 6}}
 	add := func(st *excelize.Style) int {
 		id, err := f.NewStyle(st)
@@ -54,33 +80,51 @@ func newStyles(f *excelize.File, currency string) (*styles, error) {
 		return id
 	}
 	s.header = add(&excelize.Style{
-		Font:      &excelize.Font{Bold: true, Color: "FFFFFF"},
+		Font:      &excelize.Font{Family: "Calibri", Bold: true, Color: "FFFFFF"},
 		Fill:      excelize.Fill{Type: "pattern", Pattern: 1, Color: []string{"1F4E79"}},
 		Alignment: &excelize.Alignment{Vertical: "center", WrapText: true},
 	})
-	s.title = add(&excelize.Style{Font: &excelize.Font{Bold: true, Size: 16, Color: "1F4E79"}})
-	s.subtitle = add(&excelize.Style{Font: &excelize.Font{Bold: true, Size: 12, Color: "1F4E79"}})
-	s.label = add(&excelize.Style{Font: &excelize.Font{Bold: true}, Alignment: &excelize.Alignment{Vertical: "top"}})
+	s.title = add(&excelize.Style{Font: &excelize.Font{Family: "Calibri", Bold: true, Size: 16, Color: "1F4E79"}})
+	s.subtitle = add(&excelize.Style{Font: &excelize.Font{Family: "Calibri", Bold: true, Size: 12, Color: "1F4E79"}})
+	s.label = add(&excelize.Style{Font: &excelize.Font{Family: "Calibri", Bold: true}, Alignment: &excelize.Alignment{Vertical: "top", WrapText: true}})
 	s.wrap = add(&excelize.Style{Alignment: &excelize.Alignment{WrapText: true, Vertical: "top"}})
-	dateFmt := numFmts["date"]
+	// Body text does not wrap: readers do not grow the rows of a file they
+	// did not write, so wrapped text would run over the next row.
+	// The indent keeps text clear of a right-aligned number beside it.
+	s.text = add(&excelize.Style{Alignment: &excelize.Alignment{Vertical: "top", Indent: 1}})
+	dateFmt, _ := numFmt("date", currency, l)
 	s.dateLeft = add(&excelize.Style{CustomNumFmt: &dateFmt, Alignment: &excelize.Alignment{Horizontal: "left"}})
-	s.check = add(&excelize.Style{Font: &excelize.Font{Italic: true, Color: "375623"}})
-	s.checkBad = add(&excelize.Style{Font: &excelize.Font{Bold: true, Color: "C00000"}})
-	fmts := map[string]string{"money": moneyFormat(currency)}
-	for k, v := range numFmts {
-		fmts[k] = v
+	s.check = add(&excelize.Style{Font: &excelize.Font{Family: "Calibri", Italic: true, Color: "375623"}, Alignment: &excelize.Alignment{Vertical: "top"}})
+	s.checkBad = add(&excelize.Style{Font: &excelize.Font{Family: "Calibri", Bold: true, Color: "C00000"}, Alignment: &excelize.Alignment{Vertical: "top"}})
+	s.total["text"] = add(&excelize.Style{Font: &excelize.Font{Family: "Calibri", Bold: true}, Border: border})
+	for k := range numFmts {
+		s.addFormat(add, k, currency, l, border)
 	}
-	s.total["text"] = add(&excelize.Style{Font: &excelize.Font{Bold: true}, Border: border})
-	for k, v := range fmts {
-		v := v
-		s.body[k] = add(&excelize.Style{CustomNumFmt: &v})
-		s.total[k] = add(&excelize.Style{CustomNumFmt: &v, Font: &excelize.Font{Bold: true}, Border: border})
-	}
+	s.addFormat(add, "money", currency, l, border)
 	return s, nil
 }
 
+func (s *styles) addFormat(add func(*excelize.Style) int, format, currency string, l *lang, border []excelize.Border) {
+	v, _ := numFmt(format, currency, l)
+	top := &excelize.Alignment{Vertical: "top"}
+	s.body[format] = add(&excelize.Style{CustomNumFmt: &v, Alignment: top})
+	s.total[format] = add(&excelize.Style{CustomNumFmt: &v, Font: &excelize.Font{Family: "Calibri", Bold: true}, Border: border, Alignment: top})
+	s.left[format] = add(&excelize.Style{CustomNumFmt: &v, Font: &excelize.Font{Family: "Calibri", Bold: true}, Alignment: &excelize.Alignment{Horizontal: "left"}})
+}
+
+// widthSample is how many rows are held back to size the columns before the
+// sheet is streamed. Sheets up to this size are sized exactly (totals
+// included); beyond it summed columns get room for totals 10,000 times the
+// largest value seen.
+const widthSample = 2000
+
+// maxTextWidth is the widest a text column gets, in characters; longer
+// values wrap.
+const maxTextWidth = 40
+
 // xlsxSheet streams one data sheet: header, rows, totals and check rows, and
-// a table over header and rows for the autofilter.
+// a table over header and rows for the autofilter. The first widthSample rows
+// are held back until the columns' widths are known.
 type xlsxSheet struct {
 	f        *excelize.File
 	sw       *excelize.StreamWriter
@@ -88,47 +132,81 @@ type xlsxSheet struct {
 	cols     []column
 	st       *styles
 	loc      *time.Location
+	l        *lang
 	row      []any
 	cells    []excelize.Cell
 	n        int // data rows written
 	totalRow int // row number of the totals row, 0 = none
+	held     [][]any
+	widths   []float64
 }
 
-func newXLSXSheet(f *excelize.File, st *styles, loc *time.Location, name string, cols []column) (*xlsxSheet, error) {
+func newXLSXSheet(f *excelize.File, st *styles, loc *time.Location, l *lang, name string, cols []column, footer string) (*xlsxSheet, error) {
 	if _, err := f.NewSheet(name); err != nil {
 		return nil, err
 	}
-	sw, err := f.NewStreamWriter(name)
-	if err != nil {
+	if err := pageSetup(f, name, footer); err != nil {
 		return nil, err
 	}
-	// Panes and widths must come before the first row of a stream sheet.
-	if err := sw.SetPanes(&excelize.Panes{Freeze: true, YSplit: 1, TopLeftCell: "A2", ActivePane: "bottomLeft"}); err != nil {
-		return nil, err
-	}
+	x := &xlsxSheet{f: f, name: name, cols: cols, st: st, loc: loc, l: l,
+		row: make([]any, len(cols)), cells: make([]excelize.Cell, len(cols)), widths: make([]float64, len(cols))}
 	for i, c := range cols {
-		if err := sw.SetColWidth(i+1, i+1, c.width); err != nil {
-			return nil, err
-		}
-	}
-	x := &xlsxSheet{f: f, sw: sw, name: name, cols: cols, st: st, loc: loc,
-		row: make([]any, len(cols)), cells: make([]excelize.Cell, len(cols))}
-	// The row holds pointers to the reused cells: a Cell value stored in an
-	// interface would be a fresh allocation per cell.
-	for i, c := range cols {
-		x.cells[i] = excelize.Cell{StyleID: st.header, Value: c.title}
-		x.row[i] = &x.cells[i]
-	}
-	if err := sw.SetRow("A1", x.row, excelize.RowOpts{Height: 30}); err != nil {
-		return nil, err
-	}
-	for i, c := range cols {
-		x.cells[i].StyleID = st.body[c.format]
+		x.widths[i] = headerWidth(c.title)
 	}
 	return x, nil
 }
 
+// pageSetup prints a sheet on A4 landscape, one page wide, with a footer;
+// it must come before the sheet is streamed.
+func pageSetup(f *excelize.File, sheet, footer string) error {
+	if err := f.SetSheetProps(sheet, &excelize.SheetPropsOptions{FitToPage: boolPtr(true)}); err != nil {
+		return err
+	}
+	if err := f.SetPageLayout(sheet, &excelize.PageLayoutOptions{Size: intPtr(9), Orientation: strPtr("landscape"),
+		FitToWidth: intPtr(1), FitToHeight: intPtr(0)}); err != nil {
+		return err
+	}
+	m := func(v float64) *float64 { return &v }
+	if err := f.SetPageMargins(sheet, &excelize.PageLayoutMarginsOptions{Left: m(0.4), Right: m(0.4), Top: m(0.5),
+		Bottom: m(0.6), Header: m(0.2), Footer: m(0.25)}); err != nil {
+		return err
+	}
+	return f.SetHeaderFooter(sheet, &excelize.HeaderFooterOptions{OddFooter: footer})
+}
+
+// footerText is the printed footer: report and as-of left, sheet centre,
+// page x of y right.
+func footerText(title, asOf string, l *lang) string {
+	esc := func(s string) string { return strings.ReplaceAll(s, "&", "&&") }
+	return "&L&8" + esc(title) + " · " + l.w("as_of_footer") + " " + esc(asOf) + "&C&8&A&R&8" + l.w("page")
+}
+
+// headerWidth is the width a header needs: it wraps, so its longest word,
+// or the whole title when short.
+func headerWidth(title string) float64 {
+	w := 0
+	for _, word := range strings.Fields(title) {
+		w = max(w, utf8.RuneCountInString(word))
+	}
+	if n := utf8.RuneCountInString(title); n <= 12 {
+		w = n
+	}
+	return float64(w)*1.1 + 2 // bold
+}
+
 func (x *xlsxSheet) write(vals []any) error {
+	if x.sw == nil {
+		x.measure(vals)
+		x.held = append(x.held, slices.Clone(vals))
+		if len(x.held) < widthSample {
+			return nil
+		}
+		return x.start(nil)
+	}
+	return x.put(vals)
+}
+
+func (x *xlsxSheet) put(vals []any) error {
 	x.n++
 	for i, v := range vals {
 		x.cells[i].Value = x.cellValue(v, x.cols[i])
@@ -137,10 +215,127 @@ func (x *xlsxSheet) write(vals []any) error {
 	return x.sw.SetRow(cell, x.row)
 }
 
+// measure widens the columns to the values as displayed.
+func (x *xlsxSheet) measure(vals []any) {
+	for i, v := range vals {
+		x.widths[i] = max(x.widths[i], float64(x.displayLen(v, x.cols[i]))+2)
+	}
+}
+
+// displayLen is about how many characters v takes as the cell shows it.
+func (x *xlsxSheet) displayLen(v any, c column) int {
+	digits := func(f float64) int {
+		n := len(strconv.FormatFloat(math.Abs(math.Round(f)), 'f', 0, 64))
+		n += (n - 1) / 3
+		if f < 0 {
+			n++
+		}
+		return n
+	}
+	switch t := v.(type) {
+	case nil:
+		return utf8.RuneCountInString(c.empty)
+	case string:
+		if c.codes {
+			t = x.l.codeName(t)
+		}
+		return min(utf8.RuneCountInString(t), maxTextWidth)
+	case time.Time:
+		switch {
+		case c.format == "month":
+			return 8 // Nov 2026
+		case c.kind == kindDate:
+			return 11 // 23 Nov 2026
+		}
+		return 17 // 23 Nov 2026 16:05
+	}
+	n := digits(number(v))
+	switch c.format {
+	case "money":
+		n += 4
+	case "decimal1":
+		n += 2
+	case "decimal2", "rating":
+		n += 3
+	case "percent":
+		n = 6
+	case "text":
+		n = len(csvValue(v, c.kind, x.loc))
+	}
+	return n
+}
+
+// start sizes the columns (with the totals when every row is held), writes
+// the header and the held rows, and streams from then on.
+func (x *xlsxSheet) start(tot *totals) error {
+	for i, c := range x.cols {
+		if !c.total.Sum {
+			continue
+		}
+		if tot != nil {
+			if v, ok := tot.value(c); ok {
+				x.widths[i] = max(x.widths[i], float64(x.displayLen(v, c))*1.1+2)
+			}
+		} else {
+			x.widths[i] += 5 // room for a total up to 10,000 times the largest value held
+		}
+	}
+	sw, err := x.f.NewStreamWriter(x.name)
+	if err != nil {
+		return err
+	}
+	x.sw = sw
+	// Panes and widths must come before the first row of a stream sheet.
+	if err := sw.SetPanes(&excelize.Panes{Freeze: true, YSplit: 1, TopLeftCell: "A2", ActivePane: "bottomLeft"}); err != nil {
+		return err
+	}
+	lines := 1
+	for i, c := range x.cols {
+		w := x.widths[i]
+		if c.width > 0 && c.format == "text" {
+			w = min(w, c.width)
+		}
+		w = min(w, maxTextWidth+2)
+		x.widths[i] = w
+		if err := sw.SetColWidth(i+1, i+1, w); err != nil {
+			return err
+		}
+		lines = max(lines, int(math.Ceil(float64(utf8.RuneCountInString(c.title))*1.1/(w-1))))
+	}
+	// The row holds pointers to the reused cells: a Cell value stored in an
+	// interface would be a fresh allocation per cell.
+	for i, c := range x.cols {
+		x.cells[i] = excelize.Cell{StyleID: x.st.header, Value: c.title}
+		x.row[i] = &x.cells[i]
+	}
+	if err := sw.SetRow("A1", x.row, excelize.RowOpts{Height: float64(15*max(lines, 2)) + 2}); err != nil {
+		return err
+	}
+	for i, c := range x.cols {
+		x.cells[i].StyleID = x.st.body[c.format]
+		if c.format == "text" || c.format == "" {
+			x.cells[i].StyleID = x.st.text
+		}
+	}
+	for _, r := range x.held {
+		if err := x.put(r); err != nil {
+			return err
+		}
+	}
+	x.held = nil
+	return nil
+}
+
 // cellValue converts a query value to what the cell holds: numbers stay
-// numbers, dates become Excel serial days in the report's time zone.
+// numbers, dates become Excel serial days in the report's time zone, codes
+// their friendly names, NULL the column's reason for it, and text that a
+// spreadsheet would run as a formula is neutralised.
 func (x *xlsxSheet) cellValue(v any, c column) any {
 	switch t := v.(type) {
+	case nil:
+		if c.empty != "" {
+			return c.empty
+		}
 	case decimal:
 		return t.Float64()
 	case time.Time:
@@ -149,9 +344,13 @@ func (x *xlsxSheet) cellValue(v any, c column) any {
 		}
 		return serialTime(t, x.loc)
 	case string:
-		if len(t) > maxCellText && utf8.RuneCountInString(t) > maxCellText {
-			return string([]rune(t)[:maxCellText])
+		if c.codes {
+			t = x.l.codeName(t)
 		}
+		if len(t) > maxCellText-1 && utf8.RuneCountInString(t) > maxCellText-1 {
+			t = string([]rune(t)[:maxCellText-1])
+		}
+		return cellsafe.Text(t)
 	case float64:
 		if math.IsNaN(t) || math.IsInf(t, 0) {
 			return nil
@@ -172,20 +371,27 @@ func serialTime(t time.Time, loc *time.Location) float64 {
 	return float64(secs)/86400 + excelEpoch + float64(t.Nanosecond())/86400e9
 }
 
-// finish writes the totals and check rows, the table and flushes the sheet.
+// finish writes the totals and check rows, the table and the print titles
+// and area, and flushes the sheet.
 func (x *xlsxSheet) finish(s *Sheet, tot *totals) (checkResult, error) {
 	var chk checkResult
+	if x.sw == nil {
+		if err := x.start(tot); err != nil {
+			return chk, err
+		}
+	}
 	last := x.n + 1
-	if s.Totals != "" {
+	if len(s.Totals) > 0 {
 		last++
-		if err := x.sw.SetRow(cellName(1, last), x.totalsRow(s.Totals, tot), excelize.RowOpts{}); err != nil {
+		if err := x.sw.SetRow(cellName(1, last), x.totalsRow(s.Totals.In(x.l.code), tot), excelize.RowOpts{}); err != nil {
 			return chk, err
 		}
 		x.totalRow = last
 	}
 	if s.Check != nil {
-		chk = tot.check(s.Check)
-		if err := x.sw.SetRow(cellName(1, last+1), x.checkRow(chk)); err != nil {
+		chk = tot.check(s.Check, x.l)
+		last++
+		if err := x.sw.SetRow(cellName(1, last), x.checkRow(chk)); err != nil {
 			return chk, err
 		}
 	}
@@ -197,7 +403,28 @@ func (x *xlsxSheet) finish(s *Sheet, tot *totals) (checkResult, error) {
 			return chk, fmt.Errorf("table: %w", err)
 		}
 	}
+	if err := x.printArea(last); err != nil {
+		return chk, err
+	}
 	return chk, x.sw.Flush()
+}
+
+// printArea repeats the header on every printed page and leaves the
+// reference columns (IDs, URLs) out of print, so amounts are not shrunk to
+// make room for them.
+func (x *xlsxSheet) printArea(last int) error {
+	ref := "'" + strings.ReplaceAll(x.name, "'", "''") + "'!"
+	if err := x.f.SetDefinedName(&excelize.DefinedName{Name: "_xlnm.Print_Titles", RefersTo: ref + "$1:$1", Scope: x.name}); err != nil {
+		return fmt.Errorf("print titles: %w", err)
+	}
+	printed := slices.IndexFunc(x.cols, func(c column) bool { return c.reference })
+	if printed < 0 {
+		printed = len(x.cols)
+	}
+	if printed == 0 {
+		return nil
+	}
+	return x.f.SetDefinedName(&excelize.DefinedName{Name: "_xlnm.Print_Area", RefersTo: ref + absRange(1, 1, printed, max(last, 1)), Scope: x.name})
 }
 
 func (x *xlsxSheet) totalsRow(label string, tot *totals) []any {
@@ -227,7 +454,7 @@ func (x *xlsxSheet) checkRow(chk checkResult) []any {
 		cell := excelize.Cell{StyleID: style}
 		switch {
 		case i == 0:
-			cell.Value = chk.label + ": " + chk.verdict()
+			cell.Value = chk.text(x.l)
 		case c.name == chk.column:
 			cell.Value, cell.StyleID = chk.diff, x.st.total[c.format]
 		}

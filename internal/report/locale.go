@@ -1,0 +1,287 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Locales the workbooks and CSVs are written in. Indonesian is the default:
+// the merchant's finance team reads rupiah, WIB and Indonesian.
+var locales = []string{"id", "en"}
+
+const defaultLocale = "id"
+
+// lang is everything a workbook says that is not in reports/*.yaml: the
+// summary's labels, number formats with the locale's separators, and friendly
+// names for the service's codes.
+type lang struct {
+	code string
+	// lcid tags every number format, so LibreOffice and Excel use the locale's
+	// separators and month names whatever the reader's own settings are.
+	lcid                 string
+	words                map[string]string
+	millions, millionsAx string
+}
+
+var langs = map[string]*lang{
+	"id": {code: "id", lcid: "[$-421]", millions: "juta", millionsAx: `#,##0,," jt"`, words: map[string]string{
+		"as_of": "Per tanggal", "tz": "Zona waktu", "currency": "Mata uang", "currency_note": "%s (jumlah dalam satuan utuh)",
+		"account": "Akun sumber", "all_accounts": "%s (semua akun di gudang data)", "runs": "Berdasarkan sinkronisasi",
+		"no_run": "belum ada sinkronisasi di gudang data", "warehouse": "Gudang data", "journal": "Jurnal",
+		"generated": "Dibuat", "params": "Parameter", "reproduce": "Buat ulang", "queries": "Kueri",
+		"sheets": "Lembar", "rows_from": "%d baris dari queries/%s", "checks": "Pemeriksaan", "notes": "Catatan",
+		"headline": "Angka utama", "no_chart": "Tidak ada data untuk grafik.", "page": "Halaman &P dari &N",
+		"as_of_footer": "per", "exceptions": "%s: %d dari %d baris", "check_ok": "OK", "check_bad": "TIDAK COCOK",
+		"difference": "selisih", "all": "(semua)", "query_default": "(bawaan kueri)", "rows": "baris",
+		"run": "sinkronisasi %d (%s", "finished": ", selesai %s", "last_ok": "; terakhir berhasil: sinkronisasi %d pada %s",
+		"unit": "unit", "none_rows": "(tidak ada baris)", "summary": "Ringkasan",
+	}},
+	"en": {code: "en", lcid: "[$-409]", millions: "million", millionsAx: `#,##0,," mn"`, words: map[string]string{
+		"as_of": "As of", "tz": "Time zone", "currency": "Currency", "currency_note": "%s (amounts in whole units)",
+		"account": "Source account", "all_accounts": "%s (all accounts in the warehouse)", "runs": "Based on sync run",
+		"no_run": "no sync run in the warehouse", "warehouse": "Warehouse", "journal": "Journal",
+		"generated": "Generated", "params": "Parameters", "reproduce": "Reproduce", "queries": "Queries",
+		"sheets": "Sheets", "rows_from": "%d rows from queries/%s", "checks": "Checks", "notes": "Notes",
+		"headline": "Headline figures", "no_chart": "No data for the chart.", "page": "Page &P of &N",
+		"as_of_footer": "as of", "exceptions": "%s: %d of %d rows", "check_ok": "OK", "check_bad": "MISMATCH",
+		"difference": "difference", "all": "(all)", "query_default": "(query default)", "rows": "rows",
+		"run": "run %d (%s", "finished": ", finished %s", "last_ok": "; last succeeded run %d at %s",
+		"unit": "units", "none_rows": "(no rows)", "summary": "Summary",
+	}},
+}
+
+func langOf(code string) (*lang, error) {
+	if code == "" {
+		code = defaultLocale
+	}
+	l, ok := langs[strings.ToLower(code)]
+	if !ok {
+		return nil, fmt.Errorf("locale %q: want one of %s", code, strings.Join(locales, ", "))
+	}
+	return l, nil
+}
+
+// CheckLocale says whether code names a locale the reports are written in.
+func CheckLocale(code string) error {
+	_, err := langOf(code)
+	return err
+}
+
+// w is a summary word; a missing key shows itself so a gap is visible.
+func (l *lang) w(key string) string {
+	if s, ok := l.words[key]; ok {
+		return s
+	}
+	return key
+}
+
+// codeNames are friendly names for the codes the service and billsync's own
+// queries put in text columns, per locale. A code not listed is shown as sent.
+var codeNames = map[string][2]string{ // code: {id, en}
+	// payment link types
+	"generic_link": {"Tautan umum", "Generic link"}, "physical_product": {"Produk fisik", "Physical product"},
+	"event": {"Acara", "Event"}, "webinar": {"Webinar", "Webinar"}, "digital_product": {"Produk digital", "Digital product"},
+	"coaching": {"Coaching", "Coaching"}, "course": {"Kursus", "Course"}, "cohort_based": {"Kelas kohort", "Cohort course"},
+	"fundraising": {"Penggalangan dana", "Fundraising"}, "ebook": {"E-book", "E-book"}, "podcast": {"Podcast", "Podcast"},
+	"audiobook": {"Buku audio", "Audiobook"}, "membership": {"Keanggotaan", "Membership"}, "zakat": {"Zakat", "Zakat"},
+	"invoice": {"Invoice", "Invoice"}, "bundling": {"Paket", "Bundle"}, "saas": {"SaaS", "SaaS"},
+	"payment_request": {"Permintaan pembayaran", "Payment request"}, "support": {"Dukungan", "Support"},
+	"membership_payment": {"Pembayaran keanggotaan", "Membership payment"},
+	// aging sources and collections kinds
+	"unpaid transaction": {"Transaksi belum dibayar", "Unpaid transaction"},
+	"payment request":    {"Permintaan pembayaran", "Payment request"},
+	// statuses
+	"paid": {"Lunas", "Paid"}, "unpaid": {"Belum dibayar", "Unpaid"}, "active": {"Aktif", "Active"},
+	"closed": {"Ditutup", "Closed"}, "expired": {"Kedaluwarsa", "Expired"}, "deleted": {"Dihapus", "Deleted"},
+	"SUCCESS": {"Berhasil", "Succeeded"}, "FAILED": {"Gagal", "Failed"}, "PENDING": {"Tertunda", "Pending"},
+	"succeeded": {"Berhasil", "Succeeded"}, "failed": {"Gagal", "Failed"}, "running": {"Berjalan", "Running"},
+	"ACTIVE": {"Aktif", "Active"}, "INACTIVE": {"Tidak aktif", "Inactive"},
+	// credit
+	"TOPUP": {"Isi ulang", "Top-up"}, "MERCHANT_TOPUP": {"Isi ulang merchant", "Merchant top-up"},
+	"TRIAL_TOPUP": {"Isi ulang uji coba", "Trial top-up"}, "CREDIT_USAGE": {"Pemakaian", "Usage"},
+	"EXPIRE_VOID": {"Kedaluwarsa / batal", "Expired / void"}, "ADD_ON": {"Add-on", "Add-on"},
+	"MEMBERSHIP": {"Keanggotaan", "Membership"},
+	"OK":         {"OK", "OK"}, "MISMATCH": {"TIDAK COCOK", "MISMATCH"},
+	"LEDGER OLDER THAN REPORT": {"BUKU BESAR LEBIH LAMA DARI LAPORAN", "LEDGER OLDER THAN REPORT"},
+	"OLDER THAN LAST REPORT":   {"LEBIH LAMA DARI LAPORAN TERAKHIR", "OLDER THAN LAST REPORT"},
+	"NEVER FETCHED":            {"BELUM PERNAH DIAMBIL", "NEVER FETCHED"},
+	// warehouse tables
+	"customers": {"Pelanggan", "Customers"}, "invoices": {"Invoice", "Invoices"}, "products": {"Produk", "Products"},
+	"payment_requests": {"Permintaan pembayaran", "Payment requests"}, "reviews": {"Ulasan", "Reviews"},
+	"unpaid_transactions": {"Transaksi belum dibayar", "Unpaid transactions"}, "credit_ledger": {"Buku besar kredit", "Credit ledger"},
+	"webhook_deliveries": {"Pengiriman webhook", "Webhook deliveries"}, "product_variants": {"Varian produk", "Product variants"},
+	"invoice_transactions": {"Transaksi invoice", "Invoice transactions"},
+	// aging buckets (see bucketName)
+	"Current": {"Belum jatuh tempo", "Current"},
+}
+
+var bucketRe = regexp.MustCompile(`^(?:(\d+)-(\d+)|Over (\d+))$`)
+
+// codeName is the friendly name of a code in the locale; aging bucket labels
+// ("31-60", "Over 90") read the same as the By customer sheet's headers.
+func (l *lang) codeName(code string) string {
+	i := 1
+	if l.code == "id" {
+		i = 0
+	}
+	if n, ok := codeNames[code]; ok {
+		return n[i]
+	}
+	if m := bucketRe.FindStringSubmatch(code); m != nil {
+		if m[3] != "" {
+			return fmt.Sprintf([]string{"Lebih dari %s hari", "Over %s days"}[i], m[3])
+		}
+		return fmt.Sprintf([]string{"%s-%s hari", "%s-%s days"}[i], m[1], m[2])
+	}
+	return code
+}
+
+// Text is a string of a report definition: one text for every locale, or one
+// per locale ({id: ..., en: ...}).
+type Text map[string]string
+
+// In is the text in locale l, else English, else the one text.
+func (t Text) In(l string) string {
+	for _, k := range []string{l, "en", ""} {
+		if s, ok := t[k]; ok {
+			return s
+		}
+	}
+	return ""
+}
+
+func (t Text) missing() []string {
+	if _, ok := t[""]; ok || len(t) == 0 {
+		return nil
+	}
+	var out []string
+	for _, l := range locales {
+		if _, ok := t[l]; !ok {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+func (t Text) check() error {
+	for k := range t {
+		if k != "" && !slices.Contains(locales, k) {
+			return fmt.Errorf("text in unknown locale %q (want %s)", k, strings.Join(locales, ", "))
+		}
+	}
+	if m := t.missing(); len(m) > 0 {
+		return fmt.Errorf("text %q has no %s version", t.In("en"), strings.Join(m, ", "))
+	}
+	return nil
+}
+
+func (t *Text) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		*t = Text{"": n.Value}
+		return nil
+	}
+	m := map[string]string{}
+	if err := n.Decode(&m); err != nil {
+		return fmt.Errorf("line %d: want a text or {id: ..., en: ...}: %w", n.Line, err)
+	}
+	*t = m
+	if err := t.check(); err != nil {
+		return fmt.Errorf("line %d: %w", n.Line, err)
+	}
+	return nil
+}
+
+var monthsID = []string{"Jan", "Feb", "Mar", "Apr", "Mei", "Jun", "Jul", "Agu", "Sep", "Okt", "Nov", "Des"}
+
+// date is a calendar date as the locale writes it: 23 Nov 2026 (id: 23 Agu 2026).
+func (l *lang) date(t time.Time) string {
+	if l.code == "id" {
+		return fmt.Sprintf("%d %s %d", t.Day(), monthsID[t.Month()-1], t.Year())
+	}
+	return t.Format("2 Jan 2006")
+}
+
+// dateTime is an instant in loc as the locale writes it.
+func (l *lang) dateTime(t time.Time, loc *time.Location) string {
+	t = t.In(loc)
+	return l.date(t) + " " + t.Format("15:04 MST")
+}
+
+// number is an amount with the locale's thousands separator: 1.234.567 (id), 1,234,567 (en).
+func (l *lang) number(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	sep := ","
+	if l.code == "id" {
+		sep = "."
+	}
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteString(sep)
+		}
+		b.WriteRune(r)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+// format is a value as its cell shows it, for text on the summary.
+func (l *lang) format(v any, c column, currency string) string {
+	if v == nil {
+		return c.empty
+	}
+	f := number(v)
+	if f == 0 && (c.format == "money" || c.format == "credit") {
+		return "-" // as the cell's format shows a zero
+	}
+	switch c.format {
+	case "money":
+		s := l.number(int64(math.Round(f)))
+		if sym := strings.TrimSpace(strings.Trim(strings.SplitN(moneyFormat(currency), "#", 2)[0], `"`)); sym != "" {
+			if f < 0 {
+				return "-" + sym + " " + strings.TrimPrefix(s, "-")
+			}
+			return sym + " " + s
+		}
+		return s + " " + currency
+	case "int", "credit":
+		return l.number(int64(math.Round(f)))
+	case "percent":
+		return l.decimal(f*100, 1) + "%"
+	case "decimal1":
+		return l.decimal(f, 1)
+	case "decimal2", "rating":
+		return l.decimal(f, 2)
+	}
+	return fmt.Sprint(v)
+}
+
+// decimal is f with d decimals and the locale's separators.
+func (l *lang) decimal(f float64, d int) string {
+	s := strconv.FormatFloat(math.Abs(f), 'f', d, 64)
+	whole, frac, _ := strings.Cut(s, ".")
+	n, _ := strconv.ParseInt(whole, 10, 64)
+	out := l.number(n)
+	if frac != "" {
+		if l.code == "id" {
+			out += "," + frac
+		} else {
+			out += "." + frac
+		}
+	}
+	if f < 0 && strings.Trim(s, "0.") != "" {
+		out = "-" + out
+	}
+	return out
+}

@@ -1,0 +1,159 @@
+package report
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/billsync/billsync/internal/api"
+	"github.com/billsync/billsync/internal/fetch"
+	"github.com/billsync/billsync/internal/jobs"
+	"github.com/billsync/billsync/internal/sandbox"
+	"github.com/billsync/billsync/internal/warehouse"
+	"github.com/xuri/excelize/v2"
+)
+
+// TestCreditAfterTopUp runs what an operator does: a sync, a credit top-up
+// job (plan, apply) against the simulator, another sync and the credit
+// report. The service stamps the balance it reports in whole seconds and the
+// ledger entry of the top-up carries milliseconds of that second: the report
+// must still find them equal.
+func TestCreditAfterTopUp(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "billsync.duckdb")
+	journal := filepath.Join(dir, jobs.JournalFile)
+	sb, err := sandbox.New(sandbox.Options{Seed: 7, Scale: 0.05, Now: firstSync, Key: testKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(sb)
+	defer srv.Close()
+	client, err := api.New(api.Config{BaseURL: srv.URL, APIKey: testKey, Unlimited: true,
+		MinBackoff: time.Millisecond, MaxBackoff: 20 * time.Millisecond, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sync := func() {
+		t.Helper()
+		if _, err := fetch.Run(ctx, db, []fetch.Account{{Name: "main", Client: client}},
+			fetch.Options{Account: "main", PageSize: 100, Concurrency: 4, Details: true, Log: quiet}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sync()
+
+	// A customer with credit of a credit-usage product: top it up by 50,000.
+	var customer, product string
+	var before float64
+	func() {
+		h, err := warehouse.OpenReadOnly(ctx, db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer h.Close()
+		err = h.QueryRowContext(ctx, `SELECT customer_id, product_id, sum(credit - debit)::DOUBLE FROM credit_ledger
+			GROUP BY ALL ORDER BY count(*) DESC, customer_id, product_id LIMIT 1`).Scan(&customer, &product, &before)
+		if err != nil {
+			t.Fatal(err)
+		}
+	}()
+	input := filepath.Join(dir, "topup.csv")
+	if err := os.WriteFile(input, []byte(fmt.Sprintf("customerId,productId,amount\n%s,%s,50000\n", customer, product)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sb.Advance(time.Hour)
+	func() {
+		j, err := jobs.OpenJournal(ctx, journal)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer j.Close()
+		wh, err := warehouse.OpenReadOnly(ctx, db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan, err := j.Plan(ctx, wh, jobs.PlanOptions{Kind: jobs.CreditTopup, Input: input, Account: "main", User: "t", Host: "h"})
+		wh.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := j.Apply(ctx, plan.ID, jobs.ApplyOptions{Client: client, Account: "main", BaseURL: srv.URL, User: "t", Host: "h", Log: quiet})
+		if err != nil || res.Status != jobs.RunCompleted {
+			t.Fatalf("apply: %+v %v", res, err)
+		}
+	}()
+	sb.Advance(time.Hour)
+	sync()
+
+	asOf := firstSync.Add(2 * time.Hour).In(jakarta(t))
+	files, err := Generate(ctx, Options{DB: db, OutDir: filepath.Join(dir, "out"), Names: []string{"credit"}, Locale: "en",
+		AsOf: asOf, Log: quiet, Formats: []string{"xlsx"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, rows := queryRows(t, db, "credit_balances.sql", map[string]string{"as_of": asOf.Format(time.DateOnly)}, journal)
+	col := func(r []any, n string) any {
+		for i, name := range names {
+			if name == n {
+				return r[i]
+			}
+		}
+		t.Fatalf("no column %s", n)
+		return nil
+	}
+	// The service reports one balance per customer and product; the ledger
+	// keeps it per wallet: the wallets' closing balances add up to it.
+	var closing float64
+	found := 0
+	for _, r := range rows {
+		if col(r, "customer_id") != customer || col(r, "product_id") != product {
+			continue
+		}
+		found++
+		closing += number(col(r, "closing"))
+		if reported := number(col(r, "reported_balance")); reported != before+50000 {
+			t.Errorf("reported %v, want %v", reported, before+50000)
+		}
+		if v := col(r, "reconciliation"); v != "OK" {
+			t.Errorf("reconciliation %v (ledger at report %v, difference %v, reported at %v), want OK",
+				v, col(r, "ledger_at_report"), col(r, "difference"), col(r, "reported_at"))
+		}
+	}
+	if found == 0 || closing != before+50000 {
+		t.Fatalf("%d rows of the topped-up balance closing at %v, want %v", found, closing, before+50000)
+	}
+	f, err := excelize.OpenFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	summary, _ := f.GetRows("Summary")
+	if !hasRow(summary, "Reported balances that MISMATCH: 0 of") {
+		t.Errorf("summary does not count the mismatches: %v", summary)
+	}
+}
+
+func hasRow(rows [][]string, text string) bool {
+	for _, r := range rows {
+		for _, c := range r {
+			if strings.Contains(c, text) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func jakarta(t *testing.T) *time.Location {
+	loc, err := time.LoadLocation("Asia/Jakarta")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return loc
+}
