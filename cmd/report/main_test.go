@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"io"
 	"strings"
 	"testing"
 
@@ -32,7 +31,7 @@ func TestConfig(t *testing.T) {
 		{"export format", nil, []string{"-export", "orc"}, nil, "parquet"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := loadConfig(context.Background(), tc.args, envconfig.MapLookuper(tc.env), io.Discard)
+			c, err := loadConfig(context.Background(), tc.args, envconfig.MapLookuper(tc.env))
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("error %v, want one containing %q", err, tc.wantErr)

@@ -1,0 +1,45 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+)
+
+// TestQueryTable checks what a person sees from report -sql -format table: intervals, instants
+// and numbers readable, several statements with the last one's rows, and -var values typed as
+// the reports declare them.
+func TestQueryTable(t *testing.T) {
+	w := testWorld(t)
+	for _, tc := range []struct {
+		name string
+		sql  string
+		vars map[string]string
+		want []string
+	}{
+		{"interval", "SELECT INTERVAL 860303451 MICROSECONDS AS a, INTERVAL '1 month 9 days 22:58:23.451' AS b, INTERVAL 0 DAYS AS c",
+			nil, []string{"00:14:20.303451", "1 month 9 days 22:58:23.451", "00:00:00"}},
+		{"timestamp in the zone", "SELECT TIMESTAMPTZ '2026-10-31 17:00:00.123+00' AS t, DATE '2026-10-31' AS d",
+			nil, []string{"2026-11-01 00:00:00 WIB", "2026-10-31"}},
+		{"numbers", "SELECT 2.0/3 AS f, 150.5000::DECIMAL(20,4) AS d, 12345678901::HUGEINT AS h",
+			nil, []string{"0.6667", "150.5", "12345678901"}},
+		{"several statements", "SET VARIABLE x = 41; SELECT getvariable('x') + 1 AS answer;",
+			nil, []string{"answer", "42", "(1 rows)"}},
+		{"declared var typed", "SELECT getvariable('bucket_1') + 1 AS b, typeof(getvariable('bucket_1')) AS t, getvariable('mine') AS m",
+			map[string]string{"bucket_1": "15", "mine": "x"}, []string{"16", "INTEGER", " x"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			_, err := Query(context.Background(), Options{DB: w.db, Vars: tc.vars}, tc.sql, "table", &out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, want := range tc.want {
+				if !strings.Contains(out.String(), want) {
+					t.Errorf("output lacks %q:\n%s", want, out.String())
+				}
+			}
+		})
+	}
+}
