@@ -3,8 +3,11 @@ package report
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestQueryTable checks what a person sees from report -sql -format table: intervals, instants
@@ -41,5 +44,44 @@ func TestQueryTable(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestOpenItemsMacroMatchesAging: the warehouse's open_items() macro (migration 0005) gives
+// the aging report's items, ids and amounts, at dates before, between and after the syncs.
+func TestOpenItemsMacroMatchesAging(t *testing.T) {
+	w := testWorld(t)
+	wib, _ := time.LoadLocation("Asia/Jakarta")
+	for _, d := range []time.Time{firstSync.AddDate(0, 0, -20), firstSync, secondSync.AddDate(0, 0, -1), secondSync, secondSync.AddDate(0, 1, 0)} {
+		asOf := d.In(wib).Format(time.DateOnly)
+		names, rows := queryRows(t, w.db, "aging_detail.sql", map[string]string{"as_of": asOf}, "")
+		idCol, amtCol := slices.Index(names, "id"), slices.Index(names, "amount")
+		want := map[string]any{}
+		for _, r := range rows {
+			want[r[idCol].(string)] = r[amtCol]
+		}
+		var out bytes.Buffer
+		_, err := Query(context.Background(), Options{DB: w.db}, "SELECT id, amount FROM open_items(DATE '"+asOf+"') ORDER BY id", "csv", &out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(out.String()), "\r\n")[1:]
+		got := map[string]string{}
+		for _, l := range lines {
+			id, amt, _ := strings.Cut(l, ",")
+			got[id] = amt
+		}
+		if len(want) == 0 && !d.Before(firstSync) {
+			t.Errorf("as of %s: no open items at all; the comparison proves nothing", asOf)
+		}
+		if len(got) != len(want) {
+			t.Errorf("as of %s: open_items has %d items, the aging report %d", asOf, len(got), len(want))
+		}
+		for id, amt := range want {
+			if got[id] != fmt.Sprint(amt) {
+				t.Errorf("as of %s: item %s amount %q in open_items, %v in the aging report", asOf, id, got[id], amt)
+				break
+			}
+		}
 	}
 }
