@@ -56,12 +56,19 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdout, 
 
 	var accounts []fetch.Account
 	baseURLs := map[string]string{}
+	var demoSB *sandbox.Server
 	if cfg.demo {
-		base, shutdown, err := startDemoSandbox(cfg.demoScale, log)
+		if _, err := os.Stat(cfg.DB); err == nil {
+			// The simulator starts from its seed every time: synced into an older demo it would
+			// record its own past as changes. make demo removes the file first.
+			return fmt.Errorf("-demo builds a new warehouse and %s exists: remove it first (rm %s)", cfg.DB, cfg.DB)
+		}
+		sb, base, shutdown, err := startDemoSandbox(cfg.demoScale, log)
 		if err != nil {
 			return err
 		}
 		defer shutdown()
+		demoSB = sb
 		c, err := api.New(api.Config{BaseURL: base, APIKey: demoKey, Unlimited: true, Logger: log})
 		if err != nil {
 			return err
@@ -136,6 +143,16 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdout, 
 			return writeReports(ctx, lookup, cfg, stdout, log)
 		}
 		return nil
+	}
+	if demoSB != nil {
+		// A first sync a simulated day ago, then the day passes (invoices get paid, customers
+		// renamed, records deleted) and the main sync below finds the change history and the
+		// as-of answers the reports are built on.
+		fmt.Fprintln(stdout, "demo: syncing the simulator as it was yesterday, then as it is today")
+		if _, err := fetch.Run(ctx, cfg.DB, accounts, opts); err != nil {
+			return fmt.Errorf("demo: first sync: %w", err)
+		}
+		demoSB.Advance(demoDayAgo)
 	}
 	if cfg.once {
 		return job(ctx)
@@ -220,21 +237,25 @@ func serveMetrics(addr string, m *metrics.Sync, log *slog.Logger) (func(), error
 
 const demoKey = "demo-key"
 
-// startDemoSandbox serves the simulator on a loopback port for -demo.
-func startDemoSandbox(scale float64, log *slog.Logger) (string, func(), error) {
-	sb, err := sandbox.New(sandbox.Options{Seed: 42, Scale: scale, Key: demoKey})
+// demoDayAgo is how far in the past the demo simulator's clock starts.
+const demoDayAgo = 24 * time.Hour
+
+// startDemoSandbox serves the simulator on a loopback port for -demo, its clock a day back.
+func startDemoSandbox(scale float64, log *slog.Logger) (*sandbox.Server, string, func(), error) {
+	sb, err := sandbox.New(sandbox.Options{Seed: 42, Scale: scale, Key: demoKey,
+		Now: time.Now().UTC().Add(-demoDayAgo).Truncate(time.Second)})
 	if err != nil {
-		return "", nil, fmt.Errorf("demo simulator: %w", err)
+		return nil, "", nil, fmt.Errorf("demo simulator: %w", err)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return "", nil, fmt.Errorf("demo simulator: %w", err)
+		return nil, "", nil, fmt.Errorf("demo simulator: %w", err)
 	}
 	srv := &http.Server{Handler: sb, ReadHeaderTimeout: 5 * time.Second}
 	go srv.Serve(ln)
 	base := "http://" + ln.Addr().String()
 	log.Info("demo simulator serving", "url", base, "scale", scale)
-	return base, func() { srv.Close() }, nil
+	return sb, base, func() { srv.Close() }, nil
 }
 
 // newLogger logs JSON for cron and containers; on a terminal the progress display speaks and
