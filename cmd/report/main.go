@@ -136,6 +136,11 @@ func (c *config) validate() error {
 	if c.DB == "" {
 		errs = append(errs, errors.New("BILLSYNC_DB is empty"))
 	}
+	if !c.list && c.export == "" {
+		if err := report.CheckVars(c.names, c.vars, c.sql != ""); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	return errors.Join(errs...)
 }
 
