@@ -43,6 +43,15 @@ func Query(ctx context.Context, o Options, text, format string, w io.Writer) (st
 	}
 	defer db.Close()
 	s.journal, s.hasJnl = attachJournal(ctx, db, s.Journal)
+	if !o.AsOf.IsZero() {
+		warnings, err := asOfWarnings(ctx, db, s)
+		if err != nil {
+			return "", err
+		}
+		for _, w := range warnings {
+			s.Log.Warn(w)
+		}
+	}
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		return "", err

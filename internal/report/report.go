@@ -53,6 +53,8 @@ type settings struct {
 	journal string // sentence for the summary sheet
 	hasJnl  bool
 	mem     *nativeMemory
+	// warnings about the as-of date (asOfWarnings), logged and on every summary sheet
+	warnings []string
 }
 
 func (o Options) resolve() (*settings, error) {
@@ -120,6 +122,12 @@ func Generate(ctx context.Context, o Options) ([]string, error) {
 	}
 	defer lowerGCPercent()()
 	s.journal, s.hasJnl = attachJournal(ctx, db, s.Journal)
+	if s.warnings, err = asOfWarnings(ctx, db, s); err != nil {
+		return nil, err
+	}
+	for _, w := range s.warnings {
+		s.Log.Warn(w)
+	}
 	var files []string
 	for _, d := range defs {
 		start := time.Now()

@@ -1,8 +1,14 @@
 package report
 
 import (
+	"bytes"
+	"context"
+	"log/slog"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/xuri/excelize/v2"
 )
 
 // TestCheckVars: values a report cannot use are refused before anything runs, each named.
@@ -46,5 +52,45 @@ func TestCheckVars(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestAsOfOutsideHistoryWarned: an as-of date the warehouse cannot answer (before the first
+// sync, or after today) is warned about on stderr's log and on the summary sheet; a date the
+// history covers is not.
+func TestAsOfOutsideHistoryWarned(t *testing.T) {
+	w := testWorld(t)
+	for _, tc := range []struct {
+		asOf time.Time
+		want string
+	}{
+		{firstSync.AddDate(0, 0, -3), "ends before billsync's first sync of account main"},
+		{time.Now().AddDate(0, 0, 3), "is after today"},
+		{secondSync, ""},
+	} {
+		var logs bytes.Buffer
+		files, err := Generate(context.Background(), Options{DB: w.db, OutDir: t.TempDir(), AsOf: tc.asOf, Names: []string{"aging"},
+			Formats: []string{"xlsx"}, Log: slog.New(slog.NewTextHandler(&logs, nil))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := excelize.OpenFile(files[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, _ := f.GetRows(summarySheet)
+		f.Close()
+		var warning string
+		for _, r := range rows {
+			if len(r) > 1 && r[0] == "Warning" {
+				warning = r[1]
+			}
+		}
+		switch {
+		case tc.want == "" && (warning != "" || strings.Contains(logs.String(), "WARN")):
+			t.Errorf("as of %s: warned although the history covers it: %q %s", tc.asOf, warning, logs.String())
+		case tc.want != "" && (!strings.Contains(warning, tc.want) || !strings.Contains(logs.String(), "level=WARN msg=\"as of")):
+			t.Errorf("as of %s: summary warning %q, log %s; want %q on both", tc.asOf, warning, logs.String(), tc.want)
+		}
 	}
 }

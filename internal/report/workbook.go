@@ -130,6 +130,9 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 	row = 4
 	asOf, _ := time.Parse(time.DateOnly, s.asOf)
 	line("As of", serialDay(asOf), w.st.dateLeft)
+	if len(s.warnings) > 0 {
+		line("Warning", strings.Join(s.warnings, "\n"), w.st.checkBad)
+	}
 	line("Time zone", s.TZ, 0)
 	line("Currency", s.Currency+" (amounts in whole units)", 0)
 	accounts := s.Account
