@@ -127,7 +127,7 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdout, 
 		}
 		start := time.Now()
 		sums, err := fetch.Run(ctx, cfg.DB, accounts, opts)
-		recordRun(&m, log, sums, err, start)
+		recordRun(ctx, &m, log, sums, err, start)
 		if err != nil {
 			return err
 		}
@@ -185,7 +185,7 @@ func isLoopback(base string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-func recordRun(m *metrics.Sync, log *slog.Logger, sums []fetch.Summary, err error, start time.Time) {
+func recordRun(ctx context.Context, m *metrics.Sync, log *slog.Logger, sums []fetch.Summary, err error, start time.Time) {
 	var records, requests, retries int64
 	status := "succeeded"
 	for _, s := range sums {
@@ -196,7 +196,9 @@ func recordRun(m *metrics.Sync, log *slog.Logger, sums []fetch.Summary, err erro
 			status = "partial"
 		}
 	}
-	cancelled := errors.Is(err, context.Canceled)
+	// A stop cancels the run's context; what the run returns then (a limiter wait, an
+	// interrupted query) is the stop's doing, whatever its wording.
+	cancelled := err != nil && (errors.Is(err, context.Canceled) || ctx.Err() != nil)
 	switch {
 	case cancelled:
 		status = "cancelled"

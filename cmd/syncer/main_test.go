@@ -298,6 +298,9 @@ func TestDaemonStopsCleanlyOnSIGTERM(t *testing.T) {
 			t.Errorf("not a JSON log line: %q", line)
 		}
 	}
+	if strings.Contains(logs, `"msg":"merged"`) && strings.Contains(logs, `"staged":0,`) {
+		t.Errorf("an empty merge logged beside the batch's own merged line:\n%s", logs)
+	}
 	if regexp.MustCompile(`"(took|elapsed)":\d`).MatchString(logs) || strings.Contains(logs, `"level":"ERROR"`) {
 		t.Errorf("a duration in nanoseconds or an ERROR on a clean stop:\n%s", logs)
 	}

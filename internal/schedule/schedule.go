@@ -4,7 +4,6 @@ package schedule
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -117,7 +116,7 @@ func (r *Runner) Run(ctx context.Context) error {
 			err := r.Job(jobCtx)
 			switch {
 			case err == nil:
-			case errors.Is(err, context.Canceled) && jobCtx.Err() != nil:
+			case jobCtx.Err() != nil: // the stop's doing, whatever the job made of it
 				log.Info("scheduled run cancelled")
 			default:
 				log.Error("scheduled run failed", "err", err)

@@ -108,7 +108,9 @@ func TestRunnerCancelsAfterGrace(t *testing.T) {
 			close(started)
 			<-ctx.Done()
 			jobErr.Store(ctx.Err())
-			return ctx.Err()
+			// What a cancelled job returns need not wrap context.Canceled (DuckDB's
+			// "Interrupted!"): the stop still is no failure.
+			return errors.New("merge invoices: INTERRUPT Error: Interrupted!")
 		},
 	}
 	ctx, cancel := context.WithCancel(context.Background())
