@@ -12,10 +12,13 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/billsync/billsync/internal/cli"
+	"github.com/billsync/billsync/internal/logfmt"
 	"github.com/billsync/billsync/internal/report"
 	"github.com/sethvargo/go-envconfig"
 )
@@ -53,23 +56,26 @@ func (v varFlags) Set(s string) error {
 	return nil
 }
 
-func loadConfig(ctx context.Context, args []string, lookup envconfig.Lookuper, stderr io.Writer) (*config, error) {
+func loadConfig(ctx context.Context, args []string, lookup envconfig.Lookuper) (*config, error) {
 	c := config{vars: varFlags{}}
 	if err := envconfig.ProcessWith(ctx, &envconfig.Config{Target: &c, Lookuper: lookup}); err != nil {
 		return nil, fmt.Errorf("environment: %w", err)
 	}
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: report [flags] [REPORT...]   (all reports by default)")
-		fmt.Fprintln(stderr, "       report -list")
-		fmt.Fprintln(stderr, "       report -sql 'SELECT ...' [-format csv|xlsx|table]")
-		fmt.Fprintln(stderr, "       report -export parquet")
+		w := fs.Output()
+		fmt.Fprintln(w, "usage: report [flags] [REPORT...]        write reports (all by default) as of -as-of")
+		fmt.Fprintln(w, "       report -list                      reports, their sheets, query files and variables")
+		fmt.Fprintln(w, "       report -sql 'SELECT ...' [-format table|csv|xlsx]")
+		fmt.Fprintln(w, "       report -sql @queries/aging_by_customer.sql -var as_of=2026-10-31")
+		fmt.Fprintln(w, "       report -sql - < query.sql         SQL from standard input")
+		fmt.Fprintln(w, "       report -export parquet            analyst tables as Parquet under -out")
+		fmt.Fprintln(w, "\nThe warehouse is opened read-only; no API key is needed.\n\nflags:")
 		fs.PrintDefaults()
 	}
 	fs.StringVar(&c.DB, "db", c.DB, "warehouse file, opened read-only (BILLSYNC_DB)")
 	fs.StringVar(&c.TZ, "tz", c.TZ, "time zone of dates and day boundaries (BILLSYNC_TZ)")
-	fs.StringVar(&c.Currency, "currency", c.Currency, "currency code shown on amounts (BILLSYNC_CURRENCY)")
+	fs.StringVar(&c.Currency, "currency", c.Currency, "currency code printed on amounts; formatting only, amounts are never converted (BILLSYNC_CURRENCY)")
 	fs.StringVar(&c.Locale, "locale", c.Locale, "language of the reports: id or en (BILLSYNC_LOCALE)")
 	fs.StringVar(&c.Journal, "journal", c.Journal, "write-job journal; default billsync-jobs.duckdb beside the warehouse (BILLSYNC_JOURNAL)")
 	fs.StringVar(&c.OutDir, "out", c.OutDir, "output directory (BILLSYNC_REPORTS_OUT)")
@@ -77,14 +83,14 @@ func loadConfig(ctx context.Context, args []string, lookup envconfig.Lookuper, s
 	fs.BoolVar(&c.list, "list", false, "list the reports, their sheets and variables")
 	fs.StringVar(&c.asOf, "as-of", "", "report date YYYY-MM-DD (default today in the time zone)")
 	fs.StringVar(&c.formats, "format", "", "reports: xlsx,csv (default both); -sql: csv, xlsx or table (default table)")
-	fs.StringVar(&c.sql, "sql", "", "run this SQL statement instead of the reports")
-	fs.StringVar(&c.export, "export", "", "export the warehouse tables: parquet")
-	fs.Var(c.vars, "var", "report variable name=value, repeatable (see -list)")
-	if err := fs.Parse(args); err != nil {
+	fs.StringVar(&c.sql, "sql", "", "run this SQL instead of the reports: text, @file, or - for standard input; several statements allowed, the last one's rows are shown")
+	fs.StringVar(&c.export, "export", "", "export the analyst tables: parquet")
+	fs.Var(c.vars, "var", "report variable name=value, repeatable (see -list); with -sql, any DuckDB variable (as_of=... overrides -as-of)")
+	if err := cli.Parse(fs, args); err != nil {
 		return nil, err
 	}
 	c.names = fs.Args()
-	return &c, c.validate()
+	return &c, cli.Usage(fs, c.validate())
 }
 
 func (c *config) validate() error {
@@ -98,6 +104,9 @@ func (c *config) validate() error {
 	if modes > 1 {
 		errs = append(errs, errors.New("use only one of -list, -sql and -export"))
 	}
+	if (c.sql != "" || c.list || c.export != "") && len(c.names) > 0 {
+		errs = append(errs, fmt.Errorf("report names (%s) go without -list, -sql and -export", strings.Join(c.names, " ")))
+	}
 	if c.export != "" && c.export != "parquet" {
 		errs = append(errs, fmt.Errorf("-export %q: only parquet is supported", c.export))
 	}
@@ -106,8 +115,33 @@ func (c *config) validate() error {
 			errs = append(errs, fmt.Errorf("-as-of %q: want YYYY-MM-DD", c.asOf))
 		}
 	}
+	if v, ok := c.vars["as_of"]; ok && c.sql != "" {
+		if _, err := time.Parse(time.DateOnly, v); err != nil {
+			errs = append(errs, fmt.Errorf("-var as_of=%q: want YYYY-MM-DD", v))
+		}
+	}
+	if _, err := time.LoadLocation(c.TZ); err != nil {
+		errs = append(errs, fmt.Errorf("-tz %q: not a time zone (e.g. Asia/Jakarta)", c.TZ))
+	}
+	if c.formats != "" {
+		want := []string{"xlsx", "csv"}
+		if c.sql != "" {
+			want = []string{"table", "csv", "xlsx"}
+		}
+		for _, f := range strings.Split(c.formats, ",") {
+			if !slices.Contains(want, f) || c.sql != "" && strings.Contains(c.formats, ",") {
+				errs = append(errs, fmt.Errorf("-format %q: want %s", c.formats, strings.Join(want, ", ")))
+				break
+			}
+		}
+	}
 	if c.DB == "" {
 		errs = append(errs, errors.New("BILLSYNC_DB is empty"))
+	}
+	if !c.list && c.export == "" {
+		if err := report.CheckVars(c.names, c.vars, c.sql != ""); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -118,6 +152,9 @@ func (c *config) options(log *slog.Logger) report.Options {
 	if c.asOf != "" {
 		o.AsOf, _ = time.Parse(time.DateOnly, c.asOf)
 	}
+	if v, ok := c.vars["as_of"]; ok && c.sql != "" {
+		o.AsOf, _ = time.Parse(time.DateOnly, v)
+	}
 	if c.formats != "" && c.sql == "" {
 		o.Formats = strings.Split(c.formats, ",")
 	}
@@ -126,38 +163,40 @@ func (c *config) options(log *slog.Logger) report.Options {
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], envconfig.OsLookuper(), os.Stdout, os.Stderr)
+	err := run(ctx, os.Args[1:], envconfig.OsLookuper(), os.Stdin, os.Stdout, os.Stderr)
 	stop()
-	if err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "report:", err)
-		}
-		os.Exit(1)
-	}
+	os.Exit(cli.Exit("report", err, os.Stdout, os.Stderr, nil))
 }
 
-func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdout, stderr io.Writer) error {
-	cfg, err := loadConfig(ctx, args, lookup, stderr)
+func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdin io.Reader, stdout, stderr io.Writer) error {
+	cfg, err := loadConfig(ctx, args, lookup)
 	if err != nil {
 		return err
 	}
-	log := slog.New(slog.NewTextHandler(stderr, nil))
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{ReplaceAttr: logfmt.Durations}))
 	switch {
 	case cfg.list:
 		return report.List(stdout)
 	case cfg.export != "":
-		dir, err := report.ExportParquet(ctx, cfg.DB, cfg.OutDir)
+		dir, tables, err := report.ExportParquet(ctx, cfg.DB, cfg.OutDir)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintln(stdout, dir)
+		fmt.Fprintf(stdout, "%d tables exported to %s:\n", len(tables), dir)
+		for _, t := range tables {
+			fmt.Fprintf(stdout, "  %-22s %8d rows  %s\n", t.Name, t.Rows, t.Path)
+		}
 		return nil
 	case cfg.sql != "":
+		text, err := sqlText(cfg.sql, stdin)
+		if err != nil {
+			return err
+		}
 		format := cfg.formats
 		if format == "" {
 			format = "table"
 		}
-		path, err := report.Query(ctx, cfg.options(log), cfg.sql, format, stdout)
+		path, err := report.Query(ctx, cfg.options(log), text, format, stdout)
 		if path != "" {
 			fmt.Fprintln(stdout, path)
 		}
@@ -168,4 +207,23 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdout, 
 		fmt.Fprintln(stdout, f)
 	}
 	return err
+}
+
+// sqlText is -sql's statement: the text itself, @file, or - for standard input.
+func sqlText(arg string, stdin io.Reader) (string, error) {
+	switch {
+	case arg == "-":
+		b, err := io.ReadAll(stdin)
+		if err != nil {
+			return "", fmt.Errorf("-sql -: read standard input: %w", err)
+		}
+		return string(b), nil
+	case strings.HasPrefix(arg, "@"):
+		b, err := os.ReadFile(arg[1:])
+		if err != nil {
+			return "", fmt.Errorf("-sql %s: %w", arg, err)
+		}
+		return string(b), nil
+	}
+	return arg, nil
 }

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
-	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/billsync/billsync/internal/cli"
 
 	"github.com/sethvargo/go-envconfig"
 )
@@ -32,7 +36,7 @@ func TestConfig(t *testing.T) {
 		{"export format", nil, []string{"-export", "orc"}, nil, "parquet"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := loadConfig(context.Background(), tc.args, envconfig.MapLookuper(tc.env), io.Discard)
+			c, err := loadConfig(context.Background(), tc.args, envconfig.MapLookuper(tc.env))
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("error %v, want one containing %q", err, tc.wantErr)
@@ -46,5 +50,46 @@ func TestConfig(t *testing.T) {
 				t.Errorf("config %+v", c)
 			}
 		})
+	}
+}
+
+// TestExitStatus: -h is no error (usage on stdout, 0); a usage mistake is 2 with the usage on
+// stderr; a runtime failure is 1.
+func TestExitStatus(t *testing.T) {
+	for _, tc := range []struct {
+		args           []string
+		code           int
+		stdout, stderr string
+	}{
+		{[]string{"-h"}, 0, "usage: report", ""},
+		{[]string{"--help"}, 0, "-sql @queries/", ""},
+		{[]string{"-format", "pdf", "aging"}, 2, "", "-format \"pdf\""},
+		{[]string{"-var", "bucket_1=100", "aging"}, 2, "", "bucket_2=60 must be above bucket_1=100"},
+		{[]string{"-list", "aging"}, 2, "", "go without -list"},
+		{[]string{"-tz", "Jakarta", "-list"}, 2, "", "not a time zone"},
+		{[]string{"-db", "/nonexistent/w.duckdb", "aging"}, 1, "", "does not exist yet"},
+		{[]string{"-db", "/nonexistent/w.duckdb", "-sql", "@/nonexistent/q.sql"}, 1, "", "/nonexistent/q.sql"},
+	} {
+		var stdout, stderr bytes.Buffer
+		err := run(context.Background(), tc.args, envconfig.MapLookuper(nil), strings.NewReader(""), &stdout, &stderr)
+		code := cli.Exit("report", err, &stdout, &stderr, nil)
+		if code != tc.code || !strings.Contains(stdout.String(), tc.stdout) || !strings.Contains(stderr.String(), tc.stderr) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want %d, %q, %q", tc.args, code, stdout.String(), stderr.String(), tc.code, tc.stdout, tc.stderr)
+		}
+	}
+}
+
+func TestSQLText(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "q.sql")
+	os.WriteFile(f, []byte("SELECT 1;"), 0o644)
+	for _, tc := range []struct{ arg, stdin, want string }{
+		{"SELECT 2", "", "SELECT 2"},
+		{"@" + f, "", "SELECT 1;"},
+		{"-", "SELECT 3", "SELECT 3"},
+	} {
+		got, err := sqlText(tc.arg, strings.NewReader(tc.stdin))
+		if err != nil || got != tc.want {
+			t.Errorf("sqlText(%q) = %q, %v; want %q", tc.arg, got, err, tc.want)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"path/filepath"
 	"strings"
 
 	"github.com/billsync/billsync/internal/fetch"
@@ -83,8 +84,15 @@ func writeReports(ctx context.Context, lookup envconfig.Lookuper, cfg *config, s
 		return fmt.Errorf("reports: %w", err)
 	}
 	log.Info("reports written", "dir", cfg.ReportsOut, "files", len(files))
-	if cfg.demo {
-		fmt.Fprintf(stdout, "reports: %d files in %s, e.g. %s\n", len(files), cfg.ReportsOut, files[0])
+	if cfg.demo && len(files) > 0 {
+		workbook := files[0]
+		for _, f := range files {
+			if strings.HasPrefix(filepath.Base(f), "aging_") && strings.HasSuffix(f, ".xlsx") {
+				workbook = f
+				break
+			}
+		}
+		printNextSteps(stdout, cfg.DB, workbook, len(files))
 	}
 	return nil
 }

@@ -11,7 +11,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/billsync/billsync/internal/cli"
 	"github.com/billsync/billsync/internal/report"
+	"github.com/billsync/billsync/internal/schedule"
+	"github.com/robfig/cron/v3"
 	"github.com/sethvargo/go-envconfig"
 )
 
@@ -49,6 +52,9 @@ type config struct {
 	once      bool
 	demo      bool
 	demoScale float64
+
+	loc   *time.Location // TZ, loaded by validate
+	sched cron.Schedule  // Schedule in loc, parsed by validate
 }
 
 func loadConfig(ctx context.Context, args []string, lookup envconfig.Lookuper) (*config, error) {
@@ -57,13 +63,27 @@ func loadConfig(ctx context.Context, args []string, lookup envconfig.Lookuper) (
 		return nil, envError(err)
 	}
 	fs := flag.NewFlagSet("syncer", flag.ContinueOnError)
+	fs.Usage = func() {
+		w := fs.Output()
+		fmt.Fprint(w, `usage: syncer [flags]          daemon: syncs on the schedule until SIGTERM/SIGINT
+       syncer -once [flags]    one sync, exit 0 on success
+       syncer -demo            one sync from the embedded simulator into -db (no key needed)
+       syncer job ...          audited write jobs: plan, apply, approve, show, list (syncer job -h)
+
+Every flag has an environment variable (in brackets); the flag wins. The API key comes from
+BILLSYNC_API_KEY or BILLSYNC_API_KEY_FILE, never from a flag.
+
+flags:
+`)
+		fs.PrintDefaults()
+	}
 	fs.StringVar(&c.APIKeyFile, "api-key-file", c.APIKeyFile, "file holding the API key (BILLSYNC_API_KEY_FILE); the key itself is never a flag")
 	fs.StringVar(&c.BaseURL, "base-url", c.BaseURL, "scheme and host of the billing service (BILLSYNC_BASE_URL)")
 	fs.StringVar(&c.Account, "account", c.Account, "name tagging this account's rows (BILLSYNC_ACCOUNT)")
 	fs.StringVar(&c.DB, "db", c.DB, "warehouse file (BILLSYNC_DB)")
 	fs.StringVar(&c.Schedule, "schedule", c.Schedule, "cron spec of the daemon (BILLSYNC_SCHEDULE)")
 	fs.StringVar(&c.TZ, "tz", c.TZ, "time zone of the schedule (BILLSYNC_TZ)")
-	fs.Float64Var(&c.RatePerMin, "rate", c.RatePerMin, "client-side request limit per minute, 0 = off (BILLSYNC_RATE_PER_MIN)")
+	fs.Float64Var(&c.RatePerMin, "rate", c.RatePerMin, "client-side request limit per minute; the real service allows about 20; 0 = off, for a local simulator (BILLSYNC_RATE_PER_MIN)")
 	fs.IntVar(&c.Concurrency, "concurrency", c.Concurrency, "requests in flight (BILLSYNC_CONCURRENCY)")
 	fs.IntVar(&c.PageSize, "page-size", c.PageSize, "requested page size (BILLSYNC_PAGE_SIZE)")
 	fs.Int64Var(&c.MaxRequests, "max-requests", c.MaxRequests, "request budget of the fan-outs per run, 0 = none (BILLSYNC_MAX_REQUESTS)")
@@ -78,13 +98,13 @@ func loadConfig(ctx context.Context, args []string, lookup envconfig.Lookuper) (
 	fs.BoolVar(&c.once, "once", false, "run one sync and exit")
 	fs.BoolVar(&c.demo, "demo", false, "sync once from the embedded simulator (no key needed)")
 	fs.Float64Var(&c.demoScale, "demo-scale", 1, "simulator scale for -demo (1 = about 10,000 records)")
-	if err := fs.Parse(args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return nil, err
 	}
 	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+		return nil, cli.Usagef(fs, "unexpected argument %q", fs.Arg(0))
 	}
-	return &c, c.validate()
+	return &c, cli.Usage(fs, c.validate())
 }
 
 // envError names the variable a user set, where envconfig names the Go field.
@@ -129,6 +149,23 @@ func (c *config) validate() error {
 	}
 	if c.DB == "" {
 		errs = append(errs, errors.New("BILLSYNC_DB is empty"))
+	}
+	if c.demoScale <= 0 {
+		errs = append(errs, fmt.Errorf("demo scale %g: must be positive", c.demoScale))
+	}
+	if c.MaxRequests < 0 || c.MaxDuration < 0 || c.StopGrace < 0 || c.CreditRefresh < 0 {
+		errs = append(errs, errors.New("budgets, grace and refresh periods cannot be negative"))
+	}
+	// The zone and the schedule are checked in every mode, so a typo shows in a -once test run
+	// rather than when the daemon starts.
+	loc, err := time.LoadLocation(c.TZ)
+	if err != nil || c.TZ == "" || c.TZ == "Local" {
+		errs = append(errs, fmt.Errorf("time zone %q (BILLSYNC_TZ / -tz): want an IANA name such as Asia/Jakarta", c.TZ))
+	} else {
+		c.loc = loc
+		if c.sched, err = schedule.Parse(c.Schedule, loc); err != nil {
+			errs = append(errs, fmt.Errorf("schedule (BILLSYNC_SCHEDULE / -schedule): %w", err))
+		}
 	}
 	return errors.Join(errs...)
 }

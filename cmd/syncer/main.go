@@ -6,12 +6,12 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -20,7 +20,9 @@ import (
 	"time"
 
 	"github.com/billsync/billsync/internal/api"
+	"github.com/billsync/billsync/internal/cli"
 	"github.com/billsync/billsync/internal/fetch"
+	"github.com/billsync/billsync/internal/logfmt"
 	"github.com/billsync/billsync/internal/metrics"
 	"github.com/billsync/billsync/internal/sandbox"
 	"github.com/billsync/billsync/internal/schedule"
@@ -31,17 +33,12 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], envconfig.OsLookuper(), os.Stdout, os.Stderr)
 	stop()
-	switch {
-	case err == nil:
-	case errors.Is(err, flag.ErrHelp):
-		// -h: the flag package has printed the flags already.
-	case strings.HasPrefix(err.Error(), "usage:"):
+	if err != nil && strings.HasPrefix(err.Error(), "usage:") {
+		// syncer job's own usage errors carry their usage text.
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
-	default:
-		fmt.Fprintln(os.Stderr, "syncer:", exitMessage(err))
-		os.Exit(1)
 	}
+	os.Exit(cli.Exit("syncer", err, os.Stdout, os.Stderr, exitMessage))
 }
 
 // run is the whole command; tests call it with their own environment and output streams.
@@ -54,17 +51,25 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdout, 
 		return err
 	}
 	tty := isTerminal(stderr)
-	log := newLogger(stderr, cfg.LogFormat, tty)
+	// The demo is read by a person even through a pipe (make demo | tee): plain text, no JSON.
+	log := newLogger(stderr, cfg.LogFormat, tty || cfg.demo)
 
 	var accounts []fetch.Account
 	baseURLs := map[string]string{}
 	var waits waitRelay
+	var demoSB *sandbox.Server
 	if cfg.demo {
-		base, shutdown, err := startDemoSandbox(cfg.demoScale, log)
+		if _, err := os.Stat(cfg.DB); err == nil {
+			// The simulator starts from its seed every time: synced into an older demo it would
+			// record its own past as changes. make demo removes the file first.
+			return fmt.Errorf("-demo builds a new warehouse and %s exists: remove it first (rm %s)", cfg.DB, cfg.DB)
+		}
+		sb, base, shutdown, err := startDemoSandbox(cfg.demoScale, log)
 		if err != nil {
 			return err
 		}
 		defer shutdown()
+		demoSB = sb
 		c, err := api.New(api.Config{BaseURL: base, APIKey: demoKey, Unlimited: true, Logger: log, OnWait: waits.wait})
 		if err != nil {
 			return err
@@ -84,6 +89,10 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdout, 
 				Unlimited: cfg.RatePerMin == 0, Logger: log, OnWait: waits.wait})
 			if err != nil {
 				return fmt.Errorf("account %s: %w", s.name, err)
+			}
+			if cfg.RatePerMin > 0 && isLoopback(s.baseURL) {
+				log.Warn("the request limit is on for a local service: a sync waits for it; -rate 0 (BILLSYNC_RATE_PER_MIN=0) turns it off",
+					"account", s.name, "base_url", s.baseURL, "rate_per_min", cfg.RatePerMin)
 			}
 			accounts = append(accounts, fetch.Account{Name: s.name, Client: c})
 			baseURLs[s.name] = s.baseURL
@@ -107,22 +116,26 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdout, 
 		MemoryLimit: cfg.MemoryLimit,
 	}
 	job := func(ctx context.Context) error {
-		var p *progress
 		if tty {
-			p = newProgress(stderr)
+			p := newProgress(stderr)
 			opts.Progress = p.update
 			waits.set(p)
 			defer waits.set(nil)
 			defer p.close()
+		} else {
+			// Off a terminal a long sync (20 requests/minute) says how far it got every 30 s.
+			p := newProgressLog(log, 30*time.Second)
+			opts.Progress = p.update
+			defer p.close()
 		}
 		start := time.Now()
 		sums, err := fetch.Run(ctx, cfg.DB, accounts, opts)
-		recordRun(&m, log, sums, err, start)
+		recordRun(ctx, &m, log, sums, err, start)
 		if err != nil {
 			return err
 		}
 		if tty || cfg.demo {
-			printSummary(stdout, cfg.DB, sums, time.Since(start))
+			printSummary(stdout, cfg.DB, sums, time.Since(start), !cfg.demo)
 		}
 		if cfg.ApplyApproved {
 			if err := applyApproved(ctx, lookup, cfg, accounts, baseURLs, log); err != nil {
@@ -134,24 +147,48 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdout, 
 		}
 		return nil
 	}
+	if demoSB != nil {
+		// A first sync a simulated day ago, then the day passes (invoices get paid, customers
+		// renamed, records deleted) and the main sync below finds the change history and the
+		// as-of answers the reports are built on.
+		fmt.Fprintln(stdout, "demo: syncing the simulator as it was yesterday, then as it is today")
+		if _, err := fetch.Run(ctx, cfg.DB, accounts, opts); err != nil {
+			return fmt.Errorf("demo: first sync: %w", err)
+		}
+		demoSB.Advance(demoDayAgo)
+	}
 	if cfg.once {
 		return job(ctx)
 	}
 
-	loc, err := time.LoadLocation(cfg.TZ)
-	if err != nil {
-		return fmt.Errorf("BILLSYNC_TZ %q: %w", cfg.TZ, err)
-	}
-	sched, err := schedule.Parse(cfg.Schedule, loc)
-	if err != nil {
-		return err
-	}
 	log.Info("syncer started", "schedule", cfg.Schedule, "tz", cfg.TZ, "db", cfg.DB, "accounts", len(accounts))
-	r := &schedule.Runner{Schedule: sched, Job: job, Grace: cfg.StopGrace, Log: log}
+	r := &schedule.Runner{Schedule: cfg.sched, Job: job, Grace: cfg.StopGrace, Log: log}
+	if tty {
+		// The log keeps to warnings on a terminal; the person watching still learns the plan.
+		fmt.Fprintf(stdout, "syncer: schedule %q in %s, warehouse %s\n", cfg.Schedule, cfg.TZ, cfg.DB)
+		r.Announce = func(next time.Time) {
+			fmt.Fprintf(stdout, "next run at %s (in %s); Ctrl-C stops\n", next.Format("2006-01-02 15:04 MST"),
+				time.Until(next).Round(time.Second))
+		}
+	}
 	return r.Run(ctx)
 }
 
-func recordRun(m *metrics.Sync, log *slog.Logger, sums []fetch.Summary, err error, start time.Time) {
+// isLoopback says whether a base URL names this machine (a local simulator).
+func isLoopback(base string) bool {
+	u, err := url.Parse(base)
+	if err != nil {
+		return false
+	}
+	h := u.Hostname()
+	if h == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+func recordRun(ctx context.Context, m *metrics.Sync, log *slog.Logger, sums []fetch.Summary, err error, start time.Time) {
 	var records, requests, retries int64
 	status := "succeeded"
 	for _, s := range sums {
@@ -162,13 +199,24 @@ func recordRun(m *metrics.Sync, log *slog.Logger, sums []fetch.Summary, err erro
 			status = "partial"
 		}
 	}
-	if err != nil {
+	// A stop cancels the run's context; what the run returns then (a limiter wait, an
+	// interrupted query) is the stop's doing, whatever its wording.
+	cancelled := err != nil && (errors.Is(err, context.Canceled) || ctx.Err() != nil)
+	switch {
+	case cancelled:
+		status = "cancelled"
+	case err != nil:
 		status = "failed"
 	}
 	m.RunFinished(status, records, requests, retries, time.Since(start), time.Now())
 	attrs := []any{"status", status, "records", records, "requests", requests, "retries", retries,
-		"took", time.Since(start).Round(time.Millisecond).String()}
-	if err != nil {
+		"took", time.Since(start)}
+	switch {
+	case cancelled:
+		// A stop asked for it: not a failure. The unpublished build is resumed by the next run.
+		log.Info("sync cancelled", attrs...)
+		return
+	case err != nil:
 		log.Error("sync failed", append(attrs, "err", err)...)
 		return
 	}
@@ -194,30 +242,34 @@ func serveMetrics(addr string, m *metrics.Sync, log *slog.Logger) (func(), error
 
 const demoKey = "demo-key"
 
-// startDemoSandbox serves the simulator on a loopback port for -demo.
-func startDemoSandbox(scale float64, log *slog.Logger) (string, func(), error) {
-	sb, err := sandbox.New(sandbox.Options{Seed: 42, Scale: scale, Key: demoKey})
+// demoDayAgo is how far in the past the demo simulator's clock starts.
+const demoDayAgo = 24 * time.Hour
+
+// startDemoSandbox serves the simulator on a loopback port for -demo, its clock a day back.
+func startDemoSandbox(scale float64, log *slog.Logger) (*sandbox.Server, string, func(), error) {
+	sb, err := sandbox.New(sandbox.Options{Seed: 42, Scale: scale, Key: demoKey,
+		Now: time.Now().UTC().Add(-demoDayAgo).Truncate(time.Second)})
 	if err != nil {
-		return "", nil, fmt.Errorf("demo simulator: %w", err)
+		return nil, "", nil, fmt.Errorf("demo simulator: %w", err)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return "", nil, fmt.Errorf("demo simulator: %w", err)
+		return nil, "", nil, fmt.Errorf("demo simulator: %w", err)
 	}
 	srv := &http.Server{Handler: sb, ReadHeaderTimeout: 5 * time.Second}
 	go srv.Serve(ln)
 	base := "http://" + ln.Addr().String()
 	log.Info("demo simulator serving", "url", base, "scale", scale)
-	return base, func() { srv.Close() }, nil
+	return sb, base, func() { srv.Close() }, nil
 }
 
 // newLogger logs JSON for cron and containers; on a terminal the progress display speaks and
 // the log keeps to warnings.
 func newLogger(w io.Writer, format string, tty bool) *slog.Logger {
 	if format == "text" || format == "auto" && tty {
-		return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelWarn, ReplaceAttr: logfmt.Durations}))
 	}
-	return slog.New(slog.NewJSONHandler(w, nil))
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{ReplaceAttr: logfmt.Durations}))
 }
 
 func isTerminal(w io.Writer) bool {

@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -136,6 +139,72 @@ func (r *waitRelay) wait(w api.Wait) {
 	}
 }
 
+// progressLog is the progress display off a terminal: one "sync progress" record every interval
+// while streams run (records and pages so far, the streams still going), nothing in between.
+type progressLog struct {
+	log    *slog.Logger
+	mu     sync.Mutex
+	active map[string]fetch.Progress
+	done   fetch.Progress // totals of finished streams
+	start  time.Time
+	stop   chan struct{}
+	wg     sync.WaitGroup
+}
+
+func newProgressLog(log *slog.Logger, every time.Duration) *progressLog {
+	p := &progressLog{log: log, active: map[string]fetch.Progress{}, start: time.Now(), stop: make(chan struct{})}
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-p.stop:
+				return
+			case <-t.C:
+				p.report()
+			}
+		}
+	}()
+	return p
+}
+
+func (p *progressLog) update(ev fetch.Progress) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if ev.Done {
+		delete(p.active, ev.Stream)
+		p.done.Records += ev.Records
+		p.done.Pages += ev.Pages
+		return
+	}
+	p.active[ev.Stream] = ev
+}
+
+func (p *progressLog) report() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.active) == 0 {
+		return
+	}
+	records, pages := p.done.Records, p.done.Pages
+	names := make([]string, 0, len(p.active))
+	for n, ev := range p.active {
+		names = append(names, n)
+		records += ev.Records
+		pages += ev.Pages
+	}
+	sort.Strings(names)
+	p.log.Info("sync progress", "records", records, "pages", pages, "running", strings.Join(names, ","),
+		"elapsed", time.Since(p.start))
+}
+
+func (p *progressLog) close() {
+	close(p.stop)
+	p.wg.Wait()
+}
+
 // summaryTables are the analyst-facing tables counted after a run.
 var summaryTables = []string{
 	"customers", "products", "product_variants", "payment_requests", "invoices", "invoice_transactions",
@@ -143,7 +212,8 @@ var summaryTables = []string{
 }
 
 // printSummary reports the run and the published warehouse's row counts, read back from the file.
-func printSummary(w io.Writer, path string, sums []fetch.Summary, took time.Duration) {
+// hint adds how to read the file (the demo prints its own next steps instead).
+func printSummary(w io.Writer, path string, sums []fetch.Summary, took time.Duration, hint bool) {
 	for _, s := range sums {
 		fmt.Fprintf(w, "run %d: %d records, %d requests (%d retries) in %s", s.RunID, s.Records, s.Requests,
 			s.Retries, took.Round(time.Millisecond))
@@ -174,5 +244,58 @@ func printSummary(w io.Writer, path string, sums []fetch.Summary, took time.Dura
 		fmt.Fprintf(tw, "%s\t%d\t\n", t, n)
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "warehouse: %s (open it read-only: duckdb -readonly %s)\n", path, path)
+	if hint {
+		fmt.Fprintf(w, "warehouse: %s (read it: %s -db %s -sql 'SELECT ...', or any DuckDB >= 1.2 client read-only)\n",
+			path, reportCommand(), shellQuote(path))
+	} else {
+		fmt.Fprintf(w, "warehouse: %s\n", path)
+	}
+}
+
+// demoExample is the query the demo's next steps suggest.
+const demoExample = "SELECT status, count(*) AS invoices, sum(amount) AS amount FROM invoices GROUP BY ALL ORDER BY status"
+
+// printNextSteps ends the demo with three things to do that work as printed on a bare machine.
+func printNextSteps(w io.Writer, db, workbook string, files int) {
+	fmt.Fprintf(w, `
+Next steps:
+  1. Open the aging workbook (%d report files in %s):
+       %s
+  2. Ask the warehouse anything with billsync's own binary (no DuckDB install needed):
+       %s -db %s -sql "%s"
+  3. Open the same file read-only from any DuckDB >= 1.2 client (CLI, Python, DBeaver):
+       duckdb -readonly %s "%s"
+`, files, filepath.Dir(workbook), workbook, reportCommand(), shellQuote(db), demoExample, shellQuote(db), demoExample)
+}
+
+// reportCommand is how to run the report binary from here: the one built beside this syncer
+// (make build puts both in bin/), else go run.
+func reportCommand() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return "go run ./cmd/report"
+	}
+	cand := filepath.Join(filepath.Dir(exe), "report")
+	if _, err := os.Stat(cand); err != nil {
+		return "go run ./cmd/report"
+	}
+	if wd, err := os.Getwd(); err == nil {
+		if rel, err := filepath.Rel(wd, cand); err == nil && !strings.HasPrefix(rel, "..") {
+			if !strings.Contains(rel, string(filepath.Separator)) {
+				rel = "." + string(filepath.Separator) + rel
+			}
+			return rel
+		}
+	}
+	return cand
+}
+
+// shellQuote quotes a path for a shell only when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r == '/' || r == '.' || r == '_' || r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -113,29 +113,38 @@ func inTx(ctx context.Context, db *sql.DB, f func(*sql.Tx) error) error {
 
 // acquireLock takes a non-blocking flock and records our pid so a second process can say who holds it.
 func acquireLock(p string) (*os.File, error) {
-	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("open lock %s: %w", p, err)
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		holder, _ := os.ReadFile(p)
-		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			pid := strings.TrimSpace(string(holder))
-			if pid == "" {
-				pid = "unknown"
-			}
-			return nil, fmt.Errorf("another job is running: %s is held by pid %s", p, pid)
+	for {
+		f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o644)
+		if err != nil {
+			return nil, fmt.Errorf("open lock %s: %w", p, err)
 		}
-		return nil, fmt.Errorf("lock %s: %w", p, err)
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+			holder, _ := os.ReadFile(p)
+			f.Close()
+			if errors.Is(err, syscall.EWOULDBLOCK) {
+				pid := strings.TrimSpace(string(holder))
+				if pid == "" {
+					pid = "unknown"
+				}
+				return nil, fmt.Errorf("another job is running: %s is held by pid %s", p, pid)
+			}
+			return nil, fmt.Errorf("lock %s: %w", p, err)
+		}
+		// releaseLock removes the file; a lock on a file removed meanwhile guards nothing.
+		fi, ferr := f.Stat()
+		pi, perr := os.Stat(p)
+		if ferr == nil && perr == nil && os.SameFile(fi, pi) {
+			if err := f.Truncate(0); err == nil {
+				f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+			}
+			return f, nil
+		}
+		f.Close()
 	}
-	if err := f.Truncate(0); err == nil {
-		f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
-	}
-	return f, nil
 }
 
+// releaseLock removes the lock file while still holding it (no file is left behind), then unlocks.
 func releaseLock(f *os.File) error {
-	f.Truncate(0)
+	os.Remove(f.Name())
 	return f.Close()
 }

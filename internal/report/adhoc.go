@@ -6,8 +6,12 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"maps"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -39,6 +43,15 @@ func Query(ctx context.Context, o Options, text, format string, w io.Writer) (st
 	}
 	defer db.Close()
 	s.journal, s.hasJnl = attachJournal(ctx, db, s.Journal)
+	if !o.AsOf.IsZero() {
+		warnings, err := asOfWarnings(ctx, db, s)
+		if err != nil {
+			return "", err
+		}
+		for _, w := range warnings {
+			s.Log.Warn(w)
+		}
+	}
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		return "", err
@@ -48,6 +61,9 @@ func Query(ctx context.Context, o Options, text, format string, w io.Writer) (st
 		return "", err
 	}
 	if _, err := setReportVars(ctx, conn, s, &Definition{}); err != nil {
+		return "", err
+	}
+	if err := setAdhocVars(ctx, conn, o.Vars); err != nil {
 		return "", err
 	}
 	rows, err := conn.QueryContext(ctx, text)
@@ -101,7 +117,7 @@ func adhocTable(rows *sql.Rows, w io.Writer, loc *time.Location) error {
 		}
 		line := make([]string, len(v))
 		for i, x := range v {
-			line[i] = strings.ReplaceAll(csvValue(x, res.kinds[i], loc), "\n", " ")
+			line[i] = strings.ReplaceAll(tableValue(x, res.kinds[i], loc), "\n", " ")
 		}
 		cells = append(cells, line)
 		return nil
@@ -145,6 +161,53 @@ func adhocTable(rows *sql.Rows, w io.Writer, loc *time.Location) error {
 		fmt.Fprintf(w, "; the first %d shown, use -format csv for all", tableRowLimit)
 	}
 	fmt.Fprintln(w, ")")
+	return nil
+}
+
+// tableValue is v as a person reads it on a terminal: instants in the report's zone to the
+// second with the zone's name, floats to four decimals; the rest as in CSV.
+func tableValue(v any, k kind, loc *time.Location) string {
+	switch x := v.(type) {
+	case time.Time:
+		if k == kindTime {
+			return x.In(loc).Format("2006-01-02 15:04:05 MST")
+		}
+	case float64:
+		return strconv.FormatFloat(math.Round(x*1e4)/1e4, 'f', -1, 64)
+	}
+	return csvValue(v, k, loc)
+}
+
+// setAdhocVars sets -var values for ad-hoc SQL: a variable a report declares gets its declared
+// type (so -sql @queries/<file> behaves as in the report), any other is text. as_of and tz are
+// set from the options already.
+func setAdhocVars(ctx context.Context, conn *sql.Conn, vars map[string]string) error {
+	if len(vars) == 0 {
+		return nil
+	}
+	types := map[string]string{}
+	defs, err := Definitions()
+	if err != nil {
+		return err
+	}
+	for _, d := range defs {
+		for _, v := range d.Vars {
+			types[v.Name] = v.Type
+		}
+	}
+	names := slices.Sorted(maps.Keys(vars))
+	for _, name := range names {
+		if name == "as_of" || name == "tz" {
+			continue
+		}
+		typ := types[name]
+		if typ == "" {
+			typ = "VARCHAR"
+		}
+		if err := setVar(ctx, conn, name, typ, vars[name]); err != nil {
+			return fmt.Errorf("-var %w", err)
+		}
+	}
 	return nil
 }
 

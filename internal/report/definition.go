@@ -36,6 +36,11 @@ type Var struct {
 	Default string   `yaml:"default"`
 	Values  []string `yaml:"values"`
 	Doc     string   `yaml:"doc"`
+	// Min and Max bound an INTEGER variable; Above names the variable it must exceed
+	// (ordered buckets). Checked before any query runs.
+	Min   *int64 `yaml:"min"`
+	Max   *int64 `yaml:"max"`
+	Above string `yaml:"above"`
 }
 
 // Sheet is one data sheet: a query file and how to show its columns. Name
@@ -204,6 +209,15 @@ func (d *Definition) validate(sqls fs.FS) error {
 		if v.Default != "" && len(v.Values) > 0 && !slices.Contains(v.Values, v.Default) {
 			bad("var %s: default %q is not one of %v", v.Name, v.Default, v.Values)
 		}
+		if (v.Min != nil || v.Max != nil || v.Above != "") && v.Type != "INTEGER" {
+			bad("var %s: min, max and above apply to INTEGER variables", v.Name)
+		}
+		if v.Above != "" && !slices.ContainsFunc(d.Vars, func(o Var) bool { return o.Name == v.Above }) {
+			bad("var %s: above %q, which the report does not declare", v.Name, v.Above)
+		}
+	}
+	if err := d.checkValues(nil); err != nil {
+		bad("defaults: %w", err)
 	}
 	if len(d.Sheets) == 0 {
 		bad("no sheets")

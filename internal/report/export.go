@@ -12,47 +12,77 @@ import (
 	"github.com/billsync/billsync/internal/warehouse"
 )
 
-// ExportParquet writes every table of the warehouse as zstd Parquet under
+// AnalystTables are the tables an export carries: the data and the run history. Sync
+// bookkeeping (cursors, streams, credit fetch state, migrations) stays in the warehouse.
+var AnalystTables = []string{
+	"customers", "products", "product_variants", "payment_requests", "invoices", "invoice_transactions",
+	"unpaid_transactions", "reviews", "credit_ledger", "webhook_deliveries", "record_changes", "sync_runs",
+}
+
+// Exported is one table of an export: Path is its directory (or file) below the export, empty
+// when the table had no rows and nothing was written.
+type Exported struct {
+	Name string
+	Rows int64
+	Path string
+}
+
+// ExportParquet writes the analyst tables of the warehouse as zstd Parquet under
 // outDir/parquet/<table>/, Hive-partitioned by account (record_changes by
 // account and entity), so a distributed engine can read the same data. The
-// export is built beside the old one and swapped in when complete.
-func ExportParquet(ctx context.Context, dbPath, outDir string) (string, error) {
+// export is built beside the old one and swapped in when complete. An empty
+// table is listed with no path: there is nothing to partition.
+func ExportParquet(ctx context.Context, dbPath, outDir string) (string, []Exported, error) {
 	db, err := warehouse.OpenReadOnly(ctx, dbPath)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	defer db.Close()
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
-		return "", fmt.Errorf("output directory: %w", err)
+		return "", nil, fmt.Errorf("output directory: %w", err)
 	}
 	final := filepath.Join(outDir, "parquet")
 	work, err := os.MkdirTemp(outDir, ".parquet-*.tmp")
 	if err != nil {
-		return "", fmt.Errorf("export directory: %w", err)
+		return "", nil, fmt.Errorf("export directory: %w", err)
 	}
 	defer os.RemoveAll(work)
 	tables, err := exportTables(ctx, db)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
+	var done []Exported
 	for _, t := range tables {
-		if err := exportTable(ctx, db, t, filepath.Join(work, t.name)); err != nil {
-			return "", err
+		var n int64
+		// The name comes from the catalog and AnalystTables, quoted as an identifier.
+		if err := db.QueryRowContext(ctx, "SELECT count(*) FROM "+ident(t.name)).Scan(&n); err != nil {
+			return "", nil, fmt.Errorf("export %s: %w", t.name, err)
 		}
+		e := Exported{Name: t.name, Rows: n}
+		if n > 0 {
+			if err := exportTable(ctx, db, t, filepath.Join(work, t.name)); err != nil {
+				return "", nil, err
+			}
+			e.Path = filepath.Join(final, t.name)
+			if len(t.partition) == 0 {
+				e.Path = filepath.Join(e.Path, "data.parquet")
+			}
+		}
+		done = append(done, e)
 	}
 	if err := os.Chmod(work, 0o755); err != nil {
-		return "", err
+		return "", nil, err
 	}
 	old := final + ".old"
 	os.RemoveAll(old)
 	if err := os.Rename(final, old); err != nil && !os.IsNotExist(err) {
-		return "", fmt.Errorf("replace %s: %w", final, err)
+		return "", nil, fmt.Errorf("replace %s: %w", final, err)
 	}
 	if err := os.Rename(work, final); err != nil {
-		return "", fmt.Errorf("replace %s: %w", final, err)
+		return "", nil, fmt.Errorf("replace %s: %w", final, err)
 	}
 	os.RemoveAll(old)
-	return final, nil
+	return final, done, nil
 }
 
 type parquetTable struct {
@@ -60,7 +90,7 @@ type parquetTable struct {
 	partition []string
 }
 
-// exportTables lists the warehouse's base tables with their partition columns.
+// exportTables lists the warehouse's analyst tables with their partition columns.
 func exportTables(ctx context.Context, db *sql.DB) ([]parquetTable, error) {
 	rows, err := db.QueryContext(ctx, `SELECT t.table_name, list(c.column_name ORDER BY c.column_index)
 		FROM duckdb_tables() t JOIN duckdb_columns() c USING (database_name, schema_name, table_name)
@@ -76,6 +106,9 @@ func exportTables(ctx context.Context, db *sql.DB) ([]parquetTable, error) {
 		var cols []any
 		if err := rows.Scan(&name, &cols); err != nil {
 			return nil, fmt.Errorf("list tables: %w", err)
+		}
+		if !slices.Contains(AnalystTables, name) {
+			continue
 		}
 		t := parquetTable{name: name}
 		has := func(c string) bool { return slices.Contains(cols, any(c)) }

@@ -32,7 +32,7 @@ type lang struct {
 
 var langs = map[string]*lang{
 	"id": {code: "id", lcid: "[$-421]", millions: "juta", millionsAx: `#,##0,," jt"`, words: map[string]string{
-		"as_of": "Per tanggal", "tz": "Zona waktu", "currency": "Mata uang", "currency_note": "%s (jumlah dalam satuan utuh)",
+		"as_of": "Per tanggal", "warning": "Peringatan", "tz": "Zona waktu", "currency": "Mata uang", "currency_note": "%s (jumlah dalam satuan utuh)",
 		"account": "Akun sumber", "all_accounts": "%s (semua akun di gudang data)", "runs": "Berdasarkan sinkronisasi",
 		"no_run": "belum ada sinkronisasi di gudang data", "warehouse": "Gudang data", "journal": "Jurnal",
 		"generated": "Dibuat", "params": "Parameter", "reproduce": "Buat ulang", "queries": "Kueri",
@@ -44,7 +44,7 @@ var langs = map[string]*lang{
 		"unit": "unit", "none_rows": "(tidak ada baris)", "summary": "Ringkasan",
 	}},
 	"en": {code: "en", lcid: "[$-409]", millions: "million", millionsAx: `#,##0,," mn"`, words: map[string]string{
-		"as_of": "As of", "tz": "Time zone", "currency": "Currency", "currency_note": "%s (amounts in whole units)",
+		"as_of": "As of", "warning": "Warning", "tz": "Time zone", "currency": "Currency", "currency_note": "%s (amounts in whole units)",
 		"account": "Source account", "all_accounts": "%s (all accounts in the warehouse)", "runs": "Based on sync run",
 		"no_run": "no sync run in the warehouse", "warehouse": "Warehouse", "journal": "Journal",
 		"generated": "Generated", "params": "Parameters", "reproduce": "Reproduce", "queries": "Queries",

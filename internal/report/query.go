@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/billsync/billsync/queries"
+	"github.com/duckdb/duckdb-go/v2"
 )
 
 // kind is how a result column's values are handled when written out.
@@ -78,8 +79,40 @@ func normalize(v any, k kind) any {
 		return float64(x)
 	case []byte:
 		return string(x)
+	case duckdb.Interval:
+		return formatInterval(x)
 	}
 	return fmt.Sprint(v)
+}
+
+// formatInterval writes an interval as DuckDB's own clients do: "1 month 9 days 22:58:23.451".
+func formatInterval(iv duckdb.Interval) string {
+	var parts []string
+	unit := func(n int64, one string) {
+		if n == 0 {
+			return
+		}
+		if n == 1 || n == -1 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, one))
+			return
+		}
+		parts = append(parts, fmt.Sprintf("%d %ss", n, one))
+	}
+	unit(int64(iv.Months)/12, "year")
+	unit(int64(iv.Months)%12, "month")
+	unit(int64(iv.Days), "day")
+	if us := iv.Micros; us != 0 || len(parts) == 0 {
+		sign := ""
+		if us < 0 {
+			sign, us = "-", -us
+		}
+		clock := fmt.Sprintf("%s%02d:%02d:%02d", sign, us/3_600_000_000, us/60_000_000%60, us/1_000_000%60)
+		if frac := us % 1_000_000; frac != 0 {
+			clock += strings.TrimRight(fmt.Sprintf(".%06d", frac), "0")
+		}
+		parts = append(parts, clock)
+	}
+	return strings.Join(parts, " ")
 }
 
 // result describes the columns of a running query.

@@ -11,10 +11,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -53,6 +55,8 @@ type settings struct {
 	hasJnl  bool
 	mem     *nativeMemory
 	lang    *lang
+	// warnings about the as-of date (asOfWarnings), logged and on every summary sheet
+	warnings []string
 }
 
 func (o Options) resolve() (*settings, error) {
@@ -124,6 +128,12 @@ func Generate(ctx context.Context, o Options) ([]string, error) {
 	}
 	defer lowerGCPercent()()
 	s.journal, s.hasJnl = attachJournal(ctx, db, s.Journal)
+	if s.warnings, err = asOfWarnings(ctx, db, s); err != nil {
+		return nil, err
+	}
+	for _, w := range s.warnings {
+		s.Log.Warn(w)
+	}
 	var files []string
 	for _, d := range defs {
 		start := time.Now()
@@ -170,26 +180,111 @@ func reportNames(defs []*Definition) []string {
 	return n
 }
 
-// checkVars rejects a variable that none of the chosen reports declares, or a
-// value outside a declared list.
+// CheckVars checks -var values before anything runs, for the reports named (all
+// when none) or, with adhoc, for ad-hoc SQL: there any variable may be set, and
+// the ones a report declares must suit it.
+func CheckVars(names []string, vars map[string]string, adhoc bool) error {
+	if !adhoc {
+		defs, err := selectReports(names)
+		if err != nil {
+			return err
+		}
+		return checkVars(defs, vars)
+	}
+	defs, err := Definitions()
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, d := range defs {
+		if !slices.ContainsFunc(d.Vars, func(v Var) bool { _, ok := vars[v.Name]; return ok }) {
+			continue
+		}
+		if err := d.checkValues(vars); err != nil {
+			errs = append(errs, fmt.Errorf("as report %s uses them: %w", d.Name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// checkVars rejects a variable that none of the chosen reports declares, and a
+// value a report cannot use: not of its type, outside a declared list or
+// bounds, or out of order with the variable it must exceed.
 func checkVars(defs []*Definition, vars map[string]string) error {
 	var errs []error
-	for name, val := range vars {
+	for _, name := range slices.Sorted(maps.Keys(vars)) {
 		known := false
 		for _, d := range defs {
-			for _, v := range d.Vars {
-				if v.Name != name {
-					continue
-				}
-				known = true
-				if len(v.Values) > 0 && !slices.Contains(v.Values, val) {
-					errs = append(errs, fmt.Errorf("variable %s=%q: want one of %s (report %s)", name, val, strings.Join(v.Values, ", "), d.Name))
-				}
-			}
+			known = known || slices.ContainsFunc(d.Vars, func(v Var) bool { return v.Name == name })
 		}
 		if !known {
-			errs = append(errs, fmt.Errorf("variable %s: none of the reports %s uses it", name, strings.Join(reportNames(defs), ", ")))
+			hint := ""
+			if name == "as_of" || name == "tz" || name == "account" {
+				hint = fmt.Sprintf(" (use -%s)", strings.ReplaceAll(name, "_", "-"))
+			}
+			errs = append(errs, fmt.Errorf("variable %s: none of the reports %s uses it%s", name, strings.Join(reportNames(defs), ", "), hint))
 		}
+	}
+	for _, d := range defs {
+		if err := d.checkValues(vars); err != nil {
+			errs = append(errs, fmt.Errorf("report %s: %w", d.Name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// checkValues checks the values d's variables take with vars given (defaults
+// for the rest).
+func (d *Definition) checkValues(vars map[string]string) error {
+	var errs []error
+	ints := map[string]int64{}
+	value := func(v Var) (string, bool) {
+		if val, ok := vars[v.Name]; ok {
+			return val, true
+		}
+		return v.Default, false
+	}
+	for _, v := range d.Vars {
+		val, given := value(v)
+		if val == "" {
+			continue
+		}
+		src := "default"
+		if given {
+			src = "-var"
+		}
+		switch {
+		case len(v.Values) > 0 && !slices.Contains(v.Values, val):
+			errs = append(errs, fmt.Errorf("variable %s=%q (%s): want one of %s", v.Name, val, src, strings.Join(v.Values, ", ")))
+			continue
+		case v.Type == "DATE":
+			if _, err := time.Parse(time.DateOnly, val); err != nil {
+				errs = append(errs, fmt.Errorf("variable %s=%q (%s): want a date YYYY-MM-DD", v.Name, val, src))
+			}
+			continue
+		case v.Type != "INTEGER":
+			continue
+		}
+		n, err := strconv.ParseInt(strings.TrimSpace(val), 10, 64)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("variable %s=%q (%s): want a whole number", v.Name, val, src))
+			continue
+		}
+		ints[v.Name] = n
+		if v.Min != nil && n < *v.Min {
+			errs = append(errs, fmt.Errorf("variable %s=%d (%s): must be at least %d (%s)", v.Name, n, src, *v.Min, v.Doc))
+		}
+		if v.Max != nil && n > *v.Max {
+			errs = append(errs, fmt.Errorf("variable %s=%d (%s): must be at most %d (%s)", v.Name, n, src, *v.Max, v.Doc))
+		}
+	}
+	for _, v := range d.Vars {
+		n, ok := ints[v.Name]
+		lower, lok := ints[v.Above]
+		if v.Above == "" || !ok || !lok || n > lower {
+			continue
+		}
+		errs = append(errs, fmt.Errorf("variable %s=%d must be above %s=%d: the buckets are ordered", v.Name, n, v.Above, lower))
 	}
 	return errors.Join(errs...)
 }

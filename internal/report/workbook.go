@@ -138,6 +138,9 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 	f.SetRowHeight(sh, 2, 36)
 	row = 4
 	line(l.w("as_of"), l.date(s.AsOf), 0)
+	if len(s.warnings) > 0 {
+		line(l.w("warning"), strings.Join(s.warnings, "\n"), w.st.checkBad)
+	}
 	accounts := s.Account
 	if accounts == "" {
 		var names []string

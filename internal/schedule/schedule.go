@@ -53,6 +53,17 @@ type Runner struct {
 	Grace    time.Duration // how long a running job may take to finish after a stop; 0 = cancel at once
 	Log      *slog.Logger
 	Now      func() time.Time // for tests; time.Now by default
+	// Announce, if set, is told the next run's time (in the schedule's zone) at start and after
+	// each run, beside the log's "next run at" record: the syncer prints it on a terminal.
+	Announce func(next time.Time)
+}
+
+// announce says when the next run is, in the schedule's zone.
+func (r *Runner) announce(log *slog.Logger, next time.Time) {
+	log.Info("next run at", "at", next.Format(time.RFC3339), "in", time.Until(next).Round(time.Second))
+	if r.Announce != nil {
+		r.Announce(next)
+	}
 }
 
 // Run blocks until ctx is done. A tick that arrives while the previous run is still going is
@@ -73,19 +84,23 @@ func (r *Runner) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	running := false
+	first := true
 	for {
 		next := r.Schedule.Next(now())
-		log.Info("next run scheduled", "at", next.Format(time.RFC3339))
+		if first {
+			r.announce(log, next)
+			first = false
+		}
 		timer := time.NewTimer(time.Until(next))
 		select {
 		case <-ctx.Done():
 			timer.Stop()
-			return r.drain(&wg, cancelJob, log)
+			return r.drain(&wg, cancelJob, log, &mu, &running)
 		case <-timer.C:
 		}
 		if ctx.Err() != nil {
 			// A tick and a stop arrived together; select picks either, but a stop wins.
-			return r.drain(&wg, cancelJob, log)
+			return r.drain(&wg, cancelJob, log, &mu, &running)
 		}
 		mu.Lock()
 		if running {
@@ -98,26 +113,43 @@ func (r *Runner) Run(ctx context.Context) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := r.Job(jobCtx); err != nil {
+			err := r.Job(jobCtx)
+			switch {
+			case err == nil:
+			case jobCtx.Err() != nil: // the stop's doing, whatever the job made of it
+				log.Info("scheduled run cancelled")
+			default:
 				log.Error("scheduled run failed", "err", err)
 			}
 			mu.Lock()
 			running = false
 			mu.Unlock()
+			if ctx.Err() == nil {
+				r.announce(log, r.Schedule.Next(now()))
+			}
 		}()
 	}
 }
 
-func (r *Runner) drain(wg *sync.WaitGroup, cancel context.CancelFunc, log *slog.Logger) error {
+// drain waits for a running job, Grace at most, then cancels it and waits for it to return.
+func (r *Runner) drain(wg *sync.WaitGroup, cancel context.CancelFunc, log *slog.Logger, mu *sync.Mutex, running *bool) error {
+	mu.Lock()
+	busy := *running
+	mu.Unlock()
+	if busy {
+		log.Info("stopping", "running_sync_grace", r.Grace)
+	} else {
+		log.Info("stopping")
+	}
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 	select {
 	case <-done:
-		return nil
 	case <-time.After(r.Grace):
-		log.Warn("stopping: cancelling the running job", "grace", r.Grace)
+		log.Info("stopping: grace over, cancelling the running sync", "grace", r.Grace)
 		cancel()
 		<-done
-		return nil
 	}
+	log.Info("stopped")
+	return nil
 }

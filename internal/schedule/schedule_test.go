@@ -1,9 +1,12 @@
 package schedule
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -96,14 +99,18 @@ func TestRunnerSkipsOverlapAndFinishesOnStop(t *testing.T) {
 func TestRunnerCancelsAfterGrace(t *testing.T) {
 	started := make(chan struct{})
 	var jobErr atomic.Value
+	var logs bytes.Buffer
 	r := &Runner{
+		Log:      slog.New(slog.NewJSONHandler(&syncWriter{w: &logs}, nil)),
 		Schedule: every(time.Millisecond),
 		Grace:    20 * time.Millisecond,
 		Job: func(ctx context.Context) error {
 			close(started)
 			<-ctx.Done()
 			jobErr.Store(ctx.Err())
-			return ctx.Err()
+			// What a cancelled job returns need not wrap context.Canceled (DuckDB's
+			// "Interrupted!"): the stop still is no failure.
+			return errors.New("merge invoices: INTERRUPT Error: Interrupted!")
 		},
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -117,4 +124,64 @@ func TestRunnerCancelsAfterGrace(t *testing.T) {
 	if err, _ := jobErr.Load().(error); !errors.Is(err, context.Canceled) {
 		t.Fatalf("job saw %v, want context.Canceled after the grace period", err)
 	}
+	// A stop is not a failure: INFO stopping, the run cancelled, stopped; nothing at ERROR.
+	out := logs.String()
+	for _, want := range []string{`"level":"INFO","msg":"stopping"`, `"msg":"scheduled run cancelled"`, `"level":"INFO","msg":"stopped"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("log lacks %s:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, `"level":"ERROR"`) || strings.Contains(out, "failed") {
+		t.Errorf("a stop logged as a failure:\n%s", out)
+	}
+}
+
+// TestRunnerAnnouncesNextRun: at start and after every run, in the schedule's zone.
+func TestRunnerAnnouncesNextRun(t *testing.T) {
+	wib, err := time.LoadLocation("Asia/Jakarta")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sched, err := Parse("@every 20ms", wib)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var announced []time.Time
+	var runs atomic.Int32
+	r := &Runner{
+		Schedule: sched,
+		Job:      func(context.Context) error { runs.Add(1); return nil },
+		Announce: func(next time.Time) { mu.Lock(); announced = append(announced, next); mu.Unlock() },
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- r.Run(ctx) }()
+	for runs.Load() < 2 {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(5 * time.Millisecond)
+	cancel()
+	<-done
+	mu.Lock()
+	defer mu.Unlock()
+	if len(announced) < 2 {
+		t.Fatalf("announced %d times for %d runs, want at start and after each run", len(announced), runs.Load())
+	}
+	for _, a := range announced {
+		if a.Location().String() != "Asia/Jakarta" {
+			t.Errorf("next run %v not in the schedule's zone", a)
+		}
+	}
+}
+
+type syncWriter struct {
+	mu sync.Mutex
+	w  *bytes.Buffer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
 }

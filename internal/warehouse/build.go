@@ -298,22 +298,40 @@ func syncFile(p string) error {
 // acquireLock takes a non-blocking flock and writes our pid into the file so a
 // second syncer can say who holds it.
 func acquireLock(p string) (*os.File, error) {
-	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("open lock %s: %w", p, err)
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		holder, _ := os.ReadFile(p)
-		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("sync already running: %s held by pid %s", p, pidText(holder))
+	for {
+		f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o644)
+		if err != nil {
+			return nil, fmt.Errorf("open lock %s: %w", p, err)
 		}
-		return nil, fmt.Errorf("lock %s: %w", p, err)
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+			holder, _ := os.ReadFile(p)
+			f.Close()
+			if errors.Is(err, syscall.EWOULDBLOCK) {
+				return nil, fmt.Errorf("sync already running: %s held by pid %s", p, pidText(holder))
+			}
+			return nil, fmt.Errorf("lock %s: %w", p, err)
+		}
+		// The holder before us removes the file when it releases (no lock file is left
+		// behind). If we locked a file that was removed meanwhile, the lock guards nothing:
+		// try again with the file now at the path.
+		if sameFile(f, p) {
+			if err := f.Truncate(0); err == nil {
+				f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+			}
+			return f, nil
+		}
+		f.Close()
 	}
-	if err := f.Truncate(0); err == nil {
-		f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+}
+
+// sameFile says whether the open f is still the file at path p.
+func sameFile(f *os.File, p string) bool {
+	fi, err := f.Stat()
+	if err != nil {
+		return false
 	}
-	return f, nil
+	pi, err := os.Stat(p)
+	return err == nil && os.SameFile(fi, pi)
 }
 
 func pidText(b []byte) string {
@@ -328,6 +346,7 @@ func releaseLock(f *os.File) error {
 	if f == nil {
 		return nil
 	}
-	f.Truncate(0)
+	// Removed while still locked, so a process that opened the old file retries (acquireLock).
+	os.Remove(f.Name())
 	return f.Close() // closing the descriptor releases the flock
 }

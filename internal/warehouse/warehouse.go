@@ -70,7 +70,7 @@ func openDB(path string, readOnly bool, memoryLimit string) (*sql.DB, error) {
 // the file it opened: reopen it to see a newer publish.
 func OpenReadOnly(ctx context.Context, path string) (*sql.DB, error) {
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("warehouse %s does not exist yet: run a sync first", path)
+		return nil, fmt.Errorf("warehouse %s does not exist yet: run a sync first, or give the file with -db or BILLSYNC_DB (make demo writes data/demo.duckdb)", path)
 	} else if err != nil {
 		return nil, fmt.Errorf("warehouse %s: %w", path, err)
 	}

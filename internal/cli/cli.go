@@ -1,0 +1,96 @@
+// Package cli gives every billsync command the Go tools' conventions: -h/--help prints the
+// usage to stdout and exits 0; a usage error (unknown flag, bad value, bad combination) prints
+// the error and the usage to stderr and exits 2; any other failure exits 1.
+package cli
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+)
+
+// UsageError is a mistake in the command line. Usage prints the command's usage.
+type UsageError struct {
+	Err   error
+	Usage func(io.Writer)
+}
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+// Usagef makes a UsageError for a flag set.
+func Usagef(fs *flag.FlagSet, format string, args ...any) error {
+	return &UsageError{Err: fmt.Errorf(format, args...), Usage: usageOf(fs)}
+}
+
+// Usage wraps err (nil stays nil) as a usage error of fs.
+func Usage(fs *flag.FlagSet, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &UsageError{Err: err, Usage: usageOf(fs)}
+}
+
+func usageOf(fs *flag.FlagSet) func(io.Writer) {
+	return func(w io.Writer) {
+		out := fs.Output()
+		fs.SetOutput(w)
+		fs.Usage()
+		fs.SetOutput(out)
+	}
+}
+
+// Parse parses args with fs. The flag package's own messages are silenced; -h and --help
+// return a HelpError, every other parse error a UsageError. fs.Usage must write to
+// fs.Output().
+func Parse(fs *flag.FlagSet, args []string) error {
+	out := fs.Output()
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	fs.SetOutput(out)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, flag.ErrHelp):
+		return HelpError{Usage: usageOf(fs)}
+	}
+	return Usage(fs, err)
+}
+
+// HelpError is returned for -h: Exit prints the usage to stdout and exits 0.
+type HelpError struct{ Usage func(io.Writer) }
+
+func (HelpError) Error() string        { return "help requested" }
+func (HelpError) Is(target error) bool { return target == flag.ErrHelp }
+
+// Exit prints err as the command name's final word and returns the exit status: 0 for nil or
+// help (usage on stdout), 2 for a usage error (message and usage on stderr), 1 otherwise.
+// oneLine, if not nil, shortens other errors (cron mails show one line).
+func Exit(name string, err error, stdout, stderr io.Writer, oneLine func(error) string) int {
+	var help HelpError
+	var usage *UsageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &help):
+		if help.Usage != nil {
+			help.Usage(stdout)
+		}
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, &usage):
+		fmt.Fprintf(stderr, "%s: %v\n", name, usage.Err)
+		if usage.Usage != nil {
+			usage.Usage(stderr)
+		}
+		return 2
+	}
+	msg := err.Error()
+	if oneLine != nil {
+		msg = oneLine(err)
+	}
+	fmt.Fprintf(stderr, "%s: %s\n", name, msg)
+	return 1
+}
