@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -56,10 +57,21 @@ func TestDataQualityEmailSheetRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const sheet = "E-mail fixes"
-	rows, err := f.GetRows(sheet)
-	if err != nil {
-		t.Fatal(err)
+	// The sheet's tab is in the report's language; the job takes the first sheet with its columns.
+	var sheet string
+	var rows [][]string
+	for _, name := range f.GetSheetList() {
+		r, err := f.GetRows(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r) > 0 && slices.Contains(r[0], "fromEmail") {
+			sheet, rows = name, r
+			break
+		}
+	}
+	if sheet == "" {
+		t.Fatalf("no sheet of %s has a fromEmail column: %v", book, f.GetSheetList())
 	}
 	// Columns by name, as the job matches them: the workbook labels "Customer ID", the CSV says customer_id.
 	key := func(h string) string { return strings.ToLower(strings.NewReplacer(" ", "", "_", "").Replace(h)) }

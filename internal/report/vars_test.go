@@ -78,11 +78,11 @@ func TestAsOfOutsideHistoryWarned(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rows, _ := f.GetRows(summarySheet)
+		rows, _ := f.GetRows(f.GetSheetList()[0]) // the summary, its tab in the report's language
 		f.Close()
 		var warning string
 		for _, r := range rows {
-			if len(r) > 1 && r[0] == "Warning" {
+			if len(r) > 1 && (r[0] == "Peringatan" || r[0] == "Warning") { // the default locale is id
 				warning = r[1]
 			}
 		}
