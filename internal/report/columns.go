@@ -18,6 +18,20 @@ type column struct {
 	codes               bool   // text values are codes shown by their friendly name
 	empty               string // shown for NULL
 	reference           bool   // an ID or URL: last, outside the print area
+	names               map[string]string
+}
+
+// codeName is l.codeName(code), remembered per column: a column holds few
+// distinct codes and is written row by row.
+func (c *column) codeName(code string, l *lang) string {
+	if n, ok := c.names[code]; ok {
+		return n
+	}
+	n := l.codeName(code)
+	if len(c.names) < 1000 {
+		c.names[code] = n
+	}
+	return n
 }
 
 // resolveColumns pairs the query's columns with the sheet's definition (nil
@@ -40,6 +54,9 @@ func resolveColumns(s *Sheet, res result, vals map[string]string, locale string,
 				}
 				c.width, c.total = d.Width, d.Total
 				c.codes, c.empty, c.reference = d.Codes, expand(d.Empty.In(locale), vals), d.Reference
+				if c.codes {
+					c.names = map[string]string{}
+				}
 			}
 		}
 		if c.reference {

@@ -52,7 +52,7 @@ func (c *csvSheet) write(vals []any) error {
 		switch t := v.(type) {
 		case string:
 			if col.codes {
-				t = c.l.codeName(t)
+				t = col.codeName(t, c.l)
 			}
 			c.rec[i] = cellsafe.Text(t)
 		case nil:
@@ -67,8 +67,7 @@ func (c *csvSheet) write(vals []any) error {
 // displayNumber is a number rounded as its cell shows it (a percentage as
 // percent to one decimal); other values as csvValue writes them.
 func displayNumber(v any, format string, k kind, loc *time.Location) string {
-	digits := map[string]int{"money": 0, "int": 0, "credit": -1, "decimal1": 1, "decimal2": 2, "rating": 2, "percent": 1}
-	d, ok := digits[format]
+	d, ok := displayDigits[format]
 	if !ok {
 		return csvValue(v, k, loc)
 	}
@@ -92,6 +91,9 @@ func displayNumber(v any, format string, k kind, loc *time.Location) string {
 	}
 	return strconv.FormatFloat(f, 'f', d, 64)
 }
+
+// displayDigits are the decimals each numeric format shows (-1: as stored).
+var displayDigits = map[string]int{"money": 0, "int": 0, "credit": -1, "decimal1": 1, "decimal2": 2, "rating": 2, "percent": 1}
 
 // csvValue is v as CSV text: dates as 2006-01-02, instants as RFC 3339 in the
 // report's time zone, decimals and floats in plain notation.

@@ -237,7 +237,7 @@ func (x *xlsxSheet) displayLen(v any, c column) int {
 		return utf8.RuneCountInString(c.empty)
 	case string:
 		if c.codes {
-			t = x.l.codeName(t)
+			t = c.codeName(t, x.l)
 		}
 		return min(utf8.RuneCountInString(t), maxTextWidth)
 	case time.Time:
@@ -345,7 +345,7 @@ func (x *xlsxSheet) cellValue(v any, c column) any {
 		return serialTime(t, x.loc)
 	case string:
 		if c.codes {
-			t = x.l.codeName(t)
+			t = c.codeName(t, x.l)
 		}
 		if len(t) > maxCellText-1 && utf8.RuneCountInString(t) > maxCellText-1 {
 			t = string([]rune(t)[:maxCellText-1])
