@@ -47,12 +47,12 @@ type ledgerTruth struct {
 // each customer's last read (what the bounds limit) and as the age of the oldest entry the
 // simulator holds that the warehouse lacks (what an analyst would miss).
 type creditStats struct {
-	reads, hits               int64
-	customers, neverRead      int
-	readAgeMax, readAgeP95    time.Duration
-	missing                   int // customers whose credit lacks an entry the simulator holds
-	missedMax, missedP95      time.Duration
-	entriesMissed, entriesNew int
+	reads, hits            int64
+	customers, neverRead   int
+	readAgeMax, readAgeP95 time.Duration
+	missing                int // customers whose credit lacks an entry the simulator holds
+	missedMax, missedP95   time.Duration
+	entriesMissed          int
 }
 
 func (s creditStats) String() string {

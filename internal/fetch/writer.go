@@ -419,7 +419,7 @@ func (w *writer) setCursor(ctx context.Context, stream, v string) error {
 
 func (w *writer) creditTargets(ctx context.Context, overlap, refresh time.Duration) (t []warehouse.CreditTarget, err error) {
 	err = w.call(ctx, func(ctx context.Context) error {
-		t, err = w.b.CreditTargets(ctx, w.account, overlap, w.observedAt().Add(-refresh), math.MaxInt32)
+		t, err = w.b.CreditTargets(ctx, w.account, warehouse.CreditPlan{Now: w.observedAt(), Overlap: overlap, Refresh: refresh}, math.MaxInt32)
 		return err
 	})
 	return t, err
