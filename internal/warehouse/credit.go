@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	_ "embed"
+	"encoding/json"
 	"fmt"
 	"time"
 )
@@ -16,7 +17,7 @@ type CreditTarget struct {
 	CustomerID  string
 	Since       time.Time // fetch records from here; zero means the full history
 	LastFetched time.Time // zero when never fetched
-	// Reason is why it is due (queries/credit_targets.sql): never, signal, bound or interval.
+	// Reason is why it is due (queries/credit_targets.sql): never, topup, signal, bound or interval.
 	Reason string
 }
 
@@ -30,6 +31,17 @@ type CreditPlan struct {
 	// MinInterval is the shortest adaptive interval between reads of a customer whose own
 	// history says entries arrive often; zero means DefaultCreditMinInterval.
 	MinInterval time.Duration
+	// Hints are customers billsync itself sent credit to (job journal add-credit sends): one sent
+	// after the customer's last read makes it due with reason topup, before every signal. Hints
+	// of other accounts are ignored.
+	Hints []CreditHint
+}
+
+// CreditHint says billsync sent credit to a customer of Account at At (the latest time recorded
+// for the send or its outcome).
+type CreditHint struct {
+	Account, CustomerID string
+	At                  time.Time
 }
 
 // DefaultCreditMinInterval is the shortest adaptive interval: a nightly sync reads a customer
@@ -48,8 +60,12 @@ func (b *Build) CreditTargets(ctx context.Context, account string, p CreditPlan,
 	if p.MinInterval <= 0 {
 		p.MinInterval = DefaultCreditMinInterval
 	}
+	hints, err := hintsJSON(account, p.Hints)
+	if err != nil {
+		return nil, fmt.Errorf("credit targets of %s: %w", account, err)
+	}
 	rows, err := b.db.QueryContext(ctx, creditTargetsSQL, account, p.Now.UTC(),
-		p.Refresh.Microseconds(), min(p.MinInterval, p.Refresh).Microseconds(), limit)
+		p.Refresh.Microseconds(), min(p.MinInterval, p.Refresh).Microseconds(), hints, limit)
 	if err != nil {
 		return nil, fmt.Errorf("credit targets of %s: %w", account, err)
 	}
@@ -71,6 +87,22 @@ func (b *Build) CreditTargets(ctx context.Context, account string, p CreditPlan,
 		return nil, fmt.Errorf("credit targets of %s: %w", account, err)
 	}
 	return out, nil
+}
+
+// hintsJSON is account's hints as the query's JSON parameter (times in epoch microseconds).
+func hintsJSON(account string, hs []CreditHint) (string, error) {
+	type hint struct {
+		C string `json:"c"`
+		T int64  `json:"t"`
+	}
+	out := make([]hint, 0, len(hs))
+	for _, h := range hs {
+		if h.Account == account && h.CustomerID != "" {
+			out = append(out, hint{h.CustomerID, h.At.UnixMicro()})
+		}
+	}
+	b, err := json.Marshal(out)
+	return string(b), err
 }
 
 // MarkCreditFetched records that a customer's credit history was fetched as of observedAt.

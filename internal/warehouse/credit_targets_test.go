@@ -32,11 +32,12 @@ func TestCreditTargetsReasons(t *testing.T) {
 	run1 := startRun(t, b, "acct")
 	customers := []string{"quiet", "never", "unpaid-credit", "unpaid-plain", "paid-credit", "invoice-credit",
 		"invoice-plain", "hook-member", "hook-plain-payment", "hook-credit-payment", "expiry", "expiry-spent",
-		"moved-yesterday", "unchanged-month", "busy-history", "bound", "almost-bound", "ledger-only"}
+		"moved-yesterday", "unchanged-month", "busy-history", "bound", "almost-bound", "ledger-only",
+		"topped-up", "topped-before", "topped-unpaid"}
 	var rows []string
 	for _, c := range customers {
 		if c != "ledger-only" {
-			rows = append(rows, fmt.Sprintf(`{"id":%q,"createdAt":1000}`, c))
+			rows = append(rows, fmt.Sprintf(`{"id":%q,"createdAt":1700000000000}`, c))
 		}
 	}
 	load(t, b, Products, run1, prev, true, `{"id":"credit-prod","type":"saas","subType":"credit_usage"}`, `{"id":"plain"}`)
@@ -100,7 +101,16 @@ func TestCreditTargetsReasons(t *testing.T) {
 		hook("h2", "payment.reminder", `{"customerId":"hook-plain-payment","productId":"plain"}`),
 		hook("h3", "payment.received", `{"customerId":"hook-credit-payment","productId":"credit-prod"}`))
 
-	got, err := b.CreditTargets(ctx, "acct", CreditPlan{Now: t0, Overlap: time.Hour, Refresh: 7 * day}, 100)
+	// billsync's own add-credit sends (job journal): after the last read, or before it.
+	hints := []CreditHint{
+		{Account: "acct", CustomerID: "topped-up", At: prev.Add(2 * time.Hour)},
+		{Account: "acct", CustomerID: "topped-up", At: prev.Add(-3 * day)},
+		{Account: "acct", CustomerID: "topped-before", At: prev.Add(-time.Minute)},
+		{Account: "acct", CustomerID: "topped-unpaid", At: prev.Add(time.Minute)},
+		{Account: "other", CustomerID: "quiet", At: t0}, // another account's customer of the same id
+	}
+	load(t, b, UnpaidTransactions, run2, t0, true, `{"id":"u-topped","customerId":"topped-unpaid","paymentLinkId":"credit-prod"}`)
+	got, err := b.CreditTargets(ctx, "acct", CreditPlan{Now: t0, Overlap: time.Hour, Refresh: 7 * day, Hints: hints}, 100)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,6 +124,7 @@ func TestCreditTargetsReasons(t *testing.T) {
 		"never": "never", "unpaid-credit": "signal", "paid-credit": "signal", "invoice-credit": "signal",
 		"hook-member": "signal", "hook-credit-payment": "signal", "expiry": "signal",
 		"bound": "bound", "moved-yesterday": "interval", "busy-history": "interval",
+		"topped-up": "topup", "topped-unpaid": "topup",
 	}
 	for _, c := range customers {
 		if reasons[c] != want[c] {
@@ -121,7 +132,7 @@ func TestCreditTargetsReasons(t *testing.T) {
 		}
 	}
 	if !slices.IsSortedFunc(order, func(a, b string) int {
-		rank := func(r string) int { return strings.Index("never signal bound interval", r) }
+		rank := func(r string) int { return strings.Index("never topup signal bound interval", r) }
 		return rank(a) - rank(b)
 	}) {
 		t.Errorf("reasons out of order: %v", order)
@@ -134,7 +145,11 @@ func TestCreditTargetsReasons(t *testing.T) {
 	if few, _ := b.CreditTargets(ctx, "acct", CreditPlan{Now: t0, Refresh: 7 * day}, 2); len(few) != 2 {
 		t.Errorf("limit 2 gave %d", len(few))
 	}
-	if other, _ := b.CreditTargets(ctx, "other", CreditPlan{Now: t0, Refresh: 7 * day}, 10); len(other) != 0 {
+	if top, _ := b.CreditTargets(ctx, "acct", CreditPlan{Now: t0, Refresh: 7 * day, Hints: hints}, 3); len(top) != 3 ||
+		top[0].Reason != "never" || top[1].Reason != "topup" || top[2].Reason != "topup" {
+		t.Errorf("limit 3: %+v, want never then the two top-ups before any signal", top)
+	}
+	if other, _ := b.CreditTargets(ctx, "other", CreditPlan{Now: t0, Refresh: 7 * day, Hints: hints}, 10); len(other) != 0 {
 		t.Errorf("other account got %v", other)
 	}
 }
@@ -150,7 +165,7 @@ func TestCreditTargetsBoundsHold(t *testing.T) {
 	start := t0.Add(-100 * day)
 	var custs []string
 	for i := range 30 {
-		custs = append(custs, fmt.Sprintf(`{"id":"c%02d","createdAt":1000}`, i))
+		custs = append(custs, fmt.Sprintf(`{"id":"c%02d","createdAt":1700000000000}`, i))
 	}
 	load(t, b, Products, run, start, true, `{"id":"credit-prod","type":"saas","subType":"credit_usage"}`)
 	load(t, b, Customers, run, start, true, custs...)

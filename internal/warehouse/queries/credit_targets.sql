@@ -1,11 +1,14 @@
 -- Customers whose credit history is due for a read, most useful first, with the reason.
 -- Parameters: 1 account, 2 now (the run's observation time), 3 refresh bound (µs),
--- 4 shortest adaptive interval (µs), 5 limit.
+-- 4 shortest adaptive interval (µs), 5 hints (JSON [{"c": customer id, "t": epoch µs}]), 6 limit.
 --
 -- The API cannot say whose credit changed, and at 20 requests/minute a read that finds nothing
 -- is a request lost, so a customer is read only for a reason, in this order (a run's budget may
 -- stop anywhere; the rest waits):
 --   never     never read: the only way to learn what it holds, newest customer first;
+--   topup     billsync itself sent credit to it since the last read (an add-credit of a job,
+--             whatever its outcome; the caller passes them as hints from the job journal): the
+--             finance reports compare the balance the service reported with this ledger;
 --   signal    something the warehouse saw since the last read may have moved its credit
 --             (read this run: "active" customers are at most a day stale with nightly runs):
 --             a payment, unpaid transaction or invoice of a credit-usage product first seen,
@@ -28,7 +31,12 @@
 -- createdAt, so a record the previous run's lists had not shown yet still counts.
 WITH acct AS (
     SELECT ?::VARCHAR AS account, ?::TIMESTAMPTZ AS now, ?::BIGINT AS refresh_us, ?::BIGINT AS min_us,
-           90 * 86400 * 1000000::BIGINT AS history_us
+           90 * 86400 * 1000000::BIGINT AS history_us, ?::VARCHAR AS hints
+),
+hinted AS (
+    SELECT h.c AS customer_id, max(h.t) AS at_us
+    FROM (SELECT unnest(from_json(coalesce(hints, '[]'), '[{"c":"VARCHAR","t":"BIGINT"}]'), recursive := true) FROM acct) h
+    GROUP BY h.c
 ),
 fetched AS (
     SELECT f.customer_id, f.last_fetched_at, epoch_us(f.last_fetched_at) AS last_us
@@ -107,6 +115,7 @@ reasoned AS (
     SELECT c.customer_id, max(c.active_at) AS active_at, any_value(f.last_fetched_at) AS last_fetched_at,
            CASE
                WHEN any_value(f.last_fetched_at) IS NULL THEN 'never'
+               WHEN any_value(h.at_us) > any_value(f.last_us) THEN 'topup'
                WHEN any_value(s.seen_at) > any_value(f.last_fetched_at) THEN 'signal'
                WHEN any_value(f.last_us) + any_value(a.refresh_us) <= epoch_us(any_value(a.now)) + any_value(g.gap_us) THEN 'bound'
                WHEN any_value(f.last_us) + any_value(i.interval_us) <= epoch_us(any_value(a.now)) + any_value(g.gap_us) // 2 THEN 'interval'
@@ -114,6 +123,7 @@ reasoned AS (
     FROM candidates c
     LEFT JOIN fetched f USING (customer_id)
     LEFT JOIN signalled s USING (customer_id)
+    LEFT JOIN hinted h USING (customer_id)
     LEFT JOIN intervals i USING (customer_id), acct a, gap g
     WHERE c.customer_id IS NOT NULL AND c.customer_id <> ''
     GROUP BY c.customer_id
@@ -121,7 +131,7 @@ reasoned AS (
 SELECT customer_id, last_fetched_at, reason
 FROM reasoned
 WHERE reason IS NOT NULL
-ORDER BY CASE reason WHEN 'never' THEN 0 WHEN 'signal' THEN 1 WHEN 'bound' THEN 2 ELSE 3 END,
+ORDER BY CASE reason WHEN 'never' THEN 0 WHEN 'topup' THEN 1 WHEN 'signal' THEN 2 WHEN 'bound' THEN 3 ELSE 4 END,
          CASE WHEN reason = 'never' THEN active_at END DESC NULLS LAST,
          last_fetched_at ASC,
          customer_id
