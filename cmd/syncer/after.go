@@ -24,9 +24,9 @@ func applyApproved(ctx context.Context, lookup envconfig.Lookuper, cfg *config, 
 	if err := envconfig.ProcessWith(ctx, &envconfig.Config{Target: &env, Lookuper: lookup}); err != nil {
 		return envError(err)
 	}
-	journal := env.Journal
-	if journal == "" {
-		journal = jobs.DefaultJournalPath(cfg.DB)
+	journal, err := journalPath(ctx, lookup, cfg)
+	if err != nil {
+		return err
 	}
 	var errs []error
 	for _, a := range accounts {

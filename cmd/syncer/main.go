@@ -115,7 +115,13 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdout, 
 		MaxDuration: cfg.MaxDuration, Details: cfg.Details, CreditRefresh: cfg.CreditRefresh, Log: log,
 		MemoryLimit: cfg.MemoryLimit,
 	}
+	journal, err := journalPath(ctx, lookup, cfg)
+	if err != nil {
+		return err
+	}
 	job := func(ctx context.Context) error {
+		// read at each run: a job applied between runs (or after the previous one) is seen
+		opts.CreditHints = creditHints(ctx, journal, log)
 		if tty {
 			p := newProgress(stderr)
 			opts.Progress = p.update

@@ -45,7 +45,7 @@ type fanoutResult struct {
 // important first, until the run's budget is spent; the rest stays due for the next run.
 func (s *syncer) creditFanout(ctx context.Context) (fanoutResult, error) {
 	res := fanoutResult{StreamResult: StreamResult{Stream: creditStream}}
-	targets, err := s.w.creditTargets(ctx, s.opts.CreditOverlap, s.opts.CreditRefresh)
+	targets, err := s.w.creditTargets(ctx, s.opts.CreditOverlap, s.opts.CreditRefresh, s.opts.CreditHints)
 	if err != nil {
 		return res, err
 	}

@@ -35,6 +35,10 @@ type Options struct {
 	// CreditRefresh re-reads every customer's credit history at least this often, even without
 	// any sign of credit: a top-up can arrive with no other visible trace.
 	CreditRefresh time.Duration
+	// CreditHints are customers billsync itself sent credit to (the job journal's add-credit
+	// sends, any account): one sent since the customer's last read is read first after the
+	// never-read, so the reports can confirm the top-up in the ledger.
+	CreditHints []warehouse.CreditHint
 	// WebhookReread re-reads this much webhook history before the cursor, because delivery
 	// records change status after they are first listed.
 	WebhookReread time.Duration

@@ -95,7 +95,9 @@ func TestKilledSyncLeavesPreviousWarehouse(t *testing.T) {
 	before := fileHash(t, e.path)
 	invoices := e.count("SELECT count(*) FROM invoices")
 
-	e.sb.Advance(48 * time.Hour)
+	// Past the credit refresh bound, so every customer's credit is due and the run is long
+	// enough to be killed in the middle.
+	e.sb.Advance(8 * 24 * time.Hour)
 	// Slow every response so the child is surely mid-run when it is killed.
 	if err := e.sb.SetFaults(sandbox.Faults{Seed: 1, Slow: 1, SlowMs: 15}); err != nil {
 		t.Fatal(err)

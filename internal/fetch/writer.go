@@ -417,9 +417,10 @@ func (w *writer) setCursor(ctx context.Context, stream, v string) error {
 	return w.call(ctx, func(ctx context.Context) error { return w.b.SetCursor(ctx, w.account, stream, v, w.run.ID) })
 }
 
-func (w *writer) creditTargets(ctx context.Context, overlap, refresh time.Duration) (t []warehouse.CreditTarget, err error) {
+func (w *writer) creditTargets(ctx context.Context, overlap, refresh time.Duration, hints []warehouse.CreditHint) (t []warehouse.CreditTarget, err error) {
 	err = w.call(ctx, func(ctx context.Context) error {
-		t, err = w.b.CreditTargets(ctx, w.account, overlap, w.observedAt().Add(-refresh), math.MaxInt32)
+		p := warehouse.CreditPlan{Now: w.observedAt(), Overlap: overlap, Refresh: refresh, Hints: hints}
+		t, err = w.b.CreditTargets(ctx, w.account, p, math.MaxInt32)
 		return err
 	})
 	return t, err

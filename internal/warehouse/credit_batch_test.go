@@ -27,7 +27,7 @@ func TestMarkCreditFetchedBatch(t *testing.T) {
 		t.Fatalf("rows=%d a fetched at %d, want 2 rows and a at %d", rows, aAt, t0.UnixMilli())
 	}
 	// Only c is still never fetched, so it leads the targets.
-	got, err := b.CreditTargets(ctx, "acct", 0, t0.Add(-48*time.Hour), 10)
+	got, err := b.CreditTargets(ctx, "acct", CreditPlan{Now: t0, Refresh: 48 * time.Hour}, 10)
 	if err != nil {
 		t.Fatal(err)
 	}

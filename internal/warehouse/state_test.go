@@ -2,71 +2,9 @@ package warehouse
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
 )
-
-func TestCreditTargetsOrdering(t *testing.T) {
-	ctx := context.Background()
-	b := startBuild(t, newPath(t))
-	run := startRun(t, b, "acct")
-	load(t, b, Products, run, t0, true, `{"id":"credit-prod","subType":"credit_usage"}`, `{"id":"plain"}`)
-	load(t, b, Customers, run, t0, true,
-		`{"id":"new-old","createdAt":1000000000000}`,
-		`{"id":"new-recent","createdAt":1700000000000}`,
-		`{"id":"stale-ledger","createdAt":1000000000000}`,
-		`{"id":"fresh-ledger","createdAt":1000000000000}`,
-		`{"id":"fetched-nothing","createdAt":1000000000000}`,
-		`{"id":"fetched-linked","createdAt":1000000000000}`)
-	load(t, b, CreditLedger, run, t0, false,
-		`{"id":"l1","customerId":"stale-ledger","amount":5}`, `{"id":"l2","customerId":"fresh-ledger","amount":5}`)
-	load(t, b, UnpaidTransactions, run, t0, true, `{"id":"u1","customerId":"fetched-linked","paymentLinkId":"credit-prod"}`)
-	for id, at := range map[string]time.Time{
-		"stale-ledger": t0.Add(-48 * time.Hour), "fresh-ledger": t0.Add(-time.Hour),
-		"fetched-nothing": t0.Add(-72 * time.Hour), "fetched-linked": t0.Add(-24 * time.Hour),
-	} {
-		if err := b.MarkCreditFetched(ctx, "acct", id, at, run.ID); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// Customers fetched more than 60 hours before t0 are due by staleness alone.
-	got, err := b.CreditTargets(ctx, "acct", 10*time.Minute, t0.Add(-60*time.Hour), 10)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ids []string
-	for _, c := range got {
-		ids = append(ids, c.CustomerID)
-	}
-	// Tiers: never fetched (most recently active first), holders of credit (stalest first),
-	// then fetched-nothing, due only because its last fetch is older than the refresh bound.
-	want := "new-recent,new-old,stale-ledger,fetched-linked,fresh-ledger,fetched-nothing"
-	if strings.Join(ids, ",") != want {
-		t.Fatalf("order %v, want %s", ids, want)
-	}
-	fresh, err := b.CreditTargets(ctx, "acct", 0, t0.Add(-100*time.Hour), 10)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range fresh {
-		if c.CustomerID == "fetched-nothing" {
-			t.Error("fetched-nothing is due although its last fetch is within the refresh bound")
-		}
-	}
-	if !got[0].Since.IsZero() || !got[0].LastFetched.IsZero() {
-		t.Errorf("never fetched: %+v", got[0])
-	}
-	if want := t0.Add(-48*time.Hour - 10*time.Minute); !got[2].Since.Equal(want) {
-		t.Errorf("since = %v, want %v", got[2].Since, want)
-	}
-	if few, _ := b.CreditTargets(ctx, "acct", 0, t0, 2); len(few) != 2 {
-		t.Errorf("limit 2 gave %d", len(few))
-	}
-	if other, _ := b.CreditTargets(ctx, "other", 0, t0, 10); len(other) != 0 {
-		t.Errorf("other account got %v", other)
-	}
-}
 
 func TestRunsStreamsAndFreshness(t *testing.T) {
 	ctx := context.Background()

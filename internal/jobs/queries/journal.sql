@@ -91,3 +91,17 @@ WHERE p.account = ? AND p.kind = 'credit-topup' AND s.state = 'sent'
   AND NOT (s.plan_id = ? AND s.action_id = ?)
   AND (a.request->>'$.customerId') = ? AND (a.request->>'$.productId') = ? AND (a.request->>'$.amount') = ?
   AND coalesce(s.server_at, s.recorded_at) >= ?;
+
+-- name: credit_sends
+-- Every add-credit action billsync sent (whatever its outcome: succeeded, failed after a send,
+-- unknown or settled by hand), per account and customer, at the latest time recorded for it on
+-- either clock: the sync reads these customers' credit history again (fetch, CreditHints).
+SELECT p.account, a.request->>'$.customerId' AS customer_id,
+       max(greatest(s.recorded_at, coalesce(s.server_at, s.recorded_at))) AS at
+FROM job_plans p
+JOIN job_plan_actions a ON a.plan_id = p.id
+JOIN job_actions s ON s.plan_id = a.plan_id AND s.action_id = a.action_id
+WHERE p.kind = ? AND coalesce(a.request->>'$.customerId', '') <> ''
+  AND a.action_id IN (SELECT action_id FROM job_actions WHERE state = 'sent')
+GROUP BY ALL
+ORDER BY 1, 2;

@@ -1,78 +1,138 @@
--- Customers whose credit history is due for a fetch, most useful first.
--- Parameters: 1 account, 2 refresh_before (TIMESTAMPTZ), 3 limit.
+-- Customers whose credit history is due for a read, most useful first, with the reason.
+-- Parameters: 1 account, 2 now (the run's observation time), 3 refresh bound (µs),
+-- 4 shortest adaptive interval (µs), 5 hints (JSON [{"c": customer id, "t": epoch µs}]), 6 limit.
 --
--- The API cannot say whose credit changed, so a customer is due when any of these holds, and the
--- tiers are fetched in this order (a run's budget may stop anywhere; the rest waits):
---   0 never fetched (the only way to learn it has none), most recently active first;
---   1 active since its last fetch (new invoice, unpaid transaction, review, ledger row, update);
---   2 holds credit: has ledger rows or is linked to a credit-usage product;
---   3 last fetched before refresh_before: the staleness bound that eventually catches credit
---     given without any other visible trace (a trial top-up, a merchant top-up).
--- Within tiers 1-3 the customer fetched longest ago goes first.
-WITH acct AS (SELECT ?::VARCHAR AS account, ?::TIMESTAMPTZ AS refresh_before),
-credit_products AS (
-    SELECT p.id FROM products p, acct
-    WHERE p.account = acct.account AND p.sub_type = 'credit_usage'
+-- The API cannot say whose credit changed, and at 20 requests/minute a read that finds nothing
+-- is a request lost, so a customer is read only for a reason, in this order (a run's budget may
+-- stop anywhere; the rest waits):
+--   never     never read: the only way to learn what it holds, newest customer first;
+--   topup     billsync itself sent credit to it since the last read (an add-credit of a job,
+--             whatever its outcome; the caller passes them as hints from the job journal): the
+--             finance reports compare the balance the service reported with this ledger;
+--   signal    something the warehouse saw since the last read may have moved its credit
+--             (read this run: "active" customers are at most a day stale with nightly runs):
+--             a payment, unpaid transaction or invoice of a credit-usage product first seen,
+--             changed or settled since; a webhook event naming the customer, unless it is a
+--             payment of something that is not a credit-usage product; a ledger entry with credit
+--             whose expiredAt passed since, while the customer still held credit on that product
+--             (an EXPIRE_VOID is due);
+--   bound     the hard staleness bound: its last read would be older than the refresh bound
+--             before the next run (assumed no further away than this run is from the previous
+--             one), the only way to catch credit given without any other trace;
+--   interval  its own history says entries have probably arrived: the interval is the mean gap
+--             between its entries over the 90 days before the last read, or the time its credit
+--             had been unchanged at the last read if shorter (a customer whose credit moved the day
+--             before is read again after a day, then after two, four...: one unchanged for a
+--             month waits for the bound), kept between the shortest interval and the bound.
+-- Within a reason the customer read longest ago goes first.
+--
+-- Times are compared as epoch microseconds. "Seen since the last read" uses the observation
+-- times billsync records (first_seen_at, record_changes, deleted_upstream_at), not the server's
+-- createdAt, so a record the previous run's lists had not shown yet still counts.
+WITH acct AS (
+    SELECT ?::VARCHAR AS account, ?::TIMESTAMPTZ AS now, ?::BIGINT AS refresh_us, ?::BIGINT AS min_us,
+           90 * 86400 * 1000000::BIGINT AS history_us, ?::VARCHAR AS hints
 ),
-linked AS (
-    SELECT i.customer_id FROM invoices i, acct
+hinted AS (
+    SELECT h.c AS customer_id, max(h.t) AS at_us
+    FROM (SELECT unnest(from_json(coalesce(hints, '[]'), '[{"c":"VARCHAR","t":"BIGINT"}]'), recursive := true) FROM acct) h
+    GROUP BY h.c
+),
+fetched AS (
+    SELECT f.customer_id, f.last_fetched_at, epoch_us(f.last_fetched_at) AS last_us
+    FROM credit_fetch_state f, acct WHERE f.account = acct.account
+),
+-- The gap since the previous run's reads, at most the bound: with no earlier read it is zero.
+gap AS (
+    -- (least() skips a NULL: with no earlier read it would give the whole bound)
+    SELECT CASE WHEN max(f.last_us) IS NULL THEN 0 ELSE least(epoch_us(a.now) - max(f.last_us), a.refresh_us) END AS gap_us,
+           min(f.last_fetched_at) AS oldest_read
+    FROM acct a LEFT JOIN fetched f ON f.last_fetched_at < a.now
+    GROUP BY a.now, a.refresh_us
+),
+credit_products AS (
+    SELECT p.id FROM products p, acct WHERE p.account = acct.account AND p.sub_type = 'credit_usage'
+),
+credit_invoices AS (
+    SELECT i.id, i.customer_id, i.first_seen_at FROM invoices i, acct
     WHERE i.account = acct.account
       AND (i.id IN (SELECT id FROM credit_products)
            OR (i.raw->>'$.extraData.idProd') IN (SELECT id FROM credit_products))
-    UNION
-    SELECT u.customer_id FROM unpaid_transactions u, acct
+),
+credit_unpaid AS (
+    SELECT u.id, u.customer_id, u.first_seen_at, u.deleted_upstream_at FROM unpaid_transactions u, acct
     WHERE u.account = acct.account AND u.payment_link_id IN (SELECT id FROM credit_products)
-    UNION
-    SELECT r.customer_id FROM reviews r, acct
-    WHERE r.account = acct.account AND r.payment_link_id IN (SELECT id FROM credit_products)
 ),
-ledger AS (
-    SELECT l.customer_id FROM credit_ledger l, acct WHERE l.account = acct.account
-),
-activity AS (
-    SELECT id AS customer_id, greatest(created_at, updated_at) AS active_at
-    FROM customers, acct WHERE customers.account = acct.account
+signals AS (
+    SELECT customer_id, first_seen_at AS seen_at FROM credit_invoices
     UNION ALL
-    SELECT customer_id, created_at FROM invoices, acct WHERE invoices.account = acct.account
+    SELECT i.customer_id, c.observed_at FROM record_changes c JOIN credit_invoices i ON i.id = c.record_id, acct
+    WHERE c.account = acct.account AND c.entity = 'invoices'
     UNION ALL
-    SELECT customer_id, created_at FROM unpaid_transactions, acct WHERE unpaid_transactions.account = acct.account
+    SELECT customer_id, first_seen_at FROM credit_unpaid
     UNION ALL
-    SELECT customer_id, greatest(created_at, updated_at) FROM reviews, acct WHERE reviews.account = acct.account
+    SELECT customer_id, deleted_upstream_at FROM credit_unpaid WHERE deleted_upstream_at IS NOT NULL
     UNION ALL
-    SELECT customer_id, created_at FROM credit_ledger, acct WHERE credit_ledger.account = acct.account
+    SELECT w.event_data->>'$.customerId', w.first_seen_at FROM webhook_deliveries w, acct, gap
+    WHERE w.account = acct.account AND w.first_seen_at > gap.oldest_read
+      AND NOT (coalesce(w.event_type, '') LIKE 'payment.%'
+               AND coalesce(w.event_data->>'$.productId', w.payment_link_id, '') NOT IN (SELECT id FROM credit_products)
+               AND coalesce(w.payment_link_id, '') NOT IN (SELECT id FROM credit_invoices))
+    UNION ALL
+    SELECT l.customer_id, l.expired_at
+    FROM credit_ledger l
+    JOIN (SELECT b.customer_id, b.product_id FROM credit_ledger b, acct a2 WHERE b.account = a2.account
+          GROUP BY b.customer_id, b.product_id
+          HAVING sum(coalesce(b.credit, 0)) > sum(coalesce(b.debit, 0))) held USING (customer_id, product_id), acct
+    WHERE l.account = acct.account AND l.credit > 0 AND l.expired_at <= acct.now
 ),
-last_active AS (
-    SELECT customer_id, max(active_at) AS active_at FROM activity WHERE customer_id IS NOT NULL GROUP BY customer_id
+signalled AS (
+    SELECT customer_id, max(seen_at) AS seen_at FROM signals WHERE customer_id IS NOT NULL GROUP BY customer_id
 ),
-fetched AS (
-    SELECT f.customer_id, f.last_fetched_at FROM credit_fetch_state f, acct WHERE f.account = acct.account
+history AS (
+    SELECT l.customer_id,
+           count(*) FILTER (WHERE epoch_us(l.created_at) > f.last_us - a.history_us) AS recent,
+           epoch_us(min(l.created_at)) AS first_us, epoch_us(max(l.created_at)) AS latest_us
+    FROM credit_ledger l JOIN fetched f USING (customer_id), acct a
+    WHERE l.account = a.account AND l.created_at <= f.last_fetched_at
+    GROUP BY l.customer_id
 ),
-holders AS (
-    SELECT customer_id FROM ledger UNION SELECT customer_id FROM linked
+intervals AS (
+    SELECT h.customer_id,
+           least(greatest(least(
+               CASE WHEN h.recent > 0
+                    THEN greatest(least(a.history_us, f.last_us - h.first_us), a.min_us) // h.recent END,
+               f.last_us - h.latest_us), a.min_us), a.refresh_us) AS interval_us
+    FROM history h JOIN fetched f USING (customer_id), acct a
 ),
 candidates AS (
-    SELECT c.id AS customer_id FROM customers c, acct
+    SELECT c.id AS customer_id, greatest(c.created_at, c.updated_at) AS active_at FROM customers c, acct
     WHERE c.account = acct.account AND c.deleted_upstream_at IS NULL
-    UNION SELECT customer_id FROM holders
+    UNION
+    SELECT l.customer_id, NULL FROM credit_ledger l, acct WHERE l.account = acct.account
 ),
-tiered AS (
-    SELECT c.customer_id, f.last_fetched_at, a.active_at,
+reasoned AS (
+    SELECT c.customer_id, max(c.active_at) AS active_at, any_value(f.last_fetched_at) AS last_fetched_at,
            CASE
-               WHEN f.last_fetched_at IS NULL THEN 0
-               WHEN a.active_at > f.last_fetched_at THEN 1
-               WHEN c.customer_id IN (SELECT customer_id FROM holders) THEN 2
-               WHEN f.last_fetched_at < (SELECT refresh_before FROM acct) THEN 3
-           END AS tier
+               WHEN any_value(f.last_fetched_at) IS NULL THEN 'never'
+               WHEN any_value(h.at_us) > any_value(f.last_us) THEN 'topup'
+               WHEN any_value(s.seen_at) > any_value(f.last_fetched_at) THEN 'signal'
+               WHEN any_value(f.last_us) + any_value(a.refresh_us) <= epoch_us(any_value(a.now)) + any_value(g.gap_us) THEN 'bound'
+               WHEN any_value(f.last_us) + any_value(i.interval_us) <= epoch_us(any_value(a.now)) + any_value(g.gap_us) // 2 THEN 'interval'
+           END AS reason
     FROM candidates c
     LEFT JOIN fetched f USING (customer_id)
-    LEFT JOIN last_active a USING (customer_id)
+    LEFT JOIN signalled s USING (customer_id)
+    LEFT JOIN hinted h USING (customer_id)
+    LEFT JOIN intervals i USING (customer_id), acct a, gap g
     WHERE c.customer_id IS NOT NULL AND c.customer_id <> ''
+    GROUP BY c.customer_id
 )
-SELECT customer_id, last_fetched_at, active_at AS last_active_at
-FROM tiered
-WHERE tier IS NOT NULL
-ORDER BY tier,
-         CASE WHEN tier = 0 THEN active_at END DESC NULLS LAST,
+SELECT customer_id, last_fetched_at, reason
+FROM reasoned
+WHERE reason IS NOT NULL
+ORDER BY CASE reason WHEN 'never' THEN 0 WHEN 'topup' THEN 1 WHEN 'signal' THEN 2 WHEN 'bound' THEN 3 ELSE 4 END,
+         CASE WHEN reason = 'never' THEN active_at END DESC NULLS LAST,
          last_fetched_at ASC,
          customer_id
 LIMIT ?;

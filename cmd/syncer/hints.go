@@ -1,0 +1,40 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/billsync/billsync/internal/jobs"
+	"github.com/billsync/billsync/internal/warehouse"
+	"github.com/sethvargo/go-envconfig"
+)
+
+// journalPath is the job journal: BILLSYNC_JOURNAL, or billsync-jobs.duckdb beside the warehouse.
+func journalPath(ctx context.Context, lookup envconfig.Lookuper, cfg *config) (string, error) {
+	var env jobEnv
+	if err := envconfig.ProcessWith(ctx, &envconfig.Config{Target: &env, Lookuper: lookup}); err != nil {
+		return "", envError(err)
+	}
+	if env.Journal == "" {
+		return jobs.DefaultJournalPath(cfg.DB), nil
+	}
+	return env.Journal, nil
+}
+
+// creditHints are the customers billsync sent credit to, from the job journal, for the sync to
+// read their credit history again. A journal that cannot be read costs only that: the sync runs,
+// and says what it misses.
+func creditHints(ctx context.Context, journal string, log *slog.Logger) []warehouse.CreditHint {
+	sends, err := jobs.CreditSends(ctx, journal)
+	if err != nil {
+		log.Warn("job journal unreadable: customers topped up by a job are not re-read for that reason this run "+
+			"(the credit report may show their top-up as a mismatch until a later sync reads them)",
+			"journal", journal, "err", err)
+		return nil
+	}
+	hints := make([]warehouse.CreditHint, len(sends))
+	for i, s := range sends {
+		hints[i] = warehouse.CreditHint{Account: s.Account, CustomerID: s.CustomerID, At: s.At}
+	}
+	return hints
+}
