@@ -283,9 +283,17 @@ func TestClockAdvanceRecordsChanges(t *testing.T) {
 	var cust struct {
 		Email string `json:"email"`
 	}
+	// A well-formed address no other customer shares, even in another case: the service renames
+	// one of the customers holding fromEmail, and the history is then checked for that one.
+	holders := map[string]int{}
 	for _, raw := range e.truth("customers") {
 		json.Unmarshal(raw, &cust)
-		if strings.Contains(cust.Email, "@") && !strings.ContainsAny(cust.Email, " ,") {
+		holders[strings.ToLower(cust.Email)]++
+	}
+	for _, raw := range e.truth("customers") {
+		json.Unmarshal(raw, &cust)
+		if strings.Contains(cust.Email, "@") && !strings.ContainsAny(cust.Email, " ,") &&
+			cust.Email == strings.ToLower(cust.Email) && holders[cust.Email] == 1 {
 			break
 		}
 	}
@@ -322,7 +330,9 @@ func TestClockAdvanceRecordsChanges(t *testing.T) {
 	}
 	if n := e.count(`SELECT count(*) FROM record_changes WHERE entity = 'customers' AND field = 'email'
 		AND old_value = ? AND new_value = ?`, cust.Email, newEmail); n != 1 {
-		t.Errorf("e-mail change %s -> %s recorded %d times, want once", cust.Email, newEmail, n)
+		t.Errorf("e-mail change %s -> %s recorded %d times, want once; e-mail changes touching either: %v", cust.Email, newEmail, n,
+			e.query(`SELECT record_id, old_value, new_value, observed_at FROM record_changes WHERE entity = 'customers'
+				AND field = 'email' AND (old_value IN (?, ?) OR new_value IN (?, ?))`, cust.Email, newEmail, cust.Email, newEmail))
 	}
 }
 
