@@ -55,15 +55,7 @@ func TestJobPlanThenApply(t *testing.T) {
 
 	var cust struct{ ID string }
 	json.Unmarshal(sb.Dump("customers")[0], &cust)
-	var prod string
-	for _, raw := range sb.Dump("products") {
-		var p struct{ ID, SubType, Status string }
-		json.Unmarshal(raw, &p)
-		if p.SubType == "credit_usage" && p.Status == "active" {
-			prod = p.ID
-			break
-		}
-	}
+	prod := creditProduct(t, sb)
 	in := filepath.Join(dir, "topup.csv")
 	os.WriteFile(in, []byte(fmt.Sprintf("customerId,productId,amount\n%s,%s,750\n", cust.ID, prod)), 0o644)
 	posts := func() int {
@@ -127,15 +119,7 @@ func TestDaemonAppliesApprovedPlans(t *testing.T) {
 	}
 	var cust struct{ ID string }
 	json.Unmarshal(sb.Dump("customers")[1], &cust)
-	var prod string
-	for _, raw := range sb.Dump("products") {
-		var p struct{ ID, SubType, Status string }
-		json.Unmarshal(raw, &p)
-		if p.SubType == "credit_usage" && p.Status == "active" {
-			prod = p.ID
-			break
-		}
-	}
+	prod := creditProduct(t, sb)
 	in := filepath.Join(dir, "topup.csv")
 	os.WriteFile(in, []byte(fmt.Sprintf("customerId,productId,amount\n%s,%s,1234\n", cust.ID, prod)), 0o644)
 	if err := jobCommand(context.Background(), []string{"plan", "-kind", "credit-topup", "-in", in}, env, &out); err != nil {
@@ -175,4 +159,18 @@ func TestDaemonAppliesApprovedPlans(t *testing.T) {
 	if !strings.Contains(logs.String(), `"msg":"approved job plan applied"`) {
 		t.Errorf("no log line for the applied plan:\n%s", logs.String())
 	}
+}
+
+// creditProduct is the id of an active credit-usage product of sb, which a top-up needs.
+func creditProduct(t *testing.T, sb *sandbox.Server) string {
+	t.Helper()
+	for _, raw := range sb.Dump("products") {
+		var p struct{ ID, SubType, Status string }
+		json.Unmarshal(raw, &p)
+		if p.SubType == "credit_usage" && p.Status == "active" {
+			return p.ID
+		}
+	}
+	t.Fatal("the simulator holds no active credit-usage product")
+	return ""
 }

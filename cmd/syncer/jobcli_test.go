@@ -91,15 +91,7 @@ func TestJobCommandAsAFinanceUserRunsIt(t *testing.T) {
 		json.Unmarshal(raw, &c)
 		custs = append(custs, c)
 	}
-	var prod string
-	for _, raw := range sb.Dump("products") {
-		var p struct{ ID, SubType, Status string }
-		json.Unmarshal(raw, &p)
-		if p.SubType == "credit_usage" && p.Status == "active" {
-			prod = p.ID
-			break
-		}
-	}
+	prod := creditProduct(t, sb)
 	write := func(name string, lines ...string) string {
 		p := filepath.Join(dir, name)
 		os.WriteFile(p, []byte(strings.Join(lines, "\n")+"\n"), 0o644)

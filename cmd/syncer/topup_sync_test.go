@@ -57,15 +57,7 @@ func TestSyncReadsToppedUpCustomer(t *testing.T) {
 		json.Unmarshal(raw, &c)
 		custs = append(custs, c)
 	}
-	var prod string
-	for _, raw := range sb.Dump("products") {
-		var p struct{ ID, SubType, Status string }
-		json.Unmarshal(raw, &p)
-		if p.SubType == "credit_usage" && p.Status == "active" {
-			prod = p.ID
-			break
-		}
-	}
+	prod := creditProduct(t, sb)
 	topped := custs[0].ID
 	in := filepath.Join(dir, "topup.csv")
 	os.WriteFile(in, []byte(fmt.Sprintf("customerId,productId,amount\n%s,%s,4321\n", topped, prod)), 0o644)
