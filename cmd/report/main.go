@@ -165,7 +165,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], envconfig.OsLookuper(), os.Stdin, os.Stdout, os.Stderr)
 	stop()
-	os.Exit(cli.Exit("report", err, os.Stdout, os.Stderr, nil))
+	os.Exit(cli.Exit("report", err, os.Stdout, os.Stderr))
 }
 
 func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdin io.Reader, stdout, stderr io.Writer) error {

@@ -72,7 +72,7 @@ func TestExitStatus(t *testing.T) {
 	} {
 		var stdout, stderr bytes.Buffer
 		err := run(context.Background(), tc.args, envconfig.MapLookuper(nil), strings.NewReader(""), &stdout, &stderr)
-		code := cli.Exit("report", err, &stdout, &stderr, nil)
+		code := cli.Exit("report", err, &stdout, &stderr)
 		if code != tc.code || !strings.Contains(stdout.String(), tc.stdout) || !strings.Contains(stderr.String(), tc.stderr) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want %d, %q, %q", tc.args, code, stdout.String(), stderr.String(), tc.code, tc.stdout, tc.stderr)
 		}

@@ -482,16 +482,6 @@ func group(n int) string {
 	return b.String()
 }
 
-// exitMessage is what the command prints when it fails: one line for cron mails and container logs, except a
-// list of problems in an input file, which the person needs whole (each with file, line, column and value).
-func exitMessage(err error) string {
-	var ie jobs.InputErrors
-	if errors.As(err, &ie) {
-		return err.Error()
-	}
-	return oneLine(err)
-}
-
 // isProduction: any base URL that is not loopback, unless BILLSYNC_ENVIRONMENT=sandbox says otherwise.
 func isProduction(baseURL, environment string) bool {
 	if strings.EqualFold(strings.TrimSpace(environment), "sandbox") {

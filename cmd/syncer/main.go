@@ -38,7 +38,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	os.Exit(cli.Exit("syncer", err, os.Stdout, os.Stderr, exitMessage))
+	os.Exit(cli.Exit("syncer", err, os.Stdout, os.Stderr))
 }
 
 // run is the whole command; tests call it with their own environment and output streams.
@@ -285,15 +285,4 @@ func isTerminal(w io.Writer) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
-
-// oneLine keeps the exit message to the single line cron mails and container logs show.
-func oneLine(err error) string {
-	s := err.Error()
-	for i, r := range s {
-		if r == '\n' {
-			return s[:i] + " (…)"
-		}
-	}
-	return s
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"errors"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -224,7 +225,7 @@ func TestOnceSyncsTwoAccountsIntoOneWarehouse(t *testing.T) {
 	}
 }
 
-func TestOnceFailsWithOneLineAndNoKey(t *testing.T) {
+func TestOnceFailsNamingThe401AndNoKey(t *testing.T) {
 	srv := newSandbox(t)
 	db := filepath.Join(t.TempDir(), "w.duckdb")
 	env := envconfig.MapLookuper(map[string]string{
@@ -235,15 +236,49 @@ func TestOnceFailsWithOneLineAndNoKey(t *testing.T) {
 	if err == nil {
 		t.Fatal("a wrong key synced")
 	}
-	msg := oneLine(err)
-	if strings.Contains(msg, "\n") || !strings.Contains(msg, "401") {
-		t.Errorf("exit message %q: want one line naming the 401", msg)
+	if msg := err.Error(); !strings.Contains(msg, "401") {
+		t.Errorf("exit message %q: want it to name the 401", msg)
 	}
-	if strings.Contains(msg+stdout.String()+stderr.String(), secret) {
+	if strings.Contains(err.Error()+stdout.String()+stderr.String(), secret) {
 		t.Fatal("the API key appears in the error or the logs")
 	}
 	if _, err := os.Stat(db); !os.IsNotExist(err) {
 		t.Errorf("a failed first sync published a warehouse: %v", err)
+	}
+}
+
+// TestExitShowsEveryProblem: a failure with several problems (here applying approved plans fails
+// for each of two accounts) ends the command with all of them, as the person sees it on stderr.
+func TestExitShowsEveryProblem(t *testing.T) {
+	a, b := newSandbox(t), newSandbox(t)
+	dir := t.TempDir()
+	journal := filepath.Join(dir, "not-a-journal.duckdb")
+	if err := os.WriteFile(journal, []byte("this is not a DuckDB file\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-once")
+	cmd.Env = append(os.Environ(), "SYNCER_TEST_MAIN=1", "BILLSYNC_ACCOUNTS=shop-a="+a.URL+",shop-b="+b.URL,
+		"BILLSYNC_API_KEY_SHOP_A="+secret, "BILLSYNC_API_KEY_SHOP_B="+secret, "BILLSYNC_DB="+filepath.Join(dir, "w.duckdb"),
+		"BILLSYNC_RATE_PER_MIN=0", "BILLSYNC_APPLY_APPROVED=true", "BILLSYNC_JOURNAL="+journal)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("exit %v, want status 1\n%s", err, stderr.String())
+	}
+	_, msg, ok := strings.Cut(stderr.String(), "\nsyncer: ")
+	if !ok {
+		t.Fatalf("no final syncer: message on stderr:\n%s", stderr.String())
+	}
+	for _, want := range []string{"apply approved plans of shop-a: job journal " + journal,
+		"\napply approved plans of shop-b: job journal " + journal} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("exit message lacks %q:\n%s", want, msg)
+		}
+	}
+	if strings.Contains(stdout.String()+stderr.String(), secret) {
+		t.Fatal("the API key appears in the output")
 	}
 }
 

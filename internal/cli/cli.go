@@ -65,9 +65,9 @@ func (HelpError) Error() string        { return "help requested" }
 func (HelpError) Is(target error) bool { return target == flag.ErrHelp }
 
 // Exit prints err as the command name's final word and returns the exit status: 0 for nil or
-// help (usage on stdout), 2 for a usage error (message and usage on stderr), 1 otherwise.
-// oneLine, if not nil, shortens other errors (cron mails show one line).
-func Exit(name string, err error, stdout, stderr io.Writer, oneLine func(error) string) int {
+// help (usage on stdout), 2 for a usage error (message and usage on stderr), 1 otherwise. The
+// message is printed whole, every line of it: a list of problems is shown, never cut to its first.
+func Exit(name string, err error, stdout, stderr io.Writer) int {
 	var help HelpError
 	var usage *UsageError
 	switch {
@@ -87,10 +87,6 @@ func Exit(name string, err error, stdout, stderr io.Writer, oneLine func(error) 
 		}
 		return 2
 	}
-	msg := err.Error()
-	if oneLine != nil {
-		msg = oneLine(err)
-	}
-	fmt.Fprintf(stderr, "%s: %s\n", name, msg)
+	fmt.Fprintf(stderr, "%s: %v\n", name, err)
 	return 1
 }

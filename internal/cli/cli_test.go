@@ -31,6 +31,9 @@ func TestExit(t *testing.T) {
 		{name: "validation", args: nil, check: func(fs *flag.FlagSet) error { return Usage(fs, errors.New("-n must be positive")) },
 			code: 2, stderr: "tool: -n must be positive\nusage: tool", noStdout: true},
 		{name: "failure", args: nil, check: func(*flag.FlagSet) error { return errors.New("boom") }, code: 1, stderr: "tool: boom\n", noStdout: true},
+		{name: "several problems", args: nil, check: func(*flag.FlagSet) error {
+			return errors.Join(errors.New("account a: no key"), errors.New("account b: no key"))
+		}, code: 1, stderr: "tool: account a: no key\naccount b: no key\n", noStdout: true},
 		{name: "ok", args: []string{"-n", "2"}, code: 0, noStdout: true, noErrs: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -40,7 +43,7 @@ func TestExit(t *testing.T) {
 				err = tc.check(fs)
 			}
 			var out, errOut bytes.Buffer
-			code := Exit("tool", err, &out, &errOut, nil)
+			code := Exit("tool", err, &out, &errOut)
 			if code != tc.code || !strings.Contains(out.String(), tc.stdout) || !strings.Contains(errOut.String(), tc.stderr) ||
 				tc.noStdout && out.Len() > 0 || tc.noErrs && errOut.Len() > 0 {
 				t.Errorf("exit %d, stdout %q, stderr %q", code, out.String(), errOut.String())
