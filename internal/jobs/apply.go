@@ -142,7 +142,7 @@ func (r *run) start() error {
 	if err != nil {
 		return fmt.Errorf("job journal: start run of plan %s: %w", r.p.ID, err)
 	}
-	r.rc = &reconciler{j: r.j, p: r.p, c: r.o.Client}
+	r.rc = &reconciler{j: r.j, p: r.p, s: r.s, c: r.o.Client}
 	r.o.Log.Info("job run started", "run", r.id, "plan", r.p.ID, "kind", r.p.Kind, "base_url", r.o.BaseURL)
 	return nil
 }
@@ -272,9 +272,9 @@ func (r *run) send(ctx context.Context, a *Action) error {
 	}
 	var ae *api.APIError
 	isAPI := errors.As(err, &ae)
-	// An invoice create answered 409 "already exist" or 429 "Duplicate request detected" is an answer about
-	// this very write: something like it is there. It is reconciled, never sent again.
-	exists := r.p.Kind == InvoiceCreate && isAPI && ae.Status == http.StatusConflict
+	// A 409 "already exist" (where the kind says so) or a 429 "Duplicate request detected" is an answer
+	// about this very write: something like it is there. It is reconciled, never sent again.
+	exists := r.s.conflictMeansExists && isAPI && ae.Status == http.StatusConflict
 	switch {
 	case api.IsUnknownOutcome(err) || api.IsDuplicateRequest(err) || exists:
 		r.o.Log.Warn("job action outcome unknown", "run", r.id, "plan", r.p.ID, "seq", a.Seq, "err", err)
@@ -309,7 +309,7 @@ func (r *run) send(ctx context.Context, a *Action) error {
 var errRateLimited = errors.New("rate limited by the service")
 
 func (r *run) succeeded(a *Action, res map[string]string) error {
-	if r.p.Kind != CreditTopup || res["balance"] == "" {
+	if !r.s.journalsBalance || res["balance"] == "" {
 		return r.transition(a, Succeeded, res, "")
 	}
 	at := r.o.Client.ServerTime()

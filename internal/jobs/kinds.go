@@ -60,6 +60,13 @@ type kindSpec struct {
 	dupKeys func(q request) []dupKey
 	send    func(ctx context.Context, c *api.Client, q request) (map[string]string, error)
 	results []string // result columns, in order
+	// reconcile reads the service to settle an action whose outcome is unknown (see verdict).
+	reconcile func(rc *reconciler, ctx context.Context, a *Action) (verdict, map[string]string, error)
+	// conflictMeansExists: a 409 answer to a send is about this very write (something like it is
+	// there): it is reconciled, never sent again.
+	conflictMeansExists bool
+	// journalsBalance: a success carries the customer's new balance, journaled for the credit report.
+	journalsBalance bool
 }
 
 func spec(k Kind) (*kindSpec, error) {
@@ -138,7 +145,8 @@ var emailFix = &kindSpec{
 		}
 		return map[string]string{"message": ack.Message}, nil
 	},
-	results: []string{"message"},
+	results:   []string{"message"},
+	reconcile: (*reconciler).email,
 }
 
 var creditTopup = &kindSpec{
@@ -208,7 +216,9 @@ var creditTopup = &kindSpec{
 		}
 		return res, nil
 	},
-	results: []string{"balance", "message"},
+	results:         []string{"balance", "message"},
+	reconcile:       (*reconciler).topup,
+	journalsBalance: true,
 }
 
 // resolveCustomer completes q's customerId from customerEmail when needed.
@@ -300,7 +310,10 @@ var invoiceCreate = &kindSpec{
 		return map[string]string{"invoiceId": out.ID, "transactionId": out.TransactionID, "link": out.Link,
 			"claimed": out.ID}, nil
 	},
-	results: []string{"invoiceId", "transactionId", "link"},
+	results:   []string{"invoiceId", "transactionId", "link"},
+	reconcile: (*reconciler).invoice,
+	// The service answers 409 "already exist" to an invoice it holds.
+	conflictMeansExists: true,
 }
 
 // invoiceAmount is the total the service computes: quantity × rate, rounded.
@@ -360,7 +373,8 @@ var paymentEdit = &kindSpec{
 		}
 		return map[string]string{"link": out.Link}, nil
 	},
-	results: []string{"link"},
+	results:   []string{"link"},
+	reconcile: (*reconciler).payment,
 }
 
 func license(k Kind) *kindSpec {
@@ -400,7 +414,8 @@ func license(k Kind) *kindSpec {
 			}
 			return map[string]string{"message": ack.Message}, nil
 		},
-		results: []string{"message"},
+		results:   []string{"message"},
+		reconcile: resendSafe("no read endpoint for licenses; sending again is safe: it sets an absolute status"),
 	}
 }
 
@@ -451,7 +466,8 @@ var checkoutLink = &kindSpec{
 		}
 		return map[string]string{"checkoutUrl": out.CheckoutURL, "paymentLinkUrl": out.PaymentLinkURL}, nil
 	},
-	results: []string{"checkoutUrl", "paymentLinkUrl"},
+	results:   []string{"checkoutUrl", "paymentLinkUrl"},
+	reconcile: resendSafe("a checkout link changes nothing until paid; sending again mints a fresh link"),
 }
 
 var couponCheck = &kindSpec{
@@ -507,7 +523,8 @@ var couponCheck = &kindSpec{
 		}
 		return res, nil
 	},
-	results: []string{"valid", "message", "discountType", "discountValue", "minimumPurchase", "eligibleCustomerType"},
+	results:   []string{"valid", "message", "discountType", "discountValue", "minimumPurchase", "eligibleCustomerType"},
+	reconcile: resendSafe("coupon validation changes nothing; asking again is safe"),
 }
 
 func stamp(t time.Time) string {

@@ -43,6 +43,7 @@ const readAttempts = 3
 type reconciler struct {
 	j *Journal
 	p *Plan
+	s *kindSpec
 	c *api.Client
 
 	customers *listRead // e-mail fix: one complete read per batch of reconciliations, dropped after every send
@@ -51,24 +52,16 @@ type reconciler struct {
 // forget drops what was read, because a send may have changed it.
 func (rc *reconciler) forget() { rc.customers = nil }
 
+// check settles a by the kind's own reconciliation.
 func (rc *reconciler) check(ctx context.Context, a *Action) (verdict, map[string]string, error) {
-	switch rc.p.Kind {
-	case CreditTopup:
-		return rc.topup(ctx, a)
-	case EmailFix:
-		return rc.email(ctx, a)
-	case InvoiceCreate:
-		return rc.invoice(ctx, a)
-	case PaymentEdit:
-		return rc.payment(ctx, a)
-	case LicenseActivate, LicenseDeactivate:
-		return absent, map[string]string{"reconciled": "no read endpoint for licenses; sending again is safe: it sets an absolute status"}, nil
-	case CheckoutLink:
-		return absent, map[string]string{"reconciled": "a checkout link changes nothing until paid; sending again mints a fresh link"}, nil
-	case CouponCheck:
-		return absent, map[string]string{"reconciled": "coupon validation changes nothing; asking again is safe"}, nil
+	return rc.s.reconcile(rc, ctx, a)
+}
+
+// resendSafe is the reconciliation of a kind whose send may simply go again: it reads nothing.
+func resendSafe(why string) func(*reconciler, context.Context, *Action) (verdict, map[string]string, error) {
+	return func(*reconciler, context.Context, *Action) (verdict, map[string]string, error) {
+		return absent, map[string]string{"reconciled": why}, nil
 	}
-	return undetermined, nil, fmt.Errorf("no reconciliation for kind %s", rc.p.Kind)
 }
 
 // since is the earliest time the action's effect can carry: its last send by the service's clock.
