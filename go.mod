@@ -10,6 +10,7 @@ require (
 	github.com/sethvargo/go-envconfig v1.4.3
 	github.com/xuri/excelize/v2 v2.11.0
 	golang.org/x/sync v0.23.0
+	golang.org/x/time v0.16.0
 	gopkg.in/yaml.v3 v3.0.1
 )
 

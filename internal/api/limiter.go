@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"golang.org/x/time/rate"
 )
 
 // clock is the client's notion of time; tests replace it to check waits without sleeping.
@@ -31,22 +33,25 @@ func (realClock) Sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// limiter paces requests one every interval (burst 1: a burst of two at the start of a minute would let 21
-// requests into a sliding 60 s window at 20/min) and holds every request back while the client is paused
-// after a 429.
+// limiter is a token bucket (golang.org/x/time/rate) in front of a pause gate. The bucket paces requests
+// one every interval, burst 1: a burst of two at the start of a minute would let 21 requests into a
+// sliding 60 s window at 20/min. The gate is ours: a 429's Retry-After holds back every request of the
+// client, and a request that waited for the gate takes its slot after the pause.
 type limiter struct {
 	clk      clock
 	interval time.Duration // 0: no pacing, pauses only
+	bucket   *rate.Limiter
 
 	mu     sync.Mutex
-	next   time.Time // earliest time the next request may go
+	last   time.Time // latest time a slot was booked from: the bucket must never see time go back
 	paused time.Time // no request before this
 }
 
 func newLimiter(clk clock, perMin float64) *limiter {
-	l := &limiter{clk: clk}
+	l := &limiter{clk: clk, bucket: rate.NewLimiter(rate.Inf, 1)}
 	if perMin > 0 {
 		l.interval = time.Duration(float64(time.Minute) / perMin)
+		l.bucket = rate.NewLimiter(rate.Every(l.interval), 1)
 	}
 	return l
 }
@@ -78,13 +83,17 @@ func (l *limiter) reserve(now time.Time) (time.Duration, bool) {
 	at := now
 	paused := l.paused.After(at)
 	if paused {
-		at = l.paused
+		at = l.paused // the slot is booked as if asked for when the pause ends
 	}
-	if l.next.After(at) {
-		at = l.next
+	// rate.Limiter takes a time going back as a reset of its clock (it would hand out slots too soon);
+	// concurrent callers read the clock before taking the lock, so keep the times it sees in order.
+	if at.Before(l.last) {
+		at = l.last
 	}
-	l.next = at.Add(l.interval)
-	return at.Sub(now), paused
+	l.last = at
+	// The float arithmetic of the bucket is a few nanoseconds off a whole interval; the
+	// microsecond is far below anything the service can tell.
+	return l.bucket.ReserveN(at, 1).DelayFrom(now).Round(time.Microsecond), paused
 }
 
 // pause holds all requests until the given time.
