@@ -43,11 +43,7 @@ func BenchmarkDecodeListPage(b *testing.B) {
 			b.SetBytes(int64(len(page)))
 			b.ReportAllocs()
 			for b.Loop() {
-				e, err := decodeEnvelope(page, 200)
-				if err != nil {
-					b.Fatal(err)
-				}
-				p, err := e.standardPage()
+				p, err := decodeList(page, 200, (*header).standardPage)
 				if err != nil || len(p.Items) != 100 {
 					b.Fatal(err)
 				}

@@ -152,9 +152,9 @@ type bodyStatus struct {
 
 func (e *bodyStatus) Error() string { return fmt.Sprintf("statusCode %d: %s", e.status, e.message) }
 
-// envelope holds every top-level field any endpoint uses, each kept raw so that its own parse can name it in
-// an error and tolerate its variants.
-type envelope struct {
+// header holds every top-level field any endpoint uses but data, each kept raw so that its own parse can
+// name it in an error and tolerate its variants.
+type header struct {
 	StatusCode        json.RawMessage `json:"statusCode"`
 	Messages          json.RawMessage `json:"messages"`
 	Message           json.RawMessage `json:"message"`
@@ -167,37 +167,108 @@ type envelope struct {
 	Limit             json.RawMessage `json:"limit"`
 	TotalPages        json.RawMessage `json:"totalPages"`
 	NextStartingAfter json.RawMessage `json:"nextStartingAfter"`
-	Data              json.RawMessage `json:"data"`
+}
+
+// envelope is an answer with its data kept raw: a detail's or a write's object.
+type envelope struct {
+	header
+	Data json.RawMessage `json:"data"`
+}
+
+// listEnvelope is a list page whose data is split into its items by the same pass that reads the
+// envelope: a page's records are scanned once. Data is nil after a null, and points at a nil slice when
+// data was absent.
+type listEnvelope struct {
+	header
+	Data *[]json.RawMessage `json:"data"`
+}
+
+// checkObject refuses a body that is not a JSON object, saying what it is.
+func checkObject(body []byte) error {
+	if k := kindOf(body); k != "object" {
+		if k == "absent" {
+			return errors.New("empty body")
+		}
+		return fmt.Errorf("body is %s, not a JSON object: %s", k, snippet(body))
+	}
+	return nil
+}
+
+// checkStatus compares the body's statusCode, if any, with the HTTP status.
+func (h *header) checkStatus(status int) error {
+	code, ok, err := parseInt(h.StatusCode)
+	if err != nil {
+		return fmt.Errorf("statusCode: %w", err)
+	}
+	if ok && code != int64(status) {
+		return &bodyStatus{status: int(code), message: h.message()}
+	}
+	return nil
 }
 
 // decodeEnvelope parses a 2xx body and checks its statusCode against the HTTP status.
 func decodeEnvelope(body []byte, status int) (*envelope, error) {
-	if k := kindOf(body); k != "object" {
-		if k == "absent" {
-			return nil, errors.New("empty body")
-		}
-		return nil, fmt.Errorf("body is %s, not a JSON object: %s", k, snippet(body))
+	if err := checkObject(body); err != nil {
+		return nil, err
 	}
 	var e envelope
 	if err := unmarshal(body, &e); err != nil {
 		return nil, fmt.Errorf("body: %w", err)
 	}
-	code, ok, err := parseInt(e.StatusCode)
-	if err != nil {
-		return nil, fmt.Errorf("statusCode: %w", err)
-	}
-	if ok && code != int64(status) {
-		return nil, &bodyStatus{status: int(code), message: e.message()}
+	if err := e.checkStatus(status); err != nil {
+		return nil, err
 	}
 	return &e, nil
 }
 
+// decodeList parses a 2xx list page in one pass, its items each a copy of their exact bytes, and
+// normalizes its envelope with norm. Null data is an empty page.
+func decodeList(body []byte, status int, norm func(*header) (*ListPage, error)) (*ListPage, error) {
+	if err := checkObject(body); err != nil {
+		return nil, err
+	}
+	var items []json.RawMessage
+	e := listEnvelope{Data: &items}
+	if err := unmarshal(body, &e); err != nil {
+		// Not a list page (a syntax error, data not an array): read it as any answer, which says
+		// what is wrong in the order the checks go (statusCode, the envelope's fields, then data).
+		return nil, listError(body, status, norm, err)
+	}
+	if err := e.checkStatus(status); err != nil {
+		return nil, err
+	}
+	p, err := norm(&e.header)
+	if err != nil {
+		return nil, err
+	}
+	if e.Data != nil && *e.Data == nil {
+		return nil, errors.New("data: missing")
+	}
+	p.Items = items
+	return p, nil
+}
+
+// listError locates what made a body fail to decode as a list page.
+func listError(body []byte, status int, norm func(*header) (*ListPage, error), err error) error {
+	e, rerr := decodeEnvelope(body, status)
+	if rerr != nil {
+		return rerr
+	}
+	if _, rerr := norm(&e.header); rerr != nil {
+		return rerr
+	}
+	if _, rerr := e.items(); rerr != nil {
+		return rerr
+	}
+	return fmt.Errorf("body: %w", err)
+}
+
 // message is "messages", or "message" on the endpoints that name it so.
-func (e *envelope) message() string {
-	if m := text(e.Messages); m != "" {
+func (h *header) message() string {
+	if m := text(h.Messages); m != "" {
 		return m
 	}
-	return text(e.Message)
+	return text(h.Message)
 }
 
 // items returns the elements of data, each a copy of its exact bytes. Null data is an empty page.

@@ -414,11 +414,7 @@ func TestPathChecked(t *testing.T) {
 func TestItemsAreCopies(t *testing.T) {
 	withCodecs(t, func(t *testing.T) {
 		buf := []byte(`{"statusCode":200,"data":[{"id":"a","n":1},{"id":"b","n":2}]}`)
-		e, err := decodeEnvelope(buf, 200)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := e.standardPage()
+		p, err := decodeList(buf, 200, (*header).standardPage)
 		if err != nil {
 			t.Fatal(err)
 		}

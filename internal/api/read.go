@@ -34,7 +34,7 @@ const (
 // total or totalCustomer, data). path is a spec path such as "/hl/v1/invoice" with any path parameter already
 // escaped; query parameters go in q, never in path.
 func (c *Client) List(ctx context.Context, path string, q url.Values) (*ListPage, error) {
-	return c.list(ctx, path, q, pageOf(q), (*envelope).standardPage)
+	return c.list(ctx, path, q, pageOf(q), (*header).standardPage)
 }
 
 // CreditHistory fetches one page of a customer's credit history (statusCode, message, total, page, limit,
@@ -43,7 +43,7 @@ func (c *Client) CreditHistory(ctx context.Context, customerID string, q url.Val
 	if customerID == "" {
 		return nil, fmt.Errorf("GET %s{customerId}: customer id is empty", creditHistoryPath)
 	}
-	return c.list(ctx, creditHistoryPath+url.PathEscape(customerID), q, pageOf(q), (*envelope).creditPage)
+	return c.list(ctx, creditHistoryPath+url.PathEscape(customerID), q, pageOf(q), (*header).creditPage)
 }
 
 // WebhookHistory fetches one page of webhook delivery records after the cursor startingAfter ("" for the
@@ -61,7 +61,7 @@ func (c *Client) WebhookHistory(ctx context.Context, limit int, startingAfter st
 		q.Set("startingAfter", startingAfter)
 		page = "after " + startingAfter
 	}
-	return c.list(ctx, webhookHistoryPath, q, page, (*envelope).webhookPage)
+	return c.list(ctx, webhookHistoryPath, q, page, (*header).webhookPage)
 }
 
 // Detail fetches a detail endpoint such as "/hl/v1/product/{id}" and returns its data object (a copy).
@@ -87,18 +87,14 @@ func (c *Client) Detail(ctx context.Context, path string) (json.RawMessage, erro
 	return out, nil
 }
 
-func (c *Client) list(ctx context.Context, path string, q url.Values, page string, norm func(*envelope) (*ListPage, error)) (*ListPage, error) {
+func (c *Client) list(ctx context.Context, path string, q url.Values, page string, norm func(*header) (*ListPage, error)) (*ListPage, error) {
 	if err := checkPath(path); err != nil {
 		return nil, fmt.Errorf("GET %s: %w", path, err)
 	}
 	var out *ListPage
 	err := c.do(ctx, &call{method: http.MethodGet, path: path, query: q, page: page,
-		decode: func(status int, body []byte) error {
-			e, err := decodeEnvelope(body, status)
-			if err != nil {
-				return err
-			}
-			out, err = norm(e)
+		decode: func(status int, body []byte) (err error) {
+			out, err = decodeList(body, status, norm)
 			return err
 		}})
 	if err != nil {
@@ -124,7 +120,7 @@ func pageOf(q url.Values) string {
 	return ""
 }
 
-func (e *envelope) standardPage() (*ListPage, error) {
+func (e *header) standardPage() (*ListPage, error) {
 	var f fields
 	p := &ListPage{Message: e.message(), Total: -1}
 	page, _ := f.int("page", e.Page)
@@ -146,10 +142,10 @@ func (e *envelope) standardPage() (*ListPage, error) {
 		more = page > 0 && page < count
 	}
 	p.Page, p.PageSize, p.PageCount, p.HasMore = int(page), int(size), int(count), more
-	return p.withItems(e)
+	return p, nil
 }
 
-func (e *envelope) creditPage() (*ListPage, error) {
+func (e *header) creditPage() (*ListPage, error) {
 	var f fields
 	p := &ListPage{Message: e.message(), Total: -1}
 	page, _ := f.int("page", e.Page)
@@ -170,10 +166,10 @@ func (e *envelope) creditPage() (*ListPage, error) {
 		more = page < pages
 	}
 	p.Page, p.PageSize, p.PageCount, p.HasMore = int(page), int(limit), int(pages), more
-	return p.withItems(e)
+	return p, nil
 }
 
-func (e *envelope) webhookPage() (*ListPage, error) {
+func (e *header) webhookPage() (*ListPage, error) {
 	var f fields
 	p := &ListPage{Message: e.message(), Total: -1, NextStartingAfter: text(e.NextStartingAfter)}
 	if t, ok := f.int("total", e.Total); ok {
@@ -191,14 +187,5 @@ func (e *envelope) webhookPage() (*ListPage, error) {
 		return nil, errors.New("nextStartingAfter: null while hasMore is true")
 	}
 	p.HasMore = more
-	return p.withItems(e)
-}
-
-func (p *ListPage) withItems(e *envelope) (*ListPage, error) {
-	items, err := e.items()
-	if err != nil {
-		return nil, err
-	}
-	p.Items = items
 	return p, nil
 }
