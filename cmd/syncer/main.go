@@ -168,7 +168,7 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdout, 
 	}
 
 	log.Info("syncer started", "schedule", cfg.Schedule, "tz", cfg.TZ, "db", cfg.DB, "accounts", len(accounts))
-	r := &schedule.Runner{Schedule: cfg.sched, Job: job, Grace: cfg.StopGrace, Log: log}
+	r := &schedule.Runner{Schedule: cfg.sched, Location: cfg.loc, Job: job, Grace: cfg.StopGrace, Log: log}
 	if tty {
 		// The log keeps to warnings on a terminal; the person watching still learns the plan.
 		fmt.Fprintf(stdout, "syncer: schedule %q in %s, warehouse %s\n", cfg.Schedule, cfg.TZ, cfg.DB)

@@ -1,5 +1,6 @@
-// Package schedule runs a job on a cron schedule: specs are validated at start-up, runs never
-// overlap, and a stop signal lets the running job finish within a grace period before cancelling it.
+// Package schedule runs a job on a cron schedule with robfig/cron: specs are validated at start-up,
+// runs never overlap (cron's SkipIfStillRunning), and a stop lets the running job finish within a
+// grace period before cancelling it. What is ours: the validation, the logs and the grace.
 package schedule
 
 import (
@@ -8,6 +9,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/robfig/cron/v3"
@@ -49,10 +51,10 @@ type Job func(ctx context.Context) error
 // Runner fires Job on Schedule until Run's context ends.
 type Runner struct {
 	Schedule cron.Schedule
+	Location *time.Location // the schedule's zone (cron.WithLocation); nil = the process's
 	Job      Job
 	Grace    time.Duration // how long a running job may take to finish after a stop; 0 = cancel at once
 	Log      *slog.Logger
-	Now      func() time.Time // for tests; time.Now by default
 	// Announce, if set, is told the next run's time (in the schedule's zone) at start and after
 	// each run, beside the log's "next run at" record: the syncer prints it on a terminal.
 	Announce func(next time.Time)
@@ -70,86 +72,96 @@ func (r *Runner) announce(log *slog.Logger, next time.Time) {
 // skipped and logged (a nightly sync that overruns must not stack up). On stop, the running job
 // gets Grace to finish, then its context is cancelled; Run returns after it has returned.
 func (r *Runner) Run(ctx context.Context) error {
-	now := r.Now
-	if now == nil {
-		now = time.Now
-	}
 	log := r.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	loc := r.Location
+	if loc == nil {
+		loc = time.Local
+	}
+	// The job's context ends only when the grace is over, not with ctx.
 	jobCtx, cancelJob := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelJob()
-
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	running := false
-	first := true
-	for {
-		next := r.Schedule.Next(now())
-		if first {
-			r.announce(log, next)
-			first = false
-		}
-		timer := time.NewTimer(time.Until(next))
-		select {
-		case <-ctx.Done():
-			timer.Stop()
-			return r.drain(&wg, cancelJob, log, &mu, &running)
-		case <-timer.C:
-		}
+	cl := &cronLog{log: log}
+	c := cron.New(cron.WithLocation(loc), cron.WithLogger(cl), cron.WithChain(cron.SkipIfStillRunning(cl)))
+	var running atomic.Bool
+	c.Schedule(r.Schedule, cron.FuncJob(func() {
+		// Marked running before the stop is checked: a stop that reads "not running" then finds no
+		// job that started after it looked.
+		running.Store(true)
+		defer running.Store(false)
 		if ctx.Err() != nil {
-			// A tick and a stop arrived together; select picks either, but a stop wins.
-			return r.drain(&wg, cancelJob, log, &mu, &running)
+			return // a tick and a stop arrived together: the stop wins
 		}
-		mu.Lock()
-		if running {
-			mu.Unlock()
-			log.Warn("previous run still going; skipping this tick", "tick", next.Format(time.RFC3339))
-			continue
+		err := r.Job(jobCtx)
+		switch {
+		case err == nil:
+		case jobCtx.Err() != nil: // the stop's doing, whatever the job made of it
+			log.Info("scheduled run cancelled")
+		default:
+			log.Error("scheduled run failed", "err", err)
 		}
-		running = true
-		mu.Unlock()
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			err := r.Job(jobCtx)
-			switch {
-			case err == nil:
-			case jobCtx.Err() != nil: // the stop's doing, whatever the job made of it
-				log.Info("scheduled run cancelled")
-			default:
-				log.Error("scheduled run failed", "err", err)
-			}
-			mu.Lock()
-			running = false
-			mu.Unlock()
-			if ctx.Err() == nil {
-				r.announce(log, r.Schedule.Next(now()))
-			}
-		}()
-	}
-}
+		if ctx.Err() == nil {
+			r.announce(log, r.Schedule.Next(time.Now().In(loc)))
+		}
+	}))
+	c.Start()
+	r.announce(log, r.Schedule.Next(time.Now().In(loc)))
+	<-ctx.Done()
 
-// drain waits for a running job, Grace at most, then cancels it and waits for it to return.
-func (r *Runner) drain(wg *sync.WaitGroup, cancel context.CancelFunc, log *slog.Logger, mu *sync.Mutex, running *bool) error {
-	mu.Lock()
-	busy := *running
-	mu.Unlock()
+	busy := running.Load()
 	if busy {
 		log.Info("stopping", "running_sync_grace", r.Grace)
 	} else {
 		log.Info("stopping")
 	}
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(r.Grace):
-		log.Info("stopping: grace over, cancelling the running sync", "grace", r.Grace)
-		cancel()
-		<-done
+	// Stop ends the ticks; its context ends when the running job has returned.
+	done := c.Stop()
+	if busy {
+		grace := time.NewTimer(r.Grace)
+		defer grace.Stop()
+		select {
+		case <-done.Done():
+		case <-grace.C:
+			log.Info("stopping: grace over, cancelling the running sync", "grace", r.Grace)
+			cancelJob()
+		}
 	}
+	<-done.Done()
 	log.Info("stopped")
 	return nil
+}
+
+// cronLog is robfig/cron's logger on slog. Its skip notice becomes our warning, naming the skipped
+// tick (the time of cron's last wake-up); its routine records (start, wake, run, stop) go to Debug.
+type cronLog struct {
+	log *slog.Logger
+
+	mu   sync.Mutex
+	wake time.Time
+}
+
+func (l *cronLog) Info(msg string, kv ...any) {
+	switch msg {
+	case "skip":
+		l.mu.Lock()
+		tick := l.wake
+		l.mu.Unlock()
+		l.log.Warn("previous run still going; skipping this tick", "tick", tick.Format(time.RFC3339))
+		return
+	case "wake":
+		if len(kv) == 2 {
+			if t, ok := kv[1].(time.Time); ok {
+				l.mu.Lock()
+				l.wake = t
+				l.mu.Unlock()
+			}
+		}
+	}
+	l.log.Debug("cron "+msg, kv...)
+}
+
+func (l *cronLog) Error(err error, msg string, kv ...any) {
+	l.log.Error("cron "+msg, append(kv, "err", err)...)
 }

@@ -58,7 +58,9 @@ func (e every) Next(t time.Time) time.Time { return t.Add(time.Duration(e)) }
 func TestRunnerSkipsOverlapAndFinishesOnStop(t *testing.T) {
 	var runs, concurrent, maxConcurrent atomic.Int32
 	release := make(chan struct{})
+	var logs bytes.Buffer
 	r := &Runner{
+		Log:      slog.New(slog.NewJSONHandler(&syncWriter{w: &logs}, nil)),
 		Schedule: every(10 * time.Millisecond),
 		Grace:    5 * time.Second,
 		Job: func(ctx context.Context) error {
@@ -93,6 +95,17 @@ func TestRunnerSkipsOverlapAndFinishesOnStop(t *testing.T) {
 	}
 	if runs.Load() != 1 || maxConcurrent.Load() != 1 {
 		t.Fatalf("runs=%d max concurrent=%d, want one run and no overlap", runs.Load(), maxConcurrent.Load())
+	}
+	// Each skipped tick is a warning naming it; the run finishes, nothing is cancelled.
+	out := logs.String()
+	for _, want := range []string{`"level":"WARN","msg":"previous run still going; skipping this tick","tick":"20`,
+		`"level":"INFO","msg":"stopping"`, `"level":"INFO","msg":"stopped"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("log lacks %s:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "cancel") || strings.Contains(out, `"level":"ERROR"`) {
+		t.Errorf("a run that finished within the grace logged as cancelled or failed:\n%s", out)
 	}
 }
 
@@ -133,6 +146,48 @@ func TestRunnerCancelsAfterGrace(t *testing.T) {
 	}
 	if strings.Contains(out, `"level":"ERROR"`) || strings.Contains(out, "failed") {
 		t.Errorf("a stop logged as a failure:\n%s", out)
+	}
+}
+
+// TestRunnerGraceLetsTheRunFinish: a stop seen while a run is going waits for it (within the grace),
+// and the run is neither cancelled nor a failure.
+func TestRunnerGraceLetsTheRunFinish(t *testing.T) {
+	started := make(chan struct{})
+	release := make(chan struct{})
+	var sawCancel atomic.Bool
+	var logs bytes.Buffer
+	w := &syncWriter{w: &logs}
+	r := &Runner{
+		Log:      slog.New(slog.NewJSONHandler(w, nil)),
+		Schedule: every(time.Millisecond),
+		Grace:    time.Minute,
+		Job: func(ctx context.Context) error {
+			close(started)
+			<-release
+			sawCancel.Store(ctx.Err() != nil)
+			return nil
+		},
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- r.Run(ctx) }()
+	<-started
+	cancel()
+	for !strings.Contains(w.String(), `"msg":"stopping","running_sync_grace":`) {
+		time.Sleep(time.Millisecond)
+	}
+	select {
+	case <-done:
+		t.Fatal("Run returned while the run was still going")
+	case <-time.After(20 * time.Millisecond):
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	out := w.String()
+	if sawCancel.Load() || strings.Contains(out, "cancel") || !strings.Contains(out, `"level":"INFO","msg":"stopped"`) {
+		t.Errorf("the run was cancelled (%v) or the stop not logged:\n%s", sawCancel.Load(), out)
 	}
 }
 
@@ -178,6 +233,12 @@ func TestRunnerAnnouncesNextRun(t *testing.T) {
 type syncWriter struct {
 	mu sync.Mutex
 	w  *bytes.Buffer
+}
+
+func (s *syncWriter) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.String()
 }
 
 func (s *syncWriter) Write(p []byte) (int, error) {
