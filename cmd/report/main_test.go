@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -90,6 +92,24 @@ func TestSQLText(t *testing.T) {
 		got, err := sqlText(tc.arg, strings.NewReader(tc.stdin))
 		if err != nil || got != tc.want {
 			t.Errorf("sqlText(%q) = %q, %v; want %q", tc.arg, got, err, tc.want)
+		}
+	}
+}
+
+// TestNoAPIClient: report reads the warehouse and the journal and never needs a key, so it must
+// not even link the API client or the job writer (only the journal's small reader package).
+func TestNoAPIClient(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	deps := strings.Fields(string(out))
+	if !slices.Contains(deps, "github.com/billsync/billsync/internal/jobs/journalfile") {
+		t.Fatalf("go list shows no journalfile among report's dependencies: %v", deps)
+	}
+	for _, d := range deps {
+		if d == "github.com/billsync/billsync/internal/api" || d == "github.com/billsync/billsync/internal/jobs" {
+			t.Errorf("report depends on %s", d)
 		}
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/billsync/billsync/internal/jobs/journalfile"
 	"github.com/billsync/billsync/internal/warehouse"
 )
 
@@ -43,7 +44,6 @@ const (
 	summarySheet    = "Summary"
 	defaultTZ       = "Asia/Jakarta"
 	defaultCurrency = "IDR"
-	journalFile     = "billsync-jobs.duckdb"
 )
 
 // settings are Options resolved and checked.
@@ -93,7 +93,7 @@ func (o Options) resolve() (*settings, error) {
 		return nil, errors.New("no output directory")
 	}
 	if s.Journal == "" && s.DB != "" {
-		s.Journal = filepath.Join(filepath.Dir(s.DB), journalFile)
+		s.Journal = journalfile.DefaultPath(s.DB)
 	}
 	if s.Log == nil {
 		s.Log = slog.Default()
