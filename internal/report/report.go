@@ -20,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/billsync/billsync/internal/config"
 	"github.com/billsync/billsync/internal/jobs/journalfile"
 	"github.com/billsync/billsync/internal/warehouse"
 )
@@ -31,7 +32,7 @@ type Options struct {
 	OutDir   string            // created if missing
 	Formats  []string          // "xlsx", "csv"; empty = both
 	AsOf     time.Time         // report date (its calendar date counts); zero = today in TZ
-	TZ       string            // IANA zone of dates and day boundaries; "" = Asia/Jakarta
+	TZ       string            // IANA zone of dates and day boundaries; "" = config.DefaultTZ
 	Currency string            // ISO code shown on amounts; "" = IDR
 	Account  string            // only this account; "" = all accounts in the warehouse
 	Names    []string          // reports to produce; empty = all
@@ -42,7 +43,6 @@ type Options struct {
 
 const (
 	summarySheet    = "Summary"
-	defaultTZ       = "Asia/Jakarta"
 	defaultCurrency = "IDR"
 )
 
@@ -62,7 +62,7 @@ type settings struct {
 func (o Options) resolve() (*settings, error) {
 	s := &settings{Options: o}
 	if s.TZ == "" {
-		s.TZ = defaultTZ
+		s.TZ = config.DefaultTZ
 	}
 	loc, err := time.LoadLocation(s.TZ)
 	if err != nil {
