@@ -18,20 +18,21 @@ import (
 	"time"
 
 	"github.com/billsync/billsync/internal/cli"
+	conf "github.com/billsync/billsync/internal/config"
 	"github.com/billsync/billsync/internal/logfmt"
 	"github.com/billsync/billsync/internal/report"
 	"github.com/sethvargo/go-envconfig"
 )
 
-// config is read from the environment first; flags override it.
+// config is read from the environment first; flags override it. The options are declared in
+// internal/config, shared with the syncer.
 type config struct {
-	DB       string `env:"BILLSYNC_DB, default=./data/billsync.duckdb"`
-	TZ       string `env:"BILLSYNC_TZ, default=Asia/Jakarta"`
-	Currency string `env:"BILLSYNC_CURRENCY, default=IDR"`
-	Locale   string `env:"BILLSYNC_LOCALE, default=id"`
-	Journal  string `env:"BILLSYNC_JOURNAL"`
-	OutDir   string `env:"BILLSYNC_REPORTS_OUT, default=./out"`
-	Account  string `env:"BILLSYNC_REPORT_ACCOUNT"`
+	conf.Files
+	conf.Scope
+	conf.Report
+
+	// warnings about the environment (a deprecated variable), logged once the logger exists
+	warnings []string
 
 	list    bool
 	asOf    string
@@ -58,8 +59,9 @@ func (v varFlags) Set(s string) error {
 
 func loadConfig(ctx context.Context, args []string, lookup envconfig.Lookuper) (*config, error) {
 	c := config{vars: varFlags{}}
-	if err := envconfig.ProcessWith(ctx, &envconfig.Config{Target: &c, Lookuper: lookup}); err != nil {
-		return nil, fmt.Errorf("environment: %w", err)
+	var err error
+	if c.warnings, err = conf.Load(ctx, &c, lookup, conf.ReportAccountAlias); err != nil {
+		return nil, err
 	}
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
 	fs.Usage = func() {
@@ -70,16 +72,12 @@ func loadConfig(ctx context.Context, args []string, lookup envconfig.Lookuper) (
 		fmt.Fprintln(w, "       report -sql @queries/aging_by_customer.sql -var as_of=2026-10-31")
 		fmt.Fprintln(w, "       report -sql - < query.sql         SQL from standard input")
 		fmt.Fprintln(w, "       report -export parquet            analyst tables as Parquet under -out")
-		fmt.Fprintln(w, "\nThe warehouse is opened read-only; no API key is needed.\n\nflags:")
+		fmt.Fprintln(w, "\nThe warehouse is opened read-only; no API key is needed. A flag with an environment")
+		fmt.Fprintln(w, "variable (in brackets) overrides it; BILLSYNC_REPORT_ACCOUNT is still read as BILLSYNC_ACCOUNT.\n\nflags:")
 		fs.PrintDefaults()
 	}
-	fs.StringVar(&c.DB, "db", c.DB, "warehouse file, opened read-only (BILLSYNC_DB)")
-	fs.StringVar(&c.TZ, "tz", c.TZ, "time zone of dates and day boundaries (BILLSYNC_TZ)")
-	fs.StringVar(&c.Currency, "currency", c.Currency, "currency code printed on amounts; formatting only, amounts are never converted (BILLSYNC_CURRENCY)")
-	fs.StringVar(&c.Locale, "locale", c.Locale, "language of the reports: id or en (BILLSYNC_LOCALE)")
-	fs.StringVar(&c.Journal, "journal", c.Journal, "write-job journal; default billsync-jobs.duckdb beside the warehouse (BILLSYNC_JOURNAL)")
-	fs.StringVar(&c.OutDir, "out", c.OutDir, "output directory (BILLSYNC_REPORTS_OUT)")
-	fs.StringVar(&c.Account, "account", c.Account, "only this account; default all (BILLSYNC_REPORT_ACCOUNT)")
+	conf.Bind(fs, &c)
+	conf.FlagAlias(fs, "reports-out", "out")
 	fs.BoolVar(&c.list, "list", false, "list the reports, their sheets and variables")
 	fs.StringVar(&c.asOf, "as-of", "", "report date YYYY-MM-DD (default today in the time zone)")
 	fs.StringVar(&c.formats, "format", "", "reports: xlsx,csv (default both); -sql: csv, xlsx or table (default table)")
@@ -121,7 +119,7 @@ func (c *config) validate() error {
 		}
 	}
 	if _, err := time.LoadLocation(c.TZ); err != nil {
-		errs = append(errs, fmt.Errorf("-tz %q: not a time zone (e.g. Asia/Jakarta)", c.TZ))
+		errs = append(errs, fmt.Errorf("-tz %q: not a time zone (e.g. %s)", c.TZ, conf.DefaultTZ))
 	}
 	if c.formats != "" {
 		want := []string{"xlsx", "csv"}
@@ -147,7 +145,7 @@ func (c *config) validate() error {
 }
 
 func (c *config) options(log *slog.Logger) report.Options {
-	o := report.Options{DB: c.DB, Journal: c.Journal, OutDir: c.OutDir, TZ: c.TZ, Currency: c.Currency,
+	o := report.Options{DB: c.DB, Journal: c.Journal, OutDir: c.ReportsOut, TZ: c.TZ, Currency: c.Currency,
 		Account: c.Account, Names: c.names, Vars: c.vars, Locale: c.Locale, Log: log}
 	if c.asOf != "" {
 		o.AsOf, _ = time.Parse(time.DateOnly, c.asOf)
@@ -174,11 +172,14 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdin io
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{ReplaceAttr: logfmt.Durations}))
+	for _, w := range cfg.warnings {
+		log.Warn(w)
+	}
 	switch {
 	case cfg.list:
 		return report.List(stdout)
 	case cfg.export != "":
-		dir, tables, err := report.ExportParquet(ctx, cfg.DB, cfg.OutDir)
+		dir, tables, err := report.ExportParquet(ctx, cfg.DB, cfg.ReportsOut)
 		if err != nil {
 			return err
 		}

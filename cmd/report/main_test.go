@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/billsync/billsync/internal/cli"
+	conf "github.com/billsync/billsync/internal/config"
 
 	"github.com/sethvargo/go-envconfig"
 )
@@ -22,14 +25,24 @@ func TestConfig(t *testing.T) {
 		wantErr string
 	}{
 		{"defaults", nil, nil, func(c *config) bool {
-			return c.DB == "./data/billsync.duckdb" && c.TZ == "Asia/Jakarta" && c.Currency == "IDR" && c.OutDir == "./out"
+			return c.DB == "./data/billsync.duckdb" && c.TZ == "Asia/Jakarta" && c.Currency == "IDR" && c.ReportsOut == "./out"
 		}, ""},
 		{"env", map[string]string{"BILLSYNC_DB": "/d/w.duckdb", "BILLSYNC_REPORTS_OUT": "/r", "BILLSYNC_JOURNAL": "/d/j.duckdb"}, nil,
-			func(c *config) bool { return c.DB == "/d/w.duckdb" && c.OutDir == "/r" && c.Journal == "/d/j.duckdb" }, ""},
+			func(c *config) bool {
+				return c.DB == "/d/w.duckdb" && c.ReportsOut == "/r" && c.Journal == "/d/j.duckdb"
+			}, ""},
 		{"flags override env", map[string]string{"BILLSYNC_TZ": "UTC"}, []string{"-tz", "Asia/Makassar", "-var", "bucket_1=15", "aging", "credit"},
 			func(c *config) bool {
 				return c.TZ == "Asia/Makassar" && c.vars["bucket_1"] == "15" && strings.Join(c.names, ",") == "aging,credit"
 			}, ""},
+		{"account", map[string]string{"BILLSYNC_ACCOUNT": "prod"}, nil, func(c *config) bool { return c.Account == "prod" && len(c.warnings) == 0 }, ""},
+		{"old account variable", map[string]string{"BILLSYNC_REPORT_ACCOUNT": "prod"}, nil, func(c *config) bool {
+			return c.Account == "prod" && len(c.warnings) == 1 && strings.Contains(c.warnings[0], "BILLSYNC_REPORT_ACCOUNT is deprecated")
+		}, ""},
+		{"account flag over both variables", map[string]string{"BILLSYNC_REPORT_ACCOUNT": "old", "BILLSYNC_ACCOUNT": "new"}, []string{"-account", "flag"},
+			func(c *config) bool { return c.Account == "flag" && len(c.warnings) == 1 }, ""},
+		{"-out", map[string]string{"BILLSYNC_REPORTS_OUT": "/env"}, []string{"-out", "/flag"}, func(c *config) bool { return c.ReportsOut == "/flag" }, ""},
+		{"-reports-out", nil, []string{"-reports-out", "/flag"}, func(c *config) bool { return c.ReportsOut == "/flag" }, ""},
 		{"bad date", nil, []string{"-as-of", "31/10/2026"}, nil, "-as-of"},
 		{"bad var", nil, []string{"-var", "bucket_1"}, nil, "name=value"},
 		{"two modes", nil, []string{"-list", "-sql", "SELECT 1"}, nil, "only one"},
@@ -79,6 +92,42 @@ func TestExitStatus(t *testing.T) {
 	}
 }
 
+// TestOldAccountVariableWarns: a cron line that still sets BILLSYNC_REPORT_ACCOUNT keeps working
+// and its log says what to change.
+func TestOldAccountVariableWarns(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), []string{"-list"}, envconfig.MapLookuper(map[string]string{"BILLSYNC_REPORT_ACCOUNT": "prod"}),
+		strings.NewReader(""), &stdout, &stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "BILLSYNC_REPORT_ACCOUNT is deprecated: set BILLSYNC_ACCOUNT instead"; !strings.Contains(stderr.String(), want) ||
+		!strings.Contains(stderr.String(), "level=WARN") {
+		t.Errorf("stderr %q, want a warning %q", stderr.String(), want)
+	}
+}
+
+// TestHelpListsEveryOption: -h shows every option report reads with its flag and variable.
+func TestHelpListsEveryOption(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), []string{"-h"}, envconfig.MapLookuper(nil), strings.NewReader(""), &stdout, &stderr)
+	if cli.Exit("report", err, &stdout, &stderr, nil) != 0 {
+		t.Fatalf("-h: %v", err)
+	}
+	opts := conf.Options(&config{})
+	if len(opts) != 7 {
+		t.Errorf("report reads %d options, want 7 (db, journal, account, tz, currency, locale, reports-out)", len(opts))
+	}
+	for _, o := range opts {
+		if want := "  -" + o.Flag + " "; !strings.Contains(stdout.String(), want) || !strings.Contains(stdout.String(), "("+o.Env+")") {
+			t.Errorf("-h does not show -%s with (%s):\n%s", o.Flag, o.Env, stdout.String())
+		}
+	}
+	if !strings.Contains(stdout.String(), "  -out string\n    \tsame as -reports-out") {
+		t.Errorf("-h does not show -out:\n%s", stdout.String())
+	}
+}
+
 func TestSQLText(t *testing.T) {
 	f := filepath.Join(t.TempDir(), "q.sql")
 	os.WriteFile(f, []byte("SELECT 1;"), 0o644)
@@ -90,6 +139,24 @@ func TestSQLText(t *testing.T) {
 		got, err := sqlText(tc.arg, strings.NewReader(tc.stdin))
 		if err != nil || got != tc.want {
 			t.Errorf("sqlText(%q) = %q, %v; want %q", tc.arg, got, err, tc.want)
+		}
+	}
+}
+
+// TestNoAPIClient: report reads the warehouse and the journal and never needs a key, so it must
+// not even link the API client or the job writer (only the journal's small reader package).
+func TestNoAPIClient(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	deps := strings.Fields(string(out))
+	if !slices.Contains(deps, "github.com/billsync/billsync/internal/jobs/journalfile") {
+		t.Fatalf("go list shows no journalfile among report's dependencies: %v", deps)
+	}
+	for _, d := range deps {
+		if d == "github.com/billsync/billsync/internal/api" || d == "github.com/billsync/billsync/internal/jobs" {
+			t.Errorf("report depends on %s", d)
 		}
 	}
 }

@@ -20,10 +20,6 @@ import (
 // published. Approval is the production confirmation.
 func applyApproved(ctx context.Context, lookup envconfig.Lookuper, cfg *config, accounts []fetch.Account,
 	baseURLs map[string]string, log *slog.Logger) error {
-	var env jobEnv
-	if err := envconfig.ProcessWith(ctx, &envconfig.Config{Target: &env, Lookuper: lookup}); err != nil {
-		return envError(err)
-	}
 	journal, err := journalPath(ctx, lookup, cfg)
 	if err != nil {
 		return err
@@ -32,7 +28,7 @@ func applyApproved(ctx context.Context, lookup envconfig.Lookuper, cfg *config, 
 	for _, a := range accounts {
 		results, err := jobs.ApplyApproved(ctx, journal, jobs.ApplyOptions{
 			Client: a.Client, Account: a.Name, BaseURL: baseURLs[a.Name],
-			Production: isProduction(baseURLs[a.Name], env.Environment), Confirmed: true,
+			Production: isProduction(baseURLs[a.Name], cfg.Environment), Confirmed: true,
 			User: "syncer daemon", Log: log,
 		})
 		for _, r := range results {
@@ -63,11 +59,7 @@ func applyApproved(ctx context.Context, lookup envconfig.Lookuper, cfg *config, 
 
 // writeReports writes the configured reports of the warehouse this sync just published, as of
 // today in BILLSYNC_TZ. It runs after any job application, never beside it: both use the journal.
-func writeReports(ctx context.Context, lookup envconfig.Lookuper, cfg *config, stdout io.Writer, log *slog.Logger) error {
-	var env jobEnv
-	if err := envconfig.ProcessWith(ctx, &envconfig.Config{Target: &env, Lookuper: lookup}); err != nil {
-		return envError(err)
-	}
+func writeReports(ctx context.Context, _ envconfig.Lookuper, cfg *config, stdout io.Writer, log *slog.Logger) error {
 	var names []string
 	if cfg.Reports != "all" {
 		for _, n := range strings.Split(cfg.Reports, ",") {
@@ -77,7 +69,7 @@ func writeReports(ctx context.Context, lookup envconfig.Lookuper, cfg *config, s
 		}
 	}
 	files, err := report.Generate(ctx, report.Options{
-		DB: cfg.DB, Journal: env.Journal, OutDir: cfg.ReportsOut, TZ: cfg.TZ, Currency: cfg.Currency,
+		DB: cfg.DB, Journal: cfg.Journal, OutDir: cfg.ReportsOut, TZ: cfg.TZ, Currency: cfg.Currency,
 		Names: names, Locale: cfg.Locale, Log: log,
 	})
 	if err != nil {

@@ -6,48 +6,26 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"reflect"
 	"regexp"
 	"strings"
 	"time"
 
 	"github.com/billsync/billsync/internal/cli"
+	conf "github.com/billsync/billsync/internal/config"
 	"github.com/billsync/billsync/internal/report"
 	"github.com/billsync/billsync/internal/schedule"
 	"github.com/robfig/cron/v3"
 	"github.com/sethvargo/go-envconfig"
 )
 
-// config is read from the environment first; command-line flags override it. Every field is
-// documented in the README's configuration table.
+// config is read from the environment first; command-line flags override it. The options are
+// declared in internal/config, which the README's configuration table follows.
 type config struct {
-	APIKey        string        `env:"BILLSYNC_API_KEY"`
-	APIKeyFile    string        `env:"BILLSYNC_API_KEY_FILE"`
-	BaseURL       string        `env:"BILLSYNC_BASE_URL"`
-	Account       string        `env:"BILLSYNC_ACCOUNT, default=default"`
-	Accounts      string        `env:"BILLSYNC_ACCOUNTS"`
-	DB            string        `env:"BILLSYNC_DB, default=./data/billsync.duckdb"`
-	Schedule      string        `env:"BILLSYNC_SCHEDULE, default=0 2 * * *"`
-	TZ            string        `env:"BILLSYNC_TZ, default=Asia/Jakarta"`
-	RatePerMin    float64       `env:"BILLSYNC_RATE_PER_MIN, default=20"`
-	Concurrency   int           `env:"BILLSYNC_CONCURRENCY, default=4"`
-	PageSize      int           `env:"BILLSYNC_PAGE_SIZE, default=100"`
-	MaxRequests   int64         `env:"BILLSYNC_MAX_REQUESTS, default=0"`
-	MaxDuration   time.Duration `env:"BILLSYNC_MAX_DURATION, default=0s"`
-	Details       bool          `env:"BILLSYNC_DETAILS, default=true"`
-	CreditRefresh time.Duration `env:"BILLSYNC_CREDIT_REFRESH, default=168h"`
-	MetricsAddr   string        `env:"BILLSYNC_METRICS_ADDR"`
-	LogFormat     string        `env:"BILLSYNC_LOG_FORMAT, default=auto"`
-	StopGrace     time.Duration `env:"BILLSYNC_STOP_GRACE, default=30s"`
-	MemoryLimit   string        `env:"BILLSYNC_MEMORY_LIMIT, default=512MB"`
-	// Reports names the reports to write after each successful sync: "all", or a comma-separated
-	// list (report -list); empty writes none.
-	Reports    string `env:"BILLSYNC_REPORTS"`
-	ReportsOut string `env:"BILLSYNC_REPORTS_OUT, default=./out"`
-	Currency   string `env:"BILLSYNC_CURRENCY, default=IDR"`
-	Locale     string `env:"BILLSYNC_LOCALE, default=id"` // language of the reports: id or en
-	// ApplyApproved lets the daemon send approved job plans after each successful sync.
-	ApplyApproved bool `env:"BILLSYNC_APPLY_APPROVED, default=false"`
+	conf.Files
+	conf.Scope
+	conf.Service
+	conf.Sync
+	conf.Report
 
 	once      bool
 	demo      bool
@@ -59,8 +37,8 @@ type config struct {
 
 func loadConfig(ctx context.Context, args []string, lookup envconfig.Lookuper) (*config, error) {
 	var c config
-	if err := envconfig.ProcessWith(ctx, &envconfig.Config{Target: &c, Lookuper: lookup}); err != nil {
-		return nil, envError(err)
+	if _, err := conf.Load(ctx, &c, lookup); err != nil {
+		return nil, err
 	}
 	fs := flag.NewFlagSet("syncer", flag.ContinueOnError)
 	fs.Usage = func() {
@@ -70,31 +48,14 @@ func loadConfig(ctx context.Context, args []string, lookup envconfig.Lookuper) (
        syncer -demo            one sync from the embedded simulator into -db (no key needed)
        syncer job ...          audited write jobs: plan, apply, approve, show, list (syncer job -h)
 
-Every flag has an environment variable (in brackets); the flag wins. The API key comes from
-BILLSYNC_API_KEY or BILLSYNC_API_KEY_FILE, never from a flag.
+Every flag but -once, -demo and -demo-scale has an environment variable (in brackets); the flag
+wins. The API key comes from BILLSYNC_API_KEY or BILLSYNC_API_KEY_FILE, never from a flag.
 
 flags:
 `)
 		fs.PrintDefaults()
 	}
-	fs.StringVar(&c.APIKeyFile, "api-key-file", c.APIKeyFile, "file holding the API key (BILLSYNC_API_KEY_FILE); the key itself is never a flag")
-	fs.StringVar(&c.BaseURL, "base-url", c.BaseURL, "scheme and host of the billing service (BILLSYNC_BASE_URL)")
-	fs.StringVar(&c.Account, "account", c.Account, "name tagging this account's rows (BILLSYNC_ACCOUNT)")
-	fs.StringVar(&c.DB, "db", c.DB, "warehouse file (BILLSYNC_DB)")
-	fs.StringVar(&c.Schedule, "schedule", c.Schedule, "cron spec of the daemon (BILLSYNC_SCHEDULE)")
-	fs.StringVar(&c.TZ, "tz", c.TZ, "time zone of the schedule (BILLSYNC_TZ)")
-	fs.Float64Var(&c.RatePerMin, "rate", c.RatePerMin, "client-side request limit per minute; the real service allows about 20; 0 = off, for a local simulator (BILLSYNC_RATE_PER_MIN)")
-	fs.IntVar(&c.Concurrency, "concurrency", c.Concurrency, "requests in flight (BILLSYNC_CONCURRENCY)")
-	fs.IntVar(&c.PageSize, "page-size", c.PageSize, "requested page size (BILLSYNC_PAGE_SIZE)")
-	fs.Int64Var(&c.MaxRequests, "max-requests", c.MaxRequests, "request budget of the fan-outs per run, 0 = none (BILLSYNC_MAX_REQUESTS)")
-	fs.DurationVar(&c.MaxDuration, "max-duration", c.MaxDuration, "time budget of the fan-outs per run, 0 = none (BILLSYNC_MAX_DURATION)")
-	fs.DurationVar(&c.CreditRefresh, "credit-refresh", c.CreditRefresh, "re-read every customer's credit history at least this often (BILLSYNC_CREDIT_REFRESH)")
-	fs.BoolVar(&c.Details, "details", c.Details, "fetch product and payment-request details (BILLSYNC_DETAILS)")
-	fs.StringVar(&c.MemoryLimit, "memory-limit", c.MemoryLimit, "DuckDB's memory limit while a sync builds the warehouse, e.g. 256MB (BILLSYNC_MEMORY_LIMIT)")
-	fs.StringVar(&c.MetricsAddr, "metrics-addr", c.MetricsAddr, "serve Prometheus metrics on this address (BILLSYNC_METRICS_ADDR)")
-	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "auto, json or text (BILLSYNC_LOG_FORMAT)")
-	fs.StringVar(&c.Reports, "reports", c.Reports, `reports to write after each successful sync: "all" or names (BILLSYNC_REPORTS)`)
-	fs.StringVar(&c.ReportsOut, "reports-out", c.ReportsOut, "directory of those reports (BILLSYNC_REPORTS_OUT)")
+	conf.Bind(fs, &c)
 	fs.BoolVar(&c.once, "once", false, "run one sync and exit")
 	fs.BoolVar(&c.demo, "demo", false, "sync once from the embedded simulator (no key needed)")
 	fs.Float64Var(&c.demoScale, "demo-scale", 1, "simulator scale for -demo (1 = about 10,000 records)")
@@ -104,21 +65,10 @@ flags:
 	if fs.NArg() > 0 {
 		return nil, cli.Usagef(fs, "unexpected argument %q", fs.Arg(0))
 	}
-	return &c, cli.Usage(fs, c.validate())
-}
-
-// envError names the variable a user set, where envconfig names the Go field.
-func envError(err error) error {
-	msg := err.Error()
-	t := reflect.TypeOf(config{})
-	for i := range t.NumField() {
-		f := t.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("env"), ",")
-		if name != "" && strings.HasPrefix(msg, f.Name+":") {
-			return fmt.Errorf("environment %s%s", name, strings.TrimPrefix(msg, f.Name))
-		}
+	if c.Account == "" {
+		c.Account = conf.DefaultAccount
 	}
-	return fmt.Errorf("environment: %w", err)
+	return &c, cli.Usage(fs, c.validate())
 }
 
 // memoryLimitRE is the size syntax DuckDB's memory_limit takes, checked here so a typo stops
@@ -160,7 +110,7 @@ func (c *config) validate() error {
 	// rather than when the daemon starts.
 	loc, err := time.LoadLocation(c.TZ)
 	if err != nil || c.TZ == "" || c.TZ == "Local" {
-		errs = append(errs, fmt.Errorf("time zone %q (BILLSYNC_TZ / -tz): want an IANA name such as Asia/Jakarta", c.TZ))
+		errs = append(errs, fmt.Errorf("time zone %q (BILLSYNC_TZ / -tz): want an IANA name such as %s", c.TZ, conf.DefaultTZ))
 	} else {
 		c.loc = loc
 		if c.sched, err = schedule.Parse(c.Schedule, loc); err != nil {

@@ -9,16 +9,13 @@ import (
 	"github.com/sethvargo/go-envconfig"
 )
 
-// journalPath is the job journal: BILLSYNC_JOURNAL, or billsync-jobs.duckdb beside the warehouse.
-func journalPath(ctx context.Context, lookup envconfig.Lookuper, cfg *config) (string, error) {
-	var env jobEnv
-	if err := envconfig.ProcessWith(ctx, &envconfig.Config{Target: &env, Lookuper: lookup}); err != nil {
-		return "", envError(err)
-	}
-	if env.Journal == "" {
+// journalPath is the job journal: BILLSYNC_JOURNAL (-journal), or billsync-jobs.duckdb beside the
+// warehouse.
+func journalPath(_ context.Context, _ envconfig.Lookuper, cfg *config) (string, error) {
+	if cfg.Journal == "" {
 		return jobs.DefaultJournalPath(cfg.DB), nil
 	}
-	return env.Journal, nil
+	return cfg.Journal, nil
 }
 
 // creditHints are the customers billsync sent credit to, from the job journal, for the sync to

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/billsync/billsync/internal/api"
+	conf "github.com/billsync/billsync/internal/config"
 	"github.com/billsync/billsync/internal/jobs"
 	"github.com/billsync/billsync/internal/warehouse"
 	"github.com/sethvargo/go-envconfig"
@@ -35,15 +36,18 @@ const jobUsage = `usage:
 kinds: email-fix, credit-topup, invoice-create, payment-edit, license-activate, license-deactivate,
        checkout-link, coupon-check (see docs/jobs.md)`
 
+// jobConfigFlags are the syncer's options a job reads (declared in internal/config).
+var jobConfigFlags = []string{"db", "journal", "account", "base-url", "api-key-file", "environment"}
+
 // subUsage is each subcommand's synopsis and the flags it reads (besides -db, -journal and -account).
 var subUsage = map[string]struct {
 	synopsis string
 	flags    []string
 }{
 	"plan": {"syncer job plan -kind KIND -in FILE [flags]: validate a file against the warehouse and store the plan; sends nothing",
-		[]string{"kind", "in", "skip-blank", "again", "out", "apply", "max", "confirm-production", "result", "base-url", "api-key-file"}},
+		[]string{"kind", "in", "skip-blank", "again", "out", "apply", "max", "confirm-production", "result", "base-url", "api-key-file", "environment"}},
 	"apply": {"syncer job apply PLAN_ID [flags] | syncer job apply -kind KIND -in FILE [flags]: send what is left of a plan, exactly once",
-		[]string{"max", "confirm-production", "result", "kind", "in", "skip-blank", "again", "out", "base-url", "api-key-file"}},
+		[]string{"max", "confirm-production", "result", "kind", "in", "skip-blank", "again", "out", "base-url", "api-key-file", "environment"}},
 	"approve":  {"syncer job approve PLAN_ID: let the daemon apply the plan after its next sync (BILLSYNC_APPLY_APPROVED=true)", nil},
 	"resolve":  {"syncer job resolve PLAN_ID ROW applied|not-applied -why TEXT: settle an unresolved row after checking it on the service; ROW is the plan's seq", []string{"why", "by"}},
 	"show":     {"syncer job show PLAN_ID [-result FILE]: print the plan with every action's state", []string{"result"}},
@@ -51,15 +55,8 @@ var subUsage = map[string]struct {
 	"products": {"syncer job products: the credit-usage products of the account, with their ids", nil},
 }
 
-// jobEnv is the job settings beyond the syncer's own.
-type jobEnv struct {
-	Journal     string `env:"BILLSYNC_JOURNAL"`     // default: billsync-jobs.duckdb beside BILLSYNC_DB
-	Environment string `env:"BILLSYNC_ENVIRONMENT"` // "sandbox" marks a non-loopback base URL as not production
-}
-
 type jobFlags struct {
 	cfg       config
-	env       jobEnv
 	kind      string
 	in        string
 	out       string
@@ -100,19 +97,19 @@ func jobCommand(ctx context.Context, args []string, lookup envconfig.Lookuper, s
 			return nil
 		}
 	}
-	if err := envconfig.ProcessWith(ctx, &envconfig.Config{Target: &f.cfg, Lookuper: lookup}); err != nil {
-		return fmt.Errorf("environment: %w", err)
-	}
-	if err := envconfig.ProcessWith(ctx, &envconfig.Config{Target: &f.env, Lookuper: lookup}); err != nil {
-		return fmt.Errorf("environment: %w", err)
+	if _, err := conf.Load(ctx, &f.cfg, lookup); err != nil {
+		return err
 	}
 	fs = f.flagSet(sub) // defaults from the environment
 	pos, err := f.parse(sub, fs, args[1:])
 	if err != nil {
 		return err
 	}
-	if f.env.Journal == "" {
-		f.env.Journal = jobs.DefaultJournalPath(f.cfg.DB)
+	if f.cfg.Account == "" {
+		f.cfg.Account = conf.DefaultAccount
+	}
+	if f.cfg.Journal == "" {
+		f.cfg.Journal = jobs.DefaultJournalPath(f.cfg.DB)
 	}
 	switch sub {
 	case "plan", "apply":
@@ -141,11 +138,7 @@ func jobCommand(ctx context.Context, args []string, lookup envconfig.Lookuper, s
 func (f *jobFlags) flagSet(sub string) *flag.FlagSet {
 	fs := flag.NewFlagSet("syncer job "+sub, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.StringVar(&f.cfg.DB, "db", f.cfg.DB, "warehouse file (BILLSYNC_DB)")
-	fs.StringVar(&f.env.Journal, "journal", f.env.Journal, "job journal file (BILLSYNC_JOURNAL)")
-	fs.StringVar(&f.cfg.Account, "account", f.cfg.Account, "account (BILLSYNC_ACCOUNT)")
-	fs.StringVar(&f.cfg.BaseURL, "base-url", f.cfg.BaseURL, "billing service (BILLSYNC_BASE_URL)")
-	fs.StringVar(&f.cfg.APIKeyFile, "api-key-file", f.cfg.APIKeyFile, "file holding the API key (BILLSYNC_API_KEY_FILE)")
+	conf.Bind(fs, &f.cfg, jobConfigFlags...)
 	fs.StringVar(&f.kind, "kind", "", "job kind")
 	fs.StringVar(&f.in, "in", "", "input .csv or .xlsx")
 	fs.StringVar(&f.out, "out", "", "plan file to write (.csv or .xlsx)")
@@ -201,7 +194,7 @@ func (f *jobFlags) parse(sub string, fs *flag.FlagSet, args []string) ([]string,
 }
 
 func (f *jobFlags) planOrApply(ctx context.Context, sub string, pos []string, stdout io.Writer) error {
-	j, err := jobs.OpenJournal(ctx, f.env.Journal)
+	j, err := jobs.OpenJournal(ctx, f.cfg.Journal)
 	if err != nil {
 		return err
 	}
@@ -281,7 +274,7 @@ func (f *jobFlags) send(ctx context.Context, j *jobs.Journal, p *jobs.Plan, stdo
 		return err
 	}
 	res, err := j.Apply(ctx, p.ID, jobs.ApplyOptions{Client: c, Account: f.cfg.Account, BaseURL: f.cfg.BaseURL,
-		Max: f.max, Production: isProduction(f.cfg.BaseURL, f.env.Environment), Confirmed: f.confirm, Log: log})
+		Max: f.max, Production: isProduction(f.cfg.BaseURL, f.cfg.Environment), Confirmed: f.confirm, Log: log})
 	if errors.Is(err, jobs.ErrNeedsConfirmation) {
 		return fmt.Errorf("%w: %s is a production base URL (not loopback, and BILLSYNC_ENVIRONMENT is not sandbox); "+
 			"review the plan, then run again with -confirm-production", err, f.cfg.BaseURL)
@@ -332,7 +325,7 @@ func openActions(p *jobs.Plan) (left, unresolved int) {
 }
 
 func (f *jobFlags) approveOrShow(ctx context.Context, sub, id string, stdout io.Writer) error {
-	j, err := jobs.OpenJournal(ctx, f.env.Journal)
+	j, err := jobs.OpenJournal(ctx, f.cfg.Journal)
 	if err != nil {
 		return err
 	}
@@ -384,7 +377,7 @@ func (f *jobFlags) resolve(ctx context.Context, pos []string, stdout io.Writer) 
 	if strings.TrimSpace(f.why) == "" {
 		return usageErr("syncer job resolve: -why is required: say what you checked on the service (it is kept in the journal)")
 	}
-	j, err := jobs.OpenJournal(ctx, f.env.Journal)
+	j, err := jobs.OpenJournal(ctx, f.cfg.Journal)
 	if err != nil {
 		return err
 	}
@@ -416,7 +409,7 @@ func (f *jobFlags) list(ctx context.Context, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("BILLSYNC_TZ %q: %w", f.cfg.TZ, err)
 	}
-	j, err := jobs.OpenJournal(ctx, f.env.Journal)
+	j, err := jobs.OpenJournal(ctx, f.cfg.Journal)
 	if err != nil {
 		return err
 	}

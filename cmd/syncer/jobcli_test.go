@@ -51,7 +51,8 @@ func TestJobHelpAndUsageErrors(t *testing.T) {
 		}
 	}
 	out, _, _ := syncer(t, env, "job", "plan", "-h")
-	for _, want := range []string{"-kind", "-in", "-skip-blank", "-again"} {
+	for _, want := range []string{"-kind", "-in", "-skip-blank", "-again", "-db", "-journal", "-account", "-base-url", "-api-key-file",
+		"-environment", "(BILLSYNC_ENVIRONMENT)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("job plan -h does not show %s:\n%s", want, out)
 		}

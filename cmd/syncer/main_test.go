@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	conf "github.com/billsync/billsync/internal/config"
 	"github.com/billsync/billsync/internal/sandbox"
 	"github.com/billsync/billsync/internal/warehouse"
 	"github.com/sethvargo/go-envconfig"
@@ -68,7 +69,28 @@ func TestLoadConfig(t *testing.T) {
 				}
 			},
 		},
+		{
+			// report's old account variable is not the syncer's: it must not retag a sync's rows
+			name: "account",
+			env:  map[string]string{"BILLSYNC_REPORT_ACCOUNT": "prod"},
+			check: func(t *testing.T, c *config) {
+				if c.Account != "default" {
+					t.Errorf("account %q, want default", c.Account)
+				}
+			},
+		},
+		{
+			name: "options new to flags",
+			env:  map[string]string{"BILLSYNC_STOP_GRACE": "1m", "BILLSYNC_LOCALE": "id"},
+			args: []string{"-stop-grace", "2m", "-locale", "en", "-journal", "/j.duckdb", "-apply-approved", "-account", "prod"},
+			check: func(t *testing.T, c *config) {
+				if c.StopGrace != 2*time.Minute || c.Locale != "en" || c.Journal != "/j.duckdb" || !c.ApplyApproved || c.Account != "prod" {
+					t.Errorf("flags: %+v", c)
+				}
+			},
+		},
 		{name: "bad number", env: map[string]string{"BILLSYNC_PAGE_SIZE": "many"}, wantErr: "BILLSYNC_PAGE_SIZE"},
+		{name: "bad duration", env: map[string]string{"BILLSYNC_STOP_GRACE": "soon"}, wantErr: "environment BILLSYNC_STOP_GRACE"},
 		{name: "zero page size", args: []string{"-page-size", "0"}, wantErr: "page size 0"},
 		{name: "negative rate", args: []string{"-rate", "-1"}, wantErr: "rate -1"},
 		{name: "log format", args: []string{"-log-format", "xml"}, wantErr: `log format "xml"`},
@@ -102,6 +124,32 @@ func TestLoadConfig(t *testing.T) {
 			}
 			tc.check(t, c)
 		})
+	}
+}
+
+// TestHelpListsEveryOption: syncer -h shows every option with its flag and variable (the key
+// has no flag), and -h exits 0 with the usage on stdout whatever the environment holds.
+func TestHelpListsEveryOption(t *testing.T) {
+	out, errs, code := syncer(t, map[string]string{"BILLSYNC_PAGE_SIZE": "50"}, "-h")
+	if code != 0 || errs != "" || !strings.HasPrefix(out, "usage: syncer") {
+		t.Fatalf("-h: exit %d, stderr %q, stdout %q", code, errs, out)
+	}
+	for _, o := range conf.Options(&config{}) {
+		if o.Flag == "" {
+			if o.Env != "BILLSYNC_API_KEY" {
+				t.Errorf("%s has no flag", o.Env)
+			}
+			continue
+		}
+		if !strings.Contains(out, "  -"+o.Flag+" ") && !strings.Contains(out, "  -"+o.Flag+"\n") || !strings.Contains(out, "("+o.Env+")") {
+			t.Errorf("-h does not show -%s with (%s)", o.Flag, o.Env)
+		}
+	}
+	if !strings.Contains(out, "(BILLSYNC_PAGE_SIZE) (default 50)") {
+		t.Errorf("-h does not show the environment's value as the default:\n%s", out)
+	}
+	if strings.Contains(out, "-api-key ") {
+		t.Errorf("-h shows a flag for the key:\n%s", out)
 	}
 }
 

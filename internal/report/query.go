@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"io/fs"
 	"math/big"
-	"os"
 	"strings"
 	"time"
 
+	"github.com/billsync/billsync/internal/jobs/journalfile"
 	"github.com/billsync/billsync/queries"
 	"github.com/duckdb/duckdb-go/v2"
 )
@@ -171,34 +171,23 @@ func scanAll(rows *sql.Rows, start func(result) error, fn func([]any) error) err
 	return rows.Err()
 }
 
-// journalTable is the write-job journal's record of balances the service
-// reported (owned by internal/jobs). Queries read it as credit_balance_reports.
-const journalTable = `CREATE OR REPLACE TEMP TABLE credit_balance_reports (
-    account VARCHAR, customer_id VARCHAR, product_id VARCHAR, balance DECIMAL(20,4),
-    reported_at TIMESTAMPTZ, job_run_id BIGINT, action_id VARCHAR)`
-
 // attachJournal attaches the journal read-only when its file exists and has
-// the table. It returns a sentence for the summary sheet and whether the
-// journal can be read.
+// the tables queries read. It returns a sentence for the summary sheet and
+// whether the journal can be read.
 func attachJournal(ctx context.Context, db *sql.DB, path string) (string, bool) {
 	if path == "" {
 		return "not configured: reported balances are empty", false
 	}
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+	switch err := journalfile.Attach(ctx, db, path); {
+	case err == nil:
+		return path, true
+	case errors.Is(err, fs.ErrNotExist):
 		return path + " does not exist (no add-credit job has run): reported balances are empty", false
-	}
-	// ATTACH takes no parameters; the path is quoted as a string literal.
-	q := "ATTACH IF NOT EXISTS " + sqlString(path) + " AS journal (READ_ONLY)"
-	if _, err := db.ExecContext(ctx, q); err != nil {
+	case errors.Is(err, journalfile.ErrNoTables):
+		return path + " has no credit_balance_reports table: reported balances are empty", false
+	default:
 		return fmt.Sprintf("%s could not be read (%v): reported balances are empty", path, oneLine(err)), false
 	}
-	var n int
-	err := db.QueryRowContext(ctx, `SELECT count(*) FROM duckdb_tables()
-		WHERE database_name = 'journal' AND table_name = 'credit_balance_reports'`).Scan(&n)
-	if err != nil || n == 0 {
-		return path + " has no credit_balance_reports table: reported balances are empty", false
-	}
-	return path, true
 }
 
 // prepareConn clears variables a previous user of the pooled connection set
@@ -217,14 +206,7 @@ func prepareConn(ctx context.Context, conn *sql.Conn, journal bool) error {
 			return fmt.Errorf("reset variable %s: %w", name, err)
 		}
 	}
-	q := journalTable
-	if journal {
-		q = "CREATE OR REPLACE TEMP VIEW credit_balance_reports AS SELECT * FROM journal.credit_balance_reports"
-	}
-	if _, err := conn.ExecContext(ctx, q); err != nil {
-		return fmt.Errorf("journal view: %w", err)
-	}
-	return nil
+	return journalfile.Views(ctx, conn, journal)
 }
 
 // sqlString quotes s as a SQL string literal.

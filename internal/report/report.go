@@ -20,6 +20,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/billsync/billsync/internal/config"
+	"github.com/billsync/billsync/internal/jobs/journalfile"
 	"github.com/billsync/billsync/internal/warehouse"
 )
 
@@ -30,7 +32,7 @@ type Options struct {
 	OutDir   string            // created if missing
 	Formats  []string          // "xlsx", "csv"; empty = both
 	AsOf     time.Time         // report date (its calendar date counts); zero = today in TZ
-	TZ       string            // IANA zone of dates and day boundaries; "" = Asia/Jakarta
+	TZ       string            // IANA zone of dates and day boundaries; "" = config.DefaultTZ
 	Currency string            // ISO code shown on amounts; "" = IDR
 	Account  string            // only this account; "" = all accounts in the warehouse
 	Names    []string          // reports to produce; empty = all
@@ -41,9 +43,7 @@ type Options struct {
 
 const (
 	summarySheet    = "Summary"
-	defaultTZ       = "Asia/Jakarta"
 	defaultCurrency = "IDR"
-	journalFile     = "billsync-jobs.duckdb"
 )
 
 // settings are Options resolved and checked.
@@ -62,7 +62,7 @@ type settings struct {
 func (o Options) resolve() (*settings, error) {
 	s := &settings{Options: o}
 	if s.TZ == "" {
-		s.TZ = defaultTZ
+		s.TZ = config.DefaultTZ
 	}
 	loc, err := time.LoadLocation(s.TZ)
 	if err != nil {
@@ -93,7 +93,7 @@ func (o Options) resolve() (*settings, error) {
 		return nil, errors.New("no output directory")
 	}
 	if s.Journal == "" && s.DB != "" {
-		s.Journal = filepath.Join(filepath.Dir(s.DB), journalFile)
+		s.Journal = journalfile.DefaultPath(s.DB)
 	}
 	if s.Log == nil {
 		s.Log = slog.Default()

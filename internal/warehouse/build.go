@@ -10,11 +10,9 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
-	"syscall"
 
+	"github.com/billsync/billsync/internal/duckfile"
 	"github.com/billsync/billsync/internal/sqlfile"
 )
 
@@ -23,7 +21,7 @@ import (
 type Build struct {
 	path string // the published file
 	work string // path + ".building"
-	lock *os.File
+	lock *duckfile.Lock
 	db   *sql.DB
 	log  *slog.Logger
 
@@ -52,14 +50,18 @@ func StartBuild(ctx context.Context, path string, opts BuildOptions) (*Build, er
 	if log == nil {
 		log = slog.Default()
 	}
-	lock, err := acquireLock(path + ".lock")
+	lock, err := duckfile.Acquire(path)
+	var held *duckfile.HeldError
+	if errors.As(err, &held) {
+		return nil, fmt.Errorf("sync already running: %w", err)
+	}
 	if err != nil {
 		return nil, err
 	}
 	b := &Build{path: path, work: path + ".building", lock: lock, log: log, memoryLimit: opts.MemoryLimit,
 		loaders: map[*Loader]struct{}{}}
 	if err := b.open(ctx); err != nil {
-		releaseLock(lock)
+		lock.Release()
 		return nil, err
 	}
 	return b, nil
@@ -239,7 +241,7 @@ func (b *Build) Publish(ctx context.Context) error {
 	}
 	os.Remove(b.work + ".wal") // empty after a clean close; never valid for the renamed file
 	b.log.Info("published warehouse", "file", b.path)
-	return releaseLock(b.lock)
+	return b.lock.Release()
 }
 
 // Close stops without publishing and keeps the work file so the next
@@ -249,7 +251,7 @@ func (b *Build) Close() error {
 		return err
 	}
 	err := b.db.Close()
-	return errors.Join(err, releaseLock(b.lock))
+	return errors.Join(err, b.lock.Release())
 }
 
 // Discard stops without publishing and deletes the work file.
@@ -259,7 +261,7 @@ func (b *Build) Discard() error {
 	}
 	err := b.db.Close()
 	removeWork(b.work)
-	return errors.Join(err, releaseLock(b.lock))
+	return errors.Join(err, b.lock.Release())
 }
 
 // finish closes open loaders (dropping their staging) and marks the build done.
@@ -280,7 +282,7 @@ func (b *Build) finish() error {
 // abort releases what a failed publish still holds; the work file stays for a resume.
 func (b *Build) abort(err error) error {
 	b.db.Close()
-	return errors.Join(err, releaseLock(b.lock))
+	return errors.Join(err, b.lock.Release())
 }
 
 func syncFile(p string) error {
@@ -293,60 +295,4 @@ func syncFile(p string) error {
 		return fmt.Errorf("fsync %s: %w", p, err)
 	}
 	return nil
-}
-
-// acquireLock takes a non-blocking flock and writes our pid into the file so a
-// second syncer can say who holds it.
-func acquireLock(p string) (*os.File, error) {
-	for {
-		f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o644)
-		if err != nil {
-			return nil, fmt.Errorf("open lock %s: %w", p, err)
-		}
-		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-			holder, _ := os.ReadFile(p)
-			f.Close()
-			if errors.Is(err, syscall.EWOULDBLOCK) {
-				return nil, fmt.Errorf("sync already running: %s held by pid %s", p, pidText(holder))
-			}
-			return nil, fmt.Errorf("lock %s: %w", p, err)
-		}
-		// The holder before us removes the file when it releases (no lock file is left
-		// behind). If we locked a file that was removed meanwhile, the lock guards nothing:
-		// try again with the file now at the path.
-		if sameFile(f, p) {
-			if err := f.Truncate(0); err == nil {
-				f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
-			}
-			return f, nil
-		}
-		f.Close()
-	}
-}
-
-// sameFile says whether the open f is still the file at path p.
-func sameFile(f *os.File, p string) bool {
-	fi, err := f.Stat()
-	if err != nil {
-		return false
-	}
-	pi, err := os.Stat(p)
-	return err == nil && os.SameFile(fi, pi)
-}
-
-func pidText(b []byte) string {
-	s := strings.TrimSpace(string(b))
-	if s == "" {
-		return "unknown"
-	}
-	return s
-}
-
-func releaseLock(f *os.File) error {
-	if f == nil {
-		return nil
-	}
-	// Removed while still locked, so a process that opened the old file retries (acquireLock).
-	os.Remove(f.Name())
-	return f.Close() // closing the descriptor releases the flock
 }

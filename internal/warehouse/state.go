@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/billsync/billsync/internal/duckfile"
 )
 
 // Run is one account's sync run inside a build.
@@ -130,15 +132,7 @@ func (b *Build) SetCursor(ctx context.Context, account, stream, value string, ru
 }
 
 func (b *Build) inTx(ctx context.Context, fn func(*sql.Tx) error) error {
-	tx, err := b.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	if err := fn(tx); err != nil {
-		return err
-	}
-	return tx.Commit()
+	return duckfile.InTx(ctx, b.db, fn)
 }
 
 func nullTime(t time.Time) any {

@@ -6,14 +6,12 @@ package warehouse
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/url"
 	"os"
 
-	duckdb "github.com/duckdb/duckdb-go/v2"
+	"github.com/billsync/billsync/internal/duckfile"
 )
 
 // buildThreads is DuckDB's worker count on the build file. A sync shares its cores with HTTP,
@@ -32,38 +30,23 @@ const buildThreads = "1"
 // limit and about 830 MB with 256MB (syncbench -scale 100 -lists-only).
 const DefaultMemoryLimit = "512MB"
 
-// openDB opens a DuckDB file with settings every billsync handle needs: no
-// extension downloads (json, parquet and icu are linked in), UTC session time,
-// and a usable home directory even when HOME is unset. A writable handle also
-// gets the memory bound and spill directory of a build.
+// openDB opens a warehouse file (duckfile.Open: no extension downloads, UTC). A writable handle
+// also gets the memory bound, thread count and spill directory of a build.
 func openDB(path string, readOnly bool, memoryLimit string) (*sql.DB, error) {
-	opts := url.Values{}
-	opts.Set("autoinstall_known_extensions", "false")
-	opts.Set("autoload_known_extensions", "false")
-	if os.Getenv("HOME") == "" {
-		opts.Set("home_directory", os.TempDir())
-	}
 	if readOnly {
-		opts.Set("access_mode", "READ_ONLY")
-	} else {
-		if memoryLimit == "" {
-			memoryLimit = DefaultMemoryLimit
-		}
-		opts.Set("memory_limit", memoryLimit)
-		opts.Set("threads", buildThreads)
-		opts.Set("temp_directory", path+".tmp")
+		return duckfile.OpenReadOnly(path)
+	}
+	if memoryLimit == "" {
+		memoryLimit = DefaultMemoryLimit
+	}
+	return duckfile.Open(path, duckfile.Options{Settings: map[string]string{
+		"memory_limit":   memoryLimit,
+		"threads":        buildThreads,
+		"temp_directory": path + ".tmp",
 		// no statement here needs rows in insertion order; keeping it costs memory
-		opts.Set("preserve_insertion_order", "false")
-		opts.Set("storage_compatibility_version", storageVersion) // for a file this creates
-	}
-	conn, err := duckdb.NewConnector(path+"?"+opts.Encode(), func(ex driver.ExecerContext) error {
-		_, err := ex.ExecContext(context.Background(), "SET TimeZone = 'UTC'", nil)
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("open duckdb %s: %w", path, err)
-	}
-	return sql.OpenDB(conn), nil
+		"preserve_insertion_order":      "false",
+		"storage_compatibility_version": storageVersion, // for a file this creates
+	}})
 }
 
 // OpenReadOnly opens the published warehouse for reading. A handle keeps seeing

@@ -1,0 +1,69 @@
+package config
+
+import "time"
+
+// The options, each declared once: env is the variable and its default (go-envconfig's tag),
+// flag the flag's name (none: environment only), help the flag's text, which Bind ends with the
+// variable's name. Commands embed the groups they read; README.md's and docs/reports.md's
+// configuration tables list the same (TestDocsTables).
+
+// Files are billsync's files.
+type Files struct {
+	DB      string `env:"BILLSYNC_DB, default=./data/billsync.duckdb" flag:"db" help:"the published warehouse file (report opens it read-only)"`
+	Journal string `env:"BILLSYNC_JOURNAL" flag:"journal" help:"the write-job journal (default billsync-jobs.duckdb beside the warehouse)"`
+}
+
+// Scope is the one account a command works on.
+type Scope struct {
+	Account string `env:"BILLSYNC_ACCOUNT" flag:"account" help:"the account: a sync tags its rows with this name (default \"default\"), jobs work on it, report reads only its rows (default all accounts)"`
+}
+
+// DefaultAccount is the account a sync and a job work on when BILLSYNC_ACCOUNT is not set
+// (report reads every account then).
+const DefaultAccount = "default"
+
+// ReportAccountAlias is the account's variable report read before it read BILLSYNC_ACCOUNT; it
+// is still accepted there, with a warning. The syncer never read it, so only report does.
+var ReportAccountAlias = Alias{Old: "BILLSYNC_REPORT_ACCOUNT", New: "BILLSYNC_ACCOUNT"}
+
+// Service is how the billing service is reached.
+type Service struct {
+	// The key is never a flag: flags show in ps.
+	APIKey      string `env:"BILLSYNC_API_KEY"`
+	APIKeyFile  string `env:"BILLSYNC_API_KEY_FILE" flag:"api-key-file" help:"file holding the API key; the key itself is never a flag"`
+	BaseURL     string `env:"BILLSYNC_BASE_URL" flag:"base-url" help:"scheme and host of the billing service"`
+	Accounts    string `env:"BILLSYNC_ACCOUNTS" flag:"accounts" help:"several accounts into one warehouse: name=base-url,... with keys from BILLSYNC_API_KEY_<NAME> or BILLSYNC_API_KEY_FILE_<NAME>"`
+	Environment string `env:"BILLSYNC_ENVIRONMENT" flag:"environment" help:"sandbox marks a non-loopback base URL as not production for jobs"`
+}
+
+// Sync is how the syncer syncs and what it does after a sync.
+type Sync struct {
+	Schedule      string        `env:"BILLSYNC_SCHEDULE, default=0 2 * * *" flag:"schedule" help:"cron spec of the daemon"`
+	RatePerMin    float64       `env:"BILLSYNC_RATE_PER_MIN, default=20" flag:"rate" help:"client-side request limit per minute; the real service allows about 20; 0 = off, for a local simulator"`
+	Concurrency   int           `env:"BILLSYNC_CONCURRENCY, default=4" flag:"concurrency" help:"requests in flight"`
+	PageSize      int           `env:"BILLSYNC_PAGE_SIZE, default=100" flag:"page-size" help:"requested page size"`
+	MaxRequests   int64         `env:"BILLSYNC_MAX_REQUESTS, default=0" flag:"max-requests" help:"request budget of the fan-outs per run, 0 = none"`
+	MaxDuration   time.Duration `env:"BILLSYNC_MAX_DURATION, default=0" flag:"max-duration" help:"time budget of the fan-outs per run, 0 = none"`
+	CreditRefresh time.Duration `env:"BILLSYNC_CREDIT_REFRESH, default=168h" flag:"credit-refresh" help:"re-read every customer's credit history at least this often"`
+	Details       bool          `env:"BILLSYNC_DETAILS, default=true" flag:"details" help:"fetch product and payment-request details"`
+	MemoryLimit   string        `env:"BILLSYNC_MEMORY_LIMIT, default=512MB" flag:"memory-limit" help:"DuckDB's memory limit while a sync builds the warehouse, e.g. 256MB"`
+	MetricsAddr   string        `env:"BILLSYNC_METRICS_ADDR" flag:"metrics-addr" help:"serve Prometheus metrics on this address"`
+	LogFormat     string        `env:"BILLSYNC_LOG_FORMAT, default=auto" flag:"log-format" help:"auto, json or text"`
+	StopGrace     time.Duration `env:"BILLSYNC_STOP_GRACE, default=30s" flag:"stop-grace" help:"how long a stop waits for a running sync before cancelling it"`
+	// Reports names the reports to write after each successful sync: "all", or a comma-separated
+	// list (report -list); empty writes none.
+	Reports       string `env:"BILLSYNC_REPORTS" flag:"reports" help:"reports to write after each successful sync: \"all\" or names"`
+	ApplyApproved bool   `env:"BILLSYNC_APPLY_APPROVED, default=false" flag:"apply-approved" help:"after each successful sync, send the job plans approved with syncer job approve"`
+}
+
+// Report is how reports are made.
+type Report struct {
+	TZ         string `env:"BILLSYNC_TZ, default=Asia/Jakarta" flag:"tz" help:"time zone (IANA name) of the schedule and of report dates and day boundaries"`
+	Currency   string `env:"BILLSYNC_CURRENCY, default=IDR" flag:"currency" help:"currency code printed on amounts; formatting only, amounts are never converted"`
+	Locale     string `env:"BILLSYNC_LOCALE, default=id" flag:"locale" help:"language of the reports: id or en"`
+	ReportsOut string `env:"BILLSYNC_REPORTS_OUT, default=./out" flag:"reports-out" help:"directory the reports are written to"`
+}
+
+// DefaultTZ is the zone of schedules, dates and day boundaries unless BILLSYNC_TZ says
+// otherwise: the default of Report.TZ.
+var DefaultTZ = defaultOf(Report{}, "TZ")
