@@ -111,7 +111,7 @@ func TestOldAccountVariableWarns(t *testing.T) {
 func TestHelpListsEveryOption(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	err := run(context.Background(), []string{"-h"}, envconfig.MapLookuper(nil), strings.NewReader(""), &stdout, &stderr)
-	if cli.Exit("report", err, &stdout, &stderr, nil) != 0 {
+	if cli.Exit("report", err, &stdout, &stderr) != 0 {
 		t.Fatalf("-h: %v", err)
 	}
 	opts := conf.Options(&config{})
