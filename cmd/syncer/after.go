@@ -12,18 +12,14 @@ import (
 	"github.com/billsync/billsync/internal/fetch"
 	"github.com/billsync/billsync/internal/jobs"
 	"github.com/billsync/billsync/internal/report"
-	"github.com/sethvargo/go-envconfig"
 )
 
 // applyApproved sends the job plans a person approved (syncer job approve), one account after the
 // other, after a successful sync: planning validated against the warehouse this sync just
 // published. Approval is the production confirmation.
-func applyApproved(ctx context.Context, lookup envconfig.Lookuper, cfg *config, accounts []fetch.Account,
+func applyApproved(ctx context.Context, cfg *config, accounts []fetch.Account,
 	baseURLs map[string]string, log *slog.Logger) error {
-	journal, err := journalPath(ctx, lookup, cfg)
-	if err != nil {
-		return err
-	}
+	journal := journalPath(cfg)
 	var errs []error
 	for _, a := range accounts {
 		results, err := jobs.ApplyApproved(ctx, journal, jobs.ApplyOptions{
@@ -59,7 +55,7 @@ func applyApproved(ctx context.Context, lookup envconfig.Lookuper, cfg *config, 
 
 // writeReports writes the configured reports of the warehouse this sync just published, as of
 // today in BILLSYNC_TZ. It runs after any job application, never beside it: both use the journal.
-func writeReports(ctx context.Context, _ envconfig.Lookuper, cfg *config, stdout io.Writer, log *slog.Logger) error {
+func writeReports(ctx context.Context, cfg *config, stdout io.Writer, log *slog.Logger) error {
 	var names []string
 	if cfg.Reports != "all" {
 		for _, n := range strings.Split(cfg.Reports, ",") {

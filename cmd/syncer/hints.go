@@ -6,16 +6,15 @@ import (
 
 	"github.com/billsync/billsync/internal/jobs"
 	"github.com/billsync/billsync/internal/warehouse"
-	"github.com/sethvargo/go-envconfig"
 )
 
 // journalPath is the job journal: BILLSYNC_JOURNAL (-journal), or billsync-jobs.duckdb beside the
 // warehouse.
-func journalPath(_ context.Context, _ envconfig.Lookuper, cfg *config) (string, error) {
+func journalPath(cfg *config) string {
 	if cfg.Journal == "" {
-		return jobs.DefaultJournalPath(cfg.DB), nil
+		return jobs.DefaultJournalPath(cfg.DB)
 	}
-	return cfg.Journal, nil
+	return cfg.Journal
 }
 
 // creditHints are the customers billsync sent credit to, from the job journal, for the sync to

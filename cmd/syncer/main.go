@@ -115,10 +115,7 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdout, 
 		MaxDuration: cfg.MaxDuration, Details: cfg.Details, CreditRefresh: cfg.CreditRefresh, Log: log,
 		MemoryLimit: cfg.MemoryLimit,
 	}
-	journal, err := journalPath(ctx, lookup, cfg)
-	if err != nil {
-		return err
-	}
+	journal := journalPath(cfg)
 	job := func(ctx context.Context) error {
 		// read at each run: a job applied between runs (or after the previous one) is seen
 		opts.CreditHints = creditHints(ctx, journal, log)
@@ -144,12 +141,12 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdout, 
 			printSummary(stdout, cfg.DB, sums, time.Since(start), !cfg.demo)
 		}
 		if cfg.ApplyApproved {
-			if err := applyApproved(ctx, lookup, cfg, accounts, baseURLs, log); err != nil {
+			if err := applyApproved(ctx, cfg, accounts, baseURLs, log); err != nil {
 				return err
 			}
 		}
 		if cfg.Reports != "" {
-			return writeReports(ctx, lookup, cfg, stdout, log)
+			return writeReports(ctx, cfg, stdout, log)
 		}
 		return nil
 	}
