@@ -1,12 +1,21 @@
 package fetch
 
-import "time"
+import (
+	"time"
 
-// SetListBatch makes streams merge every n records, so small tests exercise batched merges.
+	"github.com/billsync/billsync/internal/warehouse"
+)
+
+// SetListBatch makes lists merge every n records, so small tests exercise batched merges.
 func SetListBatch(n int) (restore func()) {
-	old := listBatch
-	listBatch = n
-	return func() { listBatch = old }
+	old := testBuildOptions
+	testBuildOptions = func(o *warehouse.BuildOptions) {
+		if old != nil {
+			old(o)
+		}
+		o.ListBatch = n
+	}
+	return func() { testBuildOptions = old }
 }
 
 // SetFanoutBatch makes fan-out batches close after n requests or after age, so small tests

@@ -31,11 +31,6 @@ var (
 	fanoutBatchAge = 30 * time.Second
 )
 
-// DefaultFanoutBatchBytes bounds the responses a fan-out batch holds before they are merged: a
-// normal batch is about 20 MB, and a history that never ends is merged in pieces of this size
-// while its guard counts its pages, so memory stays flat whatever the server sends.
-const DefaultFanoutBatchBytes = 32 << 20
-
 type fanoutResult struct {
 	StreamResult
 	pending int
@@ -45,7 +40,8 @@ type fanoutResult struct {
 // important first, until the run's budget is spent; the rest stays due for the next run.
 func (s *syncer) creditFanout(ctx context.Context) (fanoutResult, error) {
 	res := fanoutResult{StreamResult: StreamResult{Stream: creditStream}}
-	targets, err := s.w.creditTargets(ctx, s.opts.CreditOverlap, s.opts.CreditRefresh, s.opts.CreditHints)
+	targets, err := s.sink.CreditTargets(ctx, warehouse.CreditPlan{
+		Overlap: s.opts.CreditOverlap, Refresh: s.opts.CreditRefresh, Hints: s.opts.CreditHints})
 	if err != nil {
 		return res, err
 	}
@@ -58,11 +54,12 @@ func (s *syncer) creditFanout(ctx context.Context) (fanoutResult, error) {
 		targets = targets[len(done):] // a batch completes a prefix of its targets
 	}
 	res.pending = len(targets)
-	if err := s.w.flush(ctx); err != nil { // the last batches' merges
+	if err := s.sink.Flush(ctx); err != nil { // the last batches' merges
 		return res, err
 	}
+	res.Merge = s.sink.Merged(warehouse.CreditLedger)
 	res.Complete = res.pending == 0
-	err = s.w.recordStream(ctx, warehouse.StreamStats{
+	err = s.sink.RecordStream(ctx, warehouse.StreamStats{
 		Stream: creditStream, Entity: string(warehouse.CreditLedger), Started: started, Finished: time.Now(),
 		Pages: res.Pages, Records: res.Records, Requests: res.Pages, Complete: res.Complete,
 	})
@@ -77,7 +74,7 @@ func (s *syncer) creditFanout(ctx context.Context) (fanoutResult, error) {
 func (s *syncer) creditBatch(ctx context.Context, targets []warehouse.CreditTarget, res *StreamResult) ([]string, error) {
 	var mu sync.Mutex
 	var done []string
-	var pages batchPages
+	batch := s.sink.Batch(warehouse.CreditLedger)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(s.opts.Concurrency)
 	started := time.Now()
@@ -86,7 +83,7 @@ func (s *syncer) creditBatch(ctx context.Context, targets []warehouse.CreditTarg
 			break
 		}
 		g.Go(func() error {
-			if err := s.customerCredit(gctx, &pages, t, res); err != nil {
+			if err := s.customerCredit(gctx, batch, t, res); err != nil {
 				return fmt.Errorf("credit history of customer %s: %w", t.CustomerID, err)
 			}
 			mu.Lock()
@@ -98,12 +95,10 @@ func (s *syncer) creditBatch(ctx context.Context, targets []warehouse.CreditTarg
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	return done, s.w.mergeBatch(ctx, warehouse.CreditLedger, &pages, &res.Merge, func(ctx context.Context) error {
-		return s.w.b.MarkCreditFetchedBatch(ctx, s.w.account, done, s.w.observedAt(), s.w.run.ID)
-	})
+	return done, batch.CommitCredit(ctx, done)
 }
 
-func (s *syncer) customerCredit(ctx context.Context, pages *batchPages, t warehouse.CreditTarget, res *StreamResult) error {
+func (s *syncer) customerCredit(ctx context.Context, batch *warehouse.Batch, t warehouse.CreditTarget, res *StreamResult) error {
 	q := url.Values{
 		"limit":     {strconv.Itoa(s.opts.PageSize)},
 		"sortField": {"datetime"},
@@ -112,7 +107,7 @@ func (s *syncer) customerCredit(ctx context.Context, pages *batchPages, t wareho
 	if !t.Since.IsZero() {
 		// never past the server's clock: a future-dated entry must not move the start beyond now
 		since := t.Since.UTC()
-		if now := s.w.observedAt(); since.After(now) {
+		if now := s.sink.ObservedAt(); since.After(now) {
 			since = now
 		}
 		q.Set("startDate", since.Format(time.RFC3339))
@@ -134,11 +129,9 @@ func (s *syncer) customerCredit(ctx context.Context, pages *batchPages, t wareho
 		if _, err := g.check(page, p); err != nil {
 			return err
 		}
-		if full := pages.add(page, p.Items, s.opts.FanoutBatchBytes); full != nil {
-			// Bounded in bytes: merge what the batch holds now, and wait, before reading on.
-			if err := s.w.mergeNow(ctx, warehouse.CreditLedger, full, &res.Merge); err != nil {
-				return err
-			}
+		// bounded in bytes: a full batch is merged before this goroutine reads on
+		if err := batch.Add(ctx, page, p.Items); err != nil {
+			return err
 		}
 		s.count(creditStream, res, int64(len(p.Items)))
 		if !p.HasMore || len(p.Items) == 0 {
@@ -165,7 +158,7 @@ var details = []detailDef{
 // detail adds little that changes (owner, qty), so each record is detailed once, within budget.
 func (s *syncer) detailFanout(ctx context.Context, d detailDef) (fanoutResult, error) {
 	res := fanoutResult{StreamResult: StreamResult{Stream: d.stream}}
-	ids, err := s.w.detailTargets(ctx, d.entity)
+	ids, err := s.sink.DetailTargets(ctx, d.entity)
 	if err != nil {
 		return res, err
 	}
@@ -178,11 +171,12 @@ func (s *syncer) detailFanout(ctx context.Context, d detailDef) (fanoutResult, e
 		ids = ids[got:] // a batch completes a prefix of its ids
 	}
 	res.pending = len(ids)
-	if err := s.w.flush(ctx); err != nil {
+	if err := s.sink.Flush(ctx); err != nil {
 		return res, err
 	}
+	res.Merge = s.sink.Merged(d.entity)
 	res.Complete = res.pending == 0
-	err = s.w.recordStream(ctx, warehouse.StreamStats{
+	err = s.sink.RecordStream(ctx, warehouse.StreamStats{
 		Stream: d.stream, Entity: string(d.entity), Started: started, Finished: time.Now(),
 		Pages: res.Pages, Records: res.Records, Requests: res.Pages, Complete: res.Complete,
 	})
@@ -190,10 +184,10 @@ func (s *syncer) detailFanout(ctx context.Context, d detailDef) (fanoutResult, e
 	return res, err
 }
 
-func (s *syncer) detailBatch(ctx context.Context, d detailDef, batch int, ids []string, res *StreamResult) (int, error) {
+func (s *syncer) detailBatch(ctx context.Context, d detailDef, batchNo int, ids []string, res *StreamResult) (int, error) {
 	var mu sync.Mutex
 	fetched := 0
-	var pages batchPages
+	batch := s.sink.Batch(d.entity)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(s.opts.Concurrency)
 	started := time.Now()
@@ -213,10 +207,8 @@ func (s *syncer) detailBatch(ctx context.Context, d detailDef, batch int, ids []
 			case err != nil:
 				return fmt.Errorf("%s %s: %w", d.stream, id, err)
 			default:
-				if full := pages.add(batch, []json.RawMessage{raw}, s.opts.FanoutBatchBytes); full != nil {
-					if err := s.w.mergeNow(gctx, d.entity, full, &res.Merge); err != nil {
-						return err
-					}
+				if err := batch.Add(gctx, batchNo, []json.RawMessage{raw}); err != nil {
+					return err
 				}
 				s.count(d.stream, res, 1)
 			}
@@ -229,19 +221,10 @@ func (s *syncer) detailBatch(ctx context.Context, d detailDef, batch int, ids []
 	if err := g.Wait(); err != nil {
 		return 0, err
 	}
-	return fetched, s.w.mergeBatch(ctx, d.entity, &pages, &res.Merge, nil)
+	return fetched, batch.Commit(ctx)
 }
 
 func notFound(err error) bool {
 	var ae *api.APIError
 	return errors.As(err, &ae) && ae.Status == http.StatusNotFound
-}
-
-func addMerge(a, b warehouse.MergeResult) warehouse.MergeResult {
-	a.Inserted += b.Inserted
-	a.Updated += b.Updated
-	a.Unchanged += b.Unchanged
-	a.Deleted += b.Deleted
-	a.Restored += b.Restored
-	return a
 }
