@@ -25,3 +25,13 @@ func SetFanoutBatch(n int, age time.Duration) (restore func()) {
 	fanoutBatch, fanoutBatchAge = n, age
 	return func() { fanoutBatch, fanoutBatchAge = oldN, oldAge }
 }
+
+// MirroredTables are the tables a full sync mirrors record for record from the simulator
+// collection of the same name: every list, the credit ledger and the webhook history.
+func MirroredTables() []string {
+	var out []string
+	for _, l := range lists {
+		out = append(out, l.stream)
+	}
+	return append(out, creditStream, webhookStream)
+}

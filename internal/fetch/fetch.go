@@ -195,7 +195,7 @@ func (s *syncer) sync(ctx context.Context) (Summary, error) {
 	// next attempt resumes this run. A stop (ctx) still cancels them all.
 	var g errgroup.Group
 	for _, l := range lists {
-		g.Go(func() error { return s.runStream(ctx, l.stream, l.entity, results, s.listStream(l)) })
+		g.Go(func() error { return s.runStream(ctx, l.stream, l.entity(), results, s.listStream(l)) })
 	}
 	g.Go(func() error {
 		return s.runStream(ctx, webhookStream, warehouse.WebhookDeliveries, results, s.webhookStream)

@@ -142,17 +142,14 @@ func (e *env) truth(collection string) map[string]json.RawMessage {
 	return out
 }
 
-// tables maps each warehouse table checked record-for-record to its simulator collection.
-var tables = []struct{ table, collection string }{
-	{"customers", "customers"},
-	{"products", "products"},
-	{"payment_requests", "payment_requests"},
-	{"invoices", "invoices"},
-	{"unpaid_transactions", "unpaid_transactions"},
-	{"reviews", "reviews"},
-	{"credit_ledger", "credit_ledger"},
-	{"webhook_deliveries", "webhook_deliveries"},
-}
+// tables maps each warehouse table checked record-for-record to its simulator collection: every
+// list stream's, the credit ledger and the webhook history (the names are the same).
+var tables = func() (out []struct{ table, collection string }) {
+	for _, t := range fetch.MirroredTables() {
+		out = append(out, struct{ table, collection string }{t, t})
+	}
+	return out
+}()
 
 // assertMirrors checks that every live record of every list is in the warehouse exactly once and
 // that rows the simulator no longer has are marked deleted upstream, not dropped.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -14,16 +15,18 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata/")
 
+type goldenCase struct {
+	e      Entity
+	file   string
+	table  string
+	fill   []string // loaded before, so detail entities have rows to fill
+	fillAs Entity
+}
+
 // TestProjectionGolden loads each entity's fixture records and compares the
 // typed rows with testdata/<entity>.golden.
 func TestProjectionGolden(t *testing.T) {
-	cases := []struct {
-		e      Entity
-		file   string
-		table  string
-		fill   []string // loaded before, so detail entities have rows to fill
-		fillAs Entity
-	}{
+	cases := []goldenCase{
 		{e: Customers, file: "Customers__customer-list-response.json", table: "customers"},
 		{e: Products, file: "Products__product-list-response.json", table: "products"},
 		{e: ProductDetails, file: "Products__product-detail-response.json", table: "product_variants",
@@ -37,6 +40,11 @@ func TestProjectionGolden(t *testing.T) {
 		{e: Reviews, file: "Reviews__review-list-response.json", table: "reviews"},
 		{e: CreditLedger, file: "CreditMembership__credit-paginate-history-response.json", table: "credit_ledger"},
 		{e: WebhookDeliveries, file: "Webhooks__webhook-history-list-response.json", table: "webhook_deliveries"},
+	}
+	for e := range entityDefs {
+		if !slices.ContainsFunc(cases, func(c goldenCase) bool { return c.e == e }) {
+			t.Errorf("entity %s has no golden case: add its fixture here", e)
+		}
 	}
 	for _, c := range cases {
 		t.Run(string(c.e)+"_"+c.table, func(t *testing.T) {
