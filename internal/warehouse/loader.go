@@ -7,6 +7,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -140,7 +141,13 @@ func (l *loader) Merge(ctx context.Context) (MergeResult, error) {
 	if err != nil {
 		return MergeResult{}, fmt.Errorf("merge %s: %w", l.entity, err)
 	}
-	l.b.log.Info("merged", "entity", l.entity, "account", l.account, "run", l.runID, "staged", l.seq,
+	// A merge of nothing (a fan-out batch whose reads found no entries) is not news: one
+	// "merged" line per batch that carried records.
+	level := slog.LevelInfo
+	if l.seq == 0 && res == (MergeResult{}) {
+		level = slog.LevelDebug
+	}
+	l.b.log.Log(ctx, level, "merged", "entity", l.entity, "account", l.account, "run", l.runID, "staged", l.seq,
 		"path", path, "inserted", res.Inserted, "updated", res.Updated, "unchanged", res.Unchanged,
 		"deleted", res.Deleted, "restored", res.Restored, "took", time.Since(start).Round(time.Millisecond))
 	return res, nil

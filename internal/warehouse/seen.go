@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 )
@@ -37,7 +38,11 @@ func (b *Build) markDeleted(ctx context.Context, e Entity, account string, runID
 	if err != nil {
 		return 0, fmt.Errorf("mark deleted %s of %s: %w", e, account, err)
 	}
-	b.log.Debug("marked deleted", "entity", e, "account", account, "run", runID, "deleted", n,
+	level := slog.LevelDebug // nothing gone is not news
+	if n > 0 {
+		level = slog.LevelInfo
+	}
+	b.log.Log(ctx, level, "marked deleted upstream", "entity", e, "account", account, "run", runID, "deleted", n,
 		"took", time.Since(start).Round(time.Millisecond))
 	return n, nil
 }

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// TestBatchedFullList: a list merged in batches, then an empty full merge, marks exactly the rows no
+// TestBatchedFullList: a list merged in batches, then its deletion marking, marks exactly the rows no
 // batch saw, and seenInRun counts distinct records across batches (a record in two batches once).
 func TestBatchedFullList(t *testing.T) {
 	ctx := context.Background()
@@ -30,7 +30,7 @@ func TestBatchedFullList(t *testing.T) {
 	}
 	res := load(t, b, Customers, run2, t0, true) // nothing staged: only the deletion step
 	if res.Deleted != 1 {
-		t.Fatalf("empty full merge deleted %d, want 1 (c)", res.Deleted)
+		t.Fatalf("deletion marking deleted %d, want 1 (c)", res.Deleted)
 	}
 	var deleted string
 	if err := b.DB().QueryRow(`SELECT string_agg(id, ',') FROM customers WHERE deleted_upstream_at IS NOT NULL`).Scan(&deleted); err != nil {

@@ -386,6 +386,9 @@ func (s *Sink) List(e Entity) (*List, error) {
 // merge slot and the list goes on staging into a new loader; a list has at most one merge
 // pending, so its merges run in fetch order and DuckDB holds at most two batches of it.
 func (li *List) Add(ctx context.Context, page int, items []json.RawMessage) error {
+	if len(items) == 0 {
+		return nil
+	}
 	li.mu.Lock()
 	defer li.mu.Unlock()
 	if li.l == nil {
