@@ -18,12 +18,17 @@ func SetListBatch(n int) (restore func()) {
 	return func() { testBuildOptions = old }
 }
 
-// SetFanoutBatch makes fan-out batches close after n requests or after age, so small tests
-// exercise several queued fan-out merges.
+// SetFanoutBatch makes fan-out batches close after n requests or after age (0: after the first
+// request), so small tests exercise several queued fan-out merges.
 func SetFanoutBatch(n int, age time.Duration) (restore func()) {
-	oldN, oldAge := fanoutBatch, fanoutBatchAge
-	fanoutBatch, fanoutBatchAge = n, age
-	return func() { fanoutBatch, fanoutBatchAge = oldN, oldAge }
+	old := testBuildOptions
+	testBuildOptions = func(o *warehouse.BuildOptions) {
+		if old != nil {
+			old(o)
+		}
+		o.FanoutBatchRequests, o.FanoutBatchAge = n, max(age, time.Nanosecond)
+	}
+	return func() { testBuildOptions = old }
 }
 
 // MirroredTables are the tables a full sync mirrors record for record from the simulator

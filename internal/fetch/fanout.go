@@ -18,19 +18,6 @@ import (
 
 const creditStream = "credit_ledger"
 
-// A fan-out batch of customers (or detail records) is merged and marked done together: a
-// killed run loses at most one batch of work. A batch closes at fanoutBatch requests or after
-// fanoutBatchAge, whichever comes first. Unthrottled, large batches keep DuckDB's fixed cost
-// per merge (about 35 ms, mostly preparing statements) small beside the requests: 500 per batch
-// made the credit fan-out DuckDB-bound at 10k requests/s, and at scale 100 20,000 per batch ran
-// at 15.3-16.2k requests/s against 14.2-15.1k with 5,000; a kill then loses about a second of
-// work, and the batch's responses (about 20 MB) wait in memory for its merge. At the real 20
-// requests/minute a batch is half a minute of work.
-var (
-	fanoutBatch    = 20_000
-	fanoutBatchAge = 30 * time.Second
-)
-
 type fanoutResult struct {
 	StreamResult
 	pending int
@@ -47,7 +34,7 @@ func (s *syncer) creditFanout(ctx context.Context) (fanoutResult, error) {
 	}
 	started := time.Now()
 	for len(targets) > 0 && s.budgetLeft() {
-		done, err := s.creditBatch(ctx, targets[:min(fanoutBatch, len(targets))], &res.StreamResult)
+		done, err := s.creditBatch(ctx, targets[:min(s.batchRequests, len(targets))], &res.StreamResult)
 		if err != nil {
 			return res, err
 		}
@@ -70,7 +57,7 @@ func (s *syncer) creditFanout(ctx context.Context) (fanoutResult, error) {
 // creditBatch fetches a batch of customers and queues the merge of their entries, followed by
 // marking them fetched, as one write: the next batch's requests run while DuckDB merges this
 // one. It returns the customers it completed, a prefix of targets: it stops launching new ones
-// when the budget is spent or the batch is fanoutBatchAge old.
+// when the budget is spent or the batch is the sink's batch age old.
 func (s *syncer) creditBatch(ctx context.Context, targets []warehouse.CreditTarget, res *StreamResult) ([]string, error) {
 	var mu sync.Mutex
 	var done []string
@@ -79,7 +66,7 @@ func (s *syncer) creditBatch(ctx context.Context, targets []warehouse.CreditTarg
 	g.SetLimit(s.opts.Concurrency)
 	started := time.Now()
 	for i, t := range targets {
-		if !s.budgetLeft() || (i > 0 && time.Since(started) > fanoutBatchAge) {
+		if !s.budgetLeft() || (i > 0 && time.Since(started) > s.batchAge) {
 			break
 		}
 		g.Go(func() error {
@@ -164,7 +151,7 @@ func (s *syncer) detailFanout(ctx context.Context, d detailDef) (fanoutResult, e
 	}
 	started := time.Now()
 	for batch := 0; len(ids) > 0 && s.budgetLeft(); batch++ {
-		got, err := s.detailBatch(ctx, d, batch, ids[:min(fanoutBatch, len(ids))], &res.StreamResult)
+		got, err := s.detailBatch(ctx, d, batch, ids[:min(s.batchRequests, len(ids))], &res.StreamResult)
 		if err != nil {
 			return res, err
 		}
@@ -192,7 +179,7 @@ func (s *syncer) detailBatch(ctx context.Context, d detailDef, batchNo int, ids 
 	g.SetLimit(s.opts.Concurrency)
 	started := time.Now()
 	for i, id := range ids {
-		if !s.budgetLeft() || (i > 0 && time.Since(started) > fanoutBatchAge) {
+		if !s.budgetLeft() || (i > 0 && time.Since(started) > s.batchAge) {
 			break
 		}
 		g.Go(func() error {

@@ -157,6 +157,7 @@ func syncAccount(ctx context.Context, c *api.Client, b *warehouse.Build, opts Op
 		statsStart: statsStart,
 		started:    started,
 	}
+	s.batchRequests, s.batchAge = sink.FanoutBatch()
 	sum, err := s.sync(ctx)
 	run := sink.Run()
 	sum.RunID, sum.Resumed = run.ID, run.Resumed
@@ -182,6 +183,9 @@ type syncer struct {
 	sem        chan struct{}
 	statsStart api.Stats
 	started    time.Time
+	// A fan-out batch closes at batchRequests requests or after batchAge (the sink's sizes).
+	batchRequests int
+	batchAge      time.Duration
 
 	mu sync.Mutex // guards StreamResult tallies shared by a stream's page goroutines
 }

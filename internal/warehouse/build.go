@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/billsync/billsync/internal/sqlfile"
 )
@@ -27,9 +28,11 @@ type Build struct {
 	db   *sql.DB
 	log  *slog.Logger
 
-	memoryLimit      string
-	listBatch        int
-	fanoutBatchBytes int64
+	memoryLimit         string
+	listBatch           int
+	fanoutBatchBytes    int64
+	fanoutBatchRequests int
+	fanoutBatchAge      time.Duration
 
 	// Resumed reports that the work file came from an interrupted run.
 	Resumed bool
@@ -51,6 +54,10 @@ type BuildOptions struct {
 	// FanoutBatchBytes bounds the responses a fan-out batch holds in memory before they are
 	// merged (0 = DefaultFanoutBatchBytes).
 	FanoutBatchBytes int64
+	// FanoutBatchRequests and FanoutBatchAge close a fan-out batch (0 = DefaultFanoutBatchRequests,
+	// DefaultFanoutBatchAge).
+	FanoutBatchRequests int
+	FanoutBatchAge      time.Duration
 }
 
 // StartBuild locks path, then resumes an interrupted build or starts a new one
@@ -71,6 +78,13 @@ func StartBuild(ctx context.Context, path string, opts BuildOptions) (*Build, er
 	}
 	if b.fanoutBatchBytes <= 0 {
 		b.fanoutBatchBytes = DefaultFanoutBatchBytes
+	}
+	b.fanoutBatchRequests, b.fanoutBatchAge = opts.FanoutBatchRequests, opts.FanoutBatchAge
+	if b.fanoutBatchRequests <= 0 {
+		b.fanoutBatchRequests = DefaultFanoutBatchRequests
+	}
+	if b.fanoutBatchAge <= 0 {
+		b.fanoutBatchAge = DefaultFanoutBatchAge
 	}
 	if err := b.open(ctx); err != nil {
 		releaseLock(lock)
