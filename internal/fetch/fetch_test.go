@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -665,5 +666,29 @@ func (e *env) corrupt(match func(*http.Request) bool, edit func(body string) str
 		mu.Lock()
 		on = false
 		mu.Unlock()
+	}
+}
+
+// The webhook cursor is the newest createdAt of the deliveries read (the merge's parse of it, the
+// only one), whatever form the service sent it in.
+func TestWebhookCursorIsTheNewestDelivery(t *testing.T) {
+	e := newEnv(t, 0.05)
+	e.sync(e.opts())
+	var newest time.Time
+	for _, raw := range e.truth("webhook_deliveries") {
+		var r struct {
+			CreatedAt json.RawMessage `json:"createdAt"`
+		}
+		json.Unmarshal(raw, &r)
+		if at := parseAPITime(t, r.CreatedAt); at.After(newest) {
+			newest = at
+		}
+	}
+	if newest.IsZero() || newest.After(testNow) {
+		t.Fatalf("the simulator's newest delivery is at %v: the test proves nothing", newest)
+	}
+	cur := e.query(`SELECT value FROM sync_cursors WHERE stream = 'webhook_deliveries'`)
+	if len(cur) != 1 || cur[0][0] != strconv.FormatInt(newest.UnixMilli(), 10) {
+		t.Fatalf("cursor %v, want the newest delivery's createdAt %d (%v)", cur, newest.UnixMilli(), newest)
 	}
 }
