@@ -198,7 +198,7 @@ func recordRun(ctx context.Context, m *metrics.Sync, log *slog.Logger, sums []fe
 		records += s.Records
 		requests += s.Requests
 		retries += s.Retries
-		if s.CreditPending > 0 || s.DetailPending > 0 {
+		if s.Status() == "partial" {
 			status = "partial"
 		}
 	}

@@ -1,18 +1,42 @@
 package fetch
 
-import "time"
+import (
+	"time"
 
-// SetListBatch makes streams merge every n records, so small tests exercise batched merges.
+	"github.com/billsync/billsync/internal/warehouse"
+)
+
+// SetListBatch makes lists merge every n records, so small tests exercise batched merges.
 func SetListBatch(n int) (restore func()) {
-	old := listBatch
-	listBatch = n
-	return func() { listBatch = old }
+	old := testBuildOptions
+	testBuildOptions = func(o *warehouse.BuildOptions) {
+		if old != nil {
+			old(o)
+		}
+		o.ListBatch = n
+	}
+	return func() { testBuildOptions = old }
 }
 
-// SetFanoutBatch makes fan-out batches close after n requests or after age, so small tests
-// exercise several queued fan-out merges.
+// SetFanoutBatch makes fan-out batches close after n requests or after age (0: after the first
+// request), so small tests exercise several queued fan-out merges.
 func SetFanoutBatch(n int, age time.Duration) (restore func()) {
-	oldN, oldAge := fanoutBatch, fanoutBatchAge
-	fanoutBatch, fanoutBatchAge = n, age
-	return func() { fanoutBatch, fanoutBatchAge = oldN, oldAge }
+	old := testBuildOptions
+	testBuildOptions = func(o *warehouse.BuildOptions) {
+		if old != nil {
+			old(o)
+		}
+		o.FanoutBatchRequests, o.FanoutBatchAge = n, max(age, time.Nanosecond)
+	}
+	return func() { testBuildOptions = old }
+}
+
+// MirroredTables are the tables a full sync mirrors record for record from the simulator
+// collection of the same name: every list, the credit ledger and the webhook history.
+func MirroredTables() []string {
+	var out []string
+	for _, l := range lists {
+		out = append(out, l.stream)
+	}
+	return append(out, creditStream, webhookStream)
 }

@@ -18,24 +18,6 @@ import (
 
 const creditStream = "credit_ledger"
 
-// A fan-out batch of customers (or detail records) is merged and marked done together: a
-// killed run loses at most one batch of work. A batch closes at fanoutBatch requests or after
-// fanoutBatchAge, whichever comes first. Unthrottled, large batches keep DuckDB's fixed cost
-// per merge (about 35 ms, mostly preparing statements) small beside the requests: 500 per batch
-// made the credit fan-out DuckDB-bound at 10k requests/s, and at scale 100 20,000 per batch ran
-// at 15.3-16.2k requests/s against 14.2-15.1k with 5,000; a kill then loses about a second of
-// work, and the batch's responses (about 20 MB) wait in memory for its merge. At the real 20
-// requests/minute a batch is half a minute of work.
-var (
-	fanoutBatch    = 20_000
-	fanoutBatchAge = 30 * time.Second
-)
-
-// DefaultFanoutBatchBytes bounds the responses a fan-out batch holds before they are merged: a
-// normal batch is about 20 MB, and a history that never ends is merged in pieces of this size
-// while its guard counts its pages, so memory stays flat whatever the server sends.
-const DefaultFanoutBatchBytes = 32 << 20
-
 type fanoutResult struct {
 	StreamResult
 	pending int
@@ -45,24 +27,26 @@ type fanoutResult struct {
 // important first, until the run's budget is spent; the rest stays due for the next run.
 func (s *syncer) creditFanout(ctx context.Context) (fanoutResult, error) {
 	res := fanoutResult{StreamResult: StreamResult{Stream: creditStream}}
-	targets, err := s.w.creditTargets(ctx, s.opts.CreditOverlap, s.opts.CreditRefresh, s.opts.CreditHints)
+	targets, err := s.sink.CreditTargets(ctx, warehouse.CreditPlan{
+		Overlap: s.opts.CreditOverlap, Refresh: s.opts.CreditRefresh, Hints: s.opts.CreditHints})
 	if err != nil {
 		return res, err
 	}
 	started := time.Now()
 	for len(targets) > 0 && s.budgetLeft() {
-		done, err := s.creditBatch(ctx, targets[:min(fanoutBatch, len(targets))], &res.StreamResult)
+		done, err := s.creditBatch(ctx, targets[:min(s.batchRequests, len(targets))], &res.StreamResult)
 		if err != nil {
 			return res, err
 		}
 		targets = targets[len(done):] // a batch completes a prefix of its targets
 	}
 	res.pending = len(targets)
-	if err := s.w.flush(ctx); err != nil { // the last batches' merges
+	if err := s.sink.Flush(ctx); err != nil { // the last batches' merges
 		return res, err
 	}
+	res.Merge = s.sink.Merged(warehouse.CreditLedger)
 	res.Complete = res.pending == 0
-	err = s.w.recordStream(ctx, warehouse.StreamStats{
+	err = s.sink.RecordStream(ctx, warehouse.StreamStats{
 		Stream: creditStream, Entity: string(warehouse.CreditLedger), Started: started, Finished: time.Now(),
 		Pages: res.Pages, Records: res.Records, Requests: res.Pages, Complete: res.Complete,
 	})
@@ -73,20 +57,20 @@ func (s *syncer) creditFanout(ctx context.Context) (fanoutResult, error) {
 // creditBatch fetches a batch of customers and queues the merge of their entries, followed by
 // marking them fetched, as one write: the next batch's requests run while DuckDB merges this
 // one. It returns the customers it completed, a prefix of targets: it stops launching new ones
-// when the budget is spent or the batch is fanoutBatchAge old.
+// when the budget is spent or the batch is the sink's batch age old.
 func (s *syncer) creditBatch(ctx context.Context, targets []warehouse.CreditTarget, res *StreamResult) ([]string, error) {
 	var mu sync.Mutex
 	var done []string
-	var pages batchPages
+	batch := s.sink.Batch(warehouse.CreditLedger)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(s.opts.Concurrency)
 	started := time.Now()
 	for i, t := range targets {
-		if !s.budgetLeft() || (i > 0 && time.Since(started) > fanoutBatchAge) {
+		if !s.budgetLeft() || (i > 0 && time.Since(started) > s.batchAge) {
 			break
 		}
 		g.Go(func() error {
-			if err := s.customerCredit(gctx, &pages, t, res); err != nil {
+			if err := s.customerCredit(gctx, batch, t, res); err != nil {
 				return fmt.Errorf("credit history of customer %s: %w", t.CustomerID, err)
 			}
 			mu.Lock()
@@ -98,12 +82,10 @@ func (s *syncer) creditBatch(ctx context.Context, targets []warehouse.CreditTarg
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	return done, s.w.mergeBatch(ctx, warehouse.CreditLedger, &pages, &res.Merge, func(ctx context.Context) error {
-		return s.w.b.MarkCreditFetchedBatch(ctx, s.w.account, done, s.w.observedAt(), s.w.run.ID)
-	})
+	return done, batch.CommitCredit(ctx, done)
 }
 
-func (s *syncer) customerCredit(ctx context.Context, pages *batchPages, t warehouse.CreditTarget, res *StreamResult) error {
+func (s *syncer) customerCredit(ctx context.Context, batch *warehouse.Batch, t warehouse.CreditTarget, res *StreamResult) error {
 	q := url.Values{
 		"limit":     {strconv.Itoa(s.opts.PageSize)},
 		"sortField": {"datetime"},
@@ -112,7 +94,7 @@ func (s *syncer) customerCredit(ctx context.Context, pages *batchPages, t wareho
 	if !t.Since.IsZero() {
 		// never past the server's clock: a future-dated entry must not move the start beyond now
 		since := t.Since.UTC()
-		if now := s.w.observedAt(); since.After(now) {
+		if now := s.sink.ObservedAt(); since.After(now) {
 			since = now
 		}
 		q.Set("startDate", since.Format(time.RFC3339))
@@ -134,11 +116,9 @@ func (s *syncer) customerCredit(ctx context.Context, pages *batchPages, t wareho
 		if _, err := g.check(page, p); err != nil {
 			return err
 		}
-		if full := pages.add(page, p.Items, s.opts.FanoutBatchBytes); full != nil {
-			// Bounded in bytes: merge what the batch holds now, and wait, before reading on.
-			if err := s.w.mergeNow(ctx, warehouse.CreditLedger, full, &res.Merge); err != nil {
-				return err
-			}
+		// bounded in bytes: a full batch is merged before this goroutine reads on
+		if err := batch.Add(ctx, page, p.Items); err != nil {
+			return err
 		}
 		s.count(creditStream, res, int64(len(p.Items)))
 		if !p.HasMore || len(p.Items) == 0 {
@@ -165,24 +145,25 @@ var details = []detailDef{
 // detail adds little that changes (owner, qty), so each record is detailed once, within budget.
 func (s *syncer) detailFanout(ctx context.Context, d detailDef) (fanoutResult, error) {
 	res := fanoutResult{StreamResult: StreamResult{Stream: d.stream}}
-	ids, err := s.w.detailTargets(ctx, d.entity)
+	ids, err := s.sink.DetailTargets(ctx, d.entity)
 	if err != nil {
 		return res, err
 	}
 	started := time.Now()
 	for batch := 0; len(ids) > 0 && s.budgetLeft(); batch++ {
-		got, err := s.detailBatch(ctx, d, batch, ids[:min(fanoutBatch, len(ids))], &res.StreamResult)
+		got, err := s.detailBatch(ctx, d, batch, ids[:min(s.batchRequests, len(ids))], &res.StreamResult)
 		if err != nil {
 			return res, err
 		}
 		ids = ids[got:] // a batch completes a prefix of its ids
 	}
 	res.pending = len(ids)
-	if err := s.w.flush(ctx); err != nil {
+	if err := s.sink.Flush(ctx); err != nil {
 		return res, err
 	}
+	res.Merge = s.sink.Merged(d.entity)
 	res.Complete = res.pending == 0
-	err = s.w.recordStream(ctx, warehouse.StreamStats{
+	err = s.sink.RecordStream(ctx, warehouse.StreamStats{
 		Stream: d.stream, Entity: string(d.entity), Started: started, Finished: time.Now(),
 		Pages: res.Pages, Records: res.Records, Requests: res.Pages, Complete: res.Complete,
 	})
@@ -190,15 +171,15 @@ func (s *syncer) detailFanout(ctx context.Context, d detailDef) (fanoutResult, e
 	return res, err
 }
 
-func (s *syncer) detailBatch(ctx context.Context, d detailDef, batch int, ids []string, res *StreamResult) (int, error) {
+func (s *syncer) detailBatch(ctx context.Context, d detailDef, batchNo int, ids []string, res *StreamResult) (int, error) {
 	var mu sync.Mutex
 	fetched := 0
-	var pages batchPages
+	batch := s.sink.Batch(d.entity)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(s.opts.Concurrency)
 	started := time.Now()
 	for i, id := range ids {
-		if !s.budgetLeft() || (i > 0 && time.Since(started) > fanoutBatchAge) {
+		if !s.budgetLeft() || (i > 0 && time.Since(started) > s.batchAge) {
 			break
 		}
 		g.Go(func() error {
@@ -213,10 +194,8 @@ func (s *syncer) detailBatch(ctx context.Context, d detailDef, batch int, ids []
 			case err != nil:
 				return fmt.Errorf("%s %s: %w", d.stream, id, err)
 			default:
-				if full := pages.add(batch, []json.RawMessage{raw}, s.opts.FanoutBatchBytes); full != nil {
-					if err := s.w.mergeNow(gctx, d.entity, full, &res.Merge); err != nil {
-						return err
-					}
+				if err := batch.Add(gctx, batchNo, []json.RawMessage{raw}); err != nil {
+					return err
 				}
 				s.count(d.stream, res, 1)
 			}
@@ -229,19 +208,10 @@ func (s *syncer) detailBatch(ctx context.Context, d detailDef, batch int, ids []
 	if err := g.Wait(); err != nil {
 		return 0, err
 	}
-	return fetched, s.w.mergeBatch(ctx, d.entity, &pages, &res.Merge, nil)
+	return fetched, batch.Commit(ctx)
 }
 
 func notFound(err error) bool {
 	var ae *api.APIError
 	return errors.As(err, &ae) && ae.Status == http.StatusNotFound
-}
-
-func addMerge(a, b warehouse.MergeResult) warehouse.MergeResult {
-	a.Inserted += b.Inserted
-	a.Updated += b.Updated
-	a.Unchanged += b.Unchanged
-	a.Deleted += b.Deleted
-	a.Restored += b.Restored
-	return a
 }

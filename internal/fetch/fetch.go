@@ -1,11 +1,12 @@
-// Package fetch pages every read endpoint of the billing service into a warehouse build.
+// Package fetch pages every read endpoint of the billing service into a warehouse build: HTTP
+// paging, request budgets and paging guards, nothing of DuckDB.
 //
-// Each endpoint is a stream. Streams do HTTP, in goroutines bounded by Options.Concurrency, and stage
-// what they read; every table has one writer at a time (see writer.go): a list stream merges its own
-// entity's batches, two streams' merges at a time, and every other write goes through one writer
-// goroutine. DuckDB holds at most two batches per stream. Lists are always paged to the
-// end; the per-customer credit-history fan-out and the per-record detail fan-out are budgeted
-// (Options.MaxRequests, Options.MaxDuration) and carried over to the next run in priority order.
+// Each endpoint is a stream. Streams do HTTP, in goroutines bounded by Options.Concurrency, and
+// hand what they read to the run's warehouse.Sink, which decides how and when DuckDB is written
+// (batches, merges, deletion marks, one writer per table). Lists are always paged to the end and
+// ended with what the server announced; the per-customer credit-history fan-out and the
+// per-record detail fan-out are budgeted (Options.MaxRequests, Options.MaxDuration) and carried
+// over to the next run in priority order.
 package fetch
 
 import (
@@ -50,9 +51,6 @@ type Options struct {
 	// announces; the ceiling derived from its announcements is usually far lower. MaxCreditPages
 	// does the same for one customer's credit history (0 = DefaultMaxCreditPages).
 	MaxPages, MaxCreditPages int
-	// FanoutBatchBytes bounds the responses a fan-out batch holds in memory before they are merged
-	// (0 = DefaultFanoutBatchBytes).
-	FanoutBatchBytes int64
 
 	Progress func(Progress) // optional; called from several goroutines
 	Log      *slog.Logger
@@ -127,27 +125,41 @@ func (o *Options) defaults() {
 	if o.MaxCreditPages <= 0 {
 		o.MaxCreditPages = DefaultMaxCreditPages
 	}
-	if o.FanoutBatchBytes <= 0 {
-		o.FanoutBatchBytes = DefaultFanoutBatchBytes
-	}
 }
 
-// Sync runs one account's sync into b. It returns a Summary even on error, describing what was
-// done; the caller publishes on success and keeps the build for the next attempt to resume on error.
-func Sync(ctx context.Context, c *api.Client, b *warehouse.Build, opts Options) (Summary, error) {
+// Status is the run's outcome as sync_runs, the metrics and the log state it: "partial" when
+// the budget left credit histories or details for the next run, or conflicting duplicates were
+// recorded; "succeeded" otherwise. A failed run has no Summary status: the error says it.
+func (s Summary) Status() string {
+	if s.CreditPending > 0 || s.DetailPending > 0 || s.Conflicts > 0 {
+		return "partial"
+	}
+	return "succeeded"
+}
+
+// syncAccount runs one account's sync into b. It returns a Summary even on error, describing
+// what was done; Run publishes on success and keeps the build for the next attempt to resume on
+// error.
+func syncAccount(ctx context.Context, c *api.Client, b *warehouse.Build, opts Options) (Summary, error) {
 	opts.defaults()
 	started := time.Now()
-	run, err := b.StartRun(ctx, opts.Account, started)
+	statsStart := c.Stats()
+	// The run's observation time is the server's clock (its Date header), read when the sink
+	// first needs it: after a response has arrived.
+	sink, err := b.StartSink(ctx, opts.Account, started, c.ServerTime)
 	if err != nil {
 		return Summary{}, fmt.Errorf("start run: %w", err)
 	}
+	defer sink.Close()
 	s := &syncer{
-		c: c, b: b, opts: opts, run: run,
+		c: c, sink: sink, opts: opts,
 		sem:        make(chan struct{}, opts.Concurrency),
-		statsStart: c.Stats(),
+		statsStart: statsStart,
 		started:    started,
 	}
+	s.batchRequests, s.batchAge = sink.FanoutBatch()
 	sum, err := s.sync(ctx)
+	run := sink.Run()
 	sum.RunID, sum.Resumed = run.ID, run.Resumed
 	st := c.Stats()
 	sum.Requests = st.Requests - s.statsStart.Requests
@@ -158,33 +170,28 @@ func Sync(ctx context.Context, c *api.Client, b *warehouse.Build, opts Options) 
 		// skips the streams this one completed; the failure itself goes to logs and metrics.
 		return sum, err
 	}
-	status := "succeeded"
-	if sum.CreditPending > 0 || sum.DetailPending > 0 || sum.Conflicts > 0 {
-		status = "partial"
-	}
-	err = b.FinishRun(ctx, run.ID, warehouse.RunStats{
-		Status: status, Requests: sum.Requests, Retries: sum.Retries, Records: sum.Records, Finished: time.Now(),
+	err = sink.FinishRun(ctx, warehouse.RunStats{
+		Status: sum.Status(), Requests: sum.Requests, Retries: sum.Retries, Records: sum.Records, Finished: time.Now(),
 	})
 	return sum, err
 }
 
 type syncer struct {
 	c          *api.Client
-	b          *warehouse.Build
+	sink       *warehouse.Sink
 	opts       Options
-	run        warehouse.Run
 	sem        chan struct{}
 	statsStart api.Stats
 	started    time.Time
-	w          *writer
+	// A fan-out batch closes at batchRequests requests or after batchAge (the sink's sizes).
+	batchRequests int
+	batchAge      time.Duration
 
 	mu sync.Mutex // guards StreamResult tallies shared by a stream's page goroutines
 }
 
 func (s *syncer) sync(ctx context.Context) (Summary, error) {
 	var sum Summary
-	s.w = startWriter(ctx, s.b, s.run, s.opts.Account, s.c)
-	defer s.w.stop()
 
 	listStart := time.Now()
 	results := make(chan StreamResult, 32)
@@ -192,7 +199,7 @@ func (s *syncer) sync(ctx context.Context) (Summary, error) {
 	// next attempt resumes this run. A stop (ctx) still cancels them all.
 	var g errgroup.Group
 	for _, l := range lists {
-		g.Go(func() error { return s.runStream(ctx, l.stream, l.entity, results, s.listStream(l)) })
+		g.Go(func() error { return s.runStream(ctx, l.stream, l.entity(), results, s.listStream(l)) })
 	}
 	g.Go(func() error {
 		return s.runStream(ctx, webhookStream, warehouse.WebhookDeliveries, results, s.webhookStream)
@@ -233,14 +240,14 @@ func (s *syncer) sync(ctx context.Context) (Summary, error) {
 			}
 		}
 	}
-	return sum, s.w.flush(ctx)
+	return sum, s.sink.Flush(ctx)
 }
 
 // runStream skips a stream that an interrupted attempt of this run already completed, and
 // records the stream's outcome either way.
 func (s *syncer) runStream(ctx context.Context, stream string, e warehouse.Entity, out chan<- StreamResult,
 	fn func(context.Context) (StreamResult, error)) error {
-	done, err := s.w.streamDone(ctx, stream)
+	done, err := s.sink.StreamDone(ctx, stream)
 	if err != nil {
 		return err
 	}
@@ -261,7 +268,7 @@ func (s *syncer) runStream(ctx context.Context, stream string, e warehouse.Entit
 	} else if res.Conflicts > 0 {
 		stats.Error = fmt.Sprintf("%d conflicting duplicates, the last version read kept; see data_quality_conflicts", res.Conflicts)
 	}
-	if rerr := s.w.recordStream(context.WithoutCancel(ctx), stats); rerr != nil && err == nil {
+	if rerr := s.sink.RecordStream(context.WithoutCancel(ctx), stats); rerr != nil && err == nil {
 		err = rerr
 	}
 	s.progress(Progress{Stream: stream, Pages: res.Pages, Records: res.Records, Done: err == nil})

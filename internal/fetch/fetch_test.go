@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -142,17 +143,14 @@ func (e *env) truth(collection string) map[string]json.RawMessage {
 	return out
 }
 
-// tables maps each warehouse table checked record-for-record to its simulator collection.
-var tables = []struct{ table, collection string }{
-	{"customers", "customers"},
-	{"products", "products"},
-	{"payment_requests", "payment_requests"},
-	{"invoices", "invoices"},
-	{"unpaid_transactions", "unpaid_transactions"},
-	{"reviews", "reviews"},
-	{"credit_ledger", "credit_ledger"},
-	{"webhook_deliveries", "webhook_deliveries"},
-}
+// tables maps each warehouse table checked record-for-record to its simulator collection: every
+// list stream's, the credit ledger and the webhook history (the names are the same).
+var tables = func() (out []struct{ table, collection string }) {
+	for _, t := range fetch.MirroredTables() {
+		out = append(out, struct{ table, collection string }{t, t})
+	}
+	return out
+}()
 
 // assertMirrors checks that every live record of every list is in the warehouse exactly once and
 // that rows the simulator no longer has are marked deleted upstream, not dropped.
@@ -668,5 +666,29 @@ func (e *env) corrupt(match func(*http.Request) bool, edit func(body string) str
 		mu.Lock()
 		on = false
 		mu.Unlock()
+	}
+}
+
+// The webhook cursor is the newest createdAt of the deliveries read (the merge's parse of it, the
+// only one), whatever form the service sent it in.
+func TestWebhookCursorIsTheNewestDelivery(t *testing.T) {
+	e := newEnv(t, 0.05)
+	e.sync(e.opts())
+	var newest time.Time
+	for _, raw := range e.truth("webhook_deliveries") {
+		var r struct {
+			CreatedAt json.RawMessage `json:"createdAt"`
+		}
+		json.Unmarshal(raw, &r)
+		if at := parseAPITime(t, r.CreatedAt); at.After(newest) {
+			newest = at
+		}
+	}
+	if newest.IsZero() || newest.After(testNow) {
+		t.Fatalf("the simulator's newest delivery is at %v: the test proves nothing", newest)
+	}
+	cur := e.query(`SELECT value FROM sync_cursors WHERE stream = 'webhook_deliveries'`)
+	if len(cur) != 1 || cur[0][0] != strconv.FormatInt(newest.UnixMilli(), 10) {
+		t.Fatalf("cursor %v, want the newest delivery's createdAt %d (%v)", cur, newest.UnixMilli(), newest)
 	}
 }

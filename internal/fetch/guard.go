@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/billsync/billsync/internal/api"
+	"github.com/billsync/billsync/internal/warehouse"
 	gojson "github.com/goccy/go-json"
 )
 
@@ -39,16 +40,6 @@ type seenRecord struct {
 	page, idx int32
 }
 
-// Conflict is one id read twice in a pass with different contents.
-type Conflict struct {
-	ID                    string
-	Path                  string
-	FirstPage, FirstIdx   int
-	FirstRaw              json.RawMessage // nil when the earlier version was not kept
-	SecondPage, SecondIdx int
-	SecondRaw             json.RawMessage
-}
-
 type guard struct {
 	what     string // "GET /hl/v1/customer", for messages
 	maxPages int
@@ -65,7 +56,7 @@ type guard struct {
 	cursors   map[string]int           // cursor -> page that handed it out
 	watch     map[string]bool          // ids in conflict in an earlier pass: keep their raws
 	kept      map[string][]keptVersion // raws of watched ids, by id
-	conflicts []Conflict
+	conflicts []warehouse.Conflict
 }
 
 type keptVersion struct {
@@ -104,7 +95,7 @@ func (g *guard) start(p *api.ListPage) {
 }
 
 // check looks at page n before its records are staged; an error stops the read.
-func (g *guard) check(n int, p *api.ListPage) ([]Conflict, error) {
+func (g *guard) check(n int, p *api.ListPage) ([]warehouse.Conflict, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.start(p)
@@ -120,7 +111,7 @@ func (g *guard) check(n int, p *api.ListPage) ([]Conflict, error) {
 	}
 	var sig maphash.Hash
 	sig.SetSeed(idSeed)
-	var found []Conflict
+	var found []warehouse.Conflict
 	for i, raw := range p.Items {
 		id := recordID(raw)
 		if id == "" {
@@ -140,7 +131,7 @@ func (g *guard) check(n int, p *api.ListPage) ([]Conflict, error) {
 			continue
 		}
 		if prev.content != content {
-			c := Conflict{ID: id, FirstPage: int(prev.page), FirstIdx: int(prev.idx), SecondPage: n, SecondIdx: i,
+			c := warehouse.Conflict{ID: id, FirstPage: int(prev.page), FirstIdx: int(prev.idx), SecondPage: n, SecondIdx: i,
 				SecondRaw: append(json.RawMessage(nil), raw...)}
 			for _, k := range g.kept[id] {
 				if k.content == prev.content {

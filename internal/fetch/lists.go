@@ -19,19 +19,25 @@ var productTypes = []string{
 	"bundling", "saas", "payment_request", "support",
 }
 
+// listDef is one list stream: it reads the entity named like the stream (merge/<stream>.sql and
+// its table in the warehouse) from paths, which together are the whole list.
 type listDef struct {
 	stream string
-	entity warehouse.Entity
 	paths  []string
 }
 
+func (d listDef) entity() warehouse.Entity { return warehouse.Entity(d.stream) }
+
+// lists are the list endpoints. Adding one is an entry here, a migration creating its table, a
+// merge/<stream>.sql and the docs (docs/architecture.md); TestListsMatchTheWarehouse checks that
+// the two sides agree.
 var lists = []listDef{
-	{"customers", warehouse.Customers, []string{"/hl/v1/customer"}},
-	{"products", warehouse.Products, productTypePaths()},
-	{"payment_requests", warehouse.PaymentRequests, []string{"/hl/v1/payment"}},
-	{"invoices", warehouse.Invoices, []string{"/hl/v1/invoice"}},
-	{"unpaid_transactions", warehouse.UnpaidTransactions, []string{"/hl/v1/transactions/unpaid"}},
-	{"reviews", warehouse.Reviews, []string{"/hl/v1/reviews"}},
+	{"customers", []string{"/hl/v1/customer"}},
+	{"products", productTypePaths()},
+	{"payment_requests", []string{"/hl/v1/payment"}},
+	{"invoices", []string{"/hl/v1/invoice"}},
+	{"unpaid_transactions", []string{"/hl/v1/transactions/unpaid"}},
+	{"reviews", []string{"/hl/v1/reviews"}},
 }
 
 func productTypePaths() []string {
@@ -45,61 +51,49 @@ func productTypePaths() []string {
 // listPasses bounds how often a list is paged again when it changed under us.
 const listPasses = 2
 
-// listStream pages every sub-list of def into one batcher. A full list lets the warehouse mark
-// rows that are gone upstream; that is only safe when paging saw every record, so when the list's
-// total moved while paging, or fewer distinct records arrived than the server counts, the list is
-// paged once more (merges de-duplicate) and, if still unsettled, no deletions are marked this run.
+// listStream pages every sub-list of def into one warehouse list and ends each pass with what
+// the server announced. The warehouse decides from it whether the pass read the whole list (only
+// then may it mark rows gone upstream); when it did not (the list's total moved while paging,
+// fewer distinct records arrived than the server counts, or an id came with two contents) the
+// list is paged once more (merges de-duplicate) and, if still unsettled, no deletions are
+// marked this run.
 func (s *syncer) listStream(def listDef) func(context.Context) (StreamResult, error) {
 	return func(ctx context.Context) (StreamResult, error) {
 		res := StreamResult{Stream: def.stream}
-		bt := &batcher{w: s.w, e: def.entity}
-		var conflicts []Conflict
+		li, err := s.sink.List(def.entity())
+		if err != nil {
+			return res, err
+		}
+		var conflicts []warehouse.Conflict
 		watch := map[string]bool{}
 		for pass := 1; pass <= listPasses && !res.Complete; pass++ {
-			var expected int64
-			stable := true
-			conflicts = conflicts[:0]
+			end := warehouse.ListEnd{Stream: def.stream, Stable: true}
 			for _, path := range def.paths {
 				g := newGuard("GET "+path, s.opts.MaxPages, watch)
-				lr, err := s.pageList(ctx, def.stream, bt, path, g, &res)
+				lr, err := s.pageList(ctx, def.stream, li, path, g, &res)
 				if err != nil {
 					return res, err
 				}
-				expected += lr.expected
-				stable = stable && lr.stable
+				end.Expected += lr.expected
+				end.Stable = end.Stable && lr.stable
 				for _, c := range g.conflicts {
 					c.Path = path
-					conflicts = append(conflicts, c)
+					end.Conflicts = append(end.Conflicts, c)
 				}
 			}
-			if err := bt.flush(ctx); err != nil {
+			if res.Complete, err = li.EndPass(ctx, end); err != nil {
 				return res, err
 			}
-			got, err := s.w.seenInRun(ctx, def.entity)
-			if err != nil {
-				return res, err
-			}
-			res.Complete = stable && got >= expected && len(conflicts) == 0
-			if !res.Complete {
-				s.opts.Log.Warn("list changed while paging", "stream", def.stream, "pass", pass,
-					"distinct", got, "expected", expected, "conflicting_duplicates", len(conflicts))
-			}
+			conflicts = end.Conflicts
 			for _, c := range conflicts {
 				watch[c.ID] = true // the next pass keeps both versions of these
 			}
 		}
-		if len(conflicts) > 0 {
-			// The conflict remained when the list was paged again: the last version read is kept
-			// (the merges' rule), both are recorded, and the stream is partial.
-			res.Conflicts = len(conflicts)
-			if err := s.w.recordConflicts(ctx, def.entity, def.stream, conflicts); err != nil {
-				return res, err
-			}
-			s.opts.Log.Warn("conflicting duplicates kept as last read", "stream", def.stream, "count", len(conflicts),
-				"first_id", conflicts[0].ID, "table", "data_quality_conflicts")
-		}
-		err := bt.finish(ctx, res.Complete)
-		res.Merge = bt.merged
+		// A conflict that remained when the list was paged again: the last version read is kept
+		// (the merges' rule), both are recorded, and the stream is partial.
+		res.Conflicts = len(conflicts)
+		err = li.Finish(ctx)
+		res.Merge = s.sink.Merged(def.entity())
 		return res, err
 	}
 }
@@ -113,8 +107,8 @@ type listRead struct {
 // fetched concurrently, then paging continues one by one for as long as the server says hasMore
 // (the list may have grown). Only the server's applied page size and counts are trusted, and the
 // guard stops a read whose pages contradict them or repeat themselves.
-func (s *syncer) pageList(ctx context.Context, stream string, bt *batcher, path string, g *guard, res *StreamResult) (listRead, error) {
-	first, err := s.listPage(ctx, stream, bt, path, 1, g, res)
+func (s *syncer) pageList(ctx context.Context, stream string, li *warehouse.List, path string, g *guard, res *StreamResult) (listRead, error) {
+	first, err := s.listPage(ctx, stream, li, path, 1, g, res)
 	if err != nil {
 		return listRead{}, err
 	}
@@ -128,7 +122,7 @@ func (s *syncer) pageList(ctx context.Context, stream string, bt *batcher, path 
 		g2.SetLimit(s.opts.Concurrency)
 		for p := 2; p <= to; p++ {
 			g2.Go(func() error {
-				page, err := s.listPage(gctx, stream, bt, path, p, g, res)
+				page, err := s.listPage(gctx, stream, li, path, p, g, res)
 				if p == to {
 					last = page
 				}
@@ -142,7 +136,7 @@ func (s *syncer) pageList(ctx context.Context, stream string, bt *batcher, path 
 	}
 	for last.HasMore {
 		lastNo++
-		if last, err = s.listPage(ctx, stream, bt, path, lastNo, g, res); err != nil {
+		if last, err = s.listPage(ctx, stream, li, path, lastNo, g, res); err != nil {
 			return listRead{}, err
 		}
 	}
@@ -159,7 +153,7 @@ func (s *syncer) pageList(ctx context.Context, stream string, bt *batcher, path 
 	return r, nil
 }
 
-func (s *syncer) listPage(ctx context.Context, stream string, bt *batcher, path string, page int, g *guard, res *StreamResult) (*api.ListPage, error) {
+func (s *syncer) listPage(ctx context.Context, stream string, li *warehouse.List, path string, page int, g *guard, res *StreamResult) (*api.ListPage, error) {
 	q := url.Values{"page": {strconv.Itoa(page)}, "pageSize": {strconv.Itoa(s.opts.PageSize)}}
 	if err := s.acquire(ctx); err != nil {
 		return nil, err
@@ -172,7 +166,7 @@ func (s *syncer) listPage(ctx context.Context, stream string, bt *batcher, path 
 	if _, err := g.check(page, p); err != nil {
 		return nil, err
 	}
-	if err := bt.add(ctx, page, p.Items); err != nil {
+	if err := li.Add(ctx, page, p.Items); err != nil {
 		return nil, err
 	}
 	s.count(stream, res, int64(len(p.Items)))

@@ -25,7 +25,7 @@ import (
 
 // heapBound is the most Go heap in use a sync may reach against any of the misbehaving servers
 // below (the endless credit history is the largest: its batches are merged every
-// fetch.DefaultFanoutBatchBytes, so two of them, a page in flight per request and the simulator
+// warehouse.DefaultFanoutBatchBytes, so two of them, a page in flight per request and the simulator
 // itself stay well under it). Before the guards the endless cases grew without limit.
 const heapBound = 400 << 20
 

@@ -27,7 +27,11 @@ func Run(ctx context.Context, path string, accounts []Account, opts Options) ([]
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	b, err := warehouse.StartBuild(ctx, path, warehouse.BuildOptions{Log: log, MemoryLimit: opts.MemoryLimit})
+	bo := warehouse.BuildOptions{Log: log, MemoryLimit: opts.MemoryLimit}
+	if testBuildOptions != nil {
+		testBuildOptions(&bo)
+	}
+	b, err := warehouse.StartBuild(ctx, path, bo)
 	if err != nil {
 		return nil, err
 	}
@@ -35,7 +39,7 @@ func Run(ctx context.Context, path string, accounts []Account, opts Options) ([]
 	for _, a := range accounts {
 		o := opts
 		o.Account = a.Name
-		sum, err := Sync(ctx, a.Client, b, o)
+		sum, err := syncAccount(ctx, a.Client, b, o)
 		sums = append(sums, sum)
 		if err != nil {
 			if cerr := b.Close(); cerr != nil {
@@ -49,3 +53,6 @@ func Run(ctx context.Context, path string, accounts []Account, opts Options) ([]
 	}
 	return sums, nil
 }
+
+// testBuildOptions lets tests change the warehouse's write-path knobs (batch sizes) of a Run.
+var testBuildOptions func(*warehouse.BuildOptions)

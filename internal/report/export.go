@@ -14,10 +14,7 @@ import (
 
 // AnalystTables are the tables an export carries: the data and the run history. Sync
 // bookkeeping (cursors, streams, credit fetch state, migrations) stays in the warehouse.
-var AnalystTables = []string{
-	"customers", "products", "product_variants", "payment_requests", "invoices", "invoice_transactions",
-	"unpaid_transactions", "reviews", "credit_ledger", "webhook_deliveries", "record_changes", "sync_runs",
-}
+var AnalystTables = append(warehouse.DataTables(), "record_changes", "sync_runs")
 
 // Exported is one table of an export: Path is its directory (or file) below the export, empty
 // when the table had no rows and nothing was written.

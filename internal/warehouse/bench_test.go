@@ -53,14 +53,14 @@ func appendPadded(buf []byte, n int64, width int) []byte {
 	return append(buf, d...)
 }
 
-func stageInvoices(b *testing.B, build *Build, run Run, n int, at time.Time) *Loader {
+func stageInvoices(b *testing.B, build *Build, run Run, n int, at time.Time) *loader {
 	return stageInvoicesChanged(b, build, run, n, at, 0)
 }
 
 // stageInvoicesChanged stages n invoices of which every changeEvery-th (none when 0) is
 // closed instead of paid.
-func stageInvoicesChanged(b *testing.B, build *Build, run Run, n int, at time.Time, changeEvery int) *Loader {
-	l, err := build.NewLoader(context.Background(), Invoices, run.ID, run.Account, at)
+func stageInvoicesChanged(b *testing.B, build *Build, run Run, n int, at time.Time, changeEvery int) *loader {
+	l, err := build.newLoader(context.Background(), Invoices, run.ID, run.Account, at)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -89,13 +89,13 @@ func BenchmarkLoadInvoices1M(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		run, _ := build.StartRun(context.Background(), "acct", t0)
+		run, _ := build.startRun(context.Background(), "acct", t0)
 		b.StartTimer()
 
 		start := time.Now()
 		l := stageInvoices(b, build, run, n, t0)
 		staged := time.Since(start)
-		if _, err := l.Merge(context.Background(), true); err != nil {
+		if _, err := l.Merge(context.Background()); err != nil {
 			b.Fatal(err)
 		}
 		first := time.Since(start)
@@ -103,8 +103,11 @@ func BenchmarkLoadInvoices1M(b *testing.B) {
 		run2 := run
 		start = time.Now()
 		l = stageInvoices(b, build, run2, n, t0.Add(time.Hour))
-		res, err := l.Merge(context.Background(), true)
+		res, err := l.Merge(context.Background())
 		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := build.markDeleted(context.Background(), Invoices, run2.Account, run2.ID, t0.Add(time.Hour)); err != nil {
 			b.Fatal(err)
 		}
 		again := time.Since(start)
@@ -132,19 +135,22 @@ func BenchmarkRemergeInvoices1MOnePercent(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		run, _ := build.StartRun(ctx, "acct", t0)
-		if _, err := stageInvoices(b, build, run, n, t0).Merge(ctx, true); err != nil {
+		run, _ := build.startRun(ctx, "acct", t0)
+		if _, err := stageInvoices(b, build, run, n, t0).Merge(ctx); err != nil {
 			b.Fatal(err)
 		}
-		if err := build.FinishRun(ctx, run.ID, RunStats{Status: "succeeded"}); err != nil {
+		if err := build.finishRun(ctx, run.ID, RunStats{Status: "succeeded"}); err != nil {
 			b.Fatal(err)
 		}
-		next, _ := build.StartRun(ctx, "acct", t0.Add(24*time.Hour))
+		next, _ := build.startRun(ctx, "acct", t0.Add(24*time.Hour))
 		b.StartTimer()
 
 		start := time.Now()
-		res, err := stageInvoicesChanged(b, build, next, n, t0.Add(24*time.Hour), 100).Merge(ctx, true)
+		res, err := stageInvoicesChanged(b, build, next, n, t0.Add(24*time.Hour), 100).Merge(ctx)
 		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := build.markDeleted(ctx, Invoices, next.Account, next.ID, t0.Add(24*time.Hour)); err != nil {
 			b.Fatal(err)
 		}
 		took := time.Since(start)

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/billsync/billsync/internal/duckfile"
 	"github.com/billsync/billsync/internal/sqlfile"
@@ -25,22 +26,36 @@ type Build struct {
 	db   *sql.DB
 	log  *slog.Logger
 
-	memoryLimit string
+	memoryLimit         string
+	listBatch           int
+	fanoutBatchBytes    int64
+	fanoutBatchRequests int
+	fanoutBatchAge      time.Duration
 
 	// Resumed reports that the work file came from an interrupted run.
 	Resumed bool
 
 	mu      sync.Mutex
-	loaders map[*Loader]struct{}
+	loaders map[*loader]struct{}
+	sink    *Sink // the open sink, if any: a build has one writer
 	done    bool
 }
 
-var stateSQL = sqlfile.MustLoad(sqlFS, "queries/state.sql", "unfinished_runs", "find_unfinished_run", "insert_run", "finish_run", "stream_done", "delete_stream", "insert_stream", "get_cursor", "delete_cursor", "insert_cursor", "delete_credit_fetched", "insert_credit_fetched", "delete_conflicts", "insert_conflict")
+var stateSQL = sqlfile.MustLoad(sqlFS, "queries/state.sql", "unfinished_runs", "find_unfinished_run", "insert_run", "finish_run", "stream_done", "delete_stream", "insert_stream", "get_cursor", "delete_cursor", "insert_cursor", "delete_conflicts", "insert_conflict", "newest_created")
 
 // BuildOptions tune a build; the zero value is the default.
 type BuildOptions struct {
 	Log         *slog.Logger // nil: slog.Default()
 	MemoryLimit string       // DuckDB's memory_limit on the build file, e.g. "512MB"; "" = DefaultMemoryLimit
+	// ListBatch is how many records a list stages before merging them (0 = DefaultListBatch).
+	ListBatch int
+	// FanoutBatchBytes bounds the responses a fan-out batch holds in memory before they are
+	// merged (0 = DefaultFanoutBatchBytes).
+	FanoutBatchBytes int64
+	// FanoutBatchRequests and FanoutBatchAge close a fan-out batch (0 = DefaultFanoutBatchRequests,
+	// DefaultFanoutBatchAge).
+	FanoutBatchRequests int
+	FanoutBatchAge      time.Duration
 }
 
 // StartBuild locks path, then resumes an interrupted build or starts a new one
@@ -59,7 +74,20 @@ func StartBuild(ctx context.Context, path string, opts BuildOptions) (*Build, er
 		return nil, err
 	}
 	b := &Build{path: path, work: path + ".building", lock: lock, log: log, memoryLimit: opts.MemoryLimit,
-		loaders: map[*Loader]struct{}{}}
+		listBatch: opts.ListBatch, fanoutBatchBytes: opts.FanoutBatchBytes, loaders: map[*loader]struct{}{}}
+	if b.listBatch <= 0 {
+		b.listBatch = DefaultListBatch
+	}
+	if b.fanoutBatchBytes <= 0 {
+		b.fanoutBatchBytes = DefaultFanoutBatchBytes
+	}
+	b.fanoutBatchRequests, b.fanoutBatchAge = opts.FanoutBatchRequests, opts.FanoutBatchAge
+	if b.fanoutBatchRequests <= 0 {
+		b.fanoutBatchRequests = DefaultFanoutBatchRequests
+	}
+	if b.fanoutBatchAge <= 0 {
+		b.fanoutBatchAge = DefaultFanoutBatchAge
+	}
 	if err := b.open(ctx); err != nil {
 		lock.Release()
 		return nil, err

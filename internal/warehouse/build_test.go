@@ -20,7 +20,7 @@ func publishOne(t *testing.T, path string, records ...string) {
 	}
 	run := startRun(t, b, "acct")
 	load(t, b, Customers, run, t0, true, records...)
-	if err := b.FinishRun(context.Background(), run.ID, RunStats{Status: "succeeded"}); err != nil {
+	if err := b.finishRun(context.Background(), run.ID, RunStats{Status: "succeeded"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := b.Publish(context.Background()); err != nil {
@@ -50,8 +50,8 @@ func TestCloseWithoutPublishThenResume(t *testing.T) {
 	}
 	run := startRun(t, b, "acct")
 	load(t, b, Customers, run, t0, true, `{"id":"a"}`, `{"id":"b"}`)
-	b.RecordStream(ctx, run.ID, StreamStats{Stream: "customers", Entity: "customers", Records: 2, Complete: true, Finished: t0})
-	b.SetCursor(ctx, "acct", "webhooks", "1741064767123", run.ID)
+	b.recordStream(ctx, run.ID, StreamStats{Stream: "customers", Entity: "customers", Records: 2, Complete: true, Finished: t0})
+	b.setCursor(ctx, "acct", "webhooks", "1741064767123", run.ID)
 	if err := b.Close(); err != nil { // interrupted: no publish
 		t.Fatal(err)
 	}
@@ -68,17 +68,17 @@ func TestCloseWithoutPublishThenResume(t *testing.T) {
 	if !b2.Resumed {
 		t.Fatal("build not resumed")
 	}
-	again, err := b2.StartRun(ctx, "acct", t0)
+	again, err := b2.startRun(ctx, "acct", t0)
 	if err != nil || again.ID != run.ID || !again.Resumed {
 		t.Fatalf("StartRun after resume = %+v, %v; want run %d resumed", again, err, run.ID)
 	}
-	if done, _ := b2.StreamDone(ctx, run.ID, "customers"); !done {
+	if done, _ := b2.streamDone(ctx, run.ID, "customers"); !done {
 		t.Error("completed stream not reported done")
 	}
-	if done, _ := b2.StreamDone(ctx, run.ID, "invoices"); done {
+	if done, _ := b2.streamDone(ctx, run.ID, "invoices"); done {
 		t.Error("unstarted stream reported done")
 	}
-	if c, _ := b2.Cursor(ctx, "acct", "webhooks"); c != "1741064767123" {
+	if c, _ := b2.cursor(ctx, "acct", "webhooks"); c != "1741064767123" {
 		t.Errorf("cursor %q", c)
 	}
 	if n := queryInt(t, b2.DB(), `SELECT count(*) FROM customers`); n != 2 {

@@ -48,9 +48,9 @@ type CreditHint struct {
 // whose credit moves every day at each run, and no more often.
 const DefaultCreditMinInterval = 24 * time.Hour
 
-// CreditTargets lists up to limit customers of account whose credit history is due under p, in
+// creditTargets lists up to limit customers of account whose credit history is due under p, in
 // the order of queries/credit_targets.sql. Since overlaps the last read by p.Overlap.
-func (b *Build) CreditTargets(ctx context.Context, account string, p CreditPlan, limit int) ([]CreditTarget, error) {
+func (b *Build) creditTargets(ctx context.Context, account string, p CreditPlan, limit int) ([]CreditTarget, error) {
 	if limit <= 0 {
 		return nil, nil
 	}
@@ -103,19 +103,4 @@ func hintsJSON(account string, hs []CreditHint) (string, error) {
 	}
 	b, err := json.Marshal(out)
 	return string(b), err
-}
-
-// MarkCreditFetched records that a customer's credit history was fetched as of observedAt.
-func (b *Build) MarkCreditFetched(ctx context.Context, account, customerID string, observedAt time.Time, runID int64) error {
-	err := b.inTx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, stateSQL.Get("delete_credit_fetched"), account, customerID); err != nil {
-			return err
-		}
-		_, err := tx.ExecContext(ctx, stateSQL.Get("insert_credit_fetched"), account, customerID, observedAt.UTC(), runID)
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("mark credit fetched for customer %s: %w", customerID, err)
-	}
-	return nil
 }

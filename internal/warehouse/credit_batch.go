@@ -11,9 +11,9 @@ import (
 
 var creditFetchedSQL = sqlfile.MustLoad(sqlFS, "queries/credit_fetched.sql", "delete", "insert")
 
-// MarkCreditFetchedBatch records, in one transaction, that the credit histories of customers
+// markCreditFetched records, in one transaction, that the credit histories of customers
 // were fetched as of observedAt.
-func (b *Build) MarkCreditFetchedBatch(ctx context.Context, account string, customers []string, observedAt time.Time, runID int64) error {
+func (b *Build) markCreditFetched(ctx context.Context, account string, customers []string, observedAt time.Time, runID int64) error {
 	if len(customers) == 0 {
 		return nil
 	}

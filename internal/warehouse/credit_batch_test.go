@@ -11,11 +11,11 @@ func TestMarkCreditFetchedBatch(t *testing.T) {
 	b := startBuild(t, newPath(t))
 	run := startRun(t, b, "acct")
 	load(t, b, Customers, run, t0, true, `{"id":"a","createdAt":1000000000000}`, `{"id":"b","createdAt":1000000000000}`, `{"id":"c","createdAt":1000000000000}`)
-	if err := b.MarkCreditFetchedBatch(ctx, "acct", []string{"a", "b", "a"}, t0.Add(-time.Hour), run.ID); err != nil {
+	if err := b.markCreditFetched(ctx, "acct", []string{"a", "b", "a"}, t0.Add(-time.Hour), run.ID); err != nil {
 		t.Fatal(err)
 	}
 	// Marking again moves the time and keeps one row per customer.
-	if err := b.MarkCreditFetchedBatch(ctx, "acct", []string{"a"}, t0, run.ID); err != nil {
+	if err := b.markCreditFetched(ctx, "acct", []string{"a"}, t0, run.ID); err != nil {
 		t.Fatal(err)
 	}
 	var rows, aAt int64
@@ -27,7 +27,7 @@ func TestMarkCreditFetchedBatch(t *testing.T) {
 		t.Fatalf("rows=%d a fetched at %d, want 2 rows and a at %d", rows, aAt, t0.UnixMilli())
 	}
 	// Only c is still never fetched, so it leads the targets.
-	got, err := b.CreditTargets(ctx, "acct", CreditPlan{Now: t0, Refresh: 48 * time.Hour}, 10)
+	got, err := b.creditTargets(ctx, "acct", CreditPlan{Now: t0, Refresh: 48 * time.Hour}, 10)
 	if err != nil {
 		t.Fatal(err)
 	}

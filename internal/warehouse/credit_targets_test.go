@@ -71,14 +71,14 @@ func TestCreditTargetsReasons(t *testing.T) {
 	}
 	mark := func(at time.Time, ids ...string) {
 		t.Helper()
-		if err := b.MarkCreditFetchedBatch(ctx, "acct", ids, at, run1.ID); err != nil {
+		if err := b.markCreditFetched(ctx, "acct", ids, at, run1.ID); err != nil {
 			t.Fatal(err)
 		}
 	}
 	mark(prev, readPrev...)
 	mark(t0.Add(-6*day-time.Hour), "bound") // its bound passes within the next day: read now
 	mark(t0.Add(-5*day), "almost-bound")    // passes in two days: the next run is in time
-	if err := b.FinishRun(ctx, run1.ID, RunStats{Status: "succeeded"}); err != nil {
+	if err := b.finishRun(ctx, run1.ID, RunStats{Status: "succeeded"}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -110,7 +110,7 @@ func TestCreditTargetsReasons(t *testing.T) {
 		{Account: "other", CustomerID: "quiet", At: t0}, // another account's customer of the same id
 	}
 	load(t, b, UnpaidTransactions, run2, t0, true, `{"id":"u-topped","customerId":"topped-unpaid","paymentLinkId":"credit-prod"}`)
-	got, err := b.CreditTargets(ctx, "acct", CreditPlan{Now: t0, Overlap: time.Hour, Refresh: 7 * day, Hints: hints}, 100)
+	got, err := b.creditTargets(ctx, "acct", CreditPlan{Now: t0, Overlap: time.Hour, Refresh: 7 * day, Hints: hints}, 100)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,14 +142,14 @@ func TestCreditTargetsReasons(t *testing.T) {
 			t.Errorf("%s: since %v, want an hour before its last read %v", c.CustomerID, c.Since, c.LastFetched)
 		}
 	}
-	if few, _ := b.CreditTargets(ctx, "acct", CreditPlan{Now: t0, Refresh: 7 * day}, 2); len(few) != 2 {
+	if few, _ := b.creditTargets(ctx, "acct", CreditPlan{Now: t0, Refresh: 7 * day}, 2); len(few) != 2 {
 		t.Errorf("limit 2 gave %d", len(few))
 	}
-	if top, _ := b.CreditTargets(ctx, "acct", CreditPlan{Now: t0, Refresh: 7 * day, Hints: hints}, 3); len(top) != 3 ||
+	if top, _ := b.creditTargets(ctx, "acct", CreditPlan{Now: t0, Refresh: 7 * day, Hints: hints}, 3); len(top) != 3 ||
 		top[0].Reason != "never" || top[1].Reason != "topup" || top[2].Reason != "topup" {
 		t.Errorf("limit 3: %+v, want never then the two top-ups before any signal", top)
 	}
-	if other, _ := b.CreditTargets(ctx, "other", CreditPlan{Now: t0, Refresh: 7 * day, Hints: hints}, 10); len(other) != 0 {
+	if other, _ := b.creditTargets(ctx, "other", CreditPlan{Now: t0, Refresh: 7 * day, Hints: hints}, 10); len(other) != 0 {
 		t.Errorf("other account got %v", other)
 	}
 }
@@ -188,7 +188,7 @@ func TestCreditTargetsBoundsHold(t *testing.T) {
 				fmt.Sprintf(`{"id":"h","createdAt":%q,"payload":"{\"event\":\"membership.memberExpired\",\"data\":{\"customerId\":\"c29\"}}"}`,
 					now.Format(time.RFC3339)))
 		}
-		got, err := b.CreditTargets(ctx, "acct", CreditPlan{Now: now, Refresh: refresh}, 1000)
+		got, err := b.creditTargets(ctx, "acct", CreditPlan{Now: now, Refresh: refresh}, 1000)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -202,7 +202,7 @@ func TestCreditTargetsBoundsHold(t *testing.T) {
 		if night > 0 && len(ids) == len(custs) {
 			t.Errorf("night %d: every customer read, the intervals saved nothing", night)
 		}
-		if err := b.MarkCreditFetchedBatch(ctx, "acct", ids, now, run.ID); err != nil {
+		if err := b.markCreditFetched(ctx, "acct", ids, now, run.ID); err != nil {
 			t.Fatal(err)
 		}
 		for _, id := range ids {

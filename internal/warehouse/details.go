@@ -9,9 +9,9 @@ import (
 
 var detailTargetsSQL = sqlfile.MustLoad(sqlFS, "queries/detail_targets.sql", "products", "payment_requests")
 
-// DetailTargets lists up to limit ids of records of account that were listed but never read
+// detailTargets lists up to limit ids of records of account that were listed but never read
 // through their detail endpoint. e is ProductDetails or PaymentRequestDetails.
-func (b *Build) DetailTargets(ctx context.Context, account string, e Entity, limit int) ([]string, error) {
+func (b *Build) detailTargets(ctx context.Context, account string, e Entity, limit int) ([]string, error) {
 	var q string
 	switch e {
 	case ProductDetails:

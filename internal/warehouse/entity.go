@@ -3,6 +3,7 @@ package warehouse
 import (
 	"fmt"
 	"io/fs"
+	"path"
 	"regexp"
 	"slices"
 	"sort"
@@ -11,12 +12,14 @@ import (
 	"github.com/billsync/billsync/internal/sqlfile"
 )
 
-// Entity names a kind of record the fetcher stages; each has a merge .sql file.
+// Entity names a kind of record the fetcher stages. The entities are the files of merge/: each
+// merge/<entity>.sql but common.sql and derived.sql is one (see newEntityDefs); the constants name
+// the ones Go code refers to.
 type Entity string
 
 const (
 	Customers             Entity = "customers"
-	Products              Entity = "products"        // one loader across all product-type streams
+	Products              Entity = "products"        // one list across all product-type streams
 	ProductDetails        Entity = "product_details" // fills user_id, qty, variants of listed products
 	PaymentRequests       Entity = "payment_requests"
 	PaymentRequestDetails Entity = "payment_request_details"
@@ -65,19 +68,90 @@ func mustLoadEntityDefs() map[Entity]*entityDef {
 	return defs
 }
 
-func newEntityDefs() map[Entity]*entityDef {
-	return map[Entity]*entityDef{
-		Customers:             {table: "customers", deletes: true},
-		Products:              {table: "products", deletes: true, derived: []string{"product_variants"}},
-		ProductDetails:        {table: "products", detail: true, derived: []string{"product_variants"}},
-		PaymentRequests:       {table: "payment_requests", deletes: true},
-		PaymentRequestDetails: {table: "payment_requests", detail: true},
-		Invoices:              {table: "invoices", deletes: true, derived: []string{"invoice_transactions"}},
-		UnpaidTransactions:    {table: "unpaid_transactions", deletes: true},
-		Reviews:               {table: "reviews", deletes: true},
-		CreditLedger:          {table: "credit_ledger"},
-		WebhookDeliveries:     {table: "webhook_deliveries"},
+// entityExceptions are the entities that are not plain lists. Every other merge/<entity>.sql is
+// a list: its table is named after it (created by a migration) and a list read whole marks the
+// rows it did not contain as deleted upstream. So a new list endpoint needs no Go here.
+var entityExceptions = map[Entity]entityDef{
+	Products:              {table: "products", deletes: true, derived: []string{"product_variants"}},
+	ProductDetails:        {table: "products", detail: true, derived: []string{"product_variants"}},
+	PaymentRequestDetails: {table: "payment_requests", detail: true},
+	Invoices:              {table: "invoices", deletes: true, derived: []string{"invoice_transactions"}},
+	CreditLedger:          {table: "credit_ledger"},
+	WebhookDeliveries:     {table: "webhook_deliveries"},
+}
+
+// mergeShared are the files of merge/ that are not an entity's.
+var mergeShared = []string{"common.sql", "derived.sql"}
+
+// newEntityDefs is the registry: one entity per merge/<entity>.sql, a list unless
+// entityExceptions says otherwise.
+func newEntityDefs(fsys fs.FS) (map[Entity]*entityDef, error) {
+	files, err := fs.Glob(fsys, "merge/*.sql")
+	if err != nil {
+		return nil, err
 	}
+	defs := map[Entity]*entityDef{}
+	for _, f := range files {
+		name := path.Base(f)
+		if slices.Contains(mergeShared, name) {
+			continue
+		}
+		e := Entity(strings.TrimSuffix(name, ".sql"))
+		if !entityNameRe.MatchString(string(e)) {
+			return nil, fmt.Errorf("%s: an entity's name is lower_snake_case", f)
+		}
+		d := entityDef{table: string(e), deletes: true}
+		if x, ok := entityExceptions[e]; ok {
+			d = x
+		}
+		defs[e] = &d
+	}
+	for e := range entityExceptions {
+		if defs[e] == nil {
+			return nil, fmt.Errorf("entity %s has no merge/%s.sql", e, e)
+		}
+	}
+	return defs, nil
+}
+
+// entityNameRe keeps entity (and so table) names safe to write into SQL.
+var entityNameRe = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+
+// ListEntities are the entities read as whole lists (a list read whole marks deletions), sorted:
+// fetch has one list stream per entity, checked by its tests.
+func ListEntities() []Entity {
+	var out []Entity
+	for e, d := range entityDefs {
+		if d.deletes && !d.detail {
+			out = append(out, e)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// DataTables are the tables the entities fill, each followed by its derived tables, sorted:
+// what an analyst reads (record_changes and the sync bookkeeping aside).
+func DataTables() []string {
+	derived := map[string][]string{}
+	var tables []string
+	for _, d := range entityDefs {
+		if !slices.Contains(tables, d.table) {
+			tables = append(tables, d.table)
+		}
+		for _, c := range d.derived {
+			if !slices.Contains(derived[d.table], c) {
+				derived[d.table] = append(derived[d.table], c)
+			}
+		}
+	}
+	slices.Sort(tables)
+	var out []string
+	for _, t := range tables {
+		slices.Sort(derived[t])
+		out = append(append(out, t), derived[t]...)
+	}
+	return out
 }
 
 // steps lists every statement the loader may run for d, in any of its paths.
@@ -104,7 +178,10 @@ var (
 )
 
 func loadEntityDefs(fsys fs.FS) (map[Entity]*entityDef, error) {
-	defs := newEntityDefs()
+	defs, err := newEntityDefs(fsys)
+	if err != nil {
+		return nil, err
+	}
 	common, err := sqlfile.Sections(fsys, "merge/common.sql")
 	if err != nil {
 		return nil, err

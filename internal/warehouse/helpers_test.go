@@ -33,14 +33,15 @@ func startBuild(t *testing.T, path string) *Build {
 
 func startRun(t *testing.T, b *Build, account string) Run {
 	t.Helper()
-	r, err := b.StartRun(context.Background(), account, t0)
+	r, err := b.startRun(context.Background(), account, t0)
 	if err != nil {
 		t.Fatalf("StartRun: %v", err)
 	}
 	return r
 }
 
-// load stages records and merges them.
+// load stages records and merges them; full marks deletions after the merge, as a list read
+// whole does.
 func load(t *testing.T, b *Build, e Entity, run Run, at time.Time, full bool, records ...string) MergeResult {
 	t.Helper()
 	res, err := tryLoad(b, e, run, at, full, records...)
@@ -52,17 +53,23 @@ func load(t *testing.T, b *Build, e Entity, run Run, at time.Time, full bool, re
 
 func tryLoad(b *Build, e Entity, run Run, at time.Time, full bool, records ...string) (MergeResult, error) {
 	ctx := context.Background()
-	l, err := b.NewLoader(ctx, e, run.ID, run.Account, at)
+	l, err := b.newLoader(ctx, e, run.ID, run.Account, at)
 	if err != nil {
 		return MergeResult{}, err
 	}
 	for i, r := range records {
 		if err := l.Add(1+i/10, i%10, []byte(r)); err != nil {
-			l.Merge(ctx, false)
+			l.Merge(ctx)
 			return MergeResult{}, err
 		}
 	}
-	return l.Merge(ctx, full)
+	res, err := l.Merge(ctx)
+	if err != nil || !full || !entityDefs[e].deletes {
+		return res, err
+	}
+	// full: the list was read whole, so what no merge of the run saw is gone (as List.Finish)
+	res.Deleted, err = b.markDeleted(ctx, e, run.Account, run.ID, at)
+	return res, err
 }
 
 // fixtureItems returns the `data` items (or the single `data` object) of a fixture file.

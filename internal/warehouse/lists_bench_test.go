@@ -1,4 +1,4 @@
-package warehouse_test
+package warehouse
 
 import (
 	"context"
@@ -13,12 +13,11 @@ import (
 	"time"
 
 	"github.com/billsync/billsync/internal/sandbox"
-	"github.com/billsync/billsync/internal/warehouse"
 )
 
-// listBatch mirrors fetch's batch size: a stream merges every listBatch records. BENCH_BATCH
+// listBatch is the sink's batch size: a stream merges every listBatch records. BENCH_BATCH
 // overrides it, to measure other sizes.
-var listBatch = 122_880
+var listBatch = DefaultListBatch
 
 func init() {
 	if v, err := strconv.Atoi(os.Getenv("BENCH_BATCH")); err == nil {
@@ -27,19 +26,19 @@ func init() {
 }
 
 // syncLists is the warehouse side of a sync's list phase with the simulator's own records: every
-// list entity staged and merged in listBatch batches, then an empty full merge that decides
-// deletions, the calls fetch makes, here one stream after another (fetch merges two at a time).
+// list entity staged and merged in listBatch batches, then the deletion marking of a list read
+// whole, the calls the sink makes, here one stream after another (fetch merges two at a time).
 var syncLists = []struct {
-	e          warehouse.Entity
+	e          Entity
 	collection string
 }{
-	{warehouse.Customers, "customers"},
-	{warehouse.Products, "products"},
-	{warehouse.PaymentRequests, "payment_requests"},
-	{warehouse.Invoices, "invoices"},
-	{warehouse.UnpaidTransactions, "unpaid_transactions"},
-	{warehouse.Reviews, "reviews"},
-	{warehouse.WebhookDeliveries, "webhook_deliveries"},
+	{Customers, "customers"},
+	{Products, "products"},
+	{PaymentRequests, "payment_requests"},
+	{Invoices, "invoices"},
+	{UnpaidTransactions, "unpaid_transactions"},
+	{Reviews, "reviews"},
+	{WebhookDeliveries, "webhook_deliveries"},
 }
 
 // BenchmarkSyncLists measures the list phase's DuckDB work for a first sync and for the next,
@@ -73,7 +72,7 @@ func BenchmarkSyncLists(b *testing.B) {
 	}
 	for range b.N {
 		b.StopTimer()
-		build, err := warehouse.StartBuild(ctx, fmt.Sprintf("%s/bench.duckdb", b.TempDir()), warehouse.BuildOptions{Log: log})
+		build, err := StartBuild(ctx, fmt.Sprintf("%s/bench.duckdb", b.TempDir()), BuildOptions{Log: log})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -101,16 +100,16 @@ func BenchmarkSyncLists(b *testing.B) {
 }
 
 // syncOnce runs one account's list phase and checks every record was seen.
-func syncOnce(b *testing.B, build *warehouse.Build, dumps [][]json.RawMessage, at time.Time) time.Duration {
+func syncOnce(b *testing.B, build *Build, dumps [][]json.RawMessage, at time.Time) time.Duration {
 	ctx := context.Background()
 	start := time.Now()
-	run, err := build.StartRun(ctx, "bench", at)
+	run, err := build.startRun(ctx, "bench", at)
 	if err != nil {
 		b.Fatal(err)
 	}
 	for i, l := range syncLists {
 		for from := 0; from < len(dumps[i]); from += listBatch {
-			ld, err := build.NewLoader(ctx, l.e, run.ID, run.Account, at)
+			ld, err := build.newLoader(ctx, l.e, run.ID, run.Account, at)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -120,26 +119,27 @@ func syncOnce(b *testing.B, build *warehouse.Build, dumps [][]json.RawMessage, a
 					b.Fatal(err)
 				}
 			}
-			if _, err := ld.Merge(ctx, false); err != nil {
+			if _, err := ld.Merge(ctx); err != nil {
 				b.Fatal(err)
 			}
 		}
-		seen, err := build.SeenInRun(ctx, l.e, run.Account, run.ID)
+		if !entityDefs[l.e].deletes {
+			continue
+		}
+		seen, err := build.seenInRun(ctx, l.e, run.Account, run.ID)
 		if err != nil {
 			b.Fatal(err)
 		}
 		if seen != int64(len(dumps[i])) {
 			b.Fatalf("%s: seen %d of %d", l.e, seen, len(dumps[i]))
 		}
-		ld, err := build.NewLoader(ctx, l.e, run.ID, run.Account, at)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := ld.Merge(ctx, true); err != nil {
-			b.Fatal(err)
+		if entityDefs[l.e].deletes {
+			if _, err := build.markDeleted(ctx, l.e, run.Account, run.ID, at); err != nil {
+				b.Fatal(err)
+			}
 		}
 	}
-	if err := build.FinishRun(ctx, run.ID, warehouse.RunStats{Status: "succeeded", Finished: at}); err != nil {
+	if err := build.finishRun(ctx, run.ID, RunStats{Status: "succeeded", Finished: at}); err != nil {
 		b.Fatal(err)
 	}
 	// Publish checkpoints: work deferred by the checkpoint policy is paid here

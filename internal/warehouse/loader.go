@@ -14,9 +14,9 @@ import (
 	duckdb "github.com/duckdb/duckdb-go/v2"
 )
 
-// Loader stages one entity's raw records and merges them into its table.
+// loader stages one entity's raw records and merges them into its table.
 // Add is called from one goroutine; Merge ends the loader.
-type Loader struct {
+type loader struct {
 	b          *Build
 	entity     Entity
 	def        *entityDef
@@ -35,15 +35,18 @@ type MergeResult struct {
 	Inserted, Updated, Unchanged, Deleted, Restored int64
 }
 
+// createMergeCtx holds what every merge statement reads of its run (see merge/common.sql).
+const createMergeCtx = `CREATE OR REPLACE TEMP TABLE merge_ctx AS SELECT ?::VARCHAR AS account, ?::BIGINT AS run_id, ?::TIMESTAMPTZ AS observed_at`
+
 const createStage = `CREATE OR REPLACE TEMP TABLE stage (seq BIGINT, page INTEGER, idx INTEGER, raw VARCHAR)`
 
-// NewLoader opens a loader for e on a connection of its own. Staging touches only that
+// newLoader opens a loader for e on a connection of its own. Staging touches only that
 // connection's temp table, so loaders may stage concurrently with each other and with another
 // loader's merge. Merges of entities whose tables differ (all of them append to
 // record_changes, which never conflicts) may run concurrently; merges writing the same table
 // must not: DuckDB fails the later of two transactions updating the same rows. Products and
 // their details, payment requests and theirs, share tables.
-func (b *Build) NewLoader(ctx context.Context, e Entity, runID int64, account string, observedAt time.Time) (*Loader, error) {
+func (b *Build) newLoader(ctx context.Context, e Entity, runID int64, account string, observedAt time.Time) (*loader, error) {
 	def, ok := entityDefs[e]
 	if !ok {
 		return nil, fmt.Errorf("new loader: unknown entity %q", e)
@@ -56,7 +59,7 @@ func (b *Build) NewLoader(ctx context.Context, e Entity, runID int64, account st
 	if b.done {
 		return nil, fmt.Errorf("new %s loader: build is closed", e)
 	}
-	l := &Loader{b: b, entity: e, def: def, runID: runID, account: account, observedAt: observedAt.UTC()}
+	l := &loader{b: b, entity: e, def: def, runID: runID, account: account, observedAt: observedAt.UTC()}
 	if err := l.open(ctx); err != nil {
 		return nil, fmt.Errorf("new %s loader: %w", e, err)
 	}
@@ -64,7 +67,7 @@ func (b *Build) NewLoader(ctx context.Context, e Entity, runID int64, account st
 	return l, nil
 }
 
-func (l *Loader) open(ctx context.Context) error {
+func (l *loader) open(ctx context.Context) error {
 	conn, err := l.b.db.Conn(ctx)
 	if err != nil {
 		return err
@@ -87,7 +90,7 @@ func (l *Loader) open(ctx context.Context) error {
 }
 
 // Add stages one record's exact bytes; page and idx locate it in error messages.
-func (l *Loader) Add(page, idx int, raw []byte) error {
+func (l *loader) Add(page, idx int, raw []byte) error {
 	if l.closed {
 		return fmt.Errorf("%s page %d item %d: loader is closed", l.entity, page, idx)
 	}
@@ -107,28 +110,10 @@ func looksLikeObject(raw []byte) bool {
 	return len(s) >= 2 && s[0] == '{' && s[len(s)-1] == '}'
 }
 
-// DistinctIDs counts the distinct ids staged so far.
-func (l *Loader) DistinctIDs(ctx context.Context) (int64, error) {
-	if l.closed {
-		return 0, fmt.Errorf("%s distinct ids: loader is closed", l.entity)
-	}
-	if err := l.app.Flush(); err != nil {
-		return 0, fmt.Errorf("%s distinct ids: flush: %w", l.entity, err)
-	}
-	var n int64
-	err := l.conn.QueryRowContext(ctx, `SELECT count(DISTINCT raw->>'$.id') FROM stage`).Scan(&n)
-	if err != nil {
-		return 0, fmt.Errorf("%s distinct ids: %w", l.entity, err)
-	}
-	return n, nil
-}
-
 // Merge validates the staged records, then in one transaction records changes
-// and upserts them. full says the stream saw the whole list, so rows of the
-// account that no merge of this run saw are marked deleted upstream (ignored
-// for incremental entities). On a validation error nothing is merged. Merge
-// ends the loader.
-func (l *Loader) Merge(ctx context.Context, full bool) (MergeResult, error) {
+// and upserts them. On a validation error nothing is merged. Merge ends the
+// loader. Deletions are not a merge's business: see markDeleted.
+func (l *loader) Merge(ctx context.Context) (MergeResult, error) {
 	if l.closed {
 		return MergeResult{}, fmt.Errorf("merge %s: loader is closed", l.entity)
 	}
@@ -152,11 +137,11 @@ func (l *Loader) Merge(ctx context.Context, full bool) (MergeResult, error) {
 	if err := l.validate(ctx); err != nil {
 		return MergeResult{}, err
 	}
-	res, err := l.apply(ctx, path, full && l.def.deletes)
+	res, err := l.apply(ctx, path)
 	if err != nil {
 		return MergeResult{}, fmt.Errorf("merge %s: %w", l.entity, err)
 	}
-	// A list's closing merge of an empty batch (it only settles deletions) is not news: one
+	// A merge of nothing (a fan-out batch whose reads found no entries) is not news: one
 	// "merged" line per batch that carried records.
 	level := slog.LevelInfo
 	if l.seq == 0 && res == (MergeResult{}) {
@@ -178,10 +163,8 @@ const (
 )
 
 // prepare builds `projected` from the staged records that need parsing.
-func (l *Loader) prepare(ctx context.Context, checked bool) (mergePath, error) {
-	_, err := l.conn.ExecContext(ctx,
-		`CREATE OR REPLACE TEMP TABLE merge_ctx AS SELECT ?::VARCHAR AS account, ?::BIGINT AS run_id, ?::TIMESTAMPTZ AS observed_at`,
-		l.account, l.runID, l.observedAt)
+func (l *loader) prepare(ctx context.Context, checked bool) (mergePath, error) {
+	_, err := l.conn.ExecContext(ctx, createMergeCtx, l.account, l.runID, l.observedAt)
 	if err != nil {
 		return "", fmt.Errorf("merge context: %w", err)
 	}
@@ -212,7 +195,7 @@ func (l *Loader) prepare(ctx context.Context, checked bool) (mergePath, error) {
 // dropStage drops the staged records once projected holds what the merge needs: nothing reads
 // them again, and a big batch (webhooks: about 180 MB of JSON per 122,880 records) would
 // otherwise sit in DuckDB twice while it is inserted and compressed.
-func (l *Loader) dropStage(ctx context.Context) error {
+func (l *loader) dropStage(ctx context.Context) error {
 	for _, stmt := range []string{"DROP VIEW temp.parse_input", "DROP VIEW temp.staged", "DROP TABLE temp.stage"} {
 		if _, err := l.conn.ExecContext(ctx, stmt); err != nil {
 			return fmt.Errorf("drop staging: %w", err)
@@ -221,7 +204,7 @@ func (l *Loader) dropStage(ctx context.Context) error {
 	return nil
 }
 
-func (l *Loader) choosePath(ctx context.Context) (mergePath, error) {
+func (l *loader) choosePath(ctx context.Context) (mergePath, error) {
 	if l.def.detail {
 		return pathDetail, nil
 	}
@@ -239,7 +222,7 @@ const problemsQuery = `SELECT x_page, x_idx, coalesce(id, ''), x_problems::VARCH
 FROM projected WHERE len(x_problems) > 0 ORDER BY x_seq LIMIT 5`
 
 // validate fails with up to five located problems when any staged record is bad.
-func (l *Loader) validate(ctx context.Context) error {
+func (l *loader) validate(ctx context.Context) error {
 	rows, err := l.conn.QueryContext(ctx, problemsQuery)
 	if err != nil {
 		return fmt.Errorf("merge %s: validate: %w", l.entity, err)
@@ -265,7 +248,7 @@ func (l *Loader) validate(ctx context.Context) error {
 	return fmt.Errorf("merge %s: %d invalid records, nothing merged:\n  %s", l.entity, total, strings.Join(lines, "\n  "))
 }
 
-func (l *Loader) locate(page, idx int64, id string) string {
+func (l *loader) locate(page, idx int64, id string) string {
 	loc := fmt.Sprintf("%s page %d item %d", l.entity, page, idx)
 	if id != "" {
 		loc += " (id " + id + ")"
@@ -282,7 +265,7 @@ func joinAny(xs []any) string {
 }
 
 // apply runs the merge steps of path in one transaction.
-func (l *Loader) apply(ctx context.Context, path mergePath, full bool) (MergeResult, error) {
+func (l *loader) apply(ctx context.Context, path mergePath) (MergeResult, error) {
 	var res MergeResult
 	dedupe := "dedupe"
 	if path == pathList {
@@ -312,22 +295,13 @@ func (l *Loader) apply(ctx context.Context, path mergePath, full bool) (MergeRes
 			return res, err
 		}
 	}
-	if full && path != pathFirst { // after a first load every row of the account was just seen
-		t := time.Now()
-		r, err := tx.ExecContext(ctx, l.def.sql["deleted"])
-		if err != nil {
-			return res, fmt.Errorf("deleted: %w", err)
-		}
-		res.Deleted, _ = r.RowsAffected()
-		l.timed("deleted", t)
-	}
 	t := time.Now()
 	defer l.timed("commit", t)
 	return res, tx.Commit()
 }
 
 // steps lists the statements after counts for path.
-func (l *Loader) steps(path mergePath) []string {
+func (l *loader) steps(path mergePath) []string {
 	if path == pathFirst {
 		steps := []string{"insert_first"}
 		for _, d := range l.def.derived {
@@ -342,7 +316,7 @@ func (l *Loader) steps(path mergePath) []string {
 	return steps
 }
 
-func (l *Loader) run(ctx context.Context, tx *sql.Tx, step string) error {
+func (l *loader) run(ctx context.Context, tx *sql.Tx, step string) error {
 	if l.def.optOut[step] { // declared in the entity's file and checked when the package loaded
 		return nil
 	}
@@ -355,7 +329,7 @@ func (l *Loader) run(ctx context.Context, tx *sql.Tx, step string) error {
 }
 
 // timed logs a merge step's duration at debug level: the knob for tuning merge SQL.
-func (l *Loader) timed(step string, start time.Time) {
+func (l *loader) timed(step string, start time.Time) {
 	l.b.log.Debug("merge step", "entity", l.entity, "step", step, "took", time.Since(start).Round(time.Millisecond))
 }
 
@@ -370,14 +344,14 @@ func stripComments(text string) string {
 }
 
 // Discard ends the loader without merging: what it staged is dropped.
-func (l *Loader) Discard() {
+func (l *loader) Discard() {
 	if !l.closed {
 		l.release()
 	}
 }
 
 // release drops the loader's temp tables and returns its connection.
-func (l *Loader) release() {
+func (l *loader) release() {
 	l.b.mu.Lock()
 	delete(l.b.loaders, l)
 	l.b.mu.Unlock()
@@ -386,7 +360,7 @@ func (l *Loader) release() {
 	}
 }
 
-func (l *Loader) close() error {
+func (l *loader) close() error {
 	if l.closed {
 		return nil
 	}

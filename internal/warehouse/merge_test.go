@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -14,16 +15,18 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata/")
 
+type goldenCase struct {
+	e      Entity
+	file   string
+	table  string
+	fill   []string // loaded before, so detail entities have rows to fill
+	fillAs Entity
+}
+
 // TestProjectionGolden loads each entity's fixture records and compares the
 // typed rows with testdata/<entity>.golden.
 func TestProjectionGolden(t *testing.T) {
-	cases := []struct {
-		e      Entity
-		file   string
-		table  string
-		fill   []string // loaded before, so detail entities have rows to fill
-		fillAs Entity
-	}{
+	cases := []goldenCase{
 		{e: Customers, file: "Customers__customer-list-response.json", table: "customers"},
 		{e: Products, file: "Products__product-list-response.json", table: "products"},
 		{e: ProductDetails, file: "Products__product-detail-response.json", table: "product_variants",
@@ -37,6 +40,11 @@ func TestProjectionGolden(t *testing.T) {
 		{e: Reviews, file: "Reviews__review-list-response.json", table: "reviews"},
 		{e: CreditLedger, file: "CreditMembership__credit-paginate-history-response.json", table: "credit_ledger"},
 		{e: WebhookDeliveries, file: "Webhooks__webhook-history-list-response.json", table: "webhook_deliveries"},
+	}
+	for e := range entityDefs {
+		if !slices.ContainsFunc(cases, func(c goldenCase) bool { return c.e == e }) {
+			t.Errorf("entity %s has no golden case: add its fixture here", e)
+		}
 	}
 	for _, c := range cases {
 		t.Run(string(c.e)+"_"+c.table, func(t *testing.T) {
@@ -159,6 +167,8 @@ func TestValidationErrors(t *testing.T) {
 		{"bad timestamp", Reviews, []string{`{"id":"r","createdAt":"yesterday"}`},
 			[]string{`createdAt: "yesterday" is not a timestamp`}},
 		{"broken JSON", Reviews, []string{`{"id": r}`}, []string{`reviews page 1 item 0: not a JSON object`}},
+		{"webhook without createdAt", WebhookDeliveries, []string{`{"id":"w","status":"SUCCESS"}`},
+			[]string{`webhook_deliveries page 1 item 0 (id w): createdAt: missing`}},
 		{"bad variant string", Products, []string{`{"id":"p","variant":"[{"}`},
 			[]string{`variant: not a JSON-encoded array`}},
 		{"several problems, at most five listed", Invoices, []string{
@@ -193,11 +203,11 @@ func TestValidationErrors(t *testing.T) {
 func TestAddRejectsNonObjects(t *testing.T) {
 	b := startBuild(t, newPath(t))
 	run := startRun(t, b, "acct")
-	l, err := b.NewLoader(context.Background(), Invoices, run.ID, run.Account, t0)
+	l, err := b.newLoader(context.Background(), Invoices, run.ID, run.Account, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Merge(context.Background(), false)
+	defer l.Merge(context.Background())
 	err = l.Add(3, 7, []byte(`[1,2]`))
 	if err == nil || !strings.Contains(err.Error(), "invoices page 3 item 7") {
 		t.Fatalf("err = %v", err)
@@ -234,7 +244,7 @@ func TestMergeLifecycle(t *testing.T) {
 	if res != (MergeResult{Inserted: 3}) {
 		t.Fatalf("first merge %+v", res)
 	}
-	if err := b.FinishRun(ctx, r1.ID, RunStats{Status: "succeeded"}); err != nil {
+	if err := b.finishRun(ctx, r1.ID, RunStats{Status: "succeeded"}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -251,7 +261,7 @@ func TestMergeLifecycle(t *testing.T) {
 		if n := queryInt(t, db, `SELECT count(*) FROM invoices WHERE last_seen_run = ? AND first_seen_run = ?`, r.ID, r1.ID); n != 3 {
 			t.Errorf("%d rows with updated last_seen_run and kept first_seen_run", n)
 		}
-		b.FinishRun(ctx, r.ID, RunStats{Status: "succeeded"})
+		b.finishRun(ctx, r.ID, RunStats{Status: "succeeded"})
 	})
 
 	t.Run("changes, deletion and duplicates", func(t *testing.T) {
@@ -273,7 +283,7 @@ func TestMergeLifecycle(t *testing.T) {
 		if at := queryString(t, db, `SELECT deleted_upstream_at::VARCHAR FROM invoices WHERE id = 'c'`); at != "2026-06-01 07:00:00+00" {
 			t.Errorf("deleted_upstream_at = %q", at)
 		}
-		b.FinishRun(ctx, r.ID, RunStats{Status: "succeeded"})
+		b.finishRun(ctx, r.ID, RunStats{Status: "succeeded"})
 	})
 
 	t.Run("reappearing row is restored", func(t *testing.T) {
@@ -388,7 +398,7 @@ func TestCreatedRowsOnlyAfterFirstSync(t *testing.T) {
 	if n := queryInt(t, b.DB(), `SELECT count(*) FROM invoices WHERE first_seen_run = ? AND first_seen_at = ?`, r1.ID, t0); n != 2 {
 		t.Errorf("%d invoices with the first run's first_seen columns, want 2", n)
 	}
-	b.FinishRun(ctx, r1.ID, RunStats{Status: "succeeded"})
+	b.finishRun(ctx, r1.ID, RunStats{Status: "succeeded"})
 
 	r2 := startRun(t, b, "acct")
 	res := load(t, b, Invoices, r2, t0.Add(time.Hour), true, inv("a"), inv("b"), inv("c"))
@@ -410,7 +420,7 @@ func TestListMergeValidationAndReplace(t *testing.T) {
 	b := startBuild(t, newPath(t))
 	r1 := startRun(t, b, "acct")
 	load(t, b, Customers, r1, t0, true, `{"id":"a","name":"A"}`, `{"id":"b","name":"B"}`)
-	b.FinishRun(context.Background(), r1.ID, RunStats{Status: "succeeded"})
+	b.finishRun(context.Background(), r1.ID, RunStats{Status: "succeeded"})
 	r2 := startRun(t, b, "acct")
 	_, err := tryLoad(b, Customers, r2, t0.Add(time.Hour), true, `{"id":"a","name":"A"}`, `{"id": b}`)
 	if err == nil || !strings.Contains(err.Error(), "customers page 1 item 1: not a JSON object") {
@@ -432,7 +442,7 @@ func TestChangedProductKeepsDetailColumns(t *testing.T) {
 	r1 := startRun(t, b, "acct")
 	load(t, b, Products, r1, t0, true, `{"id":"p","name":"One","variant":null}`)
 	load(t, b, ProductDetails, r1, t0, false, `{"id":"p","userId":"u1","qty":"3"}`)
-	b.FinishRun(context.Background(), r1.ID, RunStats{Status: "succeeded"})
+	b.finishRun(context.Background(), r1.ID, RunStats{Status: "succeeded"})
 	r2 := startRun(t, b, "acct")
 	load(t, b, Products, r2, t0.Add(time.Hour), true, `{"id":"p","name":"Two","variant":null}`)
 	got := queryString(t, b.DB(), `SELECT name || '/' || user_id || '/' || qty || '/' || first_seen_run || '/' || count(*) OVER () FROM products`)
@@ -456,7 +466,7 @@ func TestConcurrentMergesOfDifferentEntities(t *testing.T) {
 		},
 		Reviews: func(i int, v string) string { return fmt.Sprintf(`{"id":"r%d","status":"%s","rating":4}`, i, v) },
 		WebhookDeliveries: func(i int, v string) string {
-			return fmt.Sprintf(`{"id":"w%d","status":"%s","payload":"{\"event\":\"e\",\"data\":{}}"}`, i, v)
+			return fmt.Sprintf(`{"id":"w%d","status":"%s","payload":"{\"event\":\"e\",\"data\":{}}","createdAt":1770000000000}`, i, v)
 		},
 	}
 	for round, v := range []string{"one", "two"} {

@@ -6,22 +6,22 @@ import (
 	"testing"
 )
 
-// TestBatchedFullList: a list merged in batches, then an empty full merge, marks exactly the rows no
-// batch saw, and SeenInRun counts distinct records across batches (a record in two batches once).
+// TestBatchedFullList: a list merged in batches, then its deletion marking, marks exactly the rows no
+// batch saw, and seenInRun counts distinct records across batches (a record in two batches once).
 func TestBatchedFullList(t *testing.T) {
 	ctx := context.Background()
 	path := newPath(t)
 	b := startBuild(t, path)
 	run1 := startRun(t, b, "acct")
 	load(t, b, Customers, run1, t0, true, `{"id":"a"}`, `{"id":"b"}`, `{"id":"c"}`)
-	if err := b.FinishRun(ctx, run1.ID, RunStats{Status: "succeeded"}); err != nil {
+	if err := b.finishRun(ctx, run1.ID, RunStats{Status: "succeeded"}); err != nil {
 		t.Fatal(err)
 	}
 
 	run2 := startRun(t, b, "acct")
 	load(t, b, Customers, run2, t0, false, `{"id":"a"}`, `{"id":"d"}`)
 	load(t, b, Customers, run2, t0, false, `{"id":"d"}`, `{"id":"b"}`) // d shifted across the batch edge
-	seen, err := b.SeenInRun(ctx, Customers, "acct", run2.ID)
+	seen, err := b.seenInRun(ctx, Customers, "acct", run2.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +30,7 @@ func TestBatchedFullList(t *testing.T) {
 	}
 	res := load(t, b, Customers, run2, t0, true) // nothing staged: only the deletion step
 	if res.Deleted != 1 {
-		t.Fatalf("empty full merge deleted %d, want 1 (c)", res.Deleted)
+		t.Fatalf("deletion marking deleted %d, want 1 (c)", res.Deleted)
 	}
 	var deleted string
 	if err := b.DB().QueryRow(`SELECT string_agg(id, ',') FROM customers WHERE deleted_upstream_at IS NOT NULL`).Scan(&deleted); err != nil {
@@ -39,8 +39,8 @@ func TestBatchedFullList(t *testing.T) {
 	if deleted != "c" {
 		t.Fatalf("deleted upstream: %q, want c", deleted)
 	}
-	if _, err := b.SeenInRun(ctx, ProductDetails, "acct", run2.ID); err == nil {
-		t.Error("SeenInRun accepted a detail entity")
+	if _, err := b.seenInRun(ctx, ProductDetails, "acct", run2.ID); err == nil {
+		t.Error("seenInRun accepted a detail entity")
 	}
 }
 
@@ -72,7 +72,7 @@ func TestFirstSyncInBatches(t *testing.T) {
 	if n := queryInt(t, b.DB(), `SELECT count(*) FROM record_changes WHERE field = '_created'`); n != 0 {
 		t.Errorf("%d _created rows for the first sync", n)
 	}
-	if err := b.FinishRun(ctx, run1.ID, RunStats{Status: "succeeded"}); err != nil {
+	if err := b.finishRun(ctx, run1.ID, RunStats{Status: "succeeded"}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -91,7 +91,7 @@ func TestStageWhileMerging(t *testing.T) {
 	ctx := context.Background()
 	b := startBuild(t, newPath(t))
 	run := startRun(t, b, "acct")
-	first, err := b.NewLoader(ctx, Customers, run.ID, run.Account, t0)
+	first, err := b.newLoader(ctx, Customers, run.ID, run.Account, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,10 +102,10 @@ func TestStageWhileMerging(t *testing.T) {
 	}
 	merged := make(chan error, 1)
 	go func() {
-		_, err := first.Merge(ctx, false)
+		_, err := first.Merge(ctx)
 		merged <- err
 	}()
-	second, err := b.NewLoader(ctx, Customers, run.ID, run.Account, t0)
+	second, err := b.newLoader(ctx, Customers, run.ID, run.Account, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func TestStageWhileMerging(t *testing.T) {
 	if err := <-merged; err != nil {
 		t.Fatal(err)
 	}
-	if r, err := second.Merge(ctx, false); err != nil || r.Inserted != 5000 {
+	if r, err := second.Merge(ctx); err != nil || r.Inserted != 5000 {
 		t.Fatalf("second merge: %+v, %v", r, err)
 	}
 	if n := queryInt(t, b.DB(), `SELECT count(DISTINCT id) FROM customers WHERE email = id || '@x'`); n != 10000 {

@@ -34,9 +34,9 @@ type RunStats struct {
 	Error                      string
 }
 
-// StartRun begins a run for account, or returns the account's unfinished run
+// startRun begins a run for account, or returns the account's unfinished run
 // when the build resumed one.
-func (b *Build) StartRun(ctx context.Context, account string, startedAt time.Time) (Run, error) {
+func (b *Build) startRun(ctx context.Context, account string, startedAt time.Time) (Run, error) {
 	if account == "" {
 		return Run{}, errors.New("start run: empty account")
 	}
@@ -55,8 +55,8 @@ func (b *Build) StartRun(ctx context.Context, account string, startedAt time.Tim
 	return Run{ID: id, Account: account}, nil
 }
 
-// StreamDone reports whether the run already completed stream (resume skips it).
-func (b *Build) StreamDone(ctx context.Context, runID int64, stream string) (bool, error) {
+// streamDone reports whether the run already completed stream (resume skips it).
+func (b *Build) streamDone(ctx context.Context, runID int64, stream string) (bool, error) {
 	var done bool
 	if err := b.db.QueryRowContext(ctx, stateSQL.Get("stream_done"), runID, stream).Scan(&done); err != nil {
 		return false, fmt.Errorf("stream %s of run %d: %w", stream, runID, err)
@@ -64,8 +64,8 @@ func (b *Build) StreamDone(ctx context.Context, runID int64, stream string) (boo
 	return done, nil
 }
 
-// RecordStream stores a stream's statistics, replacing an earlier record of it in the run.
-func (b *Build) RecordStream(ctx context.Context, runID int64, s StreamStats) error {
+// recordStream stores a stream's statistics, replacing an earlier record of it in the run.
+func (b *Build) recordStream(ctx context.Context, runID int64, s StreamStats) error {
 	if s.Stream == "" {
 		return fmt.Errorf("record stream of run %d: empty stream name", runID)
 	}
@@ -84,8 +84,8 @@ func (b *Build) RecordStream(ctx context.Context, runID int64, s StreamStats) er
 	return nil
 }
 
-// FinishRun closes a run with its outcome and totals.
-func (b *Build) FinishRun(ctx context.Context, runID int64, s RunStats) error {
+// finishRun closes a run with its outcome and totals.
+func (b *Build) finishRun(ctx context.Context, runID int64, s RunStats) error {
 	switch s.Status {
 	case "succeeded", "failed", "partial":
 	default:
@@ -107,7 +107,7 @@ func (b *Build) FinishRun(ctx context.Context, runID int64, s RunStats) error {
 }
 
 // Cursor returns the stored cursor of an account's stream, "" when none.
-func (b *Build) Cursor(ctx context.Context, account, stream string) (string, error) {
+func (b *Build) cursor(ctx context.Context, account, stream string) (string, error) {
 	var v sql.NullString
 	err := b.db.QueryRowContext(ctx, stateSQL.Get("get_cursor"), account, stream).Scan(&v)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
@@ -116,8 +116,8 @@ func (b *Build) Cursor(ctx context.Context, account, stream string) (string, err
 	return v.String, nil
 }
 
-// SetCursor stores the cursor of an account's stream.
-func (b *Build) SetCursor(ctx context.Context, account, stream, value string, runID int64) error {
+// setCursor stores the cursor of an account's stream.
+func (b *Build) setCursor(ctx context.Context, account, stream, value string, runID int64) error {
 	err := b.inTx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, stateSQL.Get("delete_cursor"), account, stream); err != nil {
 			return err

@@ -11,23 +11,23 @@ func TestRunsStreamsAndFreshness(t *testing.T) {
 	b := startBuild(t, newPath(t))
 	run := startRun(t, b, "acct")
 	s := StreamStats{Stream: "products:ebook", Entity: "products", Started: t0, Finished: t0.Add(time.Minute), Pages: 2, Records: 15}
-	if err := b.RecordStream(ctx, run.ID, s); err != nil {
+	if err := b.recordStream(ctx, run.ID, s); err != nil {
 		t.Fatal(err)
 	}
 	s.Complete = true
-	if err := b.RecordStream(ctx, run.ID, s); err != nil { // replaces the first record
+	if err := b.recordStream(ctx, run.ID, s); err != nil { // replaces the first record
 		t.Fatal(err)
 	}
 	if n := queryInt(t, b.DB(), `SELECT count(*) FROM sync_streams`); n != 1 {
 		t.Errorf("%d stream rows", n)
 	}
-	if err := b.FinishRun(ctx, run.ID, RunStats{Status: "done"}); err == nil {
+	if err := b.finishRun(ctx, run.ID, RunStats{Status: "done"}); err == nil {
 		t.Error("unknown status accepted")
 	}
-	if err := b.FinishRun(ctx, 999, RunStats{Status: "failed"}); err == nil {
+	if err := b.finishRun(ctx, 999, RunStats{Status: "failed"}); err == nil {
 		t.Error("unknown run accepted")
 	}
-	if err := b.FinishRun(ctx, run.ID, RunStats{Status: "partial", Records: 15, Error: "ebooks: timeout"}); err != nil {
+	if err := b.finishRun(ctx, run.ID, RunStats{Status: "partial", Records: 15, Error: "ebooks: timeout"}); err != nil {
 		t.Fatal(err)
 	}
 	got := queryString(t, b.DB(), `SELECT account || ' ' || entity || ' ' || records || ' ' || last_complete_at::VARCHAR FROM table_freshness`)

@@ -87,7 +87,7 @@ func TestOldStorageIsUpgraded(t *testing.T) {
 	}
 	run := startRun(t, b, "acct")
 	load(t, b, Customers, run, t0, false, `{"id":"c2","email":"b@example.com"}`)
-	if err := b.FinishRun(ctx, run.ID, RunStats{Status: "succeeded"}); err != nil {
+	if err := b.finishRun(ctx, run.ID, RunStats{Status: "succeeded"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := b.Publish(ctx); err != nil {

@@ -1,6 +1,12 @@
 // Package warehouse keeps the billsync DuckDB file: raw API records in, typed
 // tables, change history and sync state out, published by building a copy and
 // renaming it over the previous file.
+//
+// A sync writes a Build only through its Sink (sink.go), which owns DuckDB's write
+// rules: when records are merged and in what batches, how many merges run at once,
+// one writer per table, when rows are marked deleted upstream. The entities are the
+// files of merge/ (entity.go). It knows nothing of the API client: the caller passes
+// records as raw JSON and the run's observation time.
 package warehouse
 
 import (

@@ -1,5 +1,6 @@
 -- Webhook delivery records (GET /hl/v2/webhooks/new-history). Incremental:
 -- upserted by id, never marked deleted; status and nextDelivery changes recorded.
+-- createdAt is required: the stream's cursor is the newest created_at stored.
 -- payload is a JSON-encoded string holding {event, data}: stored parsed as
 -- event_type and event_data (the string itself stays in raw).
 
@@ -31,6 +32,8 @@ SELECT c.account, bs_blank(r.id) AS id,
        list_filter([
            CASE WHEN r IS NULL THEN 'not a JSON object' END,
            CASE WHEN r IS NOT NULL AND bs_blank(r.id) IS NULL THEN 'id: missing' END,
+           -- the cursor moves with the newest createdAt the run stored, parsed here only
+           CASE WHEN r IS NOT NULL AND r.createdAt IS NULL THEN 'createdAt: missing' END,
            bs_bad('createdAt', r.createdAt, created_at, 'a timestamp'),
            bs_when('createdAt', r.createdAt, created_at, c.observed_at + INTERVAL 1 DAY),
            bs_bad('updatedAt', r.updatedAt, updated_at, 'a timestamp'),

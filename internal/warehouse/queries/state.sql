@@ -35,13 +35,6 @@ DELETE FROM sync_cursors WHERE account = ? AND stream = ?;
 -- name: insert_cursor
 INSERT INTO sync_cursors (account, stream, value, run_id, updated_at) VALUES (?, ?, ?, ?, now());
 
--- name: delete_credit_fetched
-DELETE FROM credit_fetch_state WHERE account = ? AND customer_id = ?;
-
--- name: insert_credit_fetched
-INSERT INTO credit_fetch_state (account, customer_id, last_fetched_at, run_id) VALUES (?, ?, ?, ?);
-
-
 -- name: delete_conflicts
 -- A stream that is paged again in a resumed run records its conflicts anew.
 DELETE FROM data_quality_conflicts WHERE account = ? AND run_id = ? AND stream = ?;
@@ -50,3 +43,8 @@ DELETE FROM data_quality_conflicts WHERE account = ? AND run_id = ? AND stream =
 INSERT INTO data_quality_conflicts (account, entity, stream, id, run_id, observed_at, path,
     first_page, first_item, first_raw, second_page, second_item, second_raw)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+
+-- name: newest_created
+-- The latest createdAt (as the merge parsed it) among the rows of an account this run saw: the
+-- webhook cursor. __TABLE__ is the entity's constant table name.
+SELECT max(created_at) FROM __TABLE__ WHERE account = ? AND last_seen_run = ?;
