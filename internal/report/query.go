@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/billsync/billsync/internal/warehouse"
 	"github.com/billsync/billsync/queries"
 	"github.com/duckdb/duckdb-go/v2"
 )
@@ -201,9 +202,9 @@ func attachJournal(ctx context.Context, db *sql.DB, path string) (string, bool) 
 	return path, true
 }
 
-// prepareConn clears variables a previous user of the pooled connection set
-// and makes credit_balance_reports visible on conn: the journal's table, or an
-// empty stand-in.
+// prepareConn clears variables a previous user of the pooled connection set,
+// makes credit_balance_reports visible on conn (the journal's table, or an
+// empty stand-in) and the current macros.
 func prepareConn(ctx context.Context, conn *sql.Conn, journal bool) error {
 	vars, err := variables(ctx, conn)
 	if err != nil {
@@ -224,7 +225,9 @@ func prepareConn(ctx context.Context, conn *sql.Conn, journal bool) error {
 	if _, err := conn.ExecContext(ctx, q); err != nil {
 		return fmt.Errorf("journal view: %w", err)
 	}
-	return nil
+	// The query files call the warehouse's macros as this billsync defines them, also on a
+	// file an older billsync published.
+	return warehouse.UseCurrentMacros(ctx, conn)
 }
 
 // sqlString quotes s as a SQL string literal.
