@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"regexp"
-	"strings"
 
 	"github.com/billsync/billsync/internal/sqlfile"
 )
@@ -39,7 +38,7 @@ func migrate(ctx context.Context, db *sql.DB) error {
 	if _, err := tx.ExecContext(ctx, macrosSQL); err != nil {
 		return fmt.Errorf("macros.sql: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx, "CREATE OR REPLACE MACRO "+macrosVersionMacro+"() AS "+sqlString(MacrosVersion)); err != nil {
+	if _, err := tx.ExecContext(ctx, "CREATE OR REPLACE MACRO "+macrosVersionMacro+"() AS "+quoteLiteral(MacrosVersion)); err != nil {
 		return fmt.Errorf("macros.sql version: %w", err)
 	}
 	if _, err := tx.ExecContext(ctx, "DROP TABLE temp.credit_balance_reports"); err != nil {
@@ -90,9 +89,4 @@ func mustRead(name string) string {
 		panic(err)
 	}
 	return string(b)
-}
-
-// sqlString quotes s as a SQL string literal.
-func sqlString(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
 }
