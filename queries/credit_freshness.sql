@@ -33,7 +33,7 @@ customers_seen AS (
 )
 SELECT s.account, c.name AS customer_name, c.email AS customer_email, s.customer_id,
        f.last_fetched_at AS ledger_fetched_at,
-       round(epoch(p.ref_at - f.last_fetched_at) / 86400, 1) AS fetched_days_ago,
+       round(seconds_between(f.last_fetched_at, p.ref_at) / 86400, 1) AS fetched_days_ago,
        coalesce(l.entries, 0) AS entries, coalesce(l.products, 0) AS products, l.last_movement_at,
        r.last_reported_at,
        CASE WHEN f.last_fetched_at IS NULL THEN 'NEVER FETCHED'

@@ -46,7 +46,7 @@ keys AS (
     UNION SELECT h.account, h.entity FROM held h, params p WHERE p.account_filter IS NULL OR h.account = p.account_filter
 )
 SELECT k.account, k.entity, l.last_complete_at, l.run_id AS last_complete_run, l.records AS records_read,
-       round(epoch(p.ref_at - l.last_complete_at) / 3600, 1) AS staleness_hours,
+       round(seconds_between(l.last_complete_at, p.ref_at) / 3600, 1) AS staleness_hours,
        coalesce(h.rows, 0) AS rows, coalesce(h.deleted_rows, 0) AS deleted_rows,
        f.last_error_at, f.last_error
 FROM keys k

@@ -14,7 +14,7 @@ WITH params AS (
            getvariable('account')::VARCHAR AS account
 )
 SELECT r.account, r.id AS run_id, r.status, r.started_at, r.finished_at,
-       round(epoch(r.finished_at - r.started_at), 1) AS duration_seconds,
+       round(seconds_between(r.started_at, r.finished_at), 1) AS duration_seconds,
        r.records, r.requests, r.retries, r.error
 FROM sync_runs r, params p
 WHERE r.started_at < p.cutoff AND (p.account IS NULL OR r.account = p.account)

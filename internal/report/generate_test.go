@@ -518,3 +518,38 @@ func TestFormulaTextNeutralised(t *testing.T) {
 		}
 	}
 }
+
+// TestFailingReportNamesItself: reports run side by side; when one fails the error names it,
+// and the files returned are those of the reports that completed (the one started with it
+// among them), in the order asked.
+func TestFailingReportNamesItself(t *testing.T) {
+	w := testWorld(t)
+	db := filepath.Join(t.TempDir(), "broken.duckdb")
+	if err := copyFile(w.db, db); err != nil {
+		t.Fatal(err)
+	}
+	execDB(t, db, "DROP TABLE reviews")
+	out := t.TempDir()
+	files, err := Generate(context.Background(), Options{DB: db, OutDir: out, AsOf: testAsOf, Log: quiet,
+		Names: []string{"webhooks", "reviews", "aging", "credit"}})
+	if err == nil || !strings.HasPrefix(err.Error(), "report reviews: ") || strings.Contains(err.Error(), "report webhooks") {
+		t.Fatalf("error %v, want one of report reviews", err)
+	}
+	var names []string
+	for _, f := range files {
+		if _, err := os.Stat(f); err != nil {
+			t.Errorf("returned file %s: %v", f, err)
+		}
+		if strings.HasPrefix(filepath.Base(f), "reviews_") {
+			t.Errorf("returned file %s of the failed report", f)
+		}
+		names = append(names, filepath.Base(f))
+	}
+	if len(names) == 0 || !strings.HasPrefix(names[0], "webhooks_") {
+		t.Errorf("files %v, want webhooks' first", names)
+	}
+	leftovers, _ := filepath.Glob(filepath.Join(out, "reviews_*"))
+	if len(leftovers) > 0 {
+		t.Errorf("the failed report left %v", leftovers)
+	}
+}

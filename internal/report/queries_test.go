@@ -227,30 +227,6 @@ func TestCreditBalancesReconcile(t *testing.T) {
 	}
 }
 
-// TestSharedBlocksIdentical: query files that repeat a block between
-// "-- BEGIN name" and "-- END name" repeat it exactly.
-func TestSharedBlocksIdentical(t *testing.T) {
-	re := regexp.MustCompile(`(?s)-- BEGIN (\w+)[^\n]*\n(.*?)-- END (\w+)`)
-	blocks := map[string]string{}
-	from := map[string]string{}
-	files, _ := fs.Glob(queries.FS, "*.sql")
-	for _, f := range files {
-		b, _ := fs.ReadFile(queries.FS, f)
-		for _, m := range re.FindAllStringSubmatch(string(b), -1) {
-			if m[1] != m[3] {
-				t.Errorf("%s: BEGIN %s closed by END %s", f, m[1], m[3])
-			}
-			if prev, ok := blocks[m[1]]; ok && prev != m[2] {
-				t.Errorf("block %s differs between %s and %s", m[1], from[m[1]], f)
-			}
-			blocks[m[1]], from[m[1]] = m[2], f
-		}
-	}
-	if len(blocks) < 4 {
-		t.Errorf("found %d shared blocks, want at least 4", len(blocks))
-	}
-}
-
 // TestDefaultsAgree: a variable's default in a report definition is the same
 // literal its query files fall back to, so by-hand runs match the reports.
 func TestDefaultsAgree(t *testing.T) {
@@ -296,6 +272,59 @@ func TestDefinitionsCoverColumns(t *testing.T) {
 					t.Errorf("%s sheet %q: defined column %s is not returned by %s", d.Name, sh.Name, c.Name, sh.Query)
 				}
 			}
+		}
+	}
+}
+
+// TestAccountVariable: every query file filtered to the warehouse's only account returns what
+// it returns unfiltered, and filtered to another account only rows of no account (the macros'
+// account parameter shares its name with a column: a body that named the column unqualified
+// would compare the parameter with itself).
+func TestAccountVariable(t *testing.T) {
+	w := testWorld(t)
+	files, _ := fs.Glob(queries.FS, "*.sql")
+	for _, f := range files {
+		if f == "report_sources.sql" || f == "dq_sync_runs.sql" {
+			continue // wall-clock rows, as in TestQueryGoldens
+		}
+		t.Run(f, func(t *testing.T) {
+			names, all := queryRows(t, w.db, f, asOfVars, "")
+			_, main := queryRows(t, w.db, f, map[string]string{"as_of": asOfVars["as_of"], "tz": asOfVars["tz"], "account": "main"}, "")
+			if a, b := render(names, all), render(names, main); a != b {
+				t.Errorf("account=main differs from all accounts:\n%s", firstDiff(b, a))
+			}
+			_, none := queryRows(t, w.db, f, map[string]string{"as_of": asOfVars["as_of"], "tz": asOfVars["tz"], "account": "nobody"}, "")
+			i := slices.Index(names, "account")
+			for _, r := range none {
+				if i >= 0 && r[i] != nil {
+					t.Errorf("account=nobody returned a row of account %v", r[i])
+					break
+				}
+			}
+		})
+	}
+}
+
+// TestOlderWarehouseMacros: on a warehouse an older billsync published, whose macros differ
+// from this version's (here: one missing, the version stamp another), the queries run with this
+// version's macros and give what they give on a current file.
+func TestOlderWarehouseMacros(t *testing.T) {
+	w := testWorld(t)
+	old := filepath.Join(t.TempDir(), "old.duckdb")
+	if err := copyFile(w.db, old); err != nil {
+		t.Fatal(err)
+	}
+	execDB(t, old, "DROP MACRO TABLE aging_items",
+		"CREATE OR REPLACE MACRO billsync_macros_version() AS 'older'",
+		"CREATE OR REPLACE MACRO reviews_at(as_of, tz := '', account := NULL) AS TABLE SELECT 1 AS wrong")
+	for _, f := range []string{"aging_detail.sql", "reviews_by_product.sql", "credit_balances.sql"} {
+		n1, want := queryRows(t, w.db, f, asOfVars, "")
+		n2, got := queryRows(t, old, f, asOfVars, "")
+		if len(want) == 0 {
+			t.Fatalf("%s: no rows: the test proves nothing", f)
+		}
+		if a, b := render(n1, want), render(n2, got); a != b {
+			t.Errorf("%s on the older file:\n%s", f, firstDiff(b, a))
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/billsync/billsync/internal/jobs/journalfile"
+	"github.com/billsync/billsync/internal/warehouse"
 	"github.com/billsync/billsync/queries"
 	"github.com/duckdb/duckdb-go/v2"
 )
@@ -190,9 +191,9 @@ func attachJournal(ctx context.Context, db *sql.DB, path string) (string, bool) 
 	}
 }
 
-// prepareConn clears variables a previous user of the pooled connection set
-// and makes credit_balance_reports visible on conn: the journal's table, or an
-// empty stand-in.
+// prepareConn clears variables a previous user of the pooled connection set,
+// makes credit_balance_reports visible on conn (the journal's table, or an
+// empty stand-in) and the current macros.
 func prepareConn(ctx context.Context, conn *sql.Conn, journal bool) error {
 	vars, err := variables(ctx, conn)
 	if err != nil {
@@ -206,7 +207,12 @@ func prepareConn(ctx context.Context, conn *sql.Conn, journal bool) error {
 			return fmt.Errorf("reset variable %s: %w", name, err)
 		}
 	}
-	return journalfile.Views(ctx, conn, journal)
+	if err := journalfile.Views(ctx, conn, journal); err != nil {
+		return err
+	}
+	// The query files call the warehouse's macros as this billsync defines them, also on a
+	// file an older billsync published.
+	return warehouse.UseCurrentMacros(ctx, conn)
 }
 
 // sqlString quotes s as a SQL string literal.

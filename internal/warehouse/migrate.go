@@ -2,12 +2,89 @@ package warehouse
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
+	"fmt"
+	"regexp"
 
+	"github.com/billsync/billsync/internal/jobs/journalfile"
 	"github.com/billsync/billsync/internal/sqlfile"
 )
 
-// migrate applies the embedded migrations not yet recorded in schema_migrations.
+// migrate applies the embedded migrations not yet recorded in schema_migrations, then the
+// macros and views of macros.sql, every time: a file opened by a newer billsync gets its
+// definitions even when no migration is new.
 func migrate(ctx context.Context, db *sql.DB) error {
-	return sqlfile.Migrate(ctx, db, sqlFS, "migrations")
+	if err := sqlfile.Migrate(ctx, db, sqlFS, "migrations"); err != nil {
+		return err
+	}
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	// DuckDB binds a macro's body when it is created, so credit_balances needs the journal's
+	// credit_balance_reports to exist; at run time the reader attaches the journal and names it
+	// so (docs/reports.md). The journal's own empty stand-in lives only in this connection's
+	// temp schema.
+	if _, err := tx.ExecContext(ctx, journalfile.StandInSQL()); err != nil {
+		return fmt.Errorf("macros.sql: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, macrosSQL); err != nil {
+		return fmt.Errorf("macros.sql: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, "CREATE OR REPLACE MACRO "+macrosVersionMacro+"() AS "+quoteLiteral(MacrosVersion)); err != nil {
+		return fmt.Errorf("macros.sql version: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, "DROP TABLE temp.credit_balance_reports"); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// macrosSQL is macros.sql: every statement creates or replaces a macro or a view.
+var macrosSQL = mustRead("macros.sql")
+
+// MacrosVersion identifies macros.sql: a warehouse whose billsync_macros_version() returns it
+// has exactly these definitions.
+var MacrosVersion = func() string {
+	sum := sha256.Sum256([]byte(macrosSQL))
+	return hex.EncodeToString(sum[:8])
+}()
+
+const macrosVersionMacro = "billsync_macros_version"
+
+// UseCurrentMacros makes the macros and views of macros.sql, as this billsync defines them,
+// the ones queries on conn see. A warehouse written by this billsync has them; on one
+// written by another version (read-only: a reader cannot change it) they are created as
+// temporary objects of conn, which shadow the file's own. conn must see credit_balance_reports.
+func UseCurrentMacros(ctx context.Context, conn *sql.Conn) error {
+	var v string
+	err := conn.QueryRowContext(ctx, "SELECT "+macrosVersionMacro+"()").Scan(&v)
+	if err == nil && v == MacrosVersion {
+		return nil
+	}
+	if _, err := conn.ExecContext(ctx, temporaryMacros); err != nil {
+		return fmt.Errorf("the warehouse's macros are of another billsync version; defining this version's failed: %w", err)
+	}
+	return nil
+}
+
+var createRe = regexp.MustCompile(`(?m)^CREATE OR REPLACE (MACRO|VIEW) `)
+
+// temporaryMacros is macros.sql with every object created TEMP.
+var temporaryMacros = createRe.ReplaceAllString(macrosSQL, "CREATE OR REPLACE TEMP $1 ")
+
+func mustRead(name string) string {
+	b, err := sqlFS.ReadFile(name)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
 }

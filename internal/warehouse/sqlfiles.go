@@ -2,5 +2,5 @@ package warehouse
 
 import "embed"
 
-//go:embed migrations/*.sql merge/*.sql queries/*.sql
+//go:embed migrations/*.sql merge/*.sql queries/*.sql macros.sql
 var sqlFS embed.FS

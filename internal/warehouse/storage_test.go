@@ -3,10 +3,9 @@ package warehouse
 import (
 	"context"
 	"database/sql"
-	"io/fs"
 	"os"
+	"strings"
 	"testing"
-	"testing/fstest"
 
 	"github.com/billsync/billsync/internal/sqlfile"
 	duckdb "github.com/duckdb/duckdb-go/v2"
@@ -27,7 +26,8 @@ func TestStorageAtLeast(t *testing.T) {
 }
 
 // oldWarehouse writes a warehouse as billsync made it before migration 0003, in DuckDB's
-// default (pre-1.2) storage: one customer and one webhook delivery with its payload column.
+// default (pre-1.2) storage: one customer and one webhook delivery with its payload column. Its
+// migrations are those of that time (testdata/old_migrations), macros included.
 func oldWarehouse(t *testing.T, path string) {
 	t.Helper()
 	ctx := context.Background()
@@ -37,15 +37,7 @@ func oldWarehouse(t *testing.T, path string) {
 	}
 	db := sql.OpenDB(conn)
 	defer db.Close()
-	old := fstest.MapFS{}
-	for _, name := range []string{"migrations/0001_init.sql", "migrations/0002_fast_parse.sql"} {
-		b, err := fs.ReadFile(sqlFS, name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		old[name] = &fstest.MapFile{Data: b}
-	}
-	if err := sqlfile.Migrate(ctx, db, old, "migrations"); err != nil {
+	if err := sqlfile.Migrate(ctx, db, os.DirFS("testdata"), "old_migrations"); err != nil {
 		t.Fatal(err)
 	}
 	for _, q := range []string{
@@ -115,12 +107,19 @@ func TestOldStorageIsUpgraded(t *testing.T) {
 	if got := queryString(t, db, `SELECT string_agg(DISTINCT compression, ',') FROM pragma_storage_info('customers') WHERE column_name = 'raw' AND segment_type <> 'VALIDITY'`); got != "ZSTD" {
 		t.Errorf("customers.raw compression %q, want ZSTD", got)
 	}
-	migrations, err := fs.Glob(sqlFS, "migrations/*.sql")
+	migrations, err := sqlfile.Migrations(sqlFS, "migrations")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := queryInt(t, db, `SELECT max(version) FROM schema_migrations`); n != int64(len(migrations)) {
-		t.Errorf("schema version %d, want %d (every embedded migration applied)", n, len(migrations))
+	if n := queryInt(t, db, `SELECT max(version) FROM schema_migrations`); n != int64(migrations[len(migrations)-1].Version) {
+		t.Errorf("schema version %d, want %d (every embedded migration applied)", n, migrations[len(migrations)-1].Version)
+	}
+	// the old file's macros are replaced by today's
+	if v := queryString(t, db, `SELECT billsync_macros_version()`); v != MacrosVersion {
+		t.Errorf("macros version %s, want %s", v, MacrosVersion)
+	}
+	if got := queryString(t, db, `SELECT macro_definition FROM duckdb_functions() WHERE function_name = 'bs_ts'`); !strings.Contains(got, "suffix(s, 'Z')") {
+		t.Errorf("bs_ts is still the old file's: %s", got)
 	}
 	// migrated before the copy, so no rebuilt table left its old blocks behind
 	if free, total := queryInt(t, db, `SELECT free_blocks FROM pragma_database_size()`),

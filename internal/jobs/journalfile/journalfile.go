@@ -69,3 +69,8 @@ func Views(ctx context.Context, conn *sql.Conn, attached bool) error {
 	}
 	return nil
 }
+
+// StandInSQL creates, as temp tables, the empty stand-ins Views makes when no journal is
+// attached: for a writer that must bind SQL reading the journal's tables (the warehouse's
+// macros) without a journal at hand.
+func StandInSQL() string { return stmts.Get("empty_views") }

@@ -2,45 +2,7 @@
 -- JSON in `raw` and typed columns derived from it by the merge SQL in ../merge.
 -- (account, id) is the logical key; there are no PRIMARY KEY constraints because
 -- they made bulk loads 2.4x slower and files 4x larger: the merge keeps keys unique.
-
--- bs_int: an integer sent as a JSON number or a string ("123", "123.0"); NULL when not integral.
-CREATE OR REPLACE MACRO bs_int(s) AS
-    TRY_CAST(regexp_extract(s, '^\s*(-?\d+)(\.0*)?\s*$', 1) AS BIGINT);
-
--- bs_ts: any time the API sends -> TIMESTAMPTZ in UTC, independent of the session time zone.
--- Epoch milliseconds (number or string), ISO 8601 with Z or an offset, or ISO 8601 without
--- an offset (read as UTC). NULL when the text is none of these.
-CREATE OR REPLACE MACRO bs_ts(s) AS
-    CASE
-        WHEN s IS NULL THEN NULL
-        WHEN regexp_full_match(s, '\s*-?\d+(\.0*)?\s*') THEN make_timestamptz(bs_int(s) * 1000)
-        WHEN regexp_matches(s, '([zZ]|[+-]\d\d(:?\d\d)?)\s*$') THEN TRY_CAST(s AS TIMESTAMPTZ)
-        ELSE timezone('UTC', TRY_CAST(s AS TIMESTAMP))
-    END;
-
--- bs_num / bs_dec: a number sent as a JSON number or a string.
-CREATE OR REPLACE MACRO bs_num(s) AS TRY_CAST(trim(s) AS DOUBLE);
-CREATE OR REPLACE MACRO bs_dec(s) AS TRY_CAST(trim(s) AS DECIMAL(20,4));
-
--- bs_blank: treats "" like a missing value, so empty strings never fail a typed column.
-CREATE OR REPLACE MACRO bs_blank(s) AS nullif(trim(s), '');
-
--- bs_bad: a validation message when text s is present but its typed value v is NULL.
-CREATE OR REPLACE MACRO bs_bad(field, s, v, what) AS
-    CASE WHEN bs_blank(s) IS NOT NULL AND v IS NULL
-         THEN field || ': ' || to_json(s)::VARCHAR || ' is not ' || what END;
-
--- bs_variants: a product's variants as a JSON array: the `variants` array, else
--- the JSON-encoded `variant` string; '[]' when the record says it has none; NULL
--- when it does not say (then stored variants are left alone) or `variant` is unreadable.
-CREATE OR REPLACE MACRO bs_variants(variants, variant, raw) AS
-    CASE
-        WHEN json_type(variants) = 'ARRAY' THEN variants
-        WHEN json_type(variant) = 'VARCHAR' THEN
-            CASE WHEN json_type(TRY((variant->>'$')::JSON)) = 'ARRAY' THEN TRY((variant->>'$')::JSON) END
-        WHEN variant IS NULL AND variants IS NULL
-             AND (json_exists(raw, '$.variant') OR json_exists(raw, '$.variants')) THEN '[]'::JSON
-    END;
+-- Macros and views (bs_ts and the rest) are in ../macros.sql, applied at every open.
 
 CREATE TABLE customers (
     account VARCHAR, id VARCHAR,
@@ -172,19 +134,3 @@ CREATE TABLE sync_cursors (
 CREATE TABLE credit_fetch_state (
     account VARCHAR, customer_id VARCHAR, last_fetched_at TIMESTAMPTZ, run_id BIGINT
 );
-
--- Per account and entity: when a stream of it last completed, how many records
--- that run's complete streams of it returned, and how old that is now.
-CREATE VIEW table_freshness AS
-WITH done AS (
-    SELECT r.account, s.entity, s.run_id, max(s.finished_at) AS finished_at, sum(s.records) AS records
-    FROM sync_streams s JOIN sync_runs r ON r.id = s.run_id
-    WHERE s.complete
-    GROUP BY r.account, s.entity, s.run_id
-)
-SELECT account, entity,
-       max(finished_at) AS last_complete_at,
-       arg_max(records, finished_at) AS records,
-       now() - max(finished_at) AS staleness
-FROM done
-GROUP BY account, entity;

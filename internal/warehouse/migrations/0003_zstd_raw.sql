@@ -10,20 +10,6 @@
 --     parsed payload.
 -- DuckDB cannot change a column's compression in place, so each table is
 -- rebuilt with its rows.
---
--- bs_ts also gets a fast path for the ISO form with Z, which webhook and
--- credit records use: it skips the regular expressions of the general case and
--- yields exactly what they would (a string ending in Z is never epoch ms).
-
-CREATE OR REPLACE MACRO bs_ts(s) AS
-    CASE
-        WHEN s IS NULL THEN NULL
-        WHEN suffix(s, 'Z') THEN TRY_CAST(s AS TIMESTAMPTZ)
-        WHEN TRY_CAST(s AS BIGINT)::VARCHAR = s THEN make_timestamptz(TRY_CAST(s AS BIGINT) * 1000)
-        WHEN regexp_full_match(s, '\s*-?\d+(\.0*)?\s*') THEN make_timestamptz(bs_int(s) * 1000)
-        WHEN regexp_matches(s, '([zZ]|[+-]\d\d(:?\d\d)?)\s*$') THEN TRY_CAST(s AS TIMESTAMPTZ)
-        ELSE timezone('UTC', TRY_CAST(s AS TIMESTAMP))
-    END;
 
 CREATE TABLE customers__zstd (
     account VARCHAR, id VARCHAR,
