@@ -54,6 +54,8 @@ type Options struct {
 	// (0 = DefaultFanoutBatchBytes).
 	FanoutBatchBytes int64
 
+	MemoryTrace func(warehouse.MemorySample) // optional diagnostic (Run only): DuckDB's memory every 250 ms
+
 	Progress func(Progress) // optional; called from several goroutines
 	Log      *slog.Logger
 }

@@ -27,7 +27,7 @@ func Run(ctx context.Context, path string, accounts []Account, opts Options) ([]
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	b, err := warehouse.StartBuild(ctx, path, warehouse.BuildOptions{Log: log, MemoryLimit: opts.MemoryLimit})
+	b, err := warehouse.StartBuild(ctx, path, warehouse.BuildOptions{Log: log, MemoryLimit: opts.MemoryLimit, MemoryTrace: opts.MemoryTrace})
 	if err != nil {
 		return nil, err
 	}

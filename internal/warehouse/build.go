@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/billsync/billsync/internal/sqlfile"
 )
@@ -32,9 +33,10 @@ type Build struct {
 	// Resumed reports that the work file came from an interrupted run.
 	Resumed bool
 
-	mu      sync.Mutex
-	loaders map[*Loader]struct{}
-	done    bool
+	mu        sync.Mutex
+	loaders   map[*Loader]struct{}
+	done      bool
+	stopTrace func()
 }
 
 var stateSQL = sqlfile.MustLoad(sqlFS, "queries/state.sql", "unfinished_runs", "find_unfinished_run", "insert_run", "finish_run", "stream_done", "delete_stream", "insert_stream", "get_cursor", "delete_cursor", "insert_cursor", "delete_credit_fetched", "insert_credit_fetched", "delete_conflicts", "insert_conflict")
@@ -43,6 +45,11 @@ var stateSQL = sqlfile.MustLoad(sqlFS, "queries/state.sql", "unfinished_runs", "
 type BuildOptions struct {
 	Log         *slog.Logger // nil: slog.Default()
 	MemoryLimit string       // DuckDB's memory_limit on the build file, e.g. "512MB"; "" = DefaultMemoryLimit
+
+	// MemoryTrace, when set, is called every MemoryTraceEvery (default 250 ms) with DuckDB's
+	// memory until the build closes: a diagnostic for benchmarks.
+	MemoryTrace      func(MemorySample)
+	MemoryTraceEvery time.Duration
 }
 
 // StartBuild locks path, then resumes an interrupted build or starts a new one
@@ -61,6 +68,13 @@ func StartBuild(ctx context.Context, path string, opts BuildOptions) (*Build, er
 	if err := b.open(ctx); err != nil {
 		releaseLock(lock)
 		return nil, err
+	}
+	if opts.MemoryTrace != nil {
+		every := opts.MemoryTraceEvery
+		if every <= 0 {
+			every = 250 * time.Millisecond
+		}
+		b.stopTrace = b.traceMemory(every, opts.MemoryTrace)
 	}
 	return b, nil
 }
@@ -270,6 +284,9 @@ func (b *Build) finish() error {
 		return errors.New("warehouse build already closed")
 	}
 	b.done = true
+	if b.stopTrace != nil {
+		b.stopTrace()
+	}
 	var errs []error
 	for l := range b.loaders {
 		errs = append(errs, l.close())
