@@ -195,18 +195,36 @@ func (l *Loader) prepare(ctx context.Context, checked bool) (mergePath, error) {
 	if err != nil {
 		return "", err
 	}
-	steps := []string{"parse_all", "project"}
-	if path == pathList {
-		steps[0] = "keys"
+	if path == pathFirst {
+		if err := l.project(ctx, "parse_all"); err != nil {
+			return "", err
+		}
+		var overlap bool
+		if err := l.conn.QueryRowContext(ctx, l.def.sql["first_overlap"]).Scan(&overlap); err != nil {
+			return "", fmt.Errorf("first overlap: %w", err)
+		}
+		if !overlap {
+			return pathFirst, nil
+		}
+		path = pathList // rare: projected again, from the records that differ
 	}
-	for _, step := range steps {
+	parse := "parse_all"
+	if path == pathList {
+		parse = "keys"
+	}
+	return path, l.project(ctx, parse)
+}
+
+// project runs parse (which chooses the staged records to parse) and the entity's projection.
+func (l *Loader) project(ctx context.Context, parse string) error {
+	for _, step := range []string{parse, "project"} {
 		t := time.Now()
 		if _, err := l.conn.ExecContext(ctx, l.def.sql[step]); err != nil {
-			return "", fmt.Errorf("%s: %w", step, err)
+			return fmt.Errorf("%s: %w", step, err)
 		}
 		l.timed(step, t)
 	}
-	return path, nil
+	return nil
 }
 
 // dropStage drops the staged records once projected holds what the merge needs: nothing reads
