@@ -39,7 +39,7 @@ type config struct {
 	MetricsAddr   string        `env:"BILLSYNC_METRICS_ADDR"`
 	LogFormat     string        `env:"BILLSYNC_LOG_FORMAT, default=auto"`
 	StopGrace     time.Duration `env:"BILLSYNC_STOP_GRACE, default=30s"`
-	MemoryLimit   string        `env:"BILLSYNC_MEMORY_LIMIT, default=512MB"`
+	MemoryLimit   string        `env:"BILLSYNC_MEMORY_LIMIT, default=192MB"`
 	// Reports names the reports to write after each successful sync: "all", or a comma-separated
 	// list (report -list); empty writes none.
 	Reports    string `env:"BILLSYNC_REPORTS"`

@@ -28,7 +28,15 @@ type Loader struct {
 	app    *duckdb.Appender
 	seq    int64
 	closed bool
+
+	unflushed int // bytes appended since the appender last handed its rows to the stage table
 }
+
+// stageFlushBytes is how much raw JSON a loader's appender holds before it hands the rows to
+// the stage table. The appender collects rows in memory DuckDB's buffer manager does not track
+// (so BILLSYNC_MEMORY_LIMIT does not bound it and nothing spills) until a flush; unflushed, a
+// batch of 122,880 webhook records held about 180 MB of it per stream.
+const stageFlushBytes = 4 << 20
 
 // MergeResult counts what a merge did to the entity's table.
 type MergeResult struct {
@@ -97,6 +105,12 @@ func (l *Loader) Add(page, idx int, raw []byte) error {
 	l.seq++
 	if err := l.app.AppendRow(l.seq, int32(page), int32(idx), string(raw)); err != nil {
 		return fmt.Errorf("%s page %d item %d: stage: %w", l.entity, page, idx, err)
+	}
+	if l.unflushed += len(raw); l.unflushed >= stageFlushBytes {
+		l.unflushed = 0
+		if err := l.app.Flush(); err != nil {
+			return fmt.Errorf("%s page %d item %d: stage: %w", l.entity, page, idx, err)
+		}
 	}
 	return nil
 }
