@@ -44,6 +44,9 @@ func openDB(path string, readOnly bool, memoryLimit string) (*sql.DB, error) {
 	opts := url.Values{}
 	opts.Set("autoinstall_known_extensions", "false")
 	opts.Set("autoload_known_extensions", "false")
+	// DuckDB switches jemalloc's background threads on or off at every open, process-wide; they
+	// return freed pages to the kernel on time (allocator.go)
+	opts.Set("allocator_background_threads", "true")
 	if os.Getenv("HOME") == "" {
 		opts.Set("home_directory", os.TempDir())
 	}
