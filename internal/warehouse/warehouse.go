@@ -28,9 +28,8 @@ const buildThreads = "1"
 // keeps its memory at the peak: DuckDB's tracked memory at this limit (staged raw JSON in the
 // loaders' temp tables, most of it), about 65 MB of Go heap (pages being decoded, the paging
 // guards' hashes), about 50 MB of the binary's own pages and 30-60 MB of C memory DuckDB does not
-// track. With this limit the peak RSS is about 340 MB; 256MB peaks at about 400 MB and 512MB at
-// about 650 MB, for list-phase CPU time within the machine's noise of each other (more spills,
-// fewer evictions).
+// track: about 350 MB RSS. The price is spilling: the list phase took about a quarter more CPU
+// than with 512MB before the Appender and allocator changes (which peaked at 1.0-1.2 GB).
 const DefaultMemoryLimit = "192MB"
 
 // openDB opens a DuckDB file with settings every billsync handle needs: no
