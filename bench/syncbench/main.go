@@ -42,6 +42,7 @@ var (
 	advance     time.Duration
 	memoryLimit string
 	floor       bool
+	memTraceOut string
 
 	startProfile = func() {}
 )
@@ -58,6 +59,7 @@ func main() {
 	flag.DurationVar(&advance, "advance", 24*time.Hour, "simulated time between runs (the simulator's clock moves, records change)")
 	flag.BoolVar(&listsOnly, "lists-only", false, "sync the lists and webhooks only: a budget of one request leaves the fan-outs for later")
 	flag.BoolVar(&floor, "floor", false, "first measure the floor of the list phase against the same simulator (its reads alone, then read_json loads of what they read) and compare the first run's list phase with it")
+	flag.StringVar(&memTraceOut, "memtrace", "", "append each run's memory time series (RSS, Go heap, DuckDB by tag, every 250 ms; MB, tab-separated) to this file")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the syncer side here")
 	flag.Parse()
 	if *cpuprofile != "" {
@@ -226,7 +228,9 @@ func advanceClock(base string, d time.Duration) error {
 
 // benchRun syncs once into path and prints one line of figures.
 func benchRun(scale string, run int, c *api.Client, simPid int, base, path string, minimum int, details bool, conc int) (fetch.Summary, float64, error) {
-	opts := fetch.Options{Account: "bench", Concurrency: conc, Details: details, Log: benchLog, MemoryLimit: memoryLimit}
+	trace := &memTrace{start: time.Now()}
+	opts := fetch.Options{Account: "bench", Concurrency: conc, Details: details, Log: benchLog, MemoryLimit: memoryLimit,
+		MemoryTrace: trace.sample}
 	if listsOnly {
 		opts.MaxRequests = 1 // lists always complete; the fan-outs get nothing
 	}
@@ -234,6 +238,7 @@ func benchRun(scale string, run int, c *api.Client, simPid int, base, path strin
 		scale = fmt.Sprintf("%s#%d", scale, run)
 	}
 	start := time.Now()
+	trace.start = start
 	stopSampling := sampleRSS(start)
 	selfCPU, simCPU := cpuSeconds(os.Getpid()), cpuSeconds(simPid)
 	sums, err := fetch.Run(context.Background(), path, []fetch.Account{{Name: "bench", Client: c}}, opts)
@@ -246,6 +251,17 @@ func benchRun(scale string, run int, c *api.Client, simPid int, base, path strin
 	s := sums[0]
 	fmt.Fprintf(os.Stderr, "  RSS peaked at %d MB %.1fs into the run (lists phase ended at %.1fs)\n",
 		peakMB, peakAt.Seconds(), s.ListsTook.Seconds())
+	if p, ok := trace.peak(); ok {
+		fmt.Fprintf(os.Stderr, "  at the sampled peak (%.1fs): %s\n", p.at.Seconds(), p.describe())
+	}
+	if memTraceOut != "" {
+		f, err := os.OpenFile(memTraceOut, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			return fetch.Summary{}, 0, err
+		}
+		trace.write(f, "scale "+scale)
+		f.Close()
+	}
 	// Both processes share the machine's cores; the syncer's own CPU time says what it would
 	// reach with the cores to itself, as against a remote service.
 	fmt.Fprintf(os.Stderr, "  CPU: syncer %.1f s, simulator %.1f s, %.0f records per syncer CPU-second\n",

@@ -28,12 +28,18 @@ type Options struct {
 // session time, and a usable home directory even when HOME is unset (DuckDB fails without one).
 // Nothing touches the file until the handle's first use.
 func Open(path string, o Options) (*sql.DB, error) {
+	if err := releaseFreedMemory(); err != nil {
+		return nil, fmt.Errorf("open duckdb %s: %w", path, err)
+	}
 	opts := url.Values{}
 	for k, v := range o.Settings {
 		opts.Set(k, v)
 	}
 	opts.Set("autoinstall_known_extensions", "false")
 	opts.Set("autoload_known_extensions", "false")
+	// DuckDB switches jemalloc's background threads on or off at every open, process-wide; they
+	// return freed pages to the kernel on time (allocator.go)
+	opts.Set("allocator_background_threads", "true")
 	if os.Getenv("HOME") == "" {
 		opts.Set("home_directory", os.TempDir())
 	}

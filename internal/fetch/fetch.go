@@ -52,6 +52,8 @@ type Options struct {
 	// does the same for one customer's credit history (0 = DefaultMaxCreditPages).
 	MaxPages, MaxCreditPages int
 
+	MemoryTrace func(warehouse.MemorySample) // optional diagnostic (Run only): DuckDB's memory every 250 ms
+
 	Progress func(Progress) // optional; called from several goroutines
 	Log      *slog.Logger
 }

@@ -27,7 +27,7 @@ func Run(ctx context.Context, path string, accounts []Account, opts Options) ([]
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	bo := warehouse.BuildOptions{Log: log, MemoryLimit: opts.MemoryLimit}
+	bo := warehouse.BuildOptions{Log: log, MemoryLimit: opts.MemoryLimit, MemoryTrace: opts.MemoryTrace}
 	if testBuildOptions != nil {
 		testBuildOptions(&bo)
 	}

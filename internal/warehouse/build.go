@@ -35,10 +35,11 @@ type Build struct {
 	// Resumed reports that the work file came from an interrupted run.
 	Resumed bool
 
-	mu      sync.Mutex
-	loaders map[*loader]struct{}
-	sink    *Sink // the open sink, if any: a build has one writer
-	done    bool
+	mu        sync.Mutex
+	loaders   map[*loader]struct{}
+	sink      *Sink // the open sink, if any: a build has one writer
+	done      bool
+	stopTrace func()
 }
 
 var stateSQL = sqlfile.MustLoad(sqlFS, "queries/state.sql", "unfinished_runs", "find_unfinished_run", "insert_run", "finish_run", "stream_done", "delete_stream", "insert_stream", "get_cursor", "delete_cursor", "insert_cursor", "delete_conflicts", "insert_conflict", "newest_created")
@@ -56,6 +57,11 @@ type BuildOptions struct {
 	// DefaultFanoutBatchAge).
 	FanoutBatchRequests int
 	FanoutBatchAge      time.Duration
+
+	// MemoryTrace, when set, is called every MemoryTraceEvery (default 250 ms) with DuckDB's
+	// memory until the build closes: a diagnostic for benchmarks.
+	MemoryTrace      func(MemorySample)
+	MemoryTraceEvery time.Duration
 }
 
 // StartBuild locks path, then resumes an interrupted build or starts a new one
@@ -91,6 +97,13 @@ func StartBuild(ctx context.Context, path string, opts BuildOptions) (*Build, er
 	if err := b.open(ctx); err != nil {
 		lock.Release()
 		return nil, err
+	}
+	if opts.MemoryTrace != nil {
+		every := opts.MemoryTraceEvery
+		if every <= 0 {
+			every = 250 * time.Millisecond
+		}
+		b.stopTrace = b.traceMemory(every, opts.MemoryTrace)
 	}
 	return b, nil
 }
@@ -300,6 +313,9 @@ func (b *Build) finish() error {
 		return errors.New("warehouse build already closed")
 	}
 	b.done = true
+	if b.stopTrace != nil {
+		b.stopTrace()
+	}
 	var errs []error
 	for l := range b.loaders {
 		errs = append(errs, l.close())

@@ -28,7 +28,15 @@ type loader struct {
 	app    *duckdb.Appender
 	seq    int64
 	closed bool
+
+	unflushed int // bytes appended since the appender last handed its rows to the stage table
 }
+
+// stageFlushBytes is how much raw JSON a loader's appender holds before it hands the rows to
+// the stage table. The appender collects rows in memory DuckDB's buffer manager does not track
+// (so BILLSYNC_MEMORY_LIMIT does not bound it and nothing spills) until a flush; unflushed, a
+// batch of 122,880 webhook records held about 180 MB of it per stream.
+const stageFlushBytes = 4 << 20
 
 // MergeResult counts what a merge did to the entity's table.
 type MergeResult struct {
@@ -100,6 +108,12 @@ func (l *loader) Add(page, idx int, raw []byte) error {
 	l.seq++
 	if err := l.app.AppendRow(l.seq, int32(page), int32(idx), string(raw)); err != nil {
 		return fmt.Errorf("%s page %d item %d: stage: %w", l.entity, page, idx, err)
+	}
+	if l.unflushed += len(raw); l.unflushed >= stageFlushBytes {
+		l.unflushed = 0
+		if err := l.app.Flush(); err != nil {
+			return fmt.Errorf("%s page %d item %d: stage: %w", l.entity, page, idx, err)
+		}
 	}
 	return nil
 }
@@ -178,18 +192,36 @@ func (l *loader) prepare(ctx context.Context, checked bool) (mergePath, error) {
 	if err != nil {
 		return "", err
 	}
-	steps := []string{"parse_all", "project"}
-	if path == pathList {
-		steps[0] = "keys"
+	if path == pathFirst {
+		if err := l.project(ctx, "parse_all"); err != nil {
+			return "", err
+		}
+		var overlap bool
+		if err := l.conn.QueryRowContext(ctx, l.def.sql["first_overlap"]).Scan(&overlap); err != nil {
+			return "", fmt.Errorf("first overlap: %w", err)
+		}
+		if !overlap {
+			return pathFirst, nil
+		}
+		path = pathList // rare: projected again, from the records that differ
 	}
-	for _, step := range steps {
+	parse := "parse_all"
+	if path == pathList {
+		parse = "keys"
+	}
+	return path, l.project(ctx, parse)
+}
+
+// project runs parse (which chooses the staged records to parse) and the entity's projection.
+func (l *loader) project(ctx context.Context, parse string) error {
+	for _, step := range []string{parse, "project"} {
 		t := time.Now()
 		if _, err := l.conn.ExecContext(ctx, l.def.sql[step]); err != nil {
-			return "", fmt.Errorf("%s: %w", step, err)
+			return fmt.Errorf("%s: %w", step, err)
 		}
 		l.timed(step, t)
 	}
-	return path, nil
+	return nil
 }
 
 // dropStage drops the staged records once projected holds what the merge needs: nothing reads

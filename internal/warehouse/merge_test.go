@@ -508,3 +508,20 @@ func TestConcurrentMergesOfDifferentEntities(t *testing.T) {
 		t.Errorf("change history: %s\nwant %s", got, want)
 	}
 }
+
+// A batch of the account's first sync whose id an earlier batch of the same run stored (the
+// list moved under the pager) takes the list path: the row is replaced by the later read,
+// never stored twice, and no change history is owed yet.
+func TestFirstSyncBatchRepeatingAnEarlierID(t *testing.T) {
+	b := startBuild(t, newPath(t))
+	r1 := startRun(t, b, "acct")
+	load(t, b, Customers, r1, t0, false, `{"id":"a","name":"A"}`, `{"id":"b","name":"B"}`)
+	res := load(t, b, Customers, r1, t0, false, `{"id":"c","name":"C"}`, `{"id":"a","name":"A2"}`)
+	if res != (MergeResult{Inserted: 1, Updated: 1}) {
+		t.Errorf("second batch %+v", res)
+	}
+	got := queryString(t, b.DB(), `SELECT string_agg(id || ':' || name, ',' ORDER BY id) FROM customers`)
+	if want := "a:A2,b:B,c:C"; got != want {
+		t.Errorf("customers %s, want %s", got, want)
+	}
+}

@@ -27,14 +27,14 @@ import (
 const buildThreads = "1"
 
 // DefaultMemoryLimit bounds DuckDB's buffer pool on the build file unless BuildOptions says
-// otherwise. Staging and
-// merge intermediates beyond it spill to path+".tmp" instead of growing the
-// process (a 1M-record load otherwise peaks at several GB). A batch of wide
-// webhook records needs about this much; at 256MB the spilling cost a first
-// sync of ~1M records 15% (BenchmarkSyncLists: 1GB 75k records/s, 512MB 70k,
-// 256MB 60k). The process's peak RSS at ~1M records is about 1.1 GB with this
-// limit and about 830 MB with 256MB (syncbench -scale 100 -lists-only).
-const DefaultMemoryLimit = "512MB"
+// otherwise. Staging and merge intermediates beyond it spill to path+".tmp" instead of growing
+// the process. Where a first sync of ~1M records (syncbench -scale 100 -lists-only -memtrace)
+// keeps its memory at the peak: DuckDB's tracked memory at this limit (staged raw JSON in the
+// loaders' temp tables, most of it), about 65 MB of Go heap (pages being decoded, the paging
+// guards' hashes), about 50 MB of the binary's own pages and 30-60 MB of C memory DuckDB does not
+// track: about 350 MB RSS. The price is spilling: the list phase took about a quarter more CPU
+// than with 512MB before the Appender and allocator changes (which peaked at 1.0-1.2 GB).
+const DefaultMemoryLimit = "192MB"
 
 // openDB opens a warehouse file (duckfile.Open: no extension downloads, UTC). A writable handle
 // also gets the memory bound, thread count and spill directory of a build.

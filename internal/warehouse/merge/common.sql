@@ -23,13 +23,18 @@ FROM stage;
 -- name: first_path
 -- The first-load path fits while the account's first sync of the entity is
 -- still under way, batch after batch: no stored row of the account comes from
--- an earlier run (so no `_created` history is owed) and no staged id is stored
--- yet (so nothing needs comparing or replacing). Only ids are read, never raw.
+-- an earlier run (so no `_created` history is owed). Nothing is parsed here:
+-- whether a staged id is stored already is asked of `projected` (first_overlap).
 SELECT NOT EXISTS (SELECT 1 FROM __TABLE__ t, merge_ctx c
-                   WHERE t.account = c.account AND t.first_seen_run <> c.run_id)
-   AND NOT EXISTS (SELECT 1 FROM __TABLE__ t, merge_ctx c
-                   WHERE t.account = c.account
-                     AND t.id IN (SELECT json_extract_string(raw, '$.id') FROM staged));
+                   WHERE t.account = c.account AND t.first_seen_run <> c.run_id);
+
+-- name: first_overlap
+-- After the first-load projection: does an id of this batch already have a row
+-- (an earlier batch of this run read it, the list having moved under the pager)?
+-- Then the batch takes the list path, which compares and replaces. The ids come
+-- from `projected`, so each record's JSON is parsed once on this path.
+SELECT EXISTS (SELECT 1 FROM __TABLE__ t, merge_ctx c
+               WHERE t.account = c.account AND t.id IN (SELECT id FROM projected));
 
 -- name: parse_all
 CREATE OR REPLACE TEMP VIEW parse_input AS SELECT * FROM staged;

@@ -1,0 +1,102 @@
+package duckfile
+
+/*
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/types.h>
+
+// DuckDB's allocator: the jemalloc it links, under its own prefix.
+int duckdb_je_mallctl(const char *name, void *oldp, size_t *oldlenp, void *newp, size_t newlen);
+
+// bs_set_decay sets every jemalloc arena, present and future, to hand freed pages back to the
+// kernel after dirty_ms (muzzy: pages handed back lazily, which stay resident until the kernel
+// wants them) and starts jemalloc's background threads, which do that on time even for an
+// arena no thread is using. It returns the first failing mallctl's error code, or 0.
+static int bs_set_decay(long long dirty_ms, long long muzzy_ms) {
+	ssize_t dirty = dirty_ms, muzzy = muzzy_ms;
+	int err;
+	if ((err = duckdb_je_mallctl("arenas.dirty_decay_ms", NULL, NULL, &dirty, sizeof(dirty))) != 0) return err;
+	if ((err = duckdb_je_mallctl("arenas.muzzy_decay_ms", NULL, NULL, &muzzy, sizeof(muzzy))) != 0) return err;
+	unsigned n = 0;
+	size_t len = sizeof(n);
+	if ((err = duckdb_je_mallctl("arenas.narenas", &n, &len, NULL, 0)) != 0) return err;
+	char name[64];
+	for (unsigned i = 0; i < n; i++) {
+		// an arena not yet created fails with EFAULT: it will take the defaults above
+		snprintf(name, sizeof(name), "arena.%u.dirty_decay_ms", i);
+		duckdb_je_mallctl(name, NULL, NULL, &dirty, sizeof(dirty));
+		snprintf(name, sizeof(name), "arena.%u.muzzy_decay_ms", i);
+		duckdb_je_mallctl(name, NULL, NULL, &muzzy, sizeof(muzzy));
+	}
+	_Bool on = 1;
+	return duckdb_je_mallctl("background_thread", NULL, NULL, &on, sizeof(on));
+}
+
+// bs_decay reads how long an arena keeps freed pages (name: a decay_ms control).
+static int bs_decay(const char *name, long long *ms) {
+	ssize_t v = -2;
+	size_t len = sizeof(v);
+	int err = duckdb_je_mallctl(name, &v, &len, NULL, 0);
+	*ms = v;
+	return err;
+}
+
+static int bs_background(_Bool *on) {
+	size_t len = sizeof(*on);
+	return duckdb_je_mallctl("background_thread", on, &len, NULL, 0);
+}
+*/
+import "C"
+
+import (
+	"fmt"
+	"sync"
+	"unsafe"
+)
+
+// freedPagesDecayMs is how long jemalloc keeps a freed page before it returns it to the kernel.
+const freedPagesDecayMs = 100
+
+// releaseFreedMemory makes DuckDB's allocator return freed memory to the kernel within
+// freedPagesDecayMs, in the whole process (every DuckDB handle shares the allocator).
+//
+// DuckDB allocates through the jemalloc it links, set to keep freed pages for a second, then
+// hand them back lazily (MADV_FREE: still resident until the kernel wants them), and only when
+// an arena is next busy enough; arenas belong to whichever OS threads Go's cgo calls run on. A
+// sync frees a lot: each merge drops its staged batch and temp tables, and DuckDB's buffer
+// manager frees the blocks it spills. Measured at scale 100 (syncbench -memtrace, lists only):
+// 200-600 MB of RSS beyond what DuckDB tracks and Go maps, still there after DuckDB's tracked
+// memory fell. Returning pages at once (decay 0) kept that to 30-60 MB but cost about a fifth
+// more CPU (pages faulted in again); 100 ms with jemalloc's background threads doing the
+// purging kept the peak RSS at 390 MB at the default limit for about the CPU of no change.
+// DuckDB's own settings alone did not reach it (allocator_background_threads, the flush
+// thresholds), and jemalloc reads its options (DUCKDB_JE_MALLOC_CONF) only when the process
+// starts, so the decay is set through jemalloc's control interface.
+var releaseFreedMemory = sync.OnceValue(func() error {
+	if rc := C.bs_set_decay(C.longlong(freedPagesDecayMs), 0); rc != 0 {
+		return fmt.Errorf("jemalloc decay settings: error %d", int(rc))
+	}
+	return nil
+})
+
+// freedMemoryDecay reads a jemalloc decay control (e.g. "arenas.dirty_decay_ms", "arena.0.muzzy_decay_ms"):
+// how many milliseconds freed pages stay resident.
+func freedMemoryDecay(name string) (int64, error) {
+	cname := C.CString(name)
+	defer C.free(unsafe.Pointer(cname))
+	var ms C.longlong
+	if rc := C.bs_decay(cname, &ms); rc != 0 {
+		return 0, fmt.Errorf("jemalloc %s: error %d", name, int(rc))
+	}
+	return int64(ms), nil
+}
+
+// freedMemoryBackground reads whether jemalloc's background threads run.
+func freedMemoryBackground() (bool, error) {
+	var on C._Bool
+	if rc := C.bs_background(&on); rc != 0 {
+		return false, fmt.Errorf("jemalloc background_thread: error %d", int(rc))
+	}
+	return bool(on), nil
+}
