@@ -46,7 +46,7 @@ type Sync struct {
 	MaxDuration   time.Duration `env:"BILLSYNC_MAX_DURATION, default=0" flag:"max-duration" help:"time budget of the fan-outs per run, 0 = none"`
 	CreditRefresh time.Duration `env:"BILLSYNC_CREDIT_REFRESH, default=168h" flag:"credit-refresh" help:"re-read every customer's credit history at least this often"`
 	Details       bool          `env:"BILLSYNC_DETAILS, default=true" flag:"details" help:"fetch product and payment-request details"`
-	MemoryLimit   string        `env:"BILLSYNC_MEMORY_LIMIT, default=192MB" flag:"memory-limit" help:"DuckDB's memory limit while a sync builds the warehouse, e.g. 256MB"`
+	MemoryLimit   string        `env:"BILLSYNC_MEMORY_LIMIT, default=160MB" flag:"memory-limit" help:"DuckDB's memory limit while a sync builds the warehouse, e.g. 256MB"`
 	MetricsAddr   string        `env:"BILLSYNC_METRICS_ADDR" flag:"metrics-addr" help:"serve Prometheus metrics on this address"`
 	LogFormat     string        `env:"BILLSYNC_LOG_FORMAT, default=auto" flag:"log-format" help:"auto, json or text"`
 	StopGrace     time.Duration `env:"BILLSYNC_STOP_GRACE, default=30s" flag:"stop-grace" help:"how long a stop waits for a running sync before cancelling it"`

@@ -27,14 +27,12 @@ import (
 const buildThreads = "1"
 
 // DefaultMemoryLimit bounds DuckDB's buffer pool on the build file unless BuildOptions says
-// otherwise. Staging and merge intermediates beyond it spill to path+".tmp" instead of growing
-// the process. Where a first sync of ~1M records (syncbench -scale 100 -lists-only -memtrace)
-// keeps its memory at the peak: DuckDB's tracked memory at this limit (staged raw JSON in the
-// loaders' temp tables, most of it), about 65 MB of Go heap (pages being decoded, the paging
-// guards' hashes), about 50 MB of the binary's own pages and 30-60 MB of C memory DuckDB does not
-// track: about 350 MB RSS. The price is spilling: the list phase took about a quarter more CPU
-// than with 512MB before the Appender and allocator changes (which peaked at 1.0-1.2 GB).
-const DefaultMemoryLimit = "192MB"
+// otherwise (the syncer's BILLSYNC_MEMORY_LIMIT default is the same). Staging and merge
+// intermediates beyond it spill to path+".tmp" instead of growing the process. Chosen so a first
+// sync of ~2M records stays within a 400 MB container: the process adds to it Go's heap, the
+// binary's pages and C memory DuckDB does not track (README, Measured). The price is spilling,
+// which costs the list phase CPU.
+const DefaultMemoryLimit = "160MB"
 
 // openDB opens a warehouse file (duckfile.Open: no extension downloads, UTC). A writable handle
 // also gets the memory bound, thread count and spill directory of a build.
