@@ -10,7 +10,7 @@ SET VARIABLE as_of = coalesce(getvariable('as_of'), current_date);
 SET VARIABLE tz = coalesce(getvariable('tz'), 'Asia/Jakarta');
 
 WITH params AS (
-    SELECT least(now(), timezone(getvariable('tz'), (getvariable('as_of')::DATE + 1)::TIMESTAMP)) AS ref_at,
+    SELECT least(now(), end_of_day(getvariable('as_of'), getvariable('tz'))) AS ref_at,
            getvariable('account')::VARCHAR AS account_filter
 ),
 ledger AS (

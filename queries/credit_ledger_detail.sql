@@ -13,7 +13,7 @@ SET VARIABLE tz = coalesce(getvariable('tz'), 'Asia/Jakarta');
 
 WITH params AS (
     SELECT timezone(getvariable('tz'), getvariable('period_start')::DATE::TIMESTAMP) AS start_at,
-           timezone(getvariable('tz'), (getvariable('as_of')::DATE + 1)::TIMESTAMP) AS cutoff,
+           end_of_day(getvariable('as_of'), getvariable('tz')) AS cutoff,
            getvariable('account')::VARCHAR AS account
 ),
 running AS (

@@ -12,8 +12,8 @@ SET VARIABLE tz = coalesce(getvariable('tz'), 'Asia/Jakarta');
 SET VARIABLE window_days = coalesce(getvariable('window_days'), 90);
 
 WITH params AS (
-    SELECT timezone(getvariable('tz'), (getvariable('as_of')::DATE + 1)::TIMESTAMP) AS cutoff,
-           timezone(getvariable('tz'), (getvariable('as_of')::DATE + 1 - getvariable('window_days')::INTEGER)::TIMESTAMP) AS window_start,
+    SELECT end_of_day(getvariable('as_of'), getvariable('tz')) AS cutoff,
+           end_of_day(getvariable('as_of')::DATE - getvariable('window_days')::INTEGER, getvariable('tz')) AS window_start,
            getvariable('account')::VARCHAR AS account
 ),
 deleted AS (

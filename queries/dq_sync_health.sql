@@ -10,8 +10,8 @@ SET VARIABLE as_of = coalesce(getvariable('as_of'), current_date);
 SET VARIABLE tz = coalesce(getvariable('tz'), 'Asia/Jakarta');
 
 WITH params AS (
-    SELECT timezone(getvariable('tz'), (getvariable('as_of')::DATE + 1)::TIMESTAMP) AS cutoff,
-           least(now(), timezone(getvariable('tz'), (getvariable('as_of')::DATE + 1)::TIMESTAMP)) AS ref_at,
+    SELECT end_of_day(getvariable('as_of'), getvariable('tz')) AS cutoff,
+           least(now(), end_of_day(getvariable('as_of'), getvariable('tz'))) AS ref_at,
            getvariable('account')::VARCHAR AS account_filter
 ),
 done AS (

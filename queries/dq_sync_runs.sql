@@ -10,7 +10,7 @@ SET VARIABLE tz = coalesce(getvariable('tz'), 'Asia/Jakarta');
 SET VARIABLE runs = coalesce(getvariable('runs'), 50);
 
 WITH params AS (
-    SELECT timezone(getvariable('tz'), (getvariable('as_of')::DATE + 1)::TIMESTAMP) AS cutoff,
+    SELECT end_of_day(getvariable('as_of'), getvariable('tz')) AS cutoff,
            getvariable('account')::VARCHAR AS account
 )
 SELECT r.account, r.id AS run_id, r.status, r.started_at, r.finished_at,

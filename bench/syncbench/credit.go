@@ -10,8 +10,7 @@ import (
 	"slices"
 	"time"
 
-	duckdb "github.com/duckdb/duckdb-go/v2"
-
+	"github.com/billsync/billsync/internal/duckfile"
 	"github.com/billsync/billsync/internal/sandbox"
 )
 
@@ -80,11 +79,10 @@ func measureCredit(ctx context.Context, base, path string, runID int64) (creditS
 	if err != nil {
 		return st, err
 	}
-	conn, err := duckdb.NewConnector(path+"?access_mode=READ_ONLY", nil)
+	db, err := duckfile.OpenReadOnly(path)
 	if err != nil {
 		return st, err
 	}
-	db := sql.OpenDB(conn)
 	defer db.Close()
 	if err := db.QueryRowContext(ctx, creditReadsSQL, runID).Scan(&st.reads, &st.hits); err != nil {
 		return st, fmt.Errorf("credit reads of run %d: %w", runID, err)

@@ -317,7 +317,7 @@ LEFT JOIN changes_at('webhook_deliveries', end_of_day(as_of, tz), 'status', 'nex
                      account := account, lifecycle := false) h
        ON h.account = w.account AND h.record_id = w.id
 WHERE (account IS NULL OR w.account = account)
-  AND w.created_at >= timezone(tz, (as_of::DATE + 1 - window_days::INTEGER)::TIMESTAMP)
+  AND w.created_at >= end_of_day(as_of::DATE - window_days::INTEGER, tz)
   AND w.created_at < end_of_day(as_of, tz);
 
 -- reviews_at(as_of[, tz, account]): the reviews that existed at the end of the day as_of, with the
