@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"log/slog"
-	"runtime/debug"
 )
 
 // nativeMemory hands the memory DuckDB freed back to the system. DuckDB's
@@ -44,13 +43,3 @@ func (m *nativeMemory) release(ctx context.Context) {
 // instead of +100% costs little and keeps the garbage of the cell values from
 // doubling the heap while DuckDB holds a large result.
 const reportGCPercent = 25
-
-// lowerGCPercent sets reportGCPercent unless the process runs with a lower
-// one (or none); the returned function restores the previous setting.
-func lowerGCPercent() (restore func()) {
-	old := debug.SetGCPercent(reportGCPercent)
-	if old < reportGCPercent {
-		debug.SetGCPercent(old)
-	}
-	return func() { debug.SetGCPercent(old) }
-}

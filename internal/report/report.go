@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/billsync/billsync/internal/config"
+	"github.com/billsync/billsync/internal/gcgoal"
 	"github.com/billsync/billsync/internal/jobs/journalfile"
 	"github.com/billsync/billsync/internal/warehouse"
 )
@@ -128,7 +129,7 @@ func Generate(ctx context.Context, o Options) ([]string, error) {
 	if s.mem, err = newNativeMemory(ctx, db, s.Log); err != nil {
 		return nil, err
 	}
-	defer lowerGCPercent()()
+	defer gcgoal.Lower(reportGCPercent)()
 	s.journal, s.hasJnl = attachJournal(ctx, db, s.Journal)
 	if s.warnings, err = asOfWarnings(ctx, db, s); err != nil {
 		return nil, err
