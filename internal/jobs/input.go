@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/billsync/billsync/internal/cellsafe"
 	"github.com/xuri/excelize/v2"
 )
 
@@ -202,7 +203,7 @@ func readCSV(path string, b []byte) (*table, error) {
 		if len(t.rows) == MaxInputRows {
 			return nil, tooManyRows(t)
 		}
-		t.rows = append(t.rows, inputRow{line: line, cells: rec})
+		t.rows = append(t.rows, inputRow{line: line, cells: undoCellsafe(rec)})
 	}
 	if t.header == nil {
 		return nil, InputErrors{{File: path, Line: 1, Msg: "the file is empty: a header row is required"}}
@@ -279,7 +280,7 @@ func readSheet(f *excelize.File, path, sh string) (*table, error) {
 		if len(t.rows) == MaxInputRows {
 			return nil, tooManyRows(t)
 		}
-		row := inputRow{line: i + 1, cells: cells}
+		row := inputRow{line: i + 1, cells: undoCellsafe(cells)}
 		for k, c := range cells {
 			if _, err := strconv.ParseFloat(strings.TrimSpace(c), 64); err != nil {
 				continue
@@ -297,6 +298,17 @@ func readSheet(f *excelize.File, path, sh string) (*table, error) {
 		t.rows = append(t.rows, row)
 	}
 	return t, rows.Error()
+}
+
+// undoCellsafe takes off the apostrophe billsync's reports and job files put in front of text a
+// spreadsheet would run as a formula: a report sheet read back as a job's input carries the
+// customer's e-mail as the service has it, not as defused. Spreadsheets drop their own
+// text-marking apostrophe when they save, so any left came from billsync.
+func undoCellsafe(cells []string) []string {
+	for i, c := range cells {
+		cells[i] = cellsafe.Undo(c)
+	}
+	return cells
 }
 
 func blank(cells []string) bool {

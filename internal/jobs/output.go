@@ -11,6 +11,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/billsync/billsync/internal/cellsafe"
 	"github.com/xuri/excelize/v2"
 )
 
@@ -116,14 +117,12 @@ func writeCSV(path string, rows [][]string) error {
 	return f.Close()
 }
 
-// defuse keeps a spreadsheet from running text that came from customers (names, descriptions) as a formula.
+// defuse keeps a spreadsheet from running text that came from customers (names, descriptions) as a
+// formula, with the one rule report files use, so readCSV can take the mark off again.
 func defuse(r []string) []string {
 	out := make([]string, len(r))
 	for i, v := range r {
-		if v != "" && strings.ContainsRune("=+-@\t\r", rune(v[0])) {
-			v = "'" + v
-		}
-		out[i] = v
+		out[i] = cellsafe.Text(v)
 	}
 	return out
 }
