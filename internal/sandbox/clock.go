@@ -30,7 +30,8 @@ var evolution = []struct {
 	{"payment_request", 3},
 	{"link_checkout", 1.5},
 	{"review", 4},
-	{"ledger", 6},
+	{"credit_trial", 0.5},     // an existing customer's first use of a credit product
+	{"credit_dashboard", 0.2}, // the merchant's dashboard adds credit
 	{"member_expired", 0.5},
 	{"email_change", 0.2},
 	{"payment_request_delete", 0.3},
@@ -45,6 +46,9 @@ type happening struct {
 }
 
 func (w *world) advance(dms int64, scale float64) {
+	if !w.creditLive {
+		w.startCredit()
+	}
 	t0, t1 := w.now, w.now+dms
 	var hs []happening
 	for _, ev := range evolution {
@@ -84,6 +88,9 @@ func (w *world) settleDue(t int64) {
 			w.markPaid(u)
 			w.dropUnpaid(u)
 			w.addWebhook(w.paidEvent(u, it.at))
+			if u.credit > 0 {
+				w.creditPaid(u, it.at)
+			}
 		case dueExpire:
 			u := it.u
 			if u.gone || u.expireAt != it.at {
@@ -91,6 +98,9 @@ func (w *world) settleDue(t int64) {
 			}
 			w.markClosed(u)
 			w.dropUnpaid(u)
+			if u.buyer != nil {
+				u.buyer.buying = false
+			}
 		case dueDelivery:
 			h := it.h
 			if h.nextDelivery != it.at {
@@ -100,6 +110,8 @@ func (w *world) settleDue(t int64) {
 			if h.nextDelivery != 0 {
 				heap.Push(&w.due, dueItem{at: h.nextDelivery, kind: dueDelivery, h: h})
 			}
+		default:
+			w.settleCredit(it)
 		}
 	}
 }
@@ -107,7 +119,10 @@ func (w *world) settleDue(t int64) {
 func (w *world) happen(kind string, at int64) {
 	switch kind {
 	case "customer":
-		w.spawnCustomer(at)
+		c := w.spawnCustomer(at)
+		if w.rng.Float64() < newCustomerTrial {
+			w.queueCredit(dueItem{at: at + 1 + w.rng.Int64N(day), kind: dueTrial, c: c})
+		}
 	case "invoice":
 		w.spawnInvoice(at)
 	case "payment_request":
@@ -116,12 +131,12 @@ func (w *world) happen(kind string, at int64) {
 		w.spawnLinkCheckout(at)
 	case "review":
 		w.spawnReview(at)
-	case "ledger":
-		if len(w.ledgerCusts) == 0 || w.rng.IntN(10) == 0 {
-			w.spawnLedger(at, w.randomCustomer())
-		} else {
-			w.spawnLedger(at, w.ledgerCusts[w.rng.IntN(len(w.ledgerCusts))])
+	case "credit_trial":
+		if c := w.randomCustomer(); len(w.ledgerBy[c.id]) == 0 {
+			w.trial(at, c)
 		}
+	case "credit_dashboard":
+		w.dashboardTopup(at)
 	case "member_expired":
 		w.spawnMemberEvent(at)
 	case "email_change":
@@ -206,7 +221,8 @@ func (w *world) spawnReview(at int64) {
 	w.reviews.insert(w.genReview(at, w.randomCustomer(), w.randomProduct()))
 }
 
-// spawnLedger moves c's credit on the product c already uses, or a random one.
+// spawnLedger moves c's credit on the product c already uses, or a random one, the way the
+// seeded history was drawn (ledgerMove); the insert-while-paging fault uses it.
 func (w *world) spawnLedger(at int64, c *customer) {
 	p := w.creditProducts[w.rng.IntN(len(w.creditProducts))]
 	if list := w.ledgerBy[c.id]; len(list) > 0 {

@@ -52,6 +52,10 @@ type world struct {
 	bulk bool
 
 	due dueQueue
+	// creditLive: the credit model (credit.go) runs, from the first Advance on; users holds
+	// each ledger holder's pace.
+	creditLive bool
+	users      map[ID]*creditUser
 	// carry keeps the fractional part of expected event counts between Advance calls.
 	carry map[string]float64
 }
@@ -191,6 +195,7 @@ func (w *world) addLedger(l *ledgerEntry) {
 	}
 	w.ledgerBy[l.cust.id] = append(list, l)
 	w.balance[balanceKey{l.cust.id, l.prod.id}] += l.credit - l.debit
+	w.creditAdded(l, len(list) == 0)
 }
 
 // addWebhook appends a delivery record, moving it to the next free millisecond
@@ -215,6 +220,9 @@ const (
 	duePay dueKind = iota
 	dueExpire
 	dueDelivery
+	dueUse   // a customer's next use of credit
+	dueVoid  // a credit entry's expiredAt
+	dueTrial // a new customer's first use
 )
 
 type dueItem struct {
@@ -222,6 +230,8 @@ type dueItem struct {
 	kind dueKind
 	u    *unpaid
 	h    *webhook
+	c    *customer
+	l    *ledgerEntry
 }
 
 type dueQueue []dueItem
