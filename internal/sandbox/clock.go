@@ -30,8 +30,6 @@ var evolution = []struct {
 	{"payment_request", 3},
 	{"link_checkout", 1.5},
 	{"review", 4},
-	{"credit_trial", 0.5},     // an existing customer's first use of a credit product
-	{"credit_dashboard", 0.2}, // the merchant's dashboard adds credit
 	{"member_expired", 0.5},
 	{"email_change", 0.2},
 	{"payment_request_delete", 0.3},
@@ -47,9 +45,10 @@ type happening struct {
 
 func (w *world) advance(dms int64, scale float64) {
 	if !w.creditLive {
-		w.startCredit()
+		w.onCredit(w.startCredit)
 	}
 	t0, t1 := w.now, w.now+dms
+	w.onCredit(func() { w.creditHappenings(t0, dms, scale) })
 	var hs []happening
 	for _, ev := range evolution {
 		exp := ev.rate*float64(dms)/float64(day)*scale + w.carry[ev.kind]
@@ -85,12 +84,13 @@ func (w *world) settleDue(t int64) {
 			if u.gone || u.payAt != it.at {
 				continue // edited or already settled
 			}
+			if u.credit > 0 {
+				w.onCredit(func() { w.creditPaid(u, it.at) })
+				continue
+			}
 			w.markPaid(u)
 			w.dropUnpaid(u)
 			w.addWebhook(w.paidEvent(u, it.at))
-			if u.credit > 0 {
-				w.creditPaid(u, it.at)
-			}
 		case dueExpire:
 			u := it.u
 			if u.gone || u.expireAt != it.at {
@@ -106,12 +106,16 @@ func (w *world) settleDue(t int64) {
 			if h.nextDelivery != it.at {
 				continue
 			}
-			w.deliver(h, it.at)
+			if h.credit {
+				w.onCredit(func() { w.deliver(h, it.at) })
+			} else {
+				w.deliver(h, it.at)
+			}
 			if h.nextDelivery != 0 {
 				heap.Push(&w.due, dueItem{at: h.nextDelivery, kind: dueDelivery, h: h})
 			}
 		default:
-			w.settleCredit(it)
+			w.onCredit(func() { w.settleCredit(it) })
 		}
 	}
 }
@@ -120,8 +124,8 @@ func (w *world) happen(kind string, at int64) {
 	switch kind {
 	case "customer":
 		c := w.spawnCustomer(at)
-		if w.rng.Float64() < newCustomerTrial {
-			w.queueCredit(dueItem{at: at + 1 + w.rng.Int64N(day), kind: dueTrial, c: c})
+		if w.crng.Float64() < newCustomerTrial {
+			w.queueCredit(dueItem{at: at + 1 + w.crng.Int64N(day), kind: dueTrial, c: c})
 		}
 	case "invoice":
 		w.spawnInvoice(at)
@@ -131,12 +135,6 @@ func (w *world) happen(kind string, at int64) {
 		w.spawnLinkCheckout(at)
 	case "review":
 		w.spawnReview(at)
-	case "credit_trial":
-		if c := w.randomCustomer(); len(w.ledgerBy[c.id]) == 0 {
-			w.trial(at, c)
-		}
-	case "credit_dashboard":
-		w.dashboardTopup(at)
 	case "member_expired":
 		w.spawnMemberEvent(at)
 	case "email_change":

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"container/heap"
 	"encoding/binary"
+	"fmt"
 	"hash/fnv"
 	"math"
 )
@@ -38,6 +39,39 @@ const (
 	// A new customer is a credit-product user starting a trial with this chance, within a day.
 	newCustomerTrial = 0.1
 )
+
+// creditEvolution lists the credit happenings not tied to a customer's own schedule, in events
+// per day at Scale 1, like the world's evolution table.
+var creditEvolution = []struct {
+	kind dueKind
+	rate float64
+}{
+	{dueTrial, 0.5},     // an existing customer without credit starts using a credit product
+	{dueDashboard, 0.2}, // the merchant's dashboard adds credit to a holder
+}
+
+// onCredit runs f with the credit model's random stream in place of the world's: whatever the
+// credit model draws (ids of its entries and checkouts included) leaves every other record the
+// evolution makes as it would be without it.
+func (w *world) onCredit(f func()) {
+	main := w.rng
+	w.rng = w.crng
+	defer func() { w.rng = main }()
+	f()
+}
+
+// creditHappenings queues the credit happenings of the next dms.
+func (w *world) creditHappenings(t0, dms int64, scale float64) {
+	for _, ev := range creditEvolution {
+		k := fmt.Sprintf("credit/%d", ev.kind)
+		exp := ev.rate*float64(dms)/float64(day)*scale + w.carry[k]
+		n := int(math.Floor(exp))
+		w.carry[k] = exp - float64(n)
+		for range n {
+			w.queueCredit(dueItem{at: t0 + 1 + w.rng.Int64N(dms), kind: ev.kind})
+		}
+	}
+}
 
 // creditUser is what the simulation keeps of a customer who holds a ledger.
 type creditUser struct {
@@ -129,9 +163,15 @@ func (w *world) settleCredit(it dueItem) {
 	case dueVoid:
 		w.expire(it.at, it.l)
 	case dueTrial:
-		if len(w.ledgerBy[it.c.id]) == 0 {
-			w.trial(it.at, it.c)
+		c := it.c
+		if c == nil { // an existing customer
+			c = w.randomCustomer()
 		}
+		if len(w.ledgerBy[c.id]) == 0 {
+			w.trial(it.at, c)
+		}
+	case dueDashboard:
+		w.dashboardTopup(it.at)
 	}
 }
 
@@ -167,8 +207,13 @@ func (w *world) openTopup(at int64, c *customer, p *product, u *creditUser) {
 	w.addUnpaid(t)
 }
 
-// creditPaid books the credit a paid top-up checkout bought.
+// creditPaid settles a paid top-up checkout: it leaves the unpaid list, its payment.received
+// webhook names the customer and the product, and the credit it bought is booked.
 func (w *world) creditPaid(t *unpaid, at int64) {
+	w.dropUnpaid(t)
+	h := w.paidEvent(t, at)
+	h.credit = true
+	w.addWebhook(h)
 	t.buyer.buying = false
 	w.addLedger(w.newLedger(at, t.cust, t.prod, "TOPUP", t.credit, 0))
 }

@@ -92,6 +92,9 @@
 //     spends 0.5-1.5 times the customer's usual amount (log-uniform 1,000-50,000
 //     credits) on the product it last moved, never more than is left.
 //
+// The credit model draws from its own random stream, so the rest of what Advance
+// does (customers, invoices, payments, reviews, deliveries) does not depend on it.
+//
 // Clock: the simulated clock moves only by Advance, and by one millisecond on
 // each accepted write so that records created by writes are strictly ordered.
 // The Date response header carries the simulated time.

@@ -203,6 +203,7 @@ type webhook struct {
 	linkID       ID
 	txID         ID
 	data         eventData
+	credit       bool // a top-up's payment: its deliveries draw from the credit model's stream
 }
 
 func (w *webhook) key() (int64, ID) { return w.createdAt, w.id }

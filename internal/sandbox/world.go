@@ -9,7 +9,8 @@ import (
 // world is the whole simulated state. Every method expects the Server's lock.
 type world struct {
 	rng       *rand.Rand
-	now       int64 // simulated clock, epoch ms
+	crng      *rand.Rand // the credit model's own stream (credit.go), so it moves nothing else
+	now       int64      // simulated clock, epoch ms
 	seedValue int64
 
 	userID        ID
@@ -70,6 +71,7 @@ type licenseKey struct {
 func newWorld(seed int64, now int64) *world {
 	return &world{
 		rng:             rand.New(rand.NewPCG(uint64(seed), 0x5eed5eed)),
+		crng:            rand.New(rand.NewPCG(uint64(seed), 0xc4ed17)),
 		now:             now,
 		seedValue:       seed,
 		merchantName:    "Toko Nusantara Digital",
@@ -220,9 +222,10 @@ const (
 	duePay dueKind = iota
 	dueExpire
 	dueDelivery
-	dueUse   // a customer's next use of credit
-	dueVoid  // a credit entry's expiredAt
-	dueTrial // a new customer's first use
+	dueUse       // a customer's next use of credit
+	dueVoid      // a credit entry's expiredAt
+	dueTrial     // a customer's first use
+	dueDashboard // the merchant's dashboard adds credit
 )
 
 type dueItem struct {
