@@ -6,8 +6,11 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/billsync/billsync/internal/duckfile"
@@ -52,6 +55,7 @@ type creditStats struct {
 	missing                int // customers whose credit lacks an entry the simulator holds
 	missedMax, missedP95   time.Duration
 	entriesMissed          int
+	due                    string // the syncer's count of customers due, by reason
 }
 
 func (s creditStats) String() string {
@@ -60,9 +64,9 @@ func (s creditStats) String() string {
 		rate = fmt.Sprintf("%.0f%%", 100*float64(s.hits)/float64(s.reads))
 	}
 	return fmt.Sprintf("credit: %d reads, %d found a new entry (%s); since last read max %s p95 %s (%d never read); "+
-		"%d of %d customers lack %d entries, oldest missing max %s p95 %s",
+		"%d of %d customers lack %d entries, oldest missing max %s p95 %s\n         due by reason: %s",
 		s.reads, s.hits, rate, days(s.readAgeMax), days(s.readAgeP95), s.neverRead,
-		s.missing, s.customers, s.entriesMissed, days(s.missedMax), days(s.missedP95))
+		s.missing, s.customers, s.entriesMissed, days(s.missedMax), days(s.missedP95), s.due)
 }
 
 func days(d time.Duration) string { return fmt.Sprintf("%.1fd", d.Hours()/24) }
@@ -188,4 +192,59 @@ func fetchTruth(base string) ([]ledgerTruth, error) {
 		return nil, fmt.Errorf("the simulator's ledger: %w", err)
 	}
 	return out, nil
+}
+
+// dueCapture passes the syncer's log on and keeps the last "credit histories due" line: how many
+// customers each reason of credit_targets.sql named, printed beside the hit rate.
+type dueCapture struct {
+	slog.Handler
+	mu   *sync.Mutex
+	last *string
+}
+
+func newDueCapture(next slog.Handler) *dueCapture {
+	return &dueCapture{Handler: next, mu: &sync.Mutex{}, last: new(string)}
+}
+
+func (h *dueCapture) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= slog.LevelInfo || h.Handler.Enabled(ctx, l)
+}
+
+func (h *dueCapture) Handle(ctx context.Context, r slog.Record) error {
+	if r.Message == "credit histories due" {
+		var parts []string
+		r.Attrs(func(a slog.Attr) bool {
+			if a.Key != "customers" {
+				parts = append(parts, fmt.Sprintf("%s %v", a.Key, a.Value))
+			}
+			return true
+		})
+		h.mu.Lock()
+		*h.last = strings.Join(parts, ", ")
+		h.mu.Unlock()
+	}
+	if !h.Handler.Enabled(ctx, r.Level) {
+		return nil
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h *dueCapture) WithAttrs(as []slog.Attr) slog.Handler {
+	return &dueCapture{Handler: h.Handler.WithAttrs(as), mu: h.mu, last: h.last}
+}
+
+func (h *dueCapture) WithGroup(name string) slog.Handler {
+	return &dueCapture{Handler: h.Handler.WithGroup(name), mu: h.mu, last: h.last}
+}
+
+// take returns the last line's counts and forgets them.
+func (h *dueCapture) take() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s := *h.last
+	*h.last = ""
+	if s == "" {
+		return "-"
+	}
+	return s
 }

@@ -5,7 +5,7 @@
 //	go run ./bench/syncbench -scale 1,10,100          # unthrottled, one line per scale
 //	go run ./bench/syncbench -scale 1 -rate 2000      # the real 20/min limit simulated at 100x speed
 //	go run ./bench/syncbench -scale 100 -lists-only   # the list phase alone, with CPU per process
-//	go run ./bench/syncbench -scale 100 -runs 3       # then two nightly syncs, a simulated day apart
+//	go run ./bench/syncbench -scale 100 -runs 3       # then two nightly syncs, a simulated day apart, with their credit reads
 //	go run ./bench/syncbench -scale 100 -lists-only -floor   # the list phase against its floor (floor.go)
 package main
 
@@ -45,6 +45,7 @@ var (
 	memTraceOut string
 
 	startProfile = func() {}
+	dueLog       *dueCapture
 )
 
 func main() {
@@ -79,6 +80,8 @@ func main() {
 		runServer(flag.Arg(0))
 		return
 	}
+	dueLog = newDueCapture(benchLog.Handler())
+	benchLog = slog.New(dueLog)
 	fmt.Printf("%-6s %9s %8s %8s %6s %9s %11s %9s | %9s %8s %11s | %8s %8s %9s\n", "scale", "records", "requests", "minimum",
 		"ratio", "wall", "records/s", "peak RSS", "list recs", "lists", "list rec/s", "fan-out", "took", "req/s")
 	for _, s := range strings.Split(*scales, ",") {
@@ -287,6 +290,7 @@ func benchRun(scale string, run int, c *api.Client, simPid int, base, path strin
 	if err != nil {
 		return s, selfCPU, fmt.Errorf("measure credit: %w", err)
 	}
+	cs.due = dueLog.take()
 	fmt.Printf("         %s\n", cs)
 	return s, selfCPU, nil
 }

@@ -32,6 +32,12 @@ func (s *syncer) creditFanout(ctx context.Context) (fanoutResult, error) {
 	if err != nil {
 		return res, err
 	}
+	due := map[string]int{}
+	for _, t := range targets {
+		due[t.Reason]++
+	}
+	s.opts.Log.Info("credit histories due", "customers", len(targets), "never", due["never"], "topup", due["topup"],
+		"signal", due["signal"], "bound", due["bound"], "interval", due["interval"])
 	started := time.Now()
 	for len(targets) > 0 && s.budgetLeft() {
 		done, err := s.creditBatch(ctx, targets[:min(s.batchRequests, len(targets))], &res.StreamResult)

@@ -59,6 +59,42 @@
 // is credit_usage; add-credit and immutable checkout with creditAmount require
 // one. A customer's balance per product is sum(credit) - sum(debit) >= 0.
 //
+// # Credit: where each ledger entry comes from
+//
+// The spec names five entry types (TOPUP, MERCHANT_TOPUP, TRIAL_TOPUP,
+// EXPIRE_VOID, CREDIT_USAGE) and three credit operations (endpoints 15-17), and
+// says nothing of which causes which. The seeded history is drawn at random
+// (ledgerMove); from the first Advance on (credit.go) each entry has the cause
+// this reading gives it, and a cause that passes through this API leaves its
+// trace there:
+//
+//   - TOPUP: credit the customer bought. Endpoint 15 exists to sell credit
+//     (creditAmount "only for credit-usage products"), so a customer who runs
+//     out opens a checkout of the product (70%): an unpaid transaction naming
+//     the customer and the product (paymentLinkId), paid within six hours (80%;
+//     else it lapses after a day), and then the TOPUP and a payment.received
+//     webhook naming both, at the same instant.
+//   - MERCHANT_TOPUP: endpoint 16 (add-credit) adds it; the merchant's dashboard
+//     may too, with no trace here, rarely (0.2 a day at scale 1).
+//   - TRIAL_TOPUP: a customer's first use of a credit-usage product: one new
+//     customer in ten within a day of appearing, and existing customers without
+//     credit at 0.5 a day at scale 1 (no trace). It is always a first entry.
+//   - EXPIRE_VOID: an entry with expiredAt (every credit but MERCHANT_TOPUP,
+//     365 days after it) voids, at exactly that time, what is left of it:
+//     credit is spent oldest first, so that is the credit up to and including
+//     it less everything debited, if positive.
+//   - CREDIT_USAGE: the merchant's product spends credit outside this API (no
+//     trace), each customer at its own pace: uses come at random with a mean
+//     gap that, for a customer holding a seeded ledger, is the mean gap of that
+//     history (people keep their habits), and for a new holder is drawn
+//     log-uniform between 12 hours and 90 days from the seed and its id (about
+//     one in eight uses credit more than daily, half less than weekly). A use
+//     spends 0.5-1.5 times the customer's usual amount (log-uniform 1,000-50,000
+//     credits) on the product it last moved, never more than is left.
+//
+// The credit model draws from its own random stream, so the rest of what Advance
+// does (customers, invoices, payments, reviews, deliveries) does not depend on it.
+//
 // Clock: the simulated clock moves only by Advance, and by one millisecond on
 // each accepted write so that records created by writes are strictly ordered.
 // The Date response header carries the simulated time.

@@ -147,6 +147,8 @@ type unpaid struct {
 	payAt     int64 // when it will be paid; 0 = never
 	expireAt  int64 // when it closes; 0 = never
 	gone      bool
+	credit    int64       // a top-up checkout: the credit it buys
+	buyer     *creditUser // and the customer's model, told when it settles
 }
 
 func (u *unpaid) key() (int64, ID) { return u.createdAt, u.id }
@@ -201,6 +203,7 @@ type webhook struct {
 	linkID       ID
 	txID         ID
 	data         eventData
+	credit       bool // a top-up's payment: its deliveries draw from the credit model's stream
 }
 
 func (w *webhook) key() (int64, ID) { return w.createdAt, w.id }

@@ -9,7 +9,8 @@ import (
 // world is the whole simulated state. Every method expects the Server's lock.
 type world struct {
 	rng       *rand.Rand
-	now       int64 // simulated clock, epoch ms
+	crng      *rand.Rand // the credit model's own stream (credit.go), so it moves nothing else
+	now       int64      // simulated clock, epoch ms
 	seedValue int64
 
 	userID        ID
@@ -52,6 +53,10 @@ type world struct {
 	bulk bool
 
 	due dueQueue
+	// creditLive: the credit model (credit.go) runs, from the first Advance on; users holds
+	// each ledger holder's pace.
+	creditLive bool
+	users      map[ID]*creditUser
 	// carry keeps the fractional part of expected event counts between Advance calls.
 	carry map[string]float64
 }
@@ -66,6 +71,7 @@ type licenseKey struct {
 func newWorld(seed int64, now int64) *world {
 	return &world{
 		rng:             rand.New(rand.NewPCG(uint64(seed), 0x5eed5eed)),
+		crng:            rand.New(rand.NewPCG(uint64(seed), 0xc4ed17)),
 		now:             now,
 		seedValue:       seed,
 		merchantName:    "Toko Nusantara Digital",
@@ -191,6 +197,7 @@ func (w *world) addLedger(l *ledgerEntry) {
 	}
 	w.ledgerBy[l.cust.id] = append(list, l)
 	w.balance[balanceKey{l.cust.id, l.prod.id}] += l.credit - l.debit
+	w.creditAdded(l, len(list) == 0)
 }
 
 // addWebhook appends a delivery record, moving it to the next free millisecond
@@ -215,6 +222,10 @@ const (
 	duePay dueKind = iota
 	dueExpire
 	dueDelivery
+	dueUse       // a customer's next use of credit
+	dueVoid      // a credit entry's expiredAt
+	dueTrial     // a customer's first use
+	dueDashboard // the merchant's dashboard adds credit
 )
 
 type dueItem struct {
@@ -222,6 +233,8 @@ type dueItem struct {
 	kind dueKind
 	u    *unpaid
 	h    *webhook
+	c    *customer
+	l    *ledgerEntry
 }
 
 type dueQueue []dueItem

@@ -19,11 +19,14 @@
 --   bound     the hard staleness bound: its last read would be older than the refresh bound
 --             before the next run (assumed no further away than this run is from the previous
 --             one), the only way to catch credit given without any other trace;
---   interval  its own history says entries have probably arrived: the interval is the mean gap
---             between its entries over the 90 days before the last read, or the time its credit
---             had been unchanged at the last read if shorter (a customer whose credit moved the day
---             before is read again after a day, then after two, four...: one unchanged for a
---             month waits for the bound), kept between the shortest interval and the bound.
+--   interval  its own history says an entry has probably arrived: credit is used at each
+--             customer's own pace, so the interval is the mean gap between its entries over the
+--             90 days before the last read (reading after one mean gap finds an entry about
+--             63% of the time if entries arrive at random at that pace), kept between the
+--             shortest interval (a customer using credit daily is read every run) and the bound.
+--             A customer who moved once yesterday is read after a day, then two, four...; one
+--             unchanged for a month waits for the bound, and so does one whose ledger leaves it
+--             nothing to spend (below).
 -- Within a reason the customer read longest ago goes first.
 --
 -- Times are compared as epoch microseconds. "Seen since the last read" uses the observation
@@ -92,18 +95,29 @@ signalled AS (
 history AS (
     SELECT l.customer_id,
            count(*) FILTER (WHERE epoch_us(l.created_at) > f.last_us - a.history_us) AS recent,
-           epoch_us(min(l.created_at)) AS first_us, epoch_us(max(l.created_at)) AS latest_us
+           epoch_us(min(l.created_at)) AS first_us
     FROM credit_ledger l JOIN fetched f USING (customer_id), acct a
     WHERE l.account = a.account AND l.created_at <= f.last_fetched_at
     GROUP BY l.customer_id
 ),
+-- Customers whose ledger, as read, leaves them exactly nothing on every product: no use can
+-- spend and no expiry void what they do not have, so until credit is added (a paid checkout,
+-- billsync's own add-credit: both signals above) their history has nothing to add but the rare
+-- top-up of the merchant's dashboard, which the bound catches. A negative balance means the
+-- ledger read is not the whole story: no such conclusion then.
+emptied AS (
+    SELECT customer_id FROM (
+        SELECT l.customer_id, l.product_id, sum(coalesce(l.credit, 0)) - sum(coalesce(l.debit, 0)) AS balance
+        FROM credit_ledger l, acct a WHERE l.account = a.account
+        GROUP BY l.customer_id, l.product_id)
+    GROUP BY customer_id HAVING bool_and(balance = 0)
+),
 intervals AS (
     SELECT h.customer_id,
-           least(greatest(least(
-               CASE WHEN h.recent > 0
-                    THEN greatest(least(a.history_us, f.last_us - h.first_us), a.min_us) // h.recent END,
-               f.last_us - h.latest_us), a.min_us), a.refresh_us) AS interval_us
+           least(greatest(greatest(least(a.history_us, f.last_us - h.first_us), a.min_us) // h.recent,
+                          a.min_us), a.refresh_us) AS interval_us
     FROM history h JOIN fetched f USING (customer_id), acct a
+    WHERE h.recent > 0 AND h.customer_id NOT IN (SELECT customer_id FROM emptied)
 ),
 candidates AS (
     SELECT c.id AS customer_id, greatest(c.created_at, c.updated_at) AS active_at FROM customers c, acct
