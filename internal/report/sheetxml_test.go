@@ -3,7 +3,11 @@ package report
 import (
 	"archive/zip"
 	"bytes"
+	"compress/flate"
+	"errors"
+	"hash/crc32"
 	"io"
+	"math/rand/v2"
 	"math"
 	"regexp"
 	"strings"
@@ -138,13 +142,15 @@ func TestSheetRowsMatchExcelize(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := rowsXML(t, buf.Bytes())
-	body, err := sr.reader()
-	if err != nil {
+	if err := sr.fw.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	got, err := io.ReadAll(body)
-	if err != nil {
+	got, err := io.ReadAll(flate.NewReader(bytes.NewReader(sr.z.Bytes())))
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) { // no final block: the zip writer adds it
 		t.Fatal(err)
+	}
+	if crc32.ChecksumIEEE(got) != sr.crc || int64(len(got)) != sr.size {
+		t.Errorf("rows: crc %x size %d, counted %x %d", crc32.ChecksumIEEE(got), len(got), sr.crc, sr.size)
 	}
 	gotRows, wantRows := rowRe.FindAll(got, -1), rowRe.FindAll(want, -1)
 	if len(gotRows) != len(rows) || len(wantRows) != len(rows) {
@@ -183,4 +189,21 @@ func rowsXML(t *testing.T, xlsx []byte) []byte {
 	}
 	t.Fatal("no sheet2.xml")
 	return nil
+}
+
+func TestCRC32Combine(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, n := range [][2]int{{0, 0}, {0, 5}, {5, 0}, {1, 1}, {100, 3}, {7, 1 << 20}, {1 << 16, 12345}} {
+		a, b := make([]byte, n[0]), make([]byte, n[1])
+		for i := range a {
+			a[i] = byte(r.Uint32())
+		}
+		for i := range b {
+			b[i] = byte(r.Uint32())
+		}
+		want := crc32.ChecksumIEEE(append(append([]byte{}, a...), b...))
+		if got := crc32Combine(crc32.ChecksumIEEE(a), crc32.ChecksumIEEE(b), int64(len(b))); got != want {
+			t.Errorf("%d+%d bytes: %08x, want %08x", n[0], n[1], got, want)
+		}
+	}
 }
