@@ -90,7 +90,7 @@ func TestSheetRowsMatchExcelize(t *testing.T) {
 		[]any{nil, nil, nil, nil, nil, "x", math.NaN(), nil},
 		[]any{"x", testDecimal{"1234.50"}, nil, nil, "unknown_code", nil, math.Inf(-1), true},
 		[]any{"x", int64(math.MinInt64), nil, nil, "", nil, 1e21, false},
-		[]any{"x", 1.5e-7, nil, nil, "PAID", nil, -0.0, "fallback"},
+		[]any{"x", 1.5e-7, nil, nil, "PAID", nil, math.Copysign(0, -1), "fallback"},
 	)
 
 	f := excelize.NewFile()
