@@ -195,6 +195,8 @@ func (t *totals) add(vals []any) {
 			t.ints[i] += x
 		case float64:
 			t.floats[i] += x
+		case decimalValue:
+			t.rats[i].Add(t.rats[i], x.rat(&t.tmp))
 		case decimal:
 			if _, ok := t.tmp.SetString(x.String()); ok {
 				t.rats[i].Add(t.rats[i], &t.tmp)

@@ -58,6 +58,8 @@ type decimal interface {
 // bool, string or nil, the only types the writers handle.
 func normalize(v any, k kind) any {
 	switch x := v.(type) {
+	case duckdb.Decimal:
+		return newDecimalValue(x)
 	case nil, int64, float64, string, time.Time, bool, decimal:
 		return v
 	case int32:
@@ -85,6 +87,37 @@ func normalize(v any, k kind) any {
 	}
 	return fmt.Sprint(v)
 }
+
+// decimalValue is a DECIMAL from the driver with its float64 worked out once:
+// the xlsx cell, the CSV and the totals each want it, and the driver's
+// Float64 divides big.Floats.
+type decimalValue struct {
+	duckdb.Decimal
+	f float64
+}
+
+func newDecimalValue(d duckdb.Decimal) decimalValue {
+	if d.Value != nil && d.Value.IsInt64() && int(d.Scale) < len(pow10) {
+		// A whole number below 2^53 is exact either way: the same float64 as the driver's.
+		v, p := d.Value.Int64(), pow10[d.Scale]
+		if q := v / p; v%p == 0 && q <= 1<<53 && q >= -(1<<53) {
+			return decimalValue{d, float64(q)}
+		}
+	}
+	return decimalValue{d, d.Float64()}
+}
+
+func (d decimalValue) Float64() float64 { return d.f }
+
+// rat is the exact value.
+func (d decimalValue) rat(r *big.Rat) *big.Rat {
+	if d.Value.IsInt64() && int(d.Scale) < len(pow10) {
+		return r.SetFrac64(d.Value.Int64(), pow10[d.Scale])
+	}
+	return r.SetFrac(d.Value, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(d.Scale)), nil))
+}
+
+var pow10 = [...]int64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18}
 
 // formatInterval writes an interval as DuckDB's own clients do: "1 month 9 days 22:58:23.451".
 func formatInterval(iv duckdb.Interval) string {

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -9,7 +10,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/billsync/billsync/internal/cellsafe"
 	"github.com/xuri/excelize/v2"
 )
 
@@ -97,7 +97,7 @@ func newStyles(f *excelize.File, currency string, l *lang) (*styles, error) {
 	s.check = add(&excelize.Style{Font: &excelize.Font{Family: "Calibri", Italic: true, Color: "375623"}, Alignment: &excelize.Alignment{Vertical: "top"}})
 	s.checkBad = add(&excelize.Style{Font: &excelize.Font{Family: "Calibri", Bold: true, Color: "C00000"}, Alignment: &excelize.Alignment{Vertical: "top"}})
 	s.total["text"] = add(&excelize.Style{Font: &excelize.Font{Family: "Calibri", Bold: true}, Border: border})
-	for k := range numFmts {
+	for _, k := range slices.Sorted(maps.Keys(numFmts)) { // sorted: the same style ids in every run
 		s.addFormat(add, k, currency, l, border)
 	}
 	s.addFormat(add, "money", currency, l, border)
@@ -139,6 +139,7 @@ type xlsxSheet struct {
 	totalRow int // row number of the totals row, 0 = none
 	held     [][]any
 	widths   []float64
+	rows     *sheetRows // the body rows, spliced in when the workbook is saved
 }
 
 func newXLSXSheet(f *excelize.File, st *styles, loc *time.Location, l *lang, name string, cols []column, footer string) (*xlsxSheet, error) {
@@ -208,11 +209,7 @@ func (x *xlsxSheet) write(vals []any) error {
 
 func (x *xlsxSheet) put(vals []any) error {
 	x.n++
-	for i, v := range vals {
-		x.cells[i].Value = x.cellValue(v, x.cols[i])
-	}
-	cell, _ := excelize.CoordinatesToCellName(1, x.n+1)
-	return x.sw.SetRow(cell, x.row)
+	return x.rows.put(vals, x)
 }
 
 // measure widens the columns to the values as displayed.
@@ -317,6 +314,9 @@ func (x *xlsxSheet) start(tot *totals) error {
 			x.cells[i].StyleID = x.st.text
 		}
 	}
+	if x.rows, err = newSheetRows(len(x.cols)); err != nil {
+		return err
+	}
 	for _, r := range x.held {
 		if err := x.put(r); err != nil {
 			return err
@@ -324,39 +324,6 @@ func (x *xlsxSheet) start(tot *totals) error {
 	}
 	x.held = nil
 	return nil
-}
-
-// cellValue converts a query value to what the cell holds: numbers stay
-// numbers, dates become Excel serial days in the report's time zone, codes
-// their friendly names, NULL the column's reason for it, and text that a
-// spreadsheet would run as a formula is neutralised.
-func (x *xlsxSheet) cellValue(v any, c column) any {
-	switch t := v.(type) {
-	case nil:
-		if c.empty != "" {
-			return c.empty
-		}
-	case decimal:
-		return t.Float64()
-	case time.Time:
-		if c.kind == kindDate {
-			return serialDay(t)
-		}
-		return serialTime(t, x.loc)
-	case string:
-		if c.codes {
-			t = c.codeName(t, x.l)
-		}
-		if len(t) > maxCellText-1 && utf8.RuneCountInString(t) > maxCellText-1 {
-			t = string([]rune(t)[:maxCellText-1])
-		}
-		return cellsafe.Text(t)
-	case float64:
-		if math.IsNaN(t) || math.IsInf(t, 0) {
-			return nil
-		}
-	}
-	return v
 }
 
 // serialDay is a DATE (midnight UTC from the driver) as an Excel serial day.

@@ -1,0 +1,209 @@
+package report
+
+import (
+	"archive/zip"
+	"bytes"
+	"compress/flate"
+	"errors"
+	"hash/crc32"
+	"io"
+	"math"
+	"math/rand/v2"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/billsync/billsync/internal/cellsafe"
+	"github.com/xuri/excelize/v2"
+)
+
+// excelizeValue is what the report handed excelize's SetRow for a query value
+// before it wrote the rows itself: the reference sheetRows must match.
+func excelizeValue(x *xlsxSheet, v any, c column) any {
+	switch t := v.(type) {
+	case nil:
+		if c.empty != "" {
+			return c.empty
+		}
+	case decimal:
+		return t.Float64()
+	case time.Time:
+		if c.kind == kindDate {
+			return serialDay(t)
+		}
+		return serialTime(t, x.loc)
+	case string:
+		if c.codes {
+			t = c.codeName(t, x.l)
+		}
+		if len(t) > maxCellText-1 && utf8.RuneCountInString(t) > maxCellText-1 {
+			t = string([]rune(t)[:maxCellText-1])
+		}
+		return cellsafe.Text(t)
+	case float64:
+		if math.IsNaN(t) || math.IsInf(t, 0) {
+			return nil
+		}
+	}
+	return v
+}
+
+type testDecimal struct{ s string }
+
+func (d testDecimal) Float64() float64 { return 1234.5 }
+func (d testDecimal) String() string   { return d.s }
+
+// TestSheetRowsMatchExcelize writes awkward values through sheetRows and
+// through excelize's StreamWriter.SetRow, and wants the same row XML: text
+// that needs escaping, kept spaces, _xHHHH_ sequences, invalid UTF-8, text
+// over Excel's cell limit, NULLs, codes, dates and numbers.
+func TestSheetRowsMatchExcelize(t *testing.T) {
+	jkt, err := time.LoadLocation("Asia/Jakarta")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := langs["id"]
+	cols := []column{
+		{name: "a", format: "text"},
+		{name: "b", format: "money", kind: kindInt},
+		{name: "c", format: "date", kind: kindDate},
+		{name: "d", format: "datetime", kind: kindTime},
+		{name: "e", format: "text", codes: true, names: map[string]string{}},
+		{name: "f", format: "text", empty: "(none)"},
+		{name: "g", format: "decimal2", kind: kindFloat},
+		{name: "h", format: "text", kind: kindBool},
+	}
+	long := strings.Repeat("é😀", 20000)
+	texts := []string{
+		"plain", "", "Ñoño & <Sons> \"quoted\" 'single'", " leading", "trailing\t", "line\nbreak\r\n",
+		"=1+1", "+62 812-3456", "-minus", "_x0041_ literal", "a_x005F_x0041_b", "_x005F_", "_xZZZZ_ no", "tab\there",
+		"\x01control\x1f", "bad \xff utf8", "ok\u2028sep", "\uFFFE", long, strings.Repeat("a", 40000),
+	}
+	var rows [][]any
+	for i, s := range texts {
+		rows = append(rows, []any{s, int64(i - 3), time.Date(2026, 6, 30, 0, 0, 0, 0, time.UTC),
+			time.Date(2026, 6, 30, 17, 4, 5, 123456789, time.UTC), "paid", nil, float64(i) / 3, i%2 == 0})
+	}
+	rows = append(rows,
+		[]any{nil, nil, nil, nil, nil, "x", math.NaN(), nil},
+		[]any{"x", testDecimal{"1234.50"}, nil, nil, "unknown_code", nil, math.Inf(-1), true},
+		[]any{"x", int64(math.MinInt64), nil, nil, "", nil, 1e21, false},
+		[]any{"x", 1.5e-7, nil, nil, "PAID", nil, math.Copysign(0, -1), "fallback"},
+	)
+
+	f := excelize.NewFile()
+	defer f.Close()
+	st, err := newStyles(f, "IDR", l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := newXLSXSheet(f, st, jkt, l, "S", cols, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range cols {
+		x.cells[i].StyleID = st.body[c.format]
+		if c.format == "text" {
+			x.cells[i].StyleID = st.text
+		}
+	}
+	x.cells[5].StyleID = 0 // no style attribute
+	sr, err := newSheetRows(len(cols))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sr.close()
+	sw, err := f.NewStreamWriter("S")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := make([]any, len(cols))
+	cells := make([]excelize.Cell, len(cols))
+	for _, r := range rows {
+		if err := sr.put(r, x); err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range r {
+			cells[i] = excelize.Cell{StyleID: x.cells[i].StyleID, Value: excelizeValue(x, v, cols[i])}
+			ref[i] = &cells[i]
+		}
+		cell, _ := excelize.CoordinatesToCellName(1, sr.n+1)
+		if err := sw.SetRow(cell, ref); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := sw.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	buf, err := f.WriteToBuffer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := rowsXML(t, buf.Bytes())
+	if err := sr.fw.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(flate.NewReader(bytes.NewReader(sr.z.Bytes())))
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) { // no final block: the zip writer adds it
+		t.Fatal(err)
+	}
+	if crc32.ChecksumIEEE(got) != sr.crc || int64(len(got)) != sr.size {
+		t.Errorf("rows: crc %x size %d, counted %x %d", crc32.ChecksumIEEE(got), len(got), sr.crc, sr.size)
+	}
+	gotRows, wantRows := rowRe.FindAll(got, -1), rowRe.FindAll(want, -1)
+	if len(gotRows) != len(rows) || len(wantRows) != len(rows) {
+		t.Fatalf("rows: sheetRows %d, excelize %d, want %d", len(gotRows), len(wantRows), len(rows))
+	}
+	for i := range rows {
+		if !bytes.Equal(gotRows[i], wantRows[i]) {
+			t.Errorf("row %d (%.40q):\n got %.600s\nwant %.600s", i+2, rows[i][0], gotRows[i], wantRows[i])
+		}
+	}
+}
+
+var rowRe = regexp.MustCompile(`(?s)<row r="\d+">.*?</row>`)
+
+// rowsXML is the sheetData of the workbook's streamed sheet.
+func rowsXML(t *testing.T, xlsx []byte) []byte {
+	t.Helper()
+	zr, err := zip.NewReader(bytes.NewReader(xlsx), int64(len(xlsx)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, zf := range zr.File {
+		if zf.Name != "xl/worksheets/sheet2.xml" {
+			continue
+		}
+		rc, err := zf.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rc.Close()
+		b, err := io.ReadAll(rc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	t.Fatal("no sheet2.xml")
+	return nil
+}
+
+func TestCRC32Combine(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, n := range [][2]int{{0, 0}, {0, 5}, {5, 0}, {1, 1}, {100, 3}, {7, 1 << 20}, {1 << 16, 12345}} {
+		a, b := make([]byte, n[0]), make([]byte, n[1])
+		for i := range a {
+			a[i] = byte(r.Uint32())
+		}
+		for i := range b {
+			b[i] = byte(r.Uint32())
+		}
+		want := crc32.ChecksumIEEE(append(append([]byte{}, a...), b...))
+		if got := crc32Combine(crc32.ChecksumIEEE(a), crc32.ChecksumIEEE(b), int64(len(b))); got != want {
+			t.Errorf("%d+%d bytes: %08x, want %08x", n[0], n[1], got, want)
+		}
+	}
+}
