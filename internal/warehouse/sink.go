@@ -402,27 +402,34 @@ func (s *Sink) List(e Entity) (*List, error) {
 // first response has arrived with the server's Date header). A full batch's merge starts on a
 // merge slot and the list goes on staging into a new loader; a list has at most one merge
 // pending, so its merges run in fetch order and DuckDB holds at most two batches of it.
+//
+// A batch holds exactly ListBatch records, a page's rest going to the next batch: closing the
+// batch after the page that crossed the bound made it one row group and a few records more,
+// leaving a small row group behind every merge.
 func (li *List) Add(ctx context.Context, page int, items []json.RawMessage) error {
-	if len(items) == 0 {
-		return nil
-	}
 	li.mu.Lock()
 	defer li.mu.Unlock()
-	if li.l == nil {
-		l, err := li.s.newLoader(ctx, li.e)
-		if err != nil {
-			return err
+	for first := 0; first < len(items); {
+		if li.l == nil {
+			l, err := li.s.newLoader(ctx, li.e)
+			if err != nil {
+				return err
+			}
+			li.l = l
 		}
-		li.l = l
-	}
-	for i, it := range items {
-		if err := li.l.Add(page, i, it); err != nil {
-			return err
+		end := min(len(items), first+li.s.b.listBatch-li.staged)
+		for i := first; i < end; i++ {
+			if err := li.l.Add(page, i, items[i]); err != nil {
+				return err
+			}
 		}
-	}
-	li.staged += len(items)
-	if li.staged >= li.s.b.listBatch {
-		return li.queueLocked(ctx)
+		li.staged += end - first
+		first = end
+		if li.staged >= li.s.b.listBatch {
+			if err := li.queueLocked(ctx); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
