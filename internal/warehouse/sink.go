@@ -13,7 +13,7 @@ import (
 // figures behind each value are in docs/architecture.md ("One writer per table").
 const (
 	// DefaultListBatch is how many records a list stages before merging them: DuckDB holds at
-	// most two batches per list (one staging, one merging), whatever the size of the list. It is
+	// most one batch per list (staging or merging), whatever the size of the list. It is
 	// DuckDB's row-group size: smaller batches leave a part-filled row group that the next
 	// checkpoint compresses again (measured at ~1M records: 50,000 per batch 60k records/s,
 	// 122,880 per batch 70k).
@@ -400,29 +400,43 @@ func (s *Sink) List(e Entity) (*List, error) {
 // Add stages a page's records; page locates them in error messages. The first loader, and with
 // it the run's observation time, comes into being only with the first records (after the run's
 // first response has arrived with the server's Date header). A full batch's merge starts on a
-// merge slot and the list goes on staging into a new loader; a list has at most one merge
-// pending, so its merges run in fetch order and DuckDB holds at most two batches of it.
+// merge slot and Add waits for it before the list stages on into a new loader, so its merges run
+// in fetch order and DuckDB holds at most one batch of it. Staging a second batch while the first
+// waited for a slot and merged held up to 14 batches of the 7 lists in DuckDB, beyond its memory
+// limit: spilling them to temp files and reading them back cost more than the pages waiting
+// (syncbench -scale 100 -lists-only, 3 pairs against the two-batch rule: list-phase syncer CPU
+// 35.6-37.4 s against 39.0-41.0 s, list phase 37.0-39.7k records/s against 27.9-37.1k).
+//
+// A batch holds exactly ListBatch records, a page's rest going to the next batch: closing the
+// batch after the page that crossed the bound made it one row group and a few records more,
+// leaving a small row group behind every merge.
 func (li *List) Add(ctx context.Context, page int, items []json.RawMessage) error {
-	if len(items) == 0 {
-		return nil
-	}
 	li.mu.Lock()
 	defer li.mu.Unlock()
-	if li.l == nil {
-		l, err := li.s.newLoader(ctx, li.e)
-		if err != nil {
-			return err
+	for first := 0; first < len(items); {
+		if li.l == nil {
+			l, err := li.s.newLoader(ctx, li.e)
+			if err != nil {
+				return err
+			}
+			li.l = l
 		}
-		li.l = l
-	}
-	for i, it := range items {
-		if err := li.l.Add(page, i, it); err != nil {
-			return err
+		end := min(len(items), first+li.s.b.listBatch-li.staged)
+		for i := first; i < end; i++ {
+			if err := li.l.Add(page, i, items[i]); err != nil {
+				return err
+			}
 		}
-	}
-	li.staged += len(items)
-	if li.staged >= li.s.b.listBatch {
-		return li.queueLocked(ctx)
+		li.staged += end - first
+		first = end
+		if li.staged >= li.s.b.listBatch {
+			if err := li.queueLocked(ctx); err != nil {
+				return err
+			}
+			if err := li.waitLocked(ctx); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

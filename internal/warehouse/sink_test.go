@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -153,5 +154,42 @@ func TestSinkListDecidesDeletions(t *testing.T) {
 	}
 	if _, err := li.EndPass(ctx, ListEnd{Expected: 0, Stable: true}); err == nil {
 		t.Error("an incremental list ended a pass as whole")
+	}
+}
+
+// A list batch holds exactly ListBatch records (one DuckDB row group by default): a page that
+// crosses the bound is split, its rest staged into the next batch, and its records keep their
+// place in the page for error messages.
+func TestSinkListBatchSplitsPages(t *testing.T) {
+	ctx := context.Background()
+	b, err := StartBuild(ctx, newPath(t), BuildOptions{Log: quietLog, ListBatch: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	s := startSink(t, b, "acct", t0)
+	defer s.Close()
+	li, err := s.List(Customers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var page []json.RawMessage
+	for i := range 7 {
+		created := `1700000000000`
+		if i == 5 {
+			created = `"nope"`
+		}
+		page = append(page, json.RawMessage(fmt.Sprintf(`{"id":"p%d","createdAt":%s}`, i, created)))
+	}
+	err = li.Add(ctx, 4, page)
+	if err == nil {
+		err = li.Finish(ctx)
+	}
+	if err == nil || !strings.Contains(err.Error(), "customers page 4 item 5 (id p5): createdAt") {
+		t.Fatalf("error %v, want the bad record located as page 4 item 5", err)
+	}
+	// the first batch (items 0-2) merged; the second (3-5) failed whole; 6 never merged
+	if got := queryString(t, b.DB(), `SELECT string_agg(id, ',' ORDER BY id) FROM customers`); got != "p0,p1,p2" {
+		t.Errorf("stored %q, want p0,p1,p2 (batches of exactly 3)", got)
 	}
 }
