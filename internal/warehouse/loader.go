@@ -2,6 +2,7 @@ package warehouse
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"database/sql"
 	"database/sql/driver"
@@ -118,6 +119,12 @@ func (l *loader) Add(page, idx int, raw []byte) error {
 	return nil
 }
 
+// outOfMemory says err is DuckDB running out of its memory_limit: not a reason to parse again.
+func outOfMemory(err error) bool {
+	var de *duckdb.Error
+	return errors.As(err, &de) && de.Type == duckdb.ErrorTypeOutOfMemory
+}
+
 // looksLikeObject is the cheap check done per record; full parsing happens in SQL.
 func looksLikeObject(raw []byte) bool {
 	s := bytes.TrimSpace(raw)
@@ -137,10 +144,15 @@ func (l *loader) Merge(ctx context.Context) (MergeResult, error) {
 		return MergeResult{}, fmt.Errorf("merge %s: flush staging: %w", l.entity, err)
 	}
 	path, err := l.prepare(ctx, false)
-	if err != nil {
+	if err != nil && ctx.Err() == nil && !outOfMemory(err) {
 		// Unreadable JSON fails the fast parse; the checked parse reports it per record.
 		l.b.log.Debug("merge retries with checked JSON parse", "entity", l.entity, "err", err)
 		path, err = l.prepare(ctx, true)
+	}
+	if outOfMemory(err) {
+		limit := cmp.Or(l.b.memoryLimit, DefaultMemoryLimit)
+		return MergeResult{}, fmt.Errorf("merge %s: %w\n(the build's DuckDB memory limit is %s: raise BILLSYNC_MEMORY_LIMIT)",
+			l.entity, err, limit)
 	}
 	if err != nil {
 		return MergeResult{}, fmt.Errorf("merge %s: %w", l.entity, err)
