@@ -26,7 +26,10 @@ type Build struct {
 	db   *sql.DB
 	log  *slog.Logger
 
-	memoryLimit         string
+	memoryLimit string
+	// mergeMem lets a merge that ran out of DuckDB's memory beside others run again alone:
+	// merges hold it shared, a retry exclusively.
+	mergeMem            sync.RWMutex
 	listBatch           int
 	fanoutBatchBytes    int64
 	fanoutBatchRequests int

@@ -119,6 +119,15 @@ func (l *loader) Add(page, idx int, raw []byte) error {
 	return nil
 }
 
+// mergeError wraps a failed merge's error; running out of memory says what to raise.
+func (l *loader) mergeError(err error) error {
+	if outOfMemory(err) {
+		return fmt.Errorf("merge %s: %w\n(the build's DuckDB memory limit is %s: raise BILLSYNC_MEMORY_LIMIT)",
+			l.entity, err, cmp.Or(l.b.memoryLimit, DefaultMemoryLimit))
+	}
+	return fmt.Errorf("merge %s: %w", l.entity, err)
+}
+
 // outOfMemory says err is DuckDB running out of its memory_limit: not a reason to parse again.
 func outOfMemory(err error) bool {
 	var de *duckdb.Error
@@ -143,19 +152,26 @@ func (l *loader) Merge(ctx context.Context) (MergeResult, error) {
 	if err := l.app.Close(); err != nil {
 		return MergeResult{}, fmt.Errorf("merge %s: flush staging: %w", l.entity, err)
 	}
+	l.b.mergeMem.RLock()
+	unlock := l.b.mergeMem.RUnlock
+	defer func() { unlock() }()
 	path, err := l.prepare(ctx, false)
+	if outOfMemory(err) && ctx.Err() == nil {
+		// Merges running beside each other share DuckDB's memory limit; this one gets it all.
+		l.b.log.Warn("merge ran out of DuckDB memory beside other merges: merging it alone", "entity", l.entity,
+			"memory_limit", cmp.Or(l.b.memoryLimit, DefaultMemoryLimit))
+		unlock()
+		l.b.mergeMem.Lock()
+		unlock = l.b.mergeMem.Unlock
+		path, err = l.prepare(ctx, false)
+	}
 	if err != nil && ctx.Err() == nil && !outOfMemory(err) {
 		// Unreadable JSON fails the fast parse; the checked parse reports it per record.
 		l.b.log.Debug("merge retries with checked JSON parse", "entity", l.entity, "err", err)
 		path, err = l.prepare(ctx, true)
 	}
-	if outOfMemory(err) {
-		limit := cmp.Or(l.b.memoryLimit, DefaultMemoryLimit)
-		return MergeResult{}, fmt.Errorf("merge %s: %w\n(the build's DuckDB memory limit is %s: raise BILLSYNC_MEMORY_LIMIT)",
-			l.entity, err, limit)
-	}
 	if err != nil {
-		return MergeResult{}, fmt.Errorf("merge %s: %w", l.entity, err)
+		return MergeResult{}, l.mergeError(err)
 	}
 	if err := l.dropStage(ctx); err != nil {
 		return MergeResult{}, fmt.Errorf("merge %s: %w", l.entity, err)
@@ -165,7 +181,7 @@ func (l *loader) Merge(ctx context.Context) (MergeResult, error) {
 	}
 	res, err := l.apply(ctx, path)
 	if err != nil {
-		return MergeResult{}, fmt.Errorf("merge %s: %w", l.entity, err)
+		return MergeResult{}, l.mergeError(err)
 	}
 	// A merge of nothing (a fan-out batch whose reads found no entries) is not news: one
 	// "merged" line per batch that carried records.

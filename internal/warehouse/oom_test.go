@@ -9,9 +9,9 @@ import (
 	"testing"
 )
 
-// TestMergeOutOfMemorySaysWhatToRaise: a merge that runs out of DuckDB's memory limit fails at
-// once, naming the limit and the setting that raises it, instead of being taken for bad JSON
-// and parsed a second time under the same limit.
+// TestMergeOutOfMemorySaysWhatToRaise: a merge that runs out of DuckDB's memory limit runs again
+// alone (other merges may have held the memory), and if that still does not fit it fails naming
+// the limit and the setting that raises it; it is never taken for bad JSON and parsed again.
 func TestMergeOutOfMemorySaysWhatToRaise(t *testing.T) {
 	var logs bytes.Buffer
 	b, err := StartBuild(context.Background(), newPath(t), BuildOptions{MemoryLimit: "16MB",
@@ -32,6 +32,9 @@ func TestMergeOutOfMemorySaysWhatToRaise(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "Out of Memory") || !strings.Contains(err.Error(), "memory limit is 16MB: raise BILLSYNC_MEMORY_LIMIT") {
 		t.Errorf("err = %v", err)
+	}
+	if n := strings.Count(logs.String(), "merging it alone"); n != 1 {
+		t.Errorf("the merge ran alone %d times, want once:\n%s", n, logs.String())
 	}
 	if strings.Contains(logs.String(), "retries with checked JSON parse") {
 		t.Errorf("running out of memory was taken for bad JSON:\n%s", logs.String())
