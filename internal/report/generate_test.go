@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -481,33 +482,8 @@ func TestFormulaTextNeutralised(t *testing.T) {
 		{"aging_2026-06-05_basis-due.xlsx", "Per pelanggan", link},
 		{"credit_2026-06-05.xlsx", "Saldo", cmd},
 	} {
-		var cells []string
-		path := findFile(t, files, tc.file)
-		if tc.sheet == "" {
-			b, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rows, err := csv.NewReader(bytes.NewReader(bytes.TrimPrefix(b, []byte(bom)))).ReadAll()
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, r := range rows {
-				cells = append(cells, r...)
-			}
-		} else {
-			f, err := excelize.OpenFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rows, _ := f.GetRows(tc.sheet)
-			f.Close()
-			for _, r := range rows {
-				cells = append(cells, r...)
-			}
-		}
 		found := false
-		for _, c := range cells {
+		for _, c := range cellsOf(t, findFile(t, files, tc.file), tc.sheet) {
 			if c == tc.text {
 				t.Errorf("%s: %q written raw", tc.file, c)
 			}
@@ -516,6 +492,73 @@ func TestFormulaTextNeutralised(t *testing.T) {
 		if !found {
 			t.Errorf("%s: %q not found neutralised", tc.file, tc.text)
 		}
+	}
+}
+
+// cellsOf is every cell's text of a CSV file (sheet "") or of a workbook's sheet, as a reader sees it.
+func cellsOf(t *testing.T, path, sheet string) []string {
+	t.Helper()
+	var cells []string
+	if sheet == "" {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, err := csv.NewReader(bytes.NewReader(bytes.TrimPrefix(b, []byte(bom)))).ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rows {
+			cells = append(cells, r...)
+		}
+		return cells
+	}
+	f, err := excelize.OpenFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := f.GetRows(sheet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		cells = append(cells, r...)
+	}
+	return cells
+}
+
+// TestEscapeLikeTextReadsBack: a spreadsheet reads _xHHHH_ in cell text as
+// an escaped character, so a name holding such text is written escaped and
+// reads back from the workbook as the CSV has it, in every arrangement
+// (escapes side by side, sharing an underscore, an escaped underscore, half a
+// surrogate pair, lower-case hex).
+func TestEscapeLikeTextReadsBack(t *testing.T) {
+	w := testWorld(t)
+	db := filepath.Join(t.TempDir(), "billsync.duckdb")
+	if err := copyFile(w.db, db); err != nil {
+		t.Fatal(err)
+	}
+	names := []string{"_x0041_ literal", "a_x005F_x0041_b", "_x0041_x0042_", "_xD800_ half", "_x005F_xD800_",
+		"_x005F_", "_x005F_x005F_", "__x0041__", "_x005f_ lower", "x_x_x0041_", "end _x0041_"}
+	execDB(t, db, `UPDATE customers SET name = (['`+strings.Join(names, "','")+`'])[1 + (hash(id) % `+strconv.Itoa(len(names))+`)::BIGINT]`)
+	files := generateAll(t, Options{DB: db, Names: []string{"credit"}})
+	escapeLike := func(cells []string) map[string]int {
+		n := map[string]int{}
+		for _, c := range cells {
+			if strings.Contains(c, "_x") {
+				n[c]++
+			}
+		}
+		return n
+	}
+	want := escapeLike(cellsOf(t, findFile(t, files, "credit_2026-06-05_balances.csv"), ""))
+	got := escapeLike(cellsOf(t, findFile(t, files, "credit_2026-06-05.xlsx"), "Saldo"))
+	if len(want) < len(names)/2 {
+		t.Fatalf("the balances show %d of the %d names: %v", len(want), len(names), want)
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("workbook cells %v,\nCSV cells %v", got, want)
 	}
 }
 

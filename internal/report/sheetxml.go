@@ -8,7 +8,6 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -154,7 +153,7 @@ func appendInlineStr(b []byte, s string) []byte {
 		_ = xml.EscapeText(&esc, []byte(s))
 		e := strings.ReplaceAll(esc.String(), "&#xA;", "\n")
 		if strings.Contains(e, "_x") {
-			e = bstrMarshal(e)
+			e = escapeLiteralEscapes(e)
 		}
 		b = append(b, e...)
 	}
@@ -186,42 +185,39 @@ func truncateUTF16(s string, units int) string {
 	return s
 }
 
-var (
-	bstrExp       = regexp.MustCompile(`_x[a-fA-F\d]{4}_`)
-	bstrEscapeExp = regexp.MustCompile(`x[a-fA-F\d]{4}_`)
-)
+// escapeLiteralEscapes keeps a literal _xHHHH_ in cell text from being read
+// as an escaped character: a spreadsheet decodes _xHHHH_ in a string to that
+// UTF-16 unit, scanning left to right, so every underscore that starts such a
+// sequence is itself written escaped, as _x005F_. For most text that is what
+// excelize writes (a test holds the two together); excelize loses two cases
+// that this keeps: sequences sharing an underscore (_x0041_x0042_) and one
+// naming half a surrogate pair, which its writer drops.
+func escapeLiteralEscapes(s string) string {
+	var b strings.Builder
+	b.Grow(len(s) + 16)
+	last := 0
+	for i := 0; i < len(s); i++ {
+		if isEscapeAt(s, i) {
+			b.WriteString(s[last:i])
+			b.WriteString("_x005F")
+			last = i // the underscore itself ends the escape
+		}
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
 
-// bstrMarshal escapes literal _xHHHH_ sequences in cell text as excelize
-// does (lib.go of the pinned version), so the text reads back unchanged.
-func bstrMarshal(s string) (result string) {
-	matches, l, cursor := bstrExp.FindAllStringSubmatchIndex(s, -1), len(s), 0
-	for _, match := range matches {
-		result += s[cursor:match[0]]
-		subStr := s[match[0]:match[1]]
-		if subStr == "_x005F_" {
-			cursor = match[1]
-			if match[1]+6 <= l && bstrEscapeExp.MatchString(s[match[1]:match[1]+6]) {
-				_, err := strconv.Unquote(`"\u` + s[match[1]+1:match[1]+5] + `"`)
-				if err == nil {
-					result += subStr + "x005F" + subStr
-					continue
-				}
-			}
-			result += subStr + "x005F_"
-			continue
-		}
-		if bstrExp.MatchString(subStr) {
-			cursor = match[1]
-			if _, err := strconv.Unquote(`"\u` + s[match[0]+2:match[1]-1] + `"`); err == nil {
-				result += "_x005F" + subStr
-				continue
-			}
+// isEscapeAt says s holds _x, four hex digits and _ at i.
+func isEscapeAt(s string, i int) bool {
+	if i+7 > len(s) || s[i] != '_' || s[i+1] != 'x' || s[i+6] != '_' {
+		return false
+	}
+	for _, c := range []byte(s[i+2 : i+6]) {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
 		}
 	}
-	if cursor < l {
-		result += s[cursor:]
-	}
-	return result
+	return true
 }
 
 // close releases the compressed rows.

@@ -79,6 +79,8 @@ func TestSheetRowsMatchExcelize(t *testing.T) {
 	texts := []string{
 		"plain", "", "Ñoño & <Sons> \"quoted\" 'single'", " leading", "trailing\t", "line\nbreak\r\n",
 		"=1+1", "+62 812-3456", "-minus", "_x0041_ literal", "a_x005F_x0041_b", "_x005F_", "_xZZZZ_ no", "tab\there",
+		"_x005F_x005F_", "_xD800_ surrogate", "_x005F_xD800_", "_x005f_ lower", "__x0041__", "_x0041_x0042_",
+		"_x0041", "x0041_", "_x005F_x00", "_x_x0041_", "end _x0041_",
 		"\x01control\x1f", "bad \xff utf8", "ok\u2028sep", "\uFFFE", long, strings.Repeat("a", 40000),
 	}
 	var rows [][]any
@@ -156,7 +158,15 @@ func TestSheetRowsMatchExcelize(t *testing.T) {
 	if len(gotRows) != len(rows) || len(wantRows) != len(rows) {
 		t.Fatalf("rows: sheetRows %d, excelize %d, want %d", len(gotRows), len(wantRows), len(rows))
 	}
+	// excelize loses these texts (TestEscapeLikeTextReadsBack shows ours read back)
+	lost := map[string]bool{"_xD800_ surrogate": true, "_x005F_xD800_": true, "_x0041_x0042_": true}
 	for i := range rows {
+		if s, _ := rows[i][0].(string); lost[s] {
+			if bytes.Equal(gotRows[i], wantRows[i]) {
+				t.Errorf("row %d (%q): written as excelize does, which loses it", i+2, s)
+			}
+			continue
+		}
 		if !bytes.Equal(gotRows[i], wantRows[i]) {
 			t.Errorf("row %d (%.40q):\n got %.600s\nwant %.600s", i+2, rows[i][0], gotRows[i], wantRows[i])
 		}
