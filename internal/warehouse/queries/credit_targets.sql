@@ -166,13 +166,14 @@ paced AS (
 -- ahead, the levelling: customers read in the same run come due for the bound in the same run,
 -- and a first sync reads everyone at once, so six nights later (7-day bound, nightly runs) the
 -- whole base would be read in one run, and again every period after. The customers not paced
--- are the base; a customer read now is due for the bound after `period` runs, so one run's share
--- is base / period. For every k, at most k shares may be left to the bound in the next k runs:
--- the longest-unread beyond that are read now, after every other reason (a run's budget takes
--- those first). A level base needs no reads ahead: its nights' bound reads are about a share
--- each, so a period reads what the bound alone would, spread evenly. A lump (a first sync,
--- skipped runs, many customers added at once) is spread within one period. Reads ahead only
--- add reads, never delay one: the bounds above hold as they are.
+-- are the base; a customer read now is due for the bound after a period of runs (6 with nightly
+-- runs and 7 days), so one run's share is base / period. For every k, at most k shares may be
+-- left to the bound in the next k runs: the longest-unread beyond that are read now, after
+-- every other reason (a run's budget takes those first). A level base needs no reads ahead: its
+-- nights' bound reads are about a share each, so a period reads what the bound alone would,
+-- spread evenly. A lump (a first sync, skipped runs, many customers added at once) is spread
+-- within one period. Reads ahead only add reads, never delay one: the bounds above hold as they
+-- are.
 waiting AS (
     SELECT customer_id, bound_run, row_number() OVER (ORDER BY last_us, customer_id) AS rank
     FROM runs WHERE reason IS NULL AND customer_id NOT IN (SELECT customer_id FROM paced)
