@@ -248,3 +248,73 @@ func (h *dueCapture) take() string {
 	}
 	return s
 }
+
+// creditPeriods adds up the credit reads of the nightly runs (every run after the first sync)
+// per refresh period, what an operator's week of runs costs at the service's rate limit and
+// whether its nights are level, and over all of them.
+type creditPeriods struct {
+	runsPer     int // nightly runs per period: the refresh bound over the time between runs
+	period, all creditTotal
+}
+
+// creditTotal is the credit reads of consecutive runs first..last.
+type creditTotal struct {
+	first, last int
+	reads, hits int64
+	least, most int64
+	staleMax    time.Duration
+}
+
+// requestsPerMin is the real service's rate limit (BILLSYNC_RATE_PER_MIN's default): what a
+// night's reads cost in time.
+const requestsPerMin = 20
+
+func newCreditPeriods(refresh, advance time.Duration) *creditPeriods {
+	return &creditPeriods{runsPer: max(1, int((refresh+advance/2)/advance))}
+}
+
+func (t *creditTotal) add(run int, cs creditStats) {
+	if t.first == 0 {
+		t.first, t.least = run, cs.reads
+	}
+	t.last = run
+	t.reads += cs.reads
+	t.hits += cs.hits
+	t.least, t.most = min(t.least, cs.reads), max(t.most, cs.reads)
+	t.staleMax = max(t.staleMax, cs.readAgeMax)
+}
+
+func (t creditTotal) line(what string) string {
+	rate := "-"
+	if t.reads > 0 {
+		rate = fmt.Sprintf("%.0f%%", 100*float64(t.hits)/float64(t.reads))
+	}
+	n := t.last - t.first + 1
+	return fmt.Sprintf("credit, runs %d-%d (%s): %d reads, %d found a new entry (%s); a night %d-%d reads, mean %.0f "+
+		"(the most %.0f min at %d requests/minute); since last read max %s",
+		t.first, t.last, what, t.reads, t.hits, rate, t.least, t.most, float64(t.reads)/float64(n),
+		float64(t.most)/requestsPerMin, requestsPerMin, days(t.staleMax))
+}
+
+// add counts run's figures and returns the period's line when run completes one, else "".
+func (p *creditPeriods) add(run int, cs creditStats) string {
+	if run < 2 {
+		return "" // the first sync reads every customer once: not a night's work
+	}
+	p.period.add(run, cs)
+	p.all.add(run, cs)
+	if p.period.last-p.period.first+1 < p.runsPer {
+		return ""
+	}
+	line := p.period.line("one refresh period")
+	p.period = creditTotal{}
+	return line
+}
+
+// total is the line for every nightly run so far ("" before any).
+func (p *creditPeriods) total() string {
+	if p.all.first == 0 {
+		return ""
+	}
+	return p.all.line("every nightly run")
+}

@@ -6,6 +6,7 @@
 //	go run ./bench/syncbench -scale 1 -rate 2000      # the real 20/min limit simulated at 100x speed
 //	go run ./bench/syncbench -scale 100 -lists-only   # the list phase alone, with CPU per process
 //	go run ./bench/syncbench -scale 100 -runs 3       # then two nightly syncs, a simulated day apart, with their credit reads
+//	go run ./bench/syncbench -scale 1 -runs 15        # two weeks of nightly runs: credit reads per night and per refresh period
 //	go run ./bench/syncbench -scale 100 -lists-only -floor   # the list phase against its floor (floor.go)
 package main
 
@@ -36,13 +37,14 @@ import (
 const key = "bench-key"
 
 var (
-	benchLog    = slog.New(slog.DiscardHandler)
-	listsOnly   bool
-	runs        int
-	advance     time.Duration
-	memoryLimit string
-	floor       bool
-	memTraceOut string
+	benchLog      = slog.New(slog.DiscardHandler)
+	listsOnly     bool
+	runs          int
+	advance       time.Duration
+	memoryLimit   string
+	floor         bool
+	memTraceOut   string
+	creditRefresh time.Duration
 
 	startProfile = func() {}
 	dueLog       *dueCapture
@@ -58,6 +60,7 @@ func main() {
 	flag.StringVar(&memoryLimit, "memory-limit", "", "DuckDB's memory limit while building (default: the syncer's)")
 	flag.IntVar(&runs, "runs", 1, "syncs per scale into the same warehouse; later ones are incremental")
 	flag.DurationVar(&advance, "advance", 24*time.Hour, "simulated time between runs (the simulator's clock moves, records change)")
+	flag.DurationVar(&creditRefresh, "credit-refresh", 7*24*time.Hour, "the syncer's BILLSYNC_CREDIT_REFRESH: every customer's credit read at least this often; with -runs, credit reads are also added up per period of this length")
 	flag.BoolVar(&listsOnly, "lists-only", false, "sync the lists and webhooks only: a budget of one request leaves the fan-outs for later")
 	flag.BoolVar(&floor, "floor", false, "first measure the floor of the list phase against the same simulator (its reads alone, then read_json loads of what they read) and compare the first run's list phase with it")
 	flag.StringVar(&memTraceOut, "memtrace", "", "append each run's memory time series (RSS, Go heap, DuckDB by tag, every 250 ms; MB, tab-separated) to this file")
@@ -197,6 +200,7 @@ func benchScale(scale string, rate float64, details bool, conc int) error {
 		}
 	}
 	startProfile()
+	periods := newCreditPeriods(creditRefresh, advance)
 	for run := 1; run <= runs; run++ {
 		if run > 1 {
 			if err := advanceClock("http://"+addr, advance); err != nil {
@@ -204,13 +208,19 @@ func benchScale(scale string, rate float64, details bool, conc int) error {
 			}
 			minimum = 0 // what a later run must read depends on what changed
 		}
-		s, cpu, err := benchRun(scale, run, c, cmd.Process.Pid, "http://"+addr, filepath.Join(dir, "bench.duckdb"), minimum, details, conc)
+		s, cpu, cs, err := benchRun(scale, run, c, cmd.Process.Pid, "http://"+addr, filepath.Join(dir, "bench.duckdb"), minimum, details, conc)
 		if err != nil {
 			return err
+		}
+		if line := periods.add(run, cs); line != "" && !listsOnly {
+			fmt.Printf("         %s\n", line)
 		}
 		if floor && run == 1 {
 			printFloor(fl, s, cpu)
 		}
+	}
+	if line := periods.total(); line != "" && !listsOnly && runs > periods.runsPer+1 {
+		fmt.Printf("         %s\n", line)
 	}
 	return nil
 }
@@ -230,10 +240,10 @@ func advanceClock(base string, d time.Duration) error {
 }
 
 // benchRun syncs once into path and prints one line of figures.
-func benchRun(scale string, run int, c *api.Client, simPid int, base, path string, minimum int, details bool, conc int) (fetch.Summary, float64, error) {
+func benchRun(scale string, run int, c *api.Client, simPid int, base, path string, minimum int, details bool, conc int) (fetch.Summary, float64, creditStats, error) {
 	trace := &memTrace{start: time.Now()}
 	opts := fetch.Options{Account: "bench", Concurrency: conc, Details: details, Log: benchLog, MemoryLimit: memoryLimit,
-		MemoryTrace: trace.sample}
+		MemoryTrace: trace.sample, CreditRefresh: creditRefresh}
 	if listsOnly {
 		opts.MaxRequests = 1 // lists always complete; the fan-outs get nothing
 	}
@@ -246,7 +256,7 @@ func benchRun(scale string, run int, c *api.Client, simPid int, base, path strin
 	selfCPU, simCPU := cpuSeconds(os.Getpid()), cpuSeconds(simPid)
 	sums, err := fetch.Run(context.Background(), path, []fetch.Account{{Name: "bench", Client: c}}, opts)
 	if err != nil {
-		return fetch.Summary{}, 0, err
+		return fetch.Summary{}, 0, creditStats{}, err
 	}
 	wall := time.Since(start)
 	selfCPU, simCPU = cpuSeconds(os.Getpid())-selfCPU, cpuSeconds(simPid)-simCPU
@@ -260,7 +270,7 @@ func benchRun(scale string, run int, c *api.Client, simPid int, base, path strin
 	if memTraceOut != "" {
 		f, err := os.OpenFile(memTraceOut, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 		if err != nil {
-			return fetch.Summary{}, 0, err
+			return fetch.Summary{}, 0, creditStats{}, err
 		}
 		trace.write(f, "scale "+scale)
 		f.Close()
@@ -284,15 +294,15 @@ func benchRun(scale string, run int, c *api.Client, simPid int, base, path strin
 	runtime.ReadMemStats(&ms)
 	fmt.Fprintf(os.Stderr, "  go runtime: %d MB obtained from the OS, heap in use now %d MB\n", ms.Sys>>20, ms.HeapInuse>>20)
 	if listsOnly {
-		return s, selfCPU, nil
+		return s, selfCPU, creditStats{}, nil
 	}
 	cs, err := measureCredit(context.Background(), base, path, s.RunID)
 	if err != nil {
-		return s, selfCPU, fmt.Errorf("measure credit: %w", err)
+		return s, selfCPU, cs, fmt.Errorf("measure credit: %w", err)
 	}
 	cs.due = dueLog.take()
 	fmt.Printf("         %s\n", cs)
-	return s, selfCPU, nil
+	return s, selfCPU, cs, nil
 }
 
 // cpuSeconds reads the user and system CPU time a process has used so far.

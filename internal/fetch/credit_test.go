@@ -10,13 +10,15 @@ import (
 )
 
 // TestCreditReadsWaitForAReason: nightly syncs against the simulator. A merchant top-up through
-// add-credit leaves no trace but the customer's credit history, so that customer is not read
-// again until the refresh bound is about to pass; the bound holds for every customer every night;
-// and a nightly run reads far fewer customers than hold credit.
+// add-credit leaves no trace but the customer's credit history, so that customer is read again
+// only in its turn among the customers read ahead of their bound, or at the last run before the
+// bound; the bound holds for every customer every night; and no nightly run reads more than a
+// third of the customers (the first sync read them all on one night: the bound reads ahead of
+// it spread them over its period instead of reading them all again six nights later).
 func TestCreditReadsWaitForAReason(t *testing.T) {
 	e := newEnv(t, 0.05)
 	e.sync(e.opts())
-	holders := e.count("SELECT count(DISTINCT customer_id) FROM credit_ledger")
+	customers := e.count("SELECT count(*) FROM customers WHERE deleted_upstream_at IS NULL")
 
 	ledger := map[string]bool{}
 	for _, raw := range e.truth("credit_ledger") {
@@ -60,8 +62,8 @@ func TestCreditReadsWaitForAReason(t *testing.T) {
 				reads = st.Pages
 			}
 		}
-		if night < 6 && reads >= holders {
-			t.Errorf("night %d: %d credit reads, not fewer than the %d customers holding credit", night, reads, holders)
+		if reads > customers/3 {
+			t.Errorf("night %d: %d credit reads, over a third of the %d customers", night, reads, customers)
 		}
 		if got := e.count("SELECT count(*) FROM credit_ledger WHERE customer_id = ?", quiet); got > 0 && seenOn == 0 {
 			seenOn = night
@@ -78,7 +80,7 @@ func TestCreditReadsWaitForAReason(t *testing.T) {
 		}
 	}
 	// Read on the first sync; the bound passes on night 7, so night 6 is the last run before it.
-	if seenOn != 6 {
-		t.Errorf("the top-up of %s was read on night %d, want night 6 (the last run before its bound)", quiet, seenOn)
+	if seenOn < 1 || seenOn > 6 {
+		t.Errorf("the top-up of %s was read on night %d, want nights 1-6 (by the last run before its bound)", quiet, seenOn)
 	}
 }

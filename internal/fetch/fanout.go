@@ -37,7 +37,7 @@ func (s *syncer) creditFanout(ctx context.Context) (fanoutResult, error) {
 		due[t.Reason]++
 	}
 	s.opts.Log.Info("credit histories due", "customers", len(targets), "never", due["never"], "topup", due["topup"],
-		"signal", due["signal"], "bound", due["bound"], "interval", due["interval"])
+		"signal", due["signal"], "bound", due["bound"], "interval", due["interval"], "ahead", due["ahead"])
 	started := time.Now()
 	for len(targets) > 0 && s.budgetLeft() {
 		done, err := s.creditBatch(ctx, targets[:min(s.batchRequests, len(targets))], &res.StreamResult)

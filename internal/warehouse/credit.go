@@ -17,7 +17,8 @@ type CreditTarget struct {
 	CustomerID  string
 	Since       time.Time // fetch records from here; zero means the full history
 	LastFetched time.Time // zero when never fetched
-	// Reason is why it is due (queries/credit_targets.sql): never, topup, signal, bound or interval.
+	// Reason is why it is due (queries/credit_targets.sql): never, topup, signal, bound, interval
+	// or ahead (read before its bound to level the runs' reads).
 	Reason string
 }
 

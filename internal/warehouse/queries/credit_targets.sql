@@ -18,7 +18,8 @@
 --             (an EXPIRE_VOID is due);
 --   bound     the hard staleness bound: its last read would be older than the refresh bound
 --             before the next run (assumed no further away than this run is from the previous
---             one), the only way to catch credit given without any other trace;
+--             one, with an eighth of that gap to spare for a run started late), the only way to
+--             catch credit given without any other trace;
 --   interval  its own history says an entry has probably arrived: credit is used at each
 --             customer's own pace, so the interval is the mean gap between its entries over the
 --             90 days before the last read (reading after one mean gap finds an entry about
@@ -26,7 +27,9 @@
 --             shortest interval (a customer using credit daily is read every run) and the bound.
 --             A customer who moved once yesterday is read after a day, then two, four...; one
 --             unchanged for a month waits for the bound, and so does one whose ledger leaves it
---             nothing to spend (below).
+--             nothing to spend (below);
+--   ahead     none of the above, but read now so that no later run carries more than its share
+--             of the bound's reads (the levelling, below).
 -- Within a reason the customer read longest ago goes first.
 --
 -- Times are compared as epoch microseconds. "Seen since the last read" uses the observation
@@ -49,6 +52,9 @@ fetched AS (
 gap AS (
     -- (least() skips a NULL: with no earlier read it would give the whole bound)
     SELECT CASE WHEN max(f.last_us) IS NULL THEN 0 ELSE least(epoch_us(a.now) - max(f.last_us), a.refresh_us) END AS gap_us,
+           -- a run may start a little later after this one than this one did after the previous
+           -- (cron's minutes, a slow start): the bound keeps an eighth of the gap to spare
+           CASE WHEN max(f.last_us) IS NULL THEN 0 ELSE least(epoch_us(a.now) - max(f.last_us), a.refresh_us) // 8 END AS spare_us,
            min(f.last_fetched_at) AS oldest_read
     FROM acct a LEFT JOIN fetched f ON f.last_fetched_at < a.now
     GROUP BY a.now, a.refresh_us
@@ -127,11 +133,12 @@ candidates AS (
 ),
 reasoned AS (
     SELECT c.customer_id, max(c.active_at) AS active_at, any_value(f.last_fetched_at) AS last_fetched_at,
+           any_value(f.last_us) AS last_us, any_value(i.interval_us) AS interval_us,
            CASE
                WHEN any_value(f.last_fetched_at) IS NULL THEN 'never'
                WHEN any_value(h.at_us) > any_value(f.last_us) THEN 'topup'
                WHEN any_value(s.seen_at) > any_value(f.last_fetched_at) THEN 'signal'
-               WHEN any_value(f.last_us) + any_value(a.refresh_us) <= epoch_us(any_value(a.now)) + any_value(g.gap_us) THEN 'bound'
+               WHEN any_value(f.last_us) + any_value(a.refresh_us) <= epoch_us(any_value(a.now)) + any_value(g.gap_us) + any_value(g.spare_us) THEN 'bound'
                WHEN any_value(f.last_us) + any_value(i.interval_us) <= epoch_us(any_value(a.now)) + any_value(g.gap_us) // 2 THEN 'interval'
            END AS reason
     FROM candidates c
@@ -141,11 +148,56 @@ reasoned AS (
     LEFT JOIN intervals i USING (customer_id), acct a, gap g
     WHERE c.customer_id IS NOT NULL AND c.customer_id <> ''
     GROUP BY c.customer_id
+),
+-- The run (0 is this one, the next 1, ... assumed a gap apart) at which the bound would read a
+-- customer, and at which its interval would: the conditions above solved for the run.
+runs AS (
+    SELECT r.*,
+           ceil((r.last_us + a.refresh_us - epoch_us(a.now) - g.spare_us) / g.gap_us) - 1 AS bound_run,
+           ceil((r.last_us + r.interval_us - epoch_us(a.now) - g.gap_us // 2) / g.gap_us) AS interval_run
+    FROM reasoned r, acct a, gap g
+    WHERE g.gap_us > 0
+),
+-- Customers its own interval reads (this run, or before the bound would) are "paced"; the
+-- others are read by the bound unless a signal comes first.
+paced AS (
+    SELECT customer_id FROM runs WHERE reason = 'interval' OR (reason IS NULL AND interval_run < bound_run)
+),
+-- ahead, the levelling: customers read in the same run come due for the bound in the same run,
+-- and a first sync reads everyone at once, so six nights later (7-day bound, nightly runs) the
+-- whole base would be read in one run, and again every period after. The customers not paced
+-- are the base; a customer read now is due for the bound after a period of runs (6 with nightly
+-- runs and 7 days), so one run's share is base / period. For every k, at most k shares may be
+-- left to the bound in the next k runs: the longest-unread beyond that are read now, after
+-- every other reason (a run's budget takes those first). A level base needs no reads ahead: its
+-- nights' bound reads are about a share each, so a period reads what the bound alone would,
+-- spread evenly. A lump (a first sync, skipped runs, many customers added at once) is spread
+-- within one period. Reads ahead only add reads, never delay one: the bounds above hold as they
+-- are.
+waiting AS (
+    SELECT customer_id, bound_run, row_number() OVER (ORDER BY last_us, customer_id) AS rank
+    FROM runs WHERE reason IS NULL AND customer_id NOT IN (SELECT customer_id FROM paced)
+),
+share AS (
+    SELECT (SELECT count(*) FROM reasoned WHERE customer_id NOT IN (SELECT customer_id FROM paced))
+           / greatest(ceil((a.refresh_us - g.spare_us) / g.gap_us) - 1, 1) AS per_run
+    FROM acct a, gap g
+    WHERE g.gap_us > 0
+),
+ahead AS (
+    SELECT w.customer_id
+    FROM waiting w, (SELECT max(w2.rank - ceil(w2.bound_run * s.per_run)) AS n FROM waiting w2, share s) need
+    WHERE w.rank <= need.n
+),
+chosen AS (
+    SELECT customer_id, active_at, last_fetched_at, coalesce(reason, 'ahead') AS reason
+    FROM reasoned
+    WHERE reason IS NOT NULL OR customer_id IN (SELECT customer_id FROM ahead)
 )
 SELECT customer_id, last_fetched_at, reason
-FROM reasoned
-WHERE reason IS NOT NULL
-ORDER BY CASE reason WHEN 'never' THEN 0 WHEN 'topup' THEN 1 WHEN 'signal' THEN 2 WHEN 'bound' THEN 3 ELSE 4 END,
+FROM chosen
+ORDER BY CASE reason WHEN 'never' THEN 0 WHEN 'topup' THEN 1 WHEN 'signal' THEN 2 WHEN 'bound' THEN 3
+                     WHEN 'interval' THEN 4 ELSE 5 END,
          CASE WHEN reason = 'never' THEN active_at END DESC NULLS LAST,
          last_fetched_at ASC,
          customer_id
