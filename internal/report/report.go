@@ -14,6 +14,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -126,6 +127,9 @@ func Generate(ctx context.Context, o Options) ([]string, error) {
 		return nil, err
 	}
 	defer db.Close()
+	if err := shareCores(ctx, db); err != nil {
+		return nil, err
+	}
 	if s.mem, err = newNativeMemory(ctx, db, s.Log); err != nil {
 		return nil, err
 	}
@@ -145,6 +149,18 @@ func Generate(ctx context.Context, o Options) ([]string, error) {
 // Go; with two at once one writes while the other queries, so neither core idles. More would
 // only add memory: each running sheet holds its query's result.
 const sheetParallelism = 2
+
+// shareCores gives each of the sheetParallelism sheets made at once its share of the cores as
+// DuckDB threads. With two sheets on two cores, one thread each spent about 15% less CPU than
+// two each (6.3 against 7.5 CPU-s for the six reports at 1M records, three alternated pairs):
+// DuckDB's threads of two queries otherwise wait on and steal each other's tasks.
+func shareCores(ctx context.Context, db *sql.DB) error {
+	n := max(1, runtime.NumCPU()/sheetParallelism)
+	if _, err := db.ExecContext(ctx, "SET threads = "+strconv.Itoa(n)); err != nil {
+		return fmt.Errorf("set threads: %w", err)
+	}
+	return nil
+}
 
 // generateReports makes the reports' sheets, sheetParallelism at a time, in the order of defs
 // and of their sheets, each on a connection of its own (the query files are independent of each
