@@ -145,9 +145,9 @@ func Generate(ctx context.Context, o Options) ([]string, error) {
 }
 
 // sheetParallelism is how many sheets are made at once, of one report or of several. A sheet
-// alternates between a DuckDB query (up to all cores) and writing its rows, single-threaded in
-// Go; with two at once one writes while the other queries, so neither core idles. More would
-// only add memory: each running sheet holds its query's result.
+// alternates between a DuckDB query and writing its rows, single-threaded in Go; with two at
+// once one writes while the other queries, so neither core idles. More would only add memory:
+// each running sheet holds its query's result.
 const sheetParallelism = 2
 
 // shareCores gives each of the sheetParallelism sheets made at once its share of the cores as
@@ -213,6 +213,7 @@ func generateReports(ctx context.Context, db *sql.DB, s *settings, defs []*Defin
 type reportRun struct {
 	d     *Definition
 	setup sync.Once
+	began time.Time
 	vals  map[string]string // values titles may use
 	vars  map[string]string // the connection's variables, for the summary
 	src   []source
@@ -246,12 +247,13 @@ type sheetTask struct {
 func (t sheetTask) run(ctx context.Context, db *sql.DB, s *settings) error {
 	r := t.r
 	r.setup.Do(func() {
+		r.began = time.Now()
 		if err := r.prepare(ctx, db, s); err != nil {
 			r.fail(err, nil)
 		}
 	})
-	if r.failed() {
-		return nil // another sheet's failure, already counted
+	if err := r.failure(); err != nil {
+		return err // the report's setup or another of its sheets failed
 	}
 	sh := &r.d.Sheets[t.k]
 	done, err := r.runSheet(ctx, db, s, sh)
@@ -273,20 +275,19 @@ func (t sheetTask) run(ctx context.Context, db *sql.DB, s *settings) error {
 	if !last {
 		return nil
 	}
-	start := time.Now()
 	files, err := r.finish(ctx, s)
 	if err != nil {
 		return r.fail(err, nil)
 	}
 	r.files = files
-	s.Log.Info("report written", "report", r.d.Name, "as_of", s.asOf, "files", len(files), "took", time.Since(start).Round(time.Millisecond))
+	s.Log.Info("report written", "report", r.d.Name, "as_of", s.asOf, "files", len(files), "took", time.Since(r.began).Round(time.Millisecond))
 	return nil
 }
 
-func (r *reportRun) failed() bool {
+func (r *reportRun) failure() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.err != nil
+	return r.err
 }
 
 // fail records the report's first error and removes what its sheets wrote (cs: the failing
