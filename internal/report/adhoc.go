@@ -224,9 +224,8 @@ func adhocXLSX(rows *sql.Rows, s *settings, text string) (string, error) {
 	var xs *xlsxSheet
 	n := 0
 	err = scanAll(rows, func(r result) error {
-		var err error
-		xs, err = wb.dataSheet(sheet.Name, resolveColumns(nil, r, nil, s.Locale))
-		return err
+		xs = wb.dataSheet(sheet.Name, resolveColumns(nil, r, nil, s.Locale))
+		return nil
 	}, func(v []any) error {
 		n++
 		return xs.write(v)

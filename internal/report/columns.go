@@ -114,7 +114,13 @@ type totals struct {
 	weighted []float64 // column value x weight column value
 	weightOf []int     // index of the weight column, -1 if none
 	tmp      big.Rat
-	rows     int
+	// A column's DECIMALs are summed as int64 units of 10^-scale while they
+	// fit (a big.Rat addition per value was most of the totals' time), and
+	// folded into rats on a change of scale, an overflow, or when read.
+	dsum   []int64
+	dscale []uint8
+	dpend  []bool
+	rows   int
 	// rowCheck is the sheet's check evaluated on each row: +1 / -1 per column
 	// index; rowsOff counts the rows where it is not 0.
 	rowCheck map[int]float64
@@ -157,7 +163,8 @@ func (t *totals) watch(s *Sheet) {
 func newTotals(cols []column) *totals {
 	t := &totals{cols: cols, index: map[string]int{}, ints: make([]int64, len(cols)),
 		rats: make([]*big.Rat, len(cols)), floats: make([]float64, len(cols)),
-		weighted: make([]float64, len(cols)), weightOf: make([]int, len(cols)), excCol: -1}
+		weighted: make([]float64, len(cols)), weightOf: make([]int, len(cols)), excCol: -1,
+		dsum: make([]int64, len(cols)), dscale: make([]uint8, len(cols)), dpend: make([]bool, len(cols))}
 	for i, c := range cols {
 		t.index[c.name] = i
 		t.rats[i] = new(big.Rat)
@@ -196,7 +203,7 @@ func (t *totals) add(vals []any) {
 		case float64:
 			t.floats[i] += x
 		case decimalValue:
-			t.rats[i].Add(t.rats[i], x.rat(&t.tmp))
+			t.addDecimal(i, x)
 		case decimal:
 			if _, ok := t.tmp.SetString(x.String()); ok {
 				t.rats[i].Add(t.rats[i], &t.tmp)
@@ -206,6 +213,27 @@ func (t *totals) add(vals []any) {
 			t.weighted[i] += number(v) * number(vals[w])
 		}
 	}
+}
+
+func (t *totals) addDecimal(i int, x decimalValue) {
+	if x.Value.IsInt64() && int(x.Scale) < len(pow10) && (!t.dpend[i] || t.dscale[i] == x.Scale) {
+		v, sum := x.Value.Int64(), t.dsum[i]
+		if s := sum + v; (v >= 0) == (s >= sum) { // no overflow
+			t.dsum[i], t.dscale[i], t.dpend[i] = s, x.Scale, true
+			return
+		}
+	}
+	r := t.rat(i)
+	r.Add(r, x.rat(&t.tmp))
+}
+
+// rat is column i's DECIMALs' exact sum.
+func (t *totals) rat(i int) *big.Rat {
+	if t.dpend[i] {
+		t.rats[i].Add(t.rats[i], t.tmp.SetFrac64(t.dsum[i], pow10[t.dscale[i]]))
+		t.dsum[i], t.dpend[i] = 0, false
+	}
+	return t.rats[i]
 }
 
 // number is a numeric value as float64 (0 for anything else).
@@ -223,7 +251,7 @@ func number(v any) float64 {
 
 // sum is column i's total as an exact rational.
 func (t *totals) sum(i int) *big.Rat {
-	r := new(big.Rat).Add(t.rats[i], new(big.Rat).SetInt64(t.ints[i]))
+	r := new(big.Rat).Add(t.rat(i), new(big.Rat).SetInt64(t.ints[i]))
 	if t.floats[i] != 0 {
 		r.Add(r, new(big.Rat).SetFloat64(t.floats[i]))
 	}
@@ -239,7 +267,7 @@ func (t *totals) value(c column) (any, bool) {
 		case kindInt:
 			return t.ints[i], true
 		case kindDecimal:
-			f, _ := t.rats[i].Float64()
+			f, _ := t.rat(i).Float64()
 			return f, true
 		}
 		return t.floats[i], true

@@ -251,6 +251,46 @@ func TestDefaultsAgree(t *testing.T) {
 	}
 }
 
+// TestQueryFilesStandAlone: a report's sheets run at once, each on a connection of its own,
+// so no query file may rely on a variable another file of its report sets: each reads only
+// the variables Generate sets (as_of, tz, account and the report's own with a default) or those it sets
+// itself, and a variable set by several files of a report falls back to the same default in
+// each (the summary shows one value).
+func TestQueryFilesStandAlone(t *testing.T) {
+	defs, err := Definitions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	reads := regexp.MustCompile(`getvariable\('(\w+)'\)`)
+	sets := regexp.MustCompile(`(?m)^SET VARIABLE (\w+) = (.*);$`)
+	for _, d := range defs {
+		given := map[string]bool{"as_of": true, "tz": true, "account": true}
+		for _, v := range d.Vars {
+			given[v.Name] = v.Default != "" // without a default the query file's applies
+		}
+		defaults := map[string]string{}
+		for _, sh := range d.Sheets {
+			b, err := fs.ReadFile(queries.FS, sh.Query)
+			if err != nil {
+				t.Fatal(err)
+			}
+			own := map[string]bool{}
+			for _, m := range sets.FindAllStringSubmatch(string(b), -1) {
+				own[m[1]] = true
+				if prev, ok := defaults[m[1]]; ok && prev != m[2] {
+					t.Errorf("report %s: %s sets %s = %s, another of its sheets = %s", d.Name, sh.Query, m[1], m[2], prev)
+				}
+				defaults[m[1]] = m[2]
+			}
+			for _, m := range reads.FindAllStringSubmatch(string(b), -1) {
+				if !given[m[1]] && !own[m[1]] {
+					t.Errorf("report %s: %s reads variable %s, which neither Generate nor the file sets", d.Name, sh.Query, m[1])
+				}
+			}
+		}
+	}
+}
+
 // TestDefinitionsCoverColumns: every column a query returns has a title and
 // format in its definition, and every listed column exists.
 func TestDefinitionsCoverColumns(t *testing.T) {

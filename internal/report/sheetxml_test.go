@@ -101,8 +101,8 @@ func TestSheetRowsMatchExcelize(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	x, err := newXLSXSheet(f, st, jkt, l, "S", cols, "")
-	if err != nil {
+	x := newXLSXSheet(f, st, jkt, l, "S", cols, "")
+	if _, err := f.NewSheet("S"); err != nil {
 		t.Fatal(err)
 	}
 	for i, c := range cols {

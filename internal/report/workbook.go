@@ -42,12 +42,12 @@ func newWorkbook(s *settings) (*workbook, error) {
 	return &workbook{f: f, st: st, loc: s.loc, l: s.lang, cur: s.Currency}, nil
 }
 
-func (w *workbook) dataSheet(name string, cols []column) (*xlsxSheet, error) {
-	x, err := newXLSXSheet(w.f, w.st, w.loc, w.l, name, cols, w.footer)
-	if err == nil {
-		w.sheets = append(w.sheets, x)
-	}
-	return x, err
+// dataSheet makes a data sheet of the workbook; its rows may be written
+// beside other sheets', but sheets are assembled in the order they were made.
+func (w *workbook) dataSheet(name string, cols []column) *xlsxSheet {
+	x := newXLSXSheet(w.f, w.st, w.loc, w.l, name, cols, w.footer)
+	w.sheets = append(w.sheets, x)
+	return x
 }
 
 func (w *workbook) close() {

@@ -133,28 +133,25 @@ type xlsxSheet struct {
 	st       *styles
 	loc      *time.Location
 	l        *lang
-	row      []any
-	cells    []excelize.Cell
-	n        int // data rows written
-	totalRow int // row number of the totals row, 0 = none
+	cells    []excelize.Cell // the body rows' styles
+	n        int             // data rows written
+	totalRow int             // row number of the totals row, 0 = none
 	held     [][]any
 	widths   []float64
 	rows     *sheetRows // the body rows, spliced in when the workbook is saved
+	footer   string
 }
 
-func newXLSXSheet(f *excelize.File, st *styles, loc *time.Location, l *lang, name string, cols []column, footer string) (*xlsxSheet, error) {
-	if _, err := f.NewSheet(name); err != nil {
-		return nil, err
-	}
-	if err := pageSetup(f, name, footer); err != nil {
-		return nil, err
-	}
-	x := &xlsxSheet{f: f, name: name, cols: cols, st: st, loc: loc, l: l,
-		row: make([]any, len(cols)), cells: make([]excelize.Cell, len(cols)), widths: make([]float64, len(cols))}
+// newXLSXSheet makes a data sheet of f whose rows can be written apart from
+// f: nothing touches f until assemble, so sheets of one workbook can be
+// written at once and assembled in order.
+func newXLSXSheet(f *excelize.File, st *styles, loc *time.Location, l *lang, name string, cols []column, footer string) *xlsxSheet {
+	x := &xlsxSheet{f: f, name: name, cols: cols, st: st, loc: loc, l: l, footer: footer,
+		cells: make([]excelize.Cell, len(cols)), widths: make([]float64, len(cols))}
 	for i, c := range cols {
 		x.widths[i] = headerWidth(c.title)
 	}
-	return x, nil
+	return x
 }
 
 // pageSetup prints a sheet on A4 landscape, one page wide, with a footer;
@@ -196,13 +193,13 @@ func headerWidth(title string) float64 {
 }
 
 func (x *xlsxSheet) write(vals []any) error {
-	if x.sw == nil {
+	if x.rows == nil {
 		x.measure(vals)
 		x.held = append(x.held, slices.Clone(vals))
 		if len(x.held) < widthSample {
 			return nil
 		}
-		return x.start(nil)
+		return x.startRows(nil)
 	}
 	return x.put(vals)
 }
@@ -262,9 +259,9 @@ func (x *xlsxSheet) displayLen(v any, c column) int {
 	return n
 }
 
-// start sizes the columns (with the totals when every row is held), writes
-// the header and the held rows, and streams from then on.
-func (x *xlsxSheet) start(tot *totals) error {
+// startRows sizes the columns (with the totals when every row is held) and
+// writes the held rows; the rows are written as they come from then on.
+func (x *xlsxSheet) startRows(tot *totals) error {
 	for i, c := range x.cols {
 		if !c.total.Sum {
 			continue
@@ -276,6 +273,34 @@ func (x *xlsxSheet) start(tot *totals) error {
 		} else {
 			x.widths[i] += 5 // room for a total up to 10,000 times the largest value held
 		}
+	}
+	for i, c := range x.cols {
+		x.cells[i].StyleID = x.st.body[c.format]
+		if c.format == "text" || c.format == "" {
+			x.cells[i].StyleID = x.st.text
+		}
+	}
+	var err error
+	if x.rows, err = newSheetRows(len(x.cols)); err != nil {
+		return err
+	}
+	for _, r := range x.held {
+		if err := x.put(r); err != nil {
+			return err
+		}
+	}
+	x.held = nil
+	return nil
+}
+
+// header adds the sheet to the workbook and streams its header row; the body
+// rows are spliced in after it when the workbook is saved.
+func (x *xlsxSheet) header() error {
+	if _, err := x.f.NewSheet(x.name); err != nil {
+		return err
+	}
+	if err := pageSetup(x.f, x.name, x.footer); err != nil {
+		return err
 	}
 	sw, err := x.f.NewStreamWriter(x.name)
 	if err != nil {
@@ -299,31 +324,11 @@ func (x *xlsxSheet) start(tot *totals) error {
 		}
 		lines = max(lines, int(math.Ceil(float64(utf8.RuneCountInString(c.title))*1.1/(w-1))))
 	}
-	// The row holds pointers to the reused cells: a Cell value stored in an
-	// interface would be a fresh allocation per cell.
+	head := make([]any, len(x.cols))
 	for i, c := range x.cols {
-		x.cells[i] = excelize.Cell{StyleID: x.st.header, Value: c.title}
-		x.row[i] = &x.cells[i]
+		head[i] = &excelize.Cell{StyleID: x.st.header, Value: c.title}
 	}
-	if err := sw.SetRow("A1", x.row, excelize.RowOpts{Height: float64(15*max(lines, 2)) + 2}); err != nil {
-		return err
-	}
-	for i, c := range x.cols {
-		x.cells[i].StyleID = x.st.body[c.format]
-		if c.format == "text" || c.format == "" {
-			x.cells[i].StyleID = x.st.text
-		}
-	}
-	if x.rows, err = newSheetRows(len(x.cols)); err != nil {
-		return err
-	}
-	for _, r := range x.held {
-		if err := x.put(r); err != nil {
-			return err
-		}
-	}
-	x.held = nil
-	return nil
+	return sw.SetRow("A1", head, excelize.RowOpts{Height: float64(15*max(lines, 2)) + 2})
 }
 
 // serialDay is a DATE (midnight UTC from the driver) as an Excel serial day.
@@ -338,28 +343,49 @@ func serialTime(t time.Time, loc *time.Location) float64 {
 	return float64(secs)/86400 + excelEpoch + float64(t.Nanosecond())/86400e9
 }
 
-// finish writes the totals and check rows, the table and the print titles
-// and area, and flushes the sheet.
+// finish ends the rows (done) and assembles the sheet into its workbook.
 func (x *xlsxSheet) finish(s *Sheet, tot *totals) (checkResult, error) {
+	chk, err := x.done(s, tot)
+	if err != nil {
+		return chk, err
+	}
+	return chk, x.assemble(s, tot, chk)
+}
+
+// done ends the body rows: a sheet of fewer than widthSample rows is sized
+// with its totals and written now. It returns the sheet's check.
+func (x *xlsxSheet) done(s *Sheet, tot *totals) (checkResult, error) {
 	var chk checkResult
-	if x.sw == nil {
-		if err := x.start(tot); err != nil {
+	if x.rows == nil {
+		if err := x.startRows(tot); err != nil {
 			return chk, err
 		}
+	}
+	if s.Check != nil {
+		chk = tot.check(s.Check, x.l)
+	}
+	return chk, nil
+}
+
+// assemble adds the sheet to its workbook: the header, the totals and check
+// rows, the table and the print titles and area. Sheets are assembled one at
+// a time, in the workbook's order, after done.
+func (x *xlsxSheet) assemble(s *Sheet, tot *totals, chk checkResult) error {
+	if err := x.header(); err != nil {
+		return err
 	}
 	last := x.n + 1
 	if len(s.Totals) > 0 {
 		last++
 		if err := x.sw.SetRow(cellName(1, last), x.totalsRow(s.Totals.In(x.l.code), tot), excelize.RowOpts{}); err != nil {
-			return chk, err
+			return err
 		}
 		x.totalRow = last
 	}
 	if s.Check != nil {
-		chk = tot.check(s.Check, x.l)
 		last++
 		if err := x.sw.SetRow(cellName(1, last), x.checkRow(chk)); err != nil {
-			return chk, err
+			return err
 		}
 	}
 	if x.n > 0 {
@@ -367,13 +393,13 @@ func (x *xlsxSheet) finish(s *Sheet, tot *totals) (checkResult, error) {
 		err := x.sw.AddTable(&excelize.Table{Range: "A1:" + end, Name: tableName(x.name),
 			StyleName: "TableStyleLight9", ShowRowStripes: boolPtr(true)})
 		if err != nil {
-			return chk, fmt.Errorf("table: %w", err)
+			return fmt.Errorf("table: %w", err)
 		}
 	}
 	if err := x.printArea(last); err != nil {
-		return chk, err
+		return err
 	}
-	return chk, x.sw.Flush()
+	return x.sw.Flush()
 }
 
 // printArea repeats the header on every printed page and leaves the
