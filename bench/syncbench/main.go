@@ -48,6 +48,8 @@ var (
 
 	startProfile = func() {}
 	dueLog       *dueCapture
+	// lastRunWritten is what the last run wrote (writtenMB), for the floor's comparison.
+	lastRunWritten float64
 )
 
 func main() {
@@ -253,13 +255,14 @@ func benchRun(scale string, run int, c *api.Client, simPid int, base, path strin
 	start := time.Now()
 	trace.start = start
 	stopSampling := sampleRSS(start)
-	selfCPU, simCPU := cpuSeconds(os.Getpid()), cpuSeconds(simPid)
+	selfCPU, simCPU, written := cpuSeconds(os.Getpid()), cpuSeconds(simPid), writtenMB()
 	sums, err := fetch.Run(context.Background(), path, []fetch.Account{{Name: "bench", Client: c}}, opts)
 	if err != nil {
 		return fetch.Summary{}, 0, creditStats{}, err
 	}
 	wall := time.Since(start)
 	selfCPU, simCPU = cpuSeconds(os.Getpid())-selfCPU, cpuSeconds(simPid)-simCPU
+	lastRunWritten = writtenMB() - written
 	peakAt, peakMB := stopSampling()
 	s := sums[0]
 	fmt.Fprintf(os.Stderr, "  RSS peaked at %d MB %.1fs into the run (lists phase ended at %.1fs)\n",
