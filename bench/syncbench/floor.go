@@ -259,9 +259,9 @@ func printFloor(f floorResult, s fetch.Summary, syncCPU float64) {
 	if listsOnly {
 		fmt.Printf("         CPU: list phase %.1f s against the floor's %.1f s: %.2fx\n",
 			syncCPU, f.httpCPU+f.loadCPU, syncCPU/(f.httpCPU+f.loadCPU))
-		// The same data lands in the same tables (about 380 MB of file and WAL at scale 100 when
-		// nothing spills), so the rest is DuckDB spilling beyond its memory limit: a count that,
-		// unlike CPU time, hardly moves with the machine's load.
+		// The same data lands in the same tables, so what the list phase writes beyond the file
+		// and WAL that hold it is DuckDB spilling past its memory limit: a count that, unlike CPU
+		// time, hardly moves with the machine's load.
 		fmt.Printf("         writes: list phase %.0f MB (DuckDB file, WAL, temp spill) against the load's %.0f MB\n",
 			lastRunWritten, f.loadWritten)
 	}

@@ -65,12 +65,11 @@ const freedPagesDecayMs = 100
 // hand them back lazily (MADV_FREE: still resident until the kernel wants them), and only when
 // an arena is next busy enough; arenas belong to whichever OS threads Go's cgo calls run on. A
 // sync frees a lot: each merge drops its staged batch and temp tables, and DuckDB's buffer
-// manager frees the blocks it spills. Measured at scale 100 (syncbench -memtrace, lists only):
-// 200-600 MB of RSS beyond what DuckDB tracks and Go maps, still there after DuckDB's tracked
-// memory fell. Returning pages at once (decay 0) kept that to 30-60 MB but cost about a fifth
-// more CPU (pages faulted in again); 100 ms with jemalloc's background threads doing the
-// purging kept the peak RSS at 390 MB at the default limit for about the CPU of no change.
-// DuckDB's own settings alone did not reach it (allocator_background_threads, the flush
+// manager frees the blocks it spills: those pages stayed resident, beyond what DuckDB tracks and
+// Go maps, after DuckDB's tracked memory fell. Returning pages at once costs CPU (pages fault in
+// again); a short decay with jemalloc's background threads doing the purging keeps the peak
+// about as low for about the CPU of no change (docs/architecture.md, "What a misbehaving
+// service gets", memory). DuckDB's own settings alone did not reach it (allocator_background_threads, the flush
 // thresholds), and jemalloc reads its options (DUCKDB_JE_MALLOC_CONF) only when the process
 // starts, so the decay is set through jemalloc's control interface.
 var releaseFreedMemory = sync.OnceValue(func() error {

@@ -12,9 +12,8 @@ import (
 // allocations and, without allocator activity, does not return it, so a
 // run's peak grows towards the sum of its queries' peaks instead of the
 // largest one. Setting memory_limit, even to the value it has, makes DuckDB
-// 1.5 purge those pages (about 10 ms; 220 MB resident fell to 77 MB after
-// the aging_by_customer query at 1M records). allocator_background_threads
-// purges too, but over seconds: no lower peak in the benchmark.
+// 1.5 purge those pages at once; allocator_background_threads purges too,
+// but over seconds (docs/reports.md, Measured).
 type nativeMemory struct {
 	db    *sql.DB
 	limit string
@@ -39,9 +38,7 @@ func (m *nativeMemory) release(ctx context.Context) {
 
 // reportGCPercent is the Go GC target while reports are written: +50%
 // instead of +100% keeps the garbage of the cell values from doubling the
-// heap while DuckDB holds a large result. It was 25 while excelize's stream
-// buffers were most of the heap; with the rows deflated as written the heap
-// is small and every row allocates, so at 25 the six reports at 1M records
-// ran about 110 collections and spent 6.4-7.1 CPU-s, at 50 about 55 and
-// 5.6-6.4 CPU-s (at 100: 28, 5.8-6.4 CPU-s), at the same peak RSS.
+// heap while DuckDB holds a large result. With the rows deflated as written
+// the heap is small and every row allocates, so a lower target only adds
+// collections at the same peak RSS (docs/reports.md, Measured).
 const reportGCPercent = 50

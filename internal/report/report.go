@@ -151,9 +151,8 @@ func Generate(ctx context.Context, o Options) ([]string, error) {
 const sheetParallelism = 2
 
 // shareCores gives each of the sheetParallelism sheets made at once its share of the cores as
-// DuckDB threads. With two sheets on two cores, one thread each spent about 15% less CPU than
-// two each (6.3 against 7.5 CPU-s for the six reports at 1M records, three alternated pairs):
-// DuckDB's threads of two queries otherwise wait on and steal each other's tasks.
+// DuckDB threads: DuckDB's threads of two queries otherwise wait on and steal each other's
+// tasks, for more CPU and no less time (docs/reports.md, Measured).
 func shareCores(ctx context.Context, db *sql.DB) error {
 	n := max(1, runtime.NumCPU()/sheetParallelism)
 	if _, err := db.ExecContext(ctx, "SET threads = "+strconv.Itoa(n)); err != nil {

@@ -223,11 +223,10 @@ func isEscapeAt(s string, i int) bool {
 // close releases the compressed rows.
 func (r *sheetRows) close() { r.z = bytes.Buffer{} }
 
-// xlsxDeflateLevel is klauspost/compress's level 1. Over the six workbooks at
-// 1M records (186 MB of XML, thread CPU time, best of five) it deflates in
-// 0.42 CPU-s against 0.96 at level 5, 0.64-0.76 at levels 2-4, into 22.8 MB
-// against 19.4 MB (+17%; levels 2-4: 22.4-22.8 MB). The reports are bound by
-// CPU on two cores, and a few MB more of a workbook cost nobody a second.
+// xlsxDeflateLevel is klauspost/compress's level 1: less than half the CPU
+// of level 5 for workbooks about a sixth larger (docs/reports.md, Measured).
+// The reports are bound by CPU, and a few MB more of a workbook cost nobody
+// a second.
 const xlsxDeflateLevel = 1
 
 // splicingZip is the workbook's zip writer: parts go straight onto the file,

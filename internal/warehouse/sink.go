@@ -15,8 +15,7 @@ const (
 	// DefaultListBatch is how many records a list stages before merging them: DuckDB holds at
 	// most one batch per list (staging or merging), whatever the size of the list. It is
 	// DuckDB's row-group size: smaller batches leave a part-filled row group that the next
-	// checkpoint compresses again (measured at ~1M records: 50,000 per batch 60k records/s,
-	// 122,880 per batch 70k).
+	// checkpoint compresses again.
 	DefaultListBatch = 122_880
 
 	// DefaultFanoutBatchBytes bounds the responses a fan-out batch holds before they are merged:
@@ -28,18 +27,16 @@ const (
 	// killed run loses at most one batch of work. A batch closes at DefaultFanoutBatchRequests
 	// requests or after DefaultFanoutBatchAge, whichever comes first (fetch closes it: it
 	// launches the requests). Unthrottled, large batches keep DuckDB's fixed cost per merge
-	// (about 35 ms, mostly preparing statements) small beside the requests: 500 per batch made
-	// the credit fan-out DuckDB-bound at 10k requests/s, and at scale 100 20,000 per batch ran at
-	// 15.3-16.2k requests/s against 14.2-15.1k with 5,000; a kill then loses about a second of
-	// work, and the batch's responses (about 20 MB) wait in memory for its merge. At the real 20
-	// requests/minute a batch is half a minute of work.
+	// (mostly preparing statements) small beside the requests, at the price of the work a kill
+	// loses and of the responses waiting in memory for their merge; at the real 20 requests a
+	// minute the age closes a batch first.
 	DefaultFanoutBatchRequests = 20_000
 	DefaultFanoutBatchAge      = 30 * time.Second
 
 	// mergeSlots is how many lists' merges run at once. A merge is single-threaded DuckDB work
 	// (the build runs DuckDB with one thread), so with one slot the list phase took as long as
-	// all its merges end to end while the other core idled; two keep both cores busy (three
-	// measured slower).
+	// all its merges end to end while the other core idled; two keep both cores busy, and a
+	// third only competes for them.
 	mergeSlots = 2
 
 	// writerQueue is how many writes may wait for the writer goroutine: HTTP runs ahead of
@@ -403,9 +400,7 @@ func (s *Sink) List(e Entity) (*List, error) {
 // merge slot and Add waits for it before the list stages on into a new loader, so its merges run
 // in fetch order and DuckDB holds at most one batch of it. Staging a second batch while the first
 // waited for a slot and merged held up to 14 batches of the 7 lists in DuckDB, beyond its memory
-// limit: spilling them to temp files and reading them back cost more than the pages waiting
-// (syncbench -scale 100 -lists-only, 3 pairs against the two-batch rule: list-phase syncer CPU
-// 35.6-37.4 s against 39.0-41.0 s, list phase 37.0-39.7k records/s against 27.9-37.1k).
+// limit: spilling them to temp files and reading them back cost more than the pages waiting.
 //
 // A batch holds exactly ListBatch records, a page's rest going to the next batch: closing the
 // batch after the page that crossed the bound made it one row group and a few records more,

@@ -22,8 +22,7 @@ import (
 
 // buildThreads is DuckDB's worker count on the build file. A sync shares its cores with HTTP,
 // JSON decoding and (in tests and benchmarks) the simulator; a second DuckDB thread there
-// mostly adds contention: measured with syncbench -scale 10 on 2 cores, list phase 28k
-// records/s with one thread against 21k with two, at two thirds of the CPU time.
+// mostly adds contention (docs/architecture.md, "One writer per table").
 const buildThreads = "1"
 
 // DefaultMemoryLimit bounds DuckDB's buffer pool on the build file unless BuildOptions says
