@@ -237,7 +237,8 @@ func BenchmarkQueries1M(b *testing.B) {
 }
 
 // childEnv names the child a benchmark starts in a process of its own, so that the child's peak
-// RSS is its work's alone: "report" (reportChild) or "query" (queryChild).
+// RSS is its work's alone: "report" (reportChild), "query" (queryChild) or "release" (releaseChild,
+// a test's).
 const childEnv = "BILLSYNC_REPORT_CHILD"
 
 // childMain runs the child named by childEnv and returns the process's exit code.
@@ -262,6 +263,8 @@ func childMain(kind string) int {
 		err = reportChild()
 	case "query":
 		err = queryChild()
+	case "release":
+		err = releaseChild()
 	default:
 		err = fmt.Errorf("unknown %s %q", childEnv, kind)
 	}
