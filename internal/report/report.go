@@ -329,14 +329,12 @@ func (r *reportRun) abortUnfinished() {
 // prepare works out what the report's sheets share: the variables' values, the sync runs it is
 // based on, the columns to drop, the files' names and the workbook.
 func (r *reportRun) prepare(ctx context.Context, db *sql.DB, s *settings) error {
-	conn, err := reportConn(ctx, db, s, r.d)
+	conn, vals, err := reportConn(ctx, db, s, r.d)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
-	if r.vals, err = setReportVars(ctx, conn, s, r.d); err != nil {
-		return err
-	}
+	r.vals = vals
 	if r.src, err = sources(ctx, conn, s); err != nil {
 		return err
 	}
@@ -359,21 +357,22 @@ func (r *reportRun) prepare(ctx context.Context, db *sql.DB, s *settings) error 
 }
 
 // reportConn is a connection of its own for a report's sheet, with the report's variables set
-// (variables are per connection).
-func reportConn(ctx context.Context, db *sql.DB, s *settings, d *Definition) (*sql.Conn, error) {
+// (variables are per connection), and the values titles may use.
+func reportConn(ctx context.Context, db *sql.DB, s *settings, d *Definition) (*sql.Conn, map[string]string, error) {
 	conn, err := db.Conn(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := prepareConn(ctx, conn, s.hasJnl); err != nil {
 		conn.Close()
-		return nil, err
+		return nil, nil, err
 	}
-	if _, err := setReportVars(ctx, conn, s, d); err != nil {
+	vals, err := setReportVars(ctx, conn, s, d)
+	if err != nil {
 		conn.Close()
-		return nil, err
+		return nil, nil, err
 	}
-	return conn, nil
+	return conn, vals, nil
 }
 
 // finish assembles the workbook's sheets in order, its summary, and puts the report's files in
@@ -626,7 +625,7 @@ func setReportVars(ctx context.Context, conn *sql.Conn, s *settings, d *Definiti
 func (r *reportRun) runSheet(ctx context.Context, db *sql.DB, s *settings, sh *Sheet) (sheetDone, error) {
 	done := sheetDone{out: sheetOutput{sheet: sh}}
 	out := &done.out
-	conn, err := reportConn(ctx, db, s, r.d)
+	conn, _, err := reportConn(ctx, db, s, r.d)
 	if err != nil {
 		return done, err
 	}
