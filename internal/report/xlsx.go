@@ -23,7 +23,10 @@ const maxCellText = 32767
 // styles holds the workbook's style ids by column format, for body and totals rows.
 type styles struct {
 	header, title, subtitle, label, wrap, check, checkBad, dateLeft, text int
-	body, total, left                                                     map[string]int
+	// reason is a number column's NULL shown as its reason ("belum teramati"): aligned right
+	// with the numbers, not left against the column before it.
+	reason            int
+	body, total, left map[string]int
 }
 
 // numFmts are the number formats per column format; "money" is set per
@@ -90,8 +93,10 @@ func newStyles(f *excelize.File, currency string, l *lang) (*styles, error) {
 	s.wrap = add(&excelize.Style{Alignment: &excelize.Alignment{WrapText: true, Vertical: "top"}})
 	// Body text does not wrap: readers do not grow the rows of a file they
 	// did not write, so wrapped text would run over the next row.
-	// The indent keeps text clear of a right-aligned number beside it.
-	s.text = add(&excelize.Style{Alignment: &excelize.Alignment{Vertical: "top", Indent: 1}})
+	// The indent keeps text clear of a right-aligned number beside it; spreadsheets apply an
+	// indent only to text aligned left explicitly, not to the general alignment.
+	s.text = add(&excelize.Style{Alignment: &excelize.Alignment{Horizontal: "left", Vertical: "top", Indent: 1}})
+	s.reason = add(&excelize.Style{Alignment: &excelize.Alignment{Horizontal: "right", Vertical: "top"}})
 	dateFmt, _ := numFmt("date", currency, l)
 	s.dateLeft = add(&excelize.Style{CustomNumFmt: &dateFmt, Alignment: &excelize.Alignment{Horizontal: "left"}})
 	s.check = add(&excelize.Style{Font: &excelize.Font{Family: "Calibri", Italic: true, Color: "375623"}, Alignment: &excelize.Alignment{Vertical: "top"}})
