@@ -67,7 +67,11 @@ func (r *sheetRows) put(vals []any, x *xlsxSheet) error {
 		b = append(b, r.refs[i]...)
 		b = append(b, row...)
 		b = append(b, '"')
-		if s := x.cells[i].StyleID; s != 0 {
+		s := x.cells[i].StyleID
+		if v == nil && c.empty != "" && c.format != "text" && c.format != "" {
+			s = x.st.reason
+		}
+		if s != 0 {
 			b = append(b, ` s="`...)
 			b = strconv.AppendInt(b, int64(s), 10)
 			b = append(b, '"')

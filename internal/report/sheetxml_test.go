@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/flate"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"io"
 	"math"
@@ -214,6 +215,44 @@ func TestCRC32Combine(t *testing.T) {
 		want := crc32.ChecksumIEEE(append(append([]byte{}, a...), b...))
 		if got := crc32Combine(crc32.ChecksumIEEE(a), crc32.ChecksumIEEE(b), int64(len(b))); got != want {
 			t.Errorf("%d+%d bytes: %08x, want %08x", n[0], n[1], got, want)
+		}
+	}
+}
+
+// TestReasonAlignsWithNumbers: a number column's NULL shown as its reason is
+// aligned right with the numbers (left, it ran into the column before it:
+// "4,0%belum teramati"); a text column's keeps the text style.
+func TestReasonAlignsWithNumbers(t *testing.T) {
+	f := excelize.NewFile()
+	defer f.Close()
+	l := langs["id"]
+	st, err := newStyles(f, "IDR", l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cols := []column{{name: "days", format: "decimal1", kind: kindFloat, empty: "belum teramati"},
+		{name: "note", format: "text", empty: "tidak ada"}}
+	x := newXLSXSheet(f, st, time.UTC, l, "S", cols, "")
+	x.cells[0].StyleID, x.cells[1].StyleID = st.body["decimal1"], st.text
+	sr, err := newSheetRows(len(cols))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sr.close()
+	if err := sr.put([]any{nil, nil}, x); err != nil {
+		t.Fatal(err)
+	}
+	if err := sr.fw.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(flate.NewReader(bytes.NewReader(sr.z.Bytes())))
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatal(err)
+	}
+	for _, want := range []string{fmt.Sprintf(`<c r="A2" s="%d" t="inlineStr"><is><t>belum teramati`, st.reason),
+		fmt.Sprintf(`<c r="B2" s="%d" t="inlineStr"><is><t>tidak ada`, st.text)} {
+		if !strings.Contains(string(got), want) {
+			t.Errorf("row %s\nwant %s", got, want)
 		}
 	}
 }
