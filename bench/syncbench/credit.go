@@ -6,14 +6,13 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/billsync/billsync/internal/duckfile"
+	"github.com/billsync/billsync/internal/fetch"
 	"github.com/billsync/billsync/internal/sandbox"
 )
 
@@ -55,7 +54,24 @@ type creditStats struct {
 	missing                int // customers whose credit lacks an entry the simulator holds
 	missedMax, missedP95   time.Duration
 	entriesMissed          int
-	due                    string // the syncer's count of customers due, by reason
+	byReason               []reasonHits
+}
+
+// reasonHits is one reason's share of a run's credit reads (credit_fetch_state.reason).
+type reasonHits struct {
+	reason           string
+	due, reads, hits int64
+}
+
+func (r reasonHits) String() string {
+	s := fmt.Sprintf("%s %d", r.reason, r.reads)
+	if r.due != r.reads {
+		s += fmt.Sprintf(" of %d", r.due)
+	}
+	if r.reads > 0 {
+		s += fmt.Sprintf(" (%.0f%% hit)", 100*float64(r.hits)/float64(r.reads))
+	}
+	return s
 }
 
 func (s creditStats) String() string {
@@ -64,16 +80,28 @@ func (s creditStats) String() string {
 		rate = fmt.Sprintf("%.0f%%", 100*float64(s.hits)/float64(s.reads))
 	}
 	return fmt.Sprintf("credit: %d reads, %d found a new entry (%s); since last read max %s p95 %s (%d never read); "+
-		"%d of %d customers lack %d entries, oldest missing max %s p95 %s\n         due by reason: %s",
+		"%d of %d customers lack %d entries, oldest missing max %s p95 %s\n         read by reason: %s",
 		s.reads, s.hits, rate, days(s.readAgeMax), days(s.readAgeP95), s.neverRead,
-		s.missing, s.customers, s.entriesMissed, days(s.missedMax), days(s.missedP95), s.due)
+		s.missing, s.customers, s.entriesMissed, days(s.missedMax), days(s.missedP95), reasonsString(s.byReason))
+}
+
+func reasonsString(rs []reasonHits) string {
+	if len(rs) == 0 {
+		return "-"
+	}
+	parts := make([]string, len(rs))
+	for i, r := range rs {
+		parts[i] = r.String()
+	}
+	return strings.Join(parts, ", ")
 }
 
 func days(d time.Duration) string { return fmt.Sprintf("%.1fd", d.Hours()/24) }
 
 // measureCredit reads the published warehouse at path (read-only) after run runID and compares
 // it with the simulator at base.
-func measureCredit(ctx context.Context, base, path string, runID int64) (creditStats, error) {
+// due is the syncer's own count of the customers due, by reason, most important first.
+func measureCredit(ctx context.Context, base, path string, runID int64, due []fetch.ReasonReads) (creditStats, error) {
 	var st creditStats
 	now, err := simNow(base)
 	if err != nil {
@@ -88,8 +116,12 @@ func measureCredit(ctx context.Context, base, path string, runID int64) (creditS
 		return st, err
 	}
 	defer db.Close()
-	if err := db.QueryRowContext(ctx, creditReadsSQL, runID).Scan(&st.reads, &st.hits); err != nil {
+	if st.byReason, err = readsByReason(ctx, db, runID, due); err != nil {
 		return st, fmt.Errorf("credit reads of run %d: %w", runID, err)
+	}
+	for _, r := range st.byReason {
+		st.reads += r.reads
+		st.hits += r.hits
 	}
 	rows, err := db.QueryContext(ctx, `SELECT c.id, f.last_fetched_at FROM customers c
 		LEFT JOIN credit_fetch_state f ON f.account = c.account AND f.customer_id = c.id
@@ -194,61 +226,6 @@ func fetchTruth(base string) ([]ledgerTruth, error) {
 	return out, nil
 }
 
-// dueCapture passes the syncer's log on and keeps the last "credit histories due" line: how many
-// customers each reason of credit_targets.sql named, printed beside the hit rate.
-type dueCapture struct {
-	slog.Handler
-	mu   *sync.Mutex
-	last *string
-}
-
-func newDueCapture(next slog.Handler) *dueCapture {
-	return &dueCapture{Handler: next, mu: &sync.Mutex{}, last: new(string)}
-}
-
-func (h *dueCapture) Enabled(ctx context.Context, l slog.Level) bool {
-	return l >= slog.LevelInfo || h.Handler.Enabled(ctx, l)
-}
-
-func (h *dueCapture) Handle(ctx context.Context, r slog.Record) error {
-	if r.Message == "credit histories due" {
-		var parts []string
-		r.Attrs(func(a slog.Attr) bool {
-			if a.Key != "customers" {
-				parts = append(parts, fmt.Sprintf("%s %v", a.Key, a.Value))
-			}
-			return true
-		})
-		h.mu.Lock()
-		*h.last = strings.Join(parts, ", ")
-		h.mu.Unlock()
-	}
-	if !h.Handler.Enabled(ctx, r.Level) {
-		return nil
-	}
-	return h.Handler.Handle(ctx, r)
-}
-
-func (h *dueCapture) WithAttrs(as []slog.Attr) slog.Handler {
-	return &dueCapture{Handler: h.Handler.WithAttrs(as), mu: h.mu, last: h.last}
-}
-
-func (h *dueCapture) WithGroup(name string) slog.Handler {
-	return &dueCapture{Handler: h.Handler.WithGroup(name), mu: h.mu, last: h.last}
-}
-
-// take returns the last line's counts and forgets them.
-func (h *dueCapture) take() string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	s := *h.last
-	*h.last = ""
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
 // creditPeriods adds up the credit reads of the nightly runs (every run after the first sync)
 // per refresh period, what an operator's week of runs costs at the service's rate limit and
 // whether its nights are level, and over all of them.
@@ -317,4 +294,34 @@ func (p *creditPeriods) total() string {
 		return ""
 	}
 	return p.all.line("every nightly run")
+}
+
+// readsByReason reads run runID's credit reads and hits per reason, in the order of due, then
+// any reason due did not name (none, for reads recorded before reasons were).
+func readsByReason(ctx context.Context, db *sql.DB, runID int64, due []fetch.ReasonReads) ([]reasonHits, error) {
+	var out []reasonHits
+	at := map[string]int{}
+	for _, d := range due {
+		at[d.Reason] = len(out)
+		out = append(out, reasonHits{reason: d.Reason, due: int64(d.Due)})
+	}
+	rows, err := db.QueryContext(ctx, creditReadsSQL, runID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var r reasonHits
+		if err := rows.Scan(&r.reason, &r.reads, &r.hits); err != nil {
+			return nil, err
+		}
+		i, ok := at[r.reason]
+		if !ok {
+			i = len(out)
+			at[r.reason] = i
+			out = append(out, reasonHits{reason: r.reason, due: r.reads})
+		}
+		out[i].reads, out[i].hits = r.reads, r.hits
+	}
+	return out, rows.Err()
 }

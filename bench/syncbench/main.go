@@ -47,7 +47,6 @@ var (
 	creditRefresh time.Duration
 
 	startProfile = func() {}
-	dueLog       *dueCapture
 	// lastRunWritten is what the last run wrote (writtenMB), for the floor's comparison.
 	lastRunWritten float64
 )
@@ -85,8 +84,6 @@ func main() {
 		runServer(flag.Arg(0))
 		return
 	}
-	dueLog = newDueCapture(benchLog.Handler())
-	benchLog = slog.New(dueLog)
 	fmt.Printf("%-6s %9s %8s %8s %6s %9s %11s %9s | %9s %8s %11s | %8s %8s %9s\n", "scale", "records", "requests", "minimum",
 		"ratio", "wall", "records/s", "peak RSS", "list recs", "lists", "list rec/s", "fan-out", "took", "req/s")
 	for _, s := range strings.Split(*scales, ",") {
@@ -299,11 +296,10 @@ func benchRun(scale string, run int, c *api.Client, simPid int, base, path strin
 	if listsOnly {
 		return s, selfCPU, creditStats{}, nil
 	}
-	cs, err := measureCredit(context.Background(), base, path, s.RunID)
+	cs, err := measureCredit(context.Background(), base, path, s.RunID, s.CreditReads)
 	if err != nil {
 		return s, selfCPU, cs, fmt.Errorf("measure credit: %w", err)
 	}
-	cs.due = dueLog.take()
 	fmt.Printf("         %s\n", cs)
 	return s, selfCPU, cs, nil
 }

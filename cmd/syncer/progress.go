@@ -223,6 +223,16 @@ func printSummary(w io.Writer, path string, sums []fetch.Summary, took time.Dura
 				s.CreditPending, s.DetailPending)
 		}
 		fmt.Fprintln(w)
+		if len(s.CreditReads) > 0 {
+			fmt.Fprintf(w, "  credit histories read, by why they were due:")
+			for _, r := range s.CreditReads {
+				fmt.Fprintf(w, " %s %d", r.Reason, r.Read)
+				if r.Read != r.Due {
+					fmt.Fprintf(w, " of %d", r.Due)
+				}
+			}
+			fmt.Fprintln(w)
+		}
 	}
 	db, err := warehouse.OpenReadOnly(context.Background(), path)
 	if err != nil {

@@ -3,10 +3,15 @@ package fetch_test
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/billsync/billsync/internal/api"
+	"github.com/billsync/billsync/internal/fetch"
+	"github.com/billsync/billsync/internal/warehouse"
 )
 
 // TestCreditReadsWaitForAReason: nightly syncs against the simulator. A merchant top-up through
@@ -82,5 +87,97 @@ func TestCreditReadsWaitForAReason(t *testing.T) {
 	// Read on the first sync; the bound passes on night 7, so night 6 is the last run before it.
 	if seenOn < 1 || seenOn > 6 {
 		t.Errorf("the top-up of %s was read on night %d, want nights 1-6 (by the last run before its bound)", quiet, seenOn)
+	}
+}
+
+// TestCreditBudgetReadsInReasonOrder: a run's budget stops the credit fan-out anywhere, and what
+// it reads first is what matters most: a customer due for a reason is read only when every
+// customer due for a more important one is (never, topup, signal, bound, interval, then the
+// reads ahead of the bound that level the nights). The reasons read are taken from the
+// warehouse (credit_fetch_state.reason), not from the syncer's own count; the budget is cut
+// inside every reason in turn, on copies of the same warehouse against the same service.
+func TestCreditBudgetReadsInReasonOrder(t *testing.T) {
+	order := []string{"never", "topup", "signal", "bound", "interval", "ahead"}
+	e := newEnv(t, 0.05)
+	o := e.opts()
+	o.Details = false
+	e.sync(o)
+	for range 3 { // nights whose activity leaves signals and paces
+		e.sb.Advance(24 * time.Hour)
+		e.sync(o)
+	}
+	e.sb.Advance(24 * time.Hour)
+	// Credit billsync's own jobs sent (the job journal's hints) to three customers.
+	for _, row := range e.query(`SELECT id FROM customers ORDER BY id LIMIT 3`) {
+		o.CreditHints = append(o.CreditHints, warehouse.CreditHint{Account: o.Account, CustomerID: row[0].(string), At: e.sb.Now().Add(-time.Hour)})
+	}
+	base, err := os.ReadFile(e.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	night := func(name string, budget int64) fetch.Summary {
+		e.path = filepath.Join(t.TempDir(), name+".duckdb")
+		if err := os.WriteFile(e.path, base, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		o.MaxRequests = budget
+		return e.sync(o)
+	}
+	full := night("unbounded", 0)
+	due := map[string]int{}
+	for i, r := range full.CreditReads {
+		if i > 0 && slices.Index(order, r.Reason) <= slices.Index(order, full.CreditReads[i-1].Reason) {
+			t.Fatalf("reasons out of order: %+v", full.CreditReads)
+		}
+		if r.Read != r.Due {
+			t.Fatalf("an unbounded run left %s customers unread: %+v", r.Reason, full.CreditReads)
+		}
+		due[r.Reason] = r.Due
+	}
+	if len(full.CreditReads) < 3 || due["ahead"] == 0 {
+		t.Fatalf("the night has too few reasons to test the order: %+v", full.CreditReads)
+	}
+	t.Logf("due: %+v, list requests %d", full.CreditReads, full.ListRequests)
+
+	cuts := 0
+	before := 0
+	for _, reason := range order {
+		n := due[reason]
+		if n < 2 {
+			before += n
+			continue
+		}
+		cuts++
+		// Lists always complete; the fan-out gets the rest, about half of this reason's customers
+		// after every more important one (a customer may take more than one request, and
+		// requests in flight finish, so where it stops is only about here).
+		s := night(reason, full.ListRequests+int64(before+n/2))
+		if s.CreditPending == 0 {
+			t.Fatalf("cut in %s: the budget left nothing pending", reason)
+		}
+		read := map[string]int{}
+		for _, row := range e.query(`SELECT reason, count(*) FROM credit_fetch_state WHERE run_id = ? GROUP BY reason`, s.RunID) {
+			r, _ := row[0].(string)
+			read[r] = int(row[1].(int64))
+		}
+		short := ""
+		for _, r := range order {
+			switch {
+			case short != "" && read[r] > 0:
+				t.Errorf("cut in %s: %d %s customers read while %s customers were left unread (read %v of due %v)",
+					reason, read[r], r, short, read, due)
+			case read[r] > due[r]:
+				t.Errorf("cut in %s: %d %s customers read, %d due", reason, read[r], r, due[r])
+			case short == "" && read[r] < due[r]:
+				short = r
+			}
+		}
+		if short == "" {
+			t.Errorf("cut in %s: every reason read in full (%v) though %d customers were left pending", reason, read, s.CreditPending)
+		}
+		before += n
+	}
+	if cuts < 2 {
+		t.Fatalf("the budget was cut in %d reasons; the night's reasons %v test too little", cuts, due)
 	}
 }

@@ -21,6 +21,34 @@ const creditStream = "credit_ledger"
 type fanoutResult struct {
 	StreamResult
 	pending int
+	reasons []ReasonReads
+}
+
+// ReasonReads counts, for one reason a customer's credit history was due for
+// (warehouse.CreditTarget.Reason), the customers due and those the run read.
+type ReasonReads struct {
+	Reason    string
+	Due, Read int
+}
+
+// reasonReads counts targets by reason, in the order reasons first appear: the targets' order,
+// most important first. done is a prefix of targets.
+func reasonReads(targets []warehouse.CreditTarget, done int) []ReasonReads {
+	var out []ReasonReads
+	at := map[string]int{}
+	for i, t := range targets {
+		j, ok := at[t.Reason]
+		if !ok {
+			j = len(out)
+			at[t.Reason] = j
+			out = append(out, ReasonReads{Reason: t.Reason})
+		}
+		out[j].Due++
+		if i < done {
+			out[j].Read++
+		}
+	}
+	return out
 }
 
 // creditFanout reads the credit history of every customer the warehouse says is due, most
@@ -32,21 +60,19 @@ func (s *syncer) creditFanout(ctx context.Context) (fanoutResult, error) {
 	if err != nil {
 		return res, err
 	}
-	due := map[string]int{}
-	for _, t := range targets {
-		due[t.Reason]++
-	}
-	s.opts.Log.Info("credit histories due", "customers", len(targets), "never", due["never"], "topup", due["topup"],
-		"signal", due["signal"], "bound", due["bound"], "interval", due["interval"], "ahead", due["ahead"])
+	s.opts.Log.Info("credit histories due", append([]any{"customers", len(targets)}, reasonAttrs(reasonReads(targets, 0), false)...)...)
 	started := time.Now()
-	for len(targets) > 0 && s.budgetLeft() {
-		done, err := s.creditBatch(ctx, targets[:min(s.batchRequests, len(targets))], &res.StreamResult)
+	read := 0
+	for read < len(targets) && s.budgetLeft() {
+		done, err := s.creditBatch(ctx, targets[read:min(read+s.batchRequests, len(targets))], &res.StreamResult)
 		if err != nil {
 			return res, err
 		}
-		targets = targets[len(done):] // a batch completes a prefix of its targets
+		read += len(done) // a batch completes a prefix of its targets
 	}
-	res.pending = len(targets)
+	res.pending = len(targets) - read
+	res.reasons = reasonReads(targets, read)
+	s.opts.Log.Info("credit histories read", append([]any{"customers", read, "left", res.pending}, reasonAttrs(res.reasons, true)...)...)
 	if err := s.sink.Flush(ctx); err != nil { // the last batches' merges
 		return res, err
 	}
@@ -60,13 +86,26 @@ func (s *syncer) creditFanout(ctx context.Context) (fanoutResult, error) {
 	return res, err
 }
 
+// reasonAttrs are log attributes, a reason each: the customers due, or read of due.
+func reasonAttrs(rs []ReasonReads, read bool) []any {
+	var out []any
+	for _, r := range rs {
+		if read {
+			out = append(out, r.Reason, fmt.Sprintf("%d of %d", r.Read, r.Due))
+		} else {
+			out = append(out, r.Reason, r.Due)
+		}
+	}
+	return out
+}
+
 // creditBatch fetches a batch of customers and queues the merge of their entries, followed by
 // marking them fetched, as one write: the next batch's requests run while DuckDB merges this
 // one. It returns the customers it completed, a prefix of targets: it stops launching new ones
 // when the budget is spent or the batch is the sink's batch age old.
-func (s *syncer) creditBatch(ctx context.Context, targets []warehouse.CreditTarget, res *StreamResult) ([]string, error) {
+func (s *syncer) creditBatch(ctx context.Context, targets []warehouse.CreditTarget, res *StreamResult) ([]warehouse.CreditTarget, error) {
 	var mu sync.Mutex
-	var done []string
+	var done []warehouse.CreditTarget
 	batch := s.sink.Batch(warehouse.CreditLedger)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(s.opts.Concurrency)
@@ -80,7 +119,7 @@ func (s *syncer) creditBatch(ctx context.Context, targets []warehouse.CreditTarg
 				return fmt.Errorf("credit history of customer %s: %w", t.CustomerID, err)
 			}
 			mu.Lock()
-			done = append(done, t.CustomerID)
+			done = append(done, t)
 			mu.Unlock()
 			return nil
 		})

@@ -90,6 +90,9 @@ type Summary struct {
 	Streams  []StreamResult
 	// CreditPending counts customers whose credit history is due but left to the next run by the budget.
 	CreditPending int
+	// CreditReads counts the customers due and read, by the reason they were due for, most
+	// important reason first: the budget reads in this order.
+	CreditReads   []ReasonReads
 	DetailPending int
 	Conflicts     int // conflicting duplicates recorded (the run is partial)
 
@@ -226,6 +229,7 @@ func (s *syncer) sync(ctx context.Context) (Summary, error) {
 	sum.Streams = append(sum.Streams, credit.StreamResult)
 	sum.Records += credit.Records
 	sum.CreditPending = credit.pending
+	sum.CreditReads = credit.reasons
 	if err != nil {
 		return sum, err
 	}

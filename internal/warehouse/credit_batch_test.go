@@ -11,11 +11,11 @@ func TestMarkCreditFetchedBatch(t *testing.T) {
 	b := startBuild(t, newPath(t))
 	run := startRun(t, b, "acct")
 	load(t, b, Customers, run, t0, true, `{"id":"a","createdAt":1000000000000}`, `{"id":"b","createdAt":1000000000000}`, `{"id":"c","createdAt":1000000000000}`)
-	if err := b.markCreditFetched(ctx, "acct", []string{"a", "b", "a"}, t0.Add(-time.Hour), run.ID); err != nil {
+	if err := b.markCreditFetched(ctx, "acct", []string{"a", "b", "a"}, nil, t0.Add(-time.Hour), run.ID); err != nil {
 		t.Fatal(err)
 	}
-	// Marking again moves the time and keeps one row per customer.
-	if err := b.markCreditFetched(ctx, "acct", []string{"a"}, t0, run.ID); err != nil {
+	// Marking again moves the time, keeps one row per customer and records why it was read.
+	if err := b.markCreditFetched(ctx, "acct", []string{"a"}, []string{"signal"}, t0, run.ID); err != nil {
 		t.Fatal(err)
 	}
 	var rows, aAt int64
@@ -25,6 +25,21 @@ func TestMarkCreditFetchedBatch(t *testing.T) {
 	}
 	if rows != 2 || aAt != t0.UnixMilli() {
 		t.Fatalf("rows=%d a fetched at %d, want 2 rows and a at %d", rows, aAt, t0.UnixMilli())
+	}
+	reasons := map[string]string{}
+	rs, err := b.DB().Query(`SELECT customer_id, coalesce(reason, '<none>') FROM credit_fetch_state`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rs.Next() {
+		var id, r string
+		if err := rs.Scan(&id, &r); err != nil {
+			t.Fatal(err)
+		}
+		reasons[id] = r
+	}
+	if rs.Err() != nil || reasons["a"] != "signal" || reasons["b"] != "<none>" {
+		t.Fatalf("reasons %v (%v), want a read for a signal and b for none given", reasons, rs.Err())
 	}
 	// Only c is still never fetched, so it leads the targets.
 	got, err := b.creditTargets(ctx, "acct", CreditPlan{Now: t0, Refresh: 48 * time.Hour}, 10)

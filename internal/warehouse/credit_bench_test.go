@@ -59,7 +59,7 @@ func BenchmarkCreditTargets200k(b *testing.B) {
 		for i := night; i < n; i += 6 {
 			ids = append(ids, fmt.Sprintf("c%06d", i))
 		}
-		if err := build.markCreditFetched(ctx, "acct", ids, t0.Add(-time.Duration(6-night)*day), run.ID); err != nil {
+		if err := build.markCreditFetched(ctx, "acct", ids, nil, t0.Add(-time.Duration(6-night)*day), run.ID); err != nil {
 			b.Fatal(err)
 		}
 	}

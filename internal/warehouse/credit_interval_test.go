@@ -38,7 +38,7 @@ func TestCreditTargetsPace(t *testing.T) {
 		add("weekly", i, prev.Add(-time.Duration(i-1)*7*day-time.Hour), 0, 1)
 	}
 	load(t, b, CreditLedger, run, prev, false, ledger...)
-	if err := b.markCreditFetched(ctx, "acct", custs, prev, run.ID); err != nil {
+	if err := b.markCreditFetched(ctx, "acct", custs, nil, prev, run.ID); err != nil {
 		t.Fatal(err)
 	}
 	if err := b.finishRun(ctx, run.ID, RunStats{Status: "succeeded"}); err != nil {

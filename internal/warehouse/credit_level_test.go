@@ -142,7 +142,7 @@ func TestCreditTargetsLevel(t *testing.T) {
 						}
 					}
 				}
-				if err := b.markCreditFetched(ctx, "acct", ids, now, run.ID); err != nil {
+				if err := b.markCreditFetched(ctx, "acct", ids, nil, now, run.ID); err != nil {
 					t.Fatal(err)
 				}
 				// Before the next run, if it comes no later than this one did after the previous

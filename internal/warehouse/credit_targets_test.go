@@ -71,7 +71,7 @@ func TestCreditTargetsReasons(t *testing.T) {
 	}
 	mark := func(at time.Time, ids ...string) {
 		t.Helper()
-		if err := b.markCreditFetched(ctx, "acct", ids, at, run1.ID); err != nil {
+		if err := b.markCreditFetched(ctx, "acct", ids, nil, at, run1.ID); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -202,7 +202,7 @@ func TestCreditTargetsBoundsHold(t *testing.T) {
 		if night > 0 && len(ids) == len(custs) {
 			t.Errorf("night %d: every customer read, the intervals saved nothing", night)
 		}
-		if err := b.markCreditFetched(ctx, "acct", ids, now, run.ID); err != nil {
+		if err := b.markCreditFetched(ctx, "acct", ids, nil, now, run.ID); err != nil {
 			t.Fatal(err)
 		}
 		for _, id := range ids {

@@ -606,16 +606,20 @@ func (b *Batch) Commit(ctx context.Context) error {
 
 // CommitCredit is Commit for a batch of credit histories: after a successful merge, the same
 // write records that the customers' histories were read as of the run's observation time.
-func (b *Batch) CommitCredit(ctx context.Context, customers []string) error {
+func (b *Batch) CommitCredit(ctx context.Context, read []CreditTarget) error {
 	if b.e != CreditLedger {
 		return fmt.Errorf("commit credit: a batch of %s", b.e)
+	}
+	customers, reasons := make([]string, len(read)), make([]string, len(read))
+	for i, t := range read {
+		customers[i], reasons[i] = t.CustomerID, t.Reason
 	}
 	pages := b.take()
 	return b.s.submit(ctx, func(ctx context.Context) error {
 		if err := b.s.stageMerge(ctx, b.e, pages); err != nil {
 			return err
 		}
-		return b.s.b.markCreditFetched(ctx, b.s.run.Account, customers, b.s.ObservedAt(), b.s.run.ID)
+		return b.s.b.markCreditFetched(ctx, b.s.run.Account, customers, reasons, b.s.ObservedAt(), b.s.run.ID)
 	})
 }
 
