@@ -203,6 +203,7 @@ func generateReports(ctx context.Context, db *sql.DB, s *settings, defs []*Defin
 					if err != nil {
 						t.r.fail(err, nil)
 					}
+					s.Log.Debug("report set up", "report", t.r.d.Name, "shared", len(t.r.shared), "took", time.Since(t.r.began).Round(time.Millisecond))
 					q.setUp(t.r)
 				}
 				if err := t.run(ctx, db, s); err != nil {
