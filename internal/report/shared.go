@@ -121,7 +121,7 @@ func macroCall(text, macro string) (preamble []string, call string, n int, err e
 	}
 	stmt := strings.Join(lines[body:], "\n")
 	code := stripComments(stmt)
-	if i := strings.Index(code, ";"); i >= 0 && strings.TrimSpace(code[i+1:]) != "" {
+	if i := statementEnd(code); i >= 0 && strings.TrimSpace(code[i+1:]) != "" {
 		if strings.Contains(code, macro+"(") {
 			return nil, "", 0, errors.New("more than one statement after the SET VARIABLE lines")
 		}
@@ -166,6 +166,22 @@ func closingParen(s string, open int) int {
 		case c == ')':
 			depth--
 			if depth == 0 {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// statementEnd is the index of the first semicolon outside string literals, or -1.
+func statementEnd(s string) int {
+	quoted := false
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\'':
+			quoted = !quoted
+		case ';':
+			if !quoted {
 				return i
 			}
 		}
@@ -231,7 +247,8 @@ func (r *reportRun) makeShared(ctx context.Context, db *sql.DB, s *settings) err
 }
 
 // sheetSQL is the text the sheet runs: its query file with each shared call replaced by the
-// table holding its rows.
+// table holding its rows (and, when it shares one, without its comments, where the call was
+// found; the lines stay where they were, for DuckDB's messages).
 func (r *reportRun) sheetSQL(file string) (string, error) {
 	b, err := fs.ReadFile(queries.FS, file)
 	if err != nil {
@@ -239,9 +256,14 @@ func (r *reportRun) sheetSQL(file string) (string, error) {
 	}
 	text := string(b)
 	for _, t := range r.shared {
-		if slices.Contains(t.sc.sheets, file) {
-			text = strings.Replace(text, t.sc.call, t.table, 1)
+		if !slices.Contains(t.sc.sheets, file) {
+			continue
 		}
+		code := stripComments(text)
+		if strings.Count(code, t.sc.call) != 1 {
+			return "", fmt.Errorf("query %s: the shared call of %s is not in it once", file, t.sc.macro)
+		}
+		text = strings.Replace(code, t.sc.call, t.table, 1)
 	}
 	return text, nil
 }

@@ -38,6 +38,12 @@ func TestSharedCallsChecked(t *testing.T) {
 			pre + "SELECT * FROM " + call + ";\n", "more than one statement", 0},
 		{"statement before", "shared: [aging_items]\n", pre + "CREATE TEMP TABLE t AS SELECT 1;\nSELECT * FROM " + call + ";\n",
 			pre + "SELECT * FROM " + call + ";\n", "more than one statement", 0},
+		// A semicolon in a string literal ends no statement.
+		{"semicolon in a string", "shared: [aging_items]\n", pre + "SELECT concat_ws('; ', id, name) FROM " + call + ";\n",
+			pre + "SELECT * FROM " + call + ";\n", "", 2},
+		// Nor does a call in a comment count.
+		{"call in a comment", "shared: [aging_items]\n", pre + "-- reads " + call + " once\nSELECT * FROM " + call + ";\n",
+			pre + "SELECT * FROM " + call + "; -- " + call + "\n", "", 2},
 		{"not a name", "shared: [\"aging_items(x)\"]\n", other, other, "not a macro name", 0},
 		// A name that ends in the macro's is another macro: not a call of it.
 		{"longer name", "shared: [aging_items]\n", pre + "SELECT * FROM " + call + ";\n",
