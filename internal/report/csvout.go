@@ -2,10 +2,11 @@ package report
 
 import (
 	"bufio"
-	"encoding/csv"
 	"math"
 	"strconv"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/billsync/billsync/internal/cellsafe"
 )
@@ -13,18 +14,23 @@ import (
 // csvSheet writes one sheet as RFC 4180 CSV: UTF-8 with a byte-order mark (so
 // Excel on Windows reads names such as Ñoño right), CRLF, the workbook's
 // headers in the report's locale, ISO 8601 dates and numbers as the workbook
-// shows them, without thousands separators.
+// shows them, without thousands separators. Each row is built in one reused
+// buffer, quoted as encoding/csv quotes (TestCSVFieldsAsEncodingCSV), without
+// a string per value.
 type csvSheet struct {
-	file *atomicFile
-	buf  *bufio.Writer
-	w    *csv.Writer
-	cols []column
-	loc  *time.Location
-	l    *lang
-	rec  []string
+	file   *atomicFile
+	buf    *bufio.Writer
+	cols   []column
+	digits []int // displayDigits of each column's format; noDigits when it has none
+	loc    *time.Location
+	l      *lang
+	line   []byte
 }
 
 const bom = "\ufeff"
+
+// noDigits marks a column whose format is not numeric (displayDigits has no entry).
+const noDigits = -2
 
 func newCSVSheet(path string, cols []column, loc *time.Location, l *lang) (*csvSheet, error) {
 	f, err := createAtomic(path)
@@ -33,13 +39,16 @@ func newCSVSheet(path string, cols []column, loc *time.Location, l *lang) (*csvS
 	}
 	buf := bufio.NewWriterSize(f, 256<<10)
 	buf.WriteString(bom)
-	w := csv.NewWriter(buf)
-	w.UseCRLF = true
-	c := &csvSheet{file: f, buf: buf, w: w, cols: cols, loc: loc, l: l, rec: make([]string, len(cols))}
+	c := &csvSheet{file: f, buf: buf, cols: cols, digits: make([]int, len(cols)), loc: loc, l: l}
 	for i, col := range cols {
-		c.rec[i] = cellsafe.Text(col.title)
+		c.digits[i] = noDigits
+		if d, ok := displayDigits[col.format]; ok {
+			c.digits[i] = d
+		}
+		c.line = appendCSVField(c.line, i, cellsafe.Text(col.title))
 	}
-	if err := w.Write(c.rec); err != nil {
+	c.line = append(c.line, "\r\n"...)
+	if _, err := buf.Write(c.line); err != nil {
 		f.abort()
 		return nil, err
 	}
@@ -47,6 +56,7 @@ func newCSVSheet(path string, cols []column, loc *time.Location, l *lang) (*csvS
 }
 
 func (c *csvSheet) write(vals []any) error {
+	line := c.line[:0]
 	for i, v := range vals {
 		col := &c.cols[i]
 		switch t := v.(type) {
@@ -54,14 +64,68 @@ func (c *csvSheet) write(vals []any) error {
 			if col.codes {
 				t = col.codeName(t, c.l)
 			}
-			c.rec[i] = cellsafe.Text(t)
+			line = appendCSVField(line, i, cellsafe.Text(t))
 		case nil:
-			c.rec[i] = col.empty
+			line = appendCSVField(line, i, col.empty)
 		default:
-			c.rec[i] = displayNumber(v, col.format, col.kind, c.loc)
+			if i > 0 {
+				line = append(line, ',')
+			}
+			start := len(line)
+			line = appendDisplay(line, v, c.digits[i], col.format == "percent", col.kind, c.loc)
+			if csvNeedsQuotes(line[start:]) {
+				// Numbers and dates never do; quoted as any text would be if one did.
+				field := string(line[start:])
+				line = appendCSVField(line[:start-min(i, 1)], i, field)
+			}
 		}
 	}
-	return c.w.Write(c.rec)
+	line = append(line, "\r\n"...)
+	c.line = line
+	_, err := c.buf.Write(line)
+	return err
+}
+
+// appendCSVField appends field, the i-th of its row, as encoding/csv's Writer with UseCRLF
+// writes it: quoted when it holds a quote, comma, CR or LF, is \. or starts with a space; in
+// quotes, a quote doubled, CR dropped and LF written as CRLF.
+func appendCSVField(dst []byte, i int, field string) []byte {
+	if i > 0 {
+		dst = append(dst, ',')
+	}
+	if !csvNeedsQuotes([]byte(field)) {
+		return append(dst, field...)
+	}
+	dst = append(dst, '"')
+	for k := 0; k < len(field); k++ {
+		switch b := field[k]; b {
+		case '"':
+			dst = append(dst, '"', '"')
+		case '\r':
+		case '\n':
+			dst = append(dst, '\r', '\n')
+		default:
+			dst = append(dst, b)
+		}
+	}
+	return append(dst, '"')
+}
+
+// csvNeedsQuotes is encoding/csv's fieldNeedsQuotes with a comma as separator.
+func csvNeedsQuotes(field []byte) bool {
+	if len(field) == 0 {
+		return false
+	}
+	if string(field) == `\.` {
+		return true
+	}
+	for _, b := range field {
+		if b == '\n' || b == '\r' || b == '"' || b == ',' {
+			return true
+		}
+	}
+	r1, _ := utf8.DecodeRune(field)
+	return unicode.IsSpace(r1)
 }
 
 // displayNumber is a number rounded as its cell shows it (a percentage as
@@ -69,27 +133,36 @@ func (c *csvSheet) write(vals []any) error {
 func displayNumber(v any, format string, k kind, loc *time.Location) string {
 	d, ok := displayDigits[format]
 	if !ok {
-		return csvValue(v, k, loc)
+		d = noDigits
+	}
+	return string(appendDisplay(nil, v, d, format == "percent", k, loc))
+}
+
+// appendDisplay appends displayNumber's text; d is the format's displayDigits, noDigits for a
+// format without.
+func appendDisplay(dst []byte, v any, d int, percent bool, k kind, loc *time.Location) []byte {
+	if d == noDigits {
+		return appendCSVValue(dst, v, k, loc)
 	}
 	switch x := v.(type) {
 	case int64:
-		return strconv.FormatInt(x, 10)
+		return strconv.AppendInt(dst, x, 10)
 	case decimal:
 		if d < 0 {
-			return x.String()
+			return append(dst, x.String()...)
 		}
 	case float64, bool:
 	default:
-		return csvValue(v, k, loc)
+		return appendCSVValue(dst, v, k, loc)
 	}
 	f := number(v)
-	if format == "percent" {
+	if percent {
 		f *= 100
 	}
 	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return ""
+		return dst
 	}
-	return strconv.FormatFloat(f, 'f', d, 64)
+	return strconv.AppendFloat(dst, f, 'f', d, 64)
 }
 
 // displayDigits are the decimals each numeric format shows (-1: as stored).
@@ -98,34 +171,31 @@ var displayDigits = map[string]int{"money": 0, "int": 0, "credit": -1, "decimal1
 // csvValue is v as CSV text: dates as 2006-01-02, instants as RFC 3339 in the
 // report's time zone, decimals and floats in plain notation.
 func csvValue(v any, k kind, loc *time.Location) string {
+	return string(appendCSVValue(nil, v, k, loc))
+}
+
+func appendCSVValue(dst []byte, v any, k kind, loc *time.Location) []byte {
 	switch x := v.(type) {
-	case nil:
-		return ""
 	case string:
-		return x
+		return append(dst, x...)
 	case int64:
-		return strconv.FormatInt(x, 10)
+		return strconv.AppendInt(dst, x, 10)
 	case float64:
-		return strconv.FormatFloat(x, 'f', -1, 64)
+		return strconv.AppendFloat(dst, x, 'f', -1, 64)
 	case decimal:
-		return x.String()
+		return append(dst, x.String()...)
 	case bool:
-		return strconv.FormatBool(x)
+		return strconv.AppendBool(dst, x)
 	case time.Time:
 		if k == kindDate {
-			return x.UTC().Format(time.DateOnly)
+			return x.UTC().AppendFormat(dst, time.DateOnly)
 		}
-		return x.In(loc).Format(time.RFC3339Nano)
+		return x.In(loc).AppendFormat(dst, time.RFC3339Nano)
 	}
-	return ""
+	return dst
 }
 
 func (c *csvSheet) finish() error {
-	c.w.Flush()
-	if err := c.w.Error(); err != nil {
-		c.file.abort()
-		return err
-	}
 	if err := c.buf.Flush(); err != nil {
 		c.file.abort()
 		return err

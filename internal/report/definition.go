@@ -26,6 +26,11 @@ type Definition struct {
 	Notes       []Text  `yaml:"notes"`
 	Sheets      []Sheet `yaml:"sheets"`
 	Chart       *Chart  `yaml:"chart"`
+	// Shared names table macros several sheets call alike: the report calls each once
+	// (shared.go).
+	Shared []string `yaml:"shared"`
+
+	shared []*sharedCall
 }
 
 // Var is a query parameter beyond as_of, tz and account. An empty Default
@@ -237,6 +242,10 @@ func (d *Definition) validate(sqls fs.FS) error {
 		if err := c.validate(sheets[strings.ToLower(c.Sheet)]); err != nil {
 			bad("chart: %w", err)
 		}
+	}
+	var err error
+	if d.shared, err = d.sharedCalls(sqls); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

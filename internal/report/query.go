@@ -162,7 +162,12 @@ func stream(ctx context.Context, conn *sql.Conn, file string, start func(result)
 	if err != nil {
 		return fmt.Errorf("query %s: %w", file, err)
 	}
-	rows, err := conn.QueryContext(ctx, string(text))
+	return streamText(ctx, conn, file, string(text), start, fn)
+}
+
+// streamText is stream with the query's text given (file names it in errors).
+func streamText(ctx context.Context, conn *sql.Conn, file, text string, start func(result) error, fn func([]any) error) error {
+	rows, err := conn.QueryContext(ctx, text)
 	if err != nil {
 		return fmt.Errorf("query %s: %w", file, err)
 	}

@@ -20,7 +20,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/billsync/billsync/internal/config"
@@ -135,6 +134,11 @@ func Generate(ctx context.Context, o Options) ([]string, error) {
 	}
 	defer gcgoal.Lower(reportGCPercent)()
 	s.journal, s.hasJnl = attachJournal(ctx, db, s.Journal)
+	if slices.ContainsFunc(defs, func(d *Definition) bool { return len(d.shared) > 0 }) {
+		if err := attachScratch(ctx, db); err != nil {
+			return nil, err
+		}
+	}
 	if s.warnings, err = asOfWarnings(ctx, db, s); err != nil {
 		return nil, err
 	}
@@ -163,33 +167,47 @@ func shareCores(ctx context.Context, db *sql.DB) error {
 
 // generateReports makes the reports' sheets, sheetParallelism at a time, in the order of defs
 // and of their sheets, each on a connection of its own (the query files are independent of each
-// other: TestQueryFilesStandAlone). The sheet that completes a report assembles its workbook and
-// puts its files in place. The files are returned in the order of defs. After a sheet fails no
-// other starts; those running finish, and the files of every report that completed are
-// returned with the failure.
+// other: TestQueryFilesStandAlone). The first sheet of a report to start sets the report up
+// (prepare, makeShared); meanwhile the other workers take the sheets of other reports rather than
+// wait. The sheet that completes a report assembles its workbook and puts its files in place. The
+// files are returned in the order of defs. After a sheet fails no other report starts; the
+// reports begun finish (a sheet of a failed one stops at once), and the files of every report
+// that completed are returned with the failure.
 func generateReports(ctx context.Context, db *sql.DB, s *settings, defs []*Definition) ([]string, error) {
 	runs := make([]*reportRun, len(defs))
-	var tasks []sheetTask
+	q := &sheetQueue{}
+	q.cond = sync.NewCond(&q.mu)
 	for i, d := range defs {
 		runs[i] = &reportRun{d: d, sheets: make([]sheetDone, len(d.Sheets)), left: len(d.Sheets)}
 		for k := range d.Sheets {
-			tasks = append(tasks, sheetTask{runs[i], k})
+			q.tasks = append(q.tasks, sheetTask{runs[i], k})
 		}
 	}
-	var next atomic.Int64
-	var failed atomic.Bool
+	q.started = make([]bool, len(q.tasks))
 	var wg sync.WaitGroup
 	for range sheetParallelism {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for {
-				i := int(next.Add(1)) - 1
-				if i >= len(tasks) || failed.Load() {
+				t, setup, ok := q.next()
+				if !ok {
 					return
 				}
-				if err := tasks[i].run(ctx, db, s); err != nil {
-					failed.Store(true)
+				if setup {
+					t.r.began = time.Now()
+					err := t.r.prepare(ctx, db, s)
+					if err == nil {
+						err = t.r.makeShared(ctx, db, s)
+					}
+					if err != nil {
+						t.r.fail(err, nil)
+					}
+					s.Log.Debug("report set up", "report", t.r.d.Name, "shared", len(t.r.shared), "took", time.Since(t.r.began).Round(time.Millisecond))
+					q.setUp(t.r)
+				}
+				if err := t.run(ctx, db, s); err != nil {
+					q.fail()
 				}
 			}
 		}()
@@ -198,7 +216,7 @@ func generateReports(ctx context.Context, db *sql.DB, s *settings, defs []*Defin
 	var files []string
 	var errs []error
 	for _, r := range runs {
-		r.abortUnfinished()
+		r.abortUnfinished(ctx, db, s)
 		files = append(files, r.files...)
 		if r.err != nil {
 			errs = append(errs, fmt.Errorf("report %s: %w", r.d.Name, r.err))
@@ -207,18 +225,81 @@ func generateReports(ctx context.Context, db *sql.DB, s *settings, defs []*Defin
 	return files, errors.Join(errs...)
 }
 
+// sheetQueue hands out the sheets in order, skipping those of a report another worker is setting
+// up.
+type sheetQueue struct {
+	mu      sync.Mutex
+	cond    *sync.Cond
+	tasks   []sheetTask
+	started []bool
+	failed  bool
+}
+
+// next is the next sheet to make, and whether the caller must set its report up first; false when
+// there is none left (after a failure: none of a report begun).
+func (q *sheetQueue) next() (sheetTask, bool, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for {
+		waiting := false
+		for i, t := range q.tasks {
+			if q.started[i] || q.failed && t.r.state == setupNone {
+				continue // after a failure no report starts; those begun finish
+			}
+			if t.r.state == setupRunning {
+				waiting = true
+				continue
+			}
+			q.started[i] = true
+			setup := t.r.state == setupNone
+			if setup {
+				t.r.state = setupRunning
+			}
+			return t, setup, true
+		}
+		if !waiting {
+			return sheetTask{}, false, false
+		}
+		q.cond.Wait()
+	}
+}
+
+// setUp says r's setup is over: its sheets can start.
+func (q *sheetQueue) setUp(r *reportRun) {
+	q.mu.Lock()
+	r.state = setupDone
+	q.mu.Unlock()
+	q.cond.Broadcast()
+}
+
+func (q *sheetQueue) fail() {
+	q.mu.Lock()
+	q.failed = true
+	q.mu.Unlock()
+	q.cond.Broadcast()
+}
+
+type setupState int
+
+const (
+	setupNone setupState = iota
+	setupRunning
+	setupDone
+)
+
 // reportRun is one report being made: what its sheets share, set up by the first of them to
 // run, and the sheets as they complete.
 type reportRun struct {
-	d     *Definition
-	setup sync.Once
-	began time.Time
-	vals  map[string]string // values titles may use
-	vars  map[string]string // the connection's variables, for the summary
-	src   []source
-	drop  []string
-	base  string
-	wb    *workbook
+	d      *Definition
+	state  setupState // guarded by the sheetQueue's mutex
+	began  time.Time
+	shared []*sharedTable
+	vals   map[string]string // values titles may use
+	vars   map[string]string // the connection's variables, for the summary
+	src    []source
+	drop   []string
+	base   string
+	wb     *workbook
 
 	mu     sync.Mutex
 	sheets []sheetDone
@@ -245,12 +326,6 @@ type sheetTask struct {
 // report's, recorded on it.
 func (t sheetTask) run(ctx context.Context, db *sql.DB, s *settings) error {
 	r := t.r
-	r.setup.Do(func() {
-		r.began = time.Now()
-		if err := r.prepare(ctx, db, s); err != nil {
-			r.fail(err, nil)
-		}
-	})
 	if err := r.failure(); err != nil {
 		return err // the report's setup or another of its sheets failed
 	}
@@ -313,12 +388,19 @@ func (r *reportRun) abortLocked() {
 	}
 }
 
-// abortUnfinished removes the CSVs of a report whose sheets did not all run.
-func (r *reportRun) abortUnfinished() {
+// abortUnfinished removes the CSVs of a report whose sheets did not all run, and the shared
+// tables they did not read.
+func (r *reportRun) abortUnfinished(ctx context.Context, db *sql.DB, s *settings) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.left > 0 {
 		r.abortLocked()
+	}
+	for _, t := range r.shared {
+		if t.left > 0 {
+			t.left = 0
+			dropShared(ctx, db, s, t)
+		}
 	}
 	if r.wb != nil {
 		r.wb.close()
@@ -639,6 +721,7 @@ func (r *reportRun) runSheet(ctx context.Context, db *sql.DB, s *settings, sh *S
 		// The driver hands over the first row once DuckDB has the whole
 		// result: what the query needed beyond it is free now.
 		s.Log.Debug("query ran", "query", sh.Query, "took", time.Since(began).Round(time.Millisecond))
+		r.readShared(ctx, db, s, sh.Query)
 		s.mem.release(ctx)
 		out.cols = resolveColumns(sh, res, r.vals, s.Locale, r.drop...)
 		view = make([]any, len(out.cols))
@@ -671,7 +754,11 @@ func (r *reportRun) runSheet(ctx context.Context, db *sql.DB, s *settings, sh *S
 		}
 		return nil
 	}
-	if err := stream(ctx, conn, sh.Query, start, row); err != nil {
+	text, err := r.sheetSQL(sh.Query)
+	if err != nil {
+		return done, err
+	}
+	if err := streamText(ctx, conn, sh.Query, text, start, row); err != nil {
 		return done, err
 	}
 	s.Log.Debug("sheet written", "query", sh.Query, "rows", out.rows, "took", time.Since(began).Round(time.Millisecond))

@@ -28,7 +28,7 @@ import (
 // the time of a large report. Deflating here instead of at save keeps a large
 // sheet at about a tenth of its size in memory, with no temporary file.
 type sheetRows struct {
-	z    bytes.Buffer // the rows as deflate blocks, ending at a byte boundary when finished
+	z    chunks // the rows as deflate blocks, ending at a byte boundary when finished
 	fw   *flate.Writer
 	crc  uint32 // of the rows' XML
 	size int64  // bytes of the rows' XML
@@ -225,7 +225,51 @@ func isEscapeAt(s string, i int) bool {
 }
 
 // close releases the compressed rows.
-func (r *sheetRows) close() { r.z = bytes.Buffer{} }
+func (r *sheetRows) close() { r.z = chunks{} }
+
+// chunks is a growing byte sequence kept as a list of buffers: unlike a bytes.Buffer it never
+// copies what it holds to grow, nor holds up to twice its size (the deflated rows of a large
+// sheet are megabytes).
+type chunks struct {
+	bufs [][]byte
+	n    int
+}
+
+const (
+	firstChunk = 4 << 10
+	maxChunk   = 1 << 20
+)
+
+func (c *chunks) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		if len(c.bufs) == 0 || len(c.bufs[len(c.bufs)-1]) == cap(c.bufs[len(c.bufs)-1]) {
+			size := firstChunk
+			if k := len(c.bufs); k > 0 {
+				size = min(maxChunk, 2*cap(c.bufs[k-1]))
+			}
+			c.bufs = append(c.bufs, make([]byte, 0, size))
+		}
+		last := &c.bufs[len(c.bufs)-1]
+		k := min(len(p), cap(*last)-len(*last))
+		*last = append(*last, p[:k]...)
+		p = p[k:]
+	}
+	c.n += n
+	return n, nil
+}
+
+func (c *chunks) Len() int { return c.n }
+
+// writeTo writes the bytes held to w, in order.
+func (c *chunks) writeTo(w io.Writer) error {
+	for _, b := range c.bufs {
+		if _, err := w.Write(b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // xlsxDeflateLevel is klauspost/compress's level 1: less than half the CPU
 // of level 5 for workbooks about a sixth larger (docs/reports.md, Measured).
@@ -315,10 +359,14 @@ func (z *splicingZip) splice() error {
 	if err != nil {
 		return err
 	}
-	for _, b := range [][]byte{out.Bytes()[:headZ], rows.z.Bytes(), out.Bytes()[headZ:]} {
-		if _, err := w.Write(b); err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
+	if _, err := w.Write(out.Bytes()[:headZ]); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	if err := rows.z.writeTo(w); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	if _, err := w.Write(out.Bytes()[headZ:]); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
 	}
 	rows.close()
 	return nil

@@ -148,7 +148,7 @@ func TestSheetRowsMatchExcelize(t *testing.T) {
 	if err := sr.fw.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	got, err := io.ReadAll(flate.NewReader(bytes.NewReader(sr.z.Bytes())))
+	got, err := io.ReadAll(flate.NewReader(bytes.NewReader(sr.z.bytes())))
 	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) { // no final block: the zip writer adds it
 		t.Fatal(err)
 	}
@@ -245,7 +245,7 @@ func TestReasonAlignsWithNumbers(t *testing.T) {
 	if err := sr.fw.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	got, err := io.ReadAll(flate.NewReader(bytes.NewReader(sr.z.Bytes())))
+	got, err := io.ReadAll(flate.NewReader(bytes.NewReader(sr.z.bytes())))
 	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Fatal(err)
 	}
@@ -253,6 +253,37 @@ func TestReasonAlignsWithNumbers(t *testing.T) {
 		fmt.Sprintf(`<c r="B2" s="%d" t="inlineStr"><is><t>tidak ada`, st.text)} {
 		if !strings.Contains(string(got), want) {
 			t.Errorf("row %s\nwant %s", got, want)
+		}
+	}
+}
+
+// bytes is what c holds, in one slice.
+func (c *chunks) bytes() []byte {
+	var b bytes.Buffer
+	_ = c.writeTo(&b)
+	return b.Bytes()
+}
+
+// TestChunksKeepBytes: writes of every size, across chunk boundaries, come back in order.
+func TestChunksKeepBytes(t *testing.T) {
+	var c chunks
+	var want []byte
+	for i, n := range []int{0, 1, firstChunk - 2, 3, firstChunk, 5 * firstChunk, maxChunk + 7, 100, 3 * maxChunk} {
+		p := make([]byte, n)
+		for k := range p {
+			p[k] = byte(i*31 + k)
+		}
+		if m, err := c.Write(p); m != n || err != nil {
+			t.Fatalf("Write(%d bytes) = %d, %v", n, m, err)
+		}
+		want = append(want, p...)
+	}
+	if c.Len() != len(want) || !bytes.Equal(c.bytes(), want) {
+		t.Fatalf("chunks hold %d bytes, not the %d written", c.Len(), len(want))
+	}
+	for _, b := range c.bufs {
+		if cap(b) > maxChunk {
+			t.Errorf("a chunk of %d bytes", cap(b))
 		}
 	}
 }
