@@ -147,9 +147,10 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 	row := 1
 	put := func(cell string, v any, style int) {
 		f.SetCellValue(sh, cell, v)
-		if style != 0 {
-			f.SetCellStyle(sh, cell, cell, style)
+		if style == 0 {
+			style = w.st.value
 		}
+		f.SetCellStyle(sh, cell, cell, style)
 	}
 	line := func(label string, v any, style int) {
 		put(cellName(1, row), label, w.st.label)
@@ -406,6 +407,7 @@ func (w *workbook) chart(c *Chart, outs []sheetOutput, row int) error {
 	o := outs[i]
 	if o.rows == 0 {
 		w.f.SetCellValue(summarySheet, cellName(1, row), w.l.w("no_chart"))
+		w.f.SetCellStyle(summarySheet, cellName(1, row), cellName(1, row), w.st.value)
 		return nil
 	}
 	ref := "'" + strings.ReplaceAll(o.sheet.tab(w.l.code), "'", "''") + "'!"
