@@ -49,7 +49,7 @@ func Query(ctx context.Context, o Options, text, format string, w io.Writer) (st
 			return "", err
 		}
 		for _, w := range warnings {
-			s.Log.Warn(w)
+			s.Log.Warn(w.text(nil))
 		}
 	}
 	conn, err := db.Conn(ctx)

@@ -140,7 +140,7 @@ func (src source) text(loc *time.Location, l *lang) string {
 // the headline figures and checks, how to reproduce it, the notes and the chart.
 func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, srcs []source, outs []sheetOutput) error {
 	f, sh, l := w.f, summarySheet, w.l
-	vals := map[string]string{"journal": s.journal, "currency": s.Currency}
+	vals := map[string]string{"journal": s.journal.path, "currency": s.Currency}
 	for k, v := range vars {
 		vals[k] = v
 	}
@@ -173,7 +173,11 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 	row = 4
 	line(l.w("as_of"), l.date(s.AsOf), 0)
 	if len(s.warnings) > 0 {
-		line(l.w("warning"), strings.Join(s.warnings, "\n"), w.st.checkBad)
+		var texts []string
+		for _, a := range s.warnings {
+			texts = append(texts, a.text(l))
+		}
+		line(l.w("warning"), strings.Join(texts, "\n"), w.st.checkBad)
 	}
 	accounts := s.Account
 	if accounts == "" {
@@ -239,7 +243,7 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 	}
 	line(l.w("warehouse"), s.DB, 0)
 	if slices.ContainsFunc(d.Sheets, func(x Sheet) bool { return strings.HasPrefix(x.Query, "credit_") }) {
-		line(l.w("journal"), s.journal, w.st.wrap)
+		line(l.w("journal"), s.journal.text(l), w.st.wrap)
 	}
 	line(l.w("generated"), time.Now().In(w.loc).Format("2006-01-02 15:04:05 MST"), 0)
 	line(l.w("params"), params(d, vars, l), w.st.wrap)
