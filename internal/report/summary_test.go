@@ -137,3 +137,114 @@ func TestCodeListNames(t *testing.T) {
 		}
 	}
 }
+
+// cellFormat is the number format of a cell's style ("" = none).
+func cellFormat(t *testing.T, f *excelize.File, sheet, cell string) string {
+	t.Helper()
+	id, err := f.GetCellStyle(sheet, cell)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := f.GetStyle(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.CustomNumFmt == nil {
+		return ""
+	}
+	return *st.CustomNumFmt
+}
+
+// TestCreditCountsApartFromBalances: on the credit By product sheet the
+// counts of customers (all, with a reported balance, mismatched) say they
+// count customers and stand together before the balances, which are credit
+// units.
+func TestCreditCountsApartFromBalances(t *testing.T) {
+	files := generateAll(t, Options{Names: []string{"credit"}, Formats: []string{"xlsx"}})
+	f, err := excelize.OpenFile(findFile(t, files, "credit_2026-06-05.xlsx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	l := langs["id"]
+	intFmt, _ := numFmt("int", "IDR", l)
+	creditFmt, _ := numFmt("credit", "IDR", l)
+	sh := sheetOf(t, "credit", "By product").tab("id")
+	rows, err := f.GetRows(sh)
+	if err != nil || len(rows) < 2 {
+		t.Fatalf("sheet %s: %d rows, %v", sh, len(rows), err)
+	}
+	lastCount, firstCredit, counts := -1, -1, 0
+	for c, title := range rows[0] {
+		cell, _ := excelize.CoordinatesToCellName(c+1, 2)
+		switch cellFormat(t, f, sh, cell) {
+		case intFmt:
+			counts++
+			lastCount = c
+			if !strings.Contains(title, "Pelanggan") {
+				t.Errorf("column %q counts customers but does not say so", title)
+			}
+		case creditFmt:
+			if firstCredit < 0 {
+				firstCredit = c
+			}
+		}
+	}
+	if counts != 3 || firstCredit < 0 || lastCount > firstCredit {
+		t.Errorf("header %q: %d count columns, the last at %d, the first balance at %d; want 3 counts before the balances",
+			rows[0], counts, lastCount, firstCredit)
+	}
+}
+
+// TestExceptionsStyleSaysWhatWasChecked: green says "checked, none failed".
+// Without a journal no reported balance can be checked, so the MISMATCH line
+// says "not checked" in the plain style; with one matching report it is 0 of 1
+// checked, in green.
+func TestExceptionsStyleSaysWhatWasChecked(t *testing.T) {
+	w := testWorld(t)
+	names, rows := queryRows(t, w.db, "credit_balances.sql", map[string]string{"as_of": "2026-06-05", "tz": "Asia/Jakarta"}, "")
+	if len(rows) == 0 {
+		t.Fatal("no credit balance")
+	}
+	cust, prod := rows[0][slices.Index(names, "customer_id")].(string), rows[0][slices.Index(names, "product_id")].(string)
+	journal := filepath.Join(t.TempDir(), "billsync-jobs.duckdb")
+	at := "2026-05-31 16:00:00+00"
+	execDB(t, journal, "ATTACH '"+w.db+"' AS wh (READ_ONLY)",
+		`CREATE TABLE credit_balance_reports(account VARCHAR, customer_id VARCHAR, product_id VARCHAR,
+		balance DECIMAL(20,4), reported_at TIMESTAMPTZ, job_run_id BIGINT, action_id VARCHAR)`,
+		"INSERT INTO credit_balance_reports SELECT 'main', '"+cust+"', '"+prod+"', coalesce(sum(credit - debit), 0), TIMESTAMPTZ '"+at+
+			"', 1, 'a0' FROM wh.credit_ledger WHERE customer_id = '"+cust+"' AND product_id = '"+prod+"' AND created_at <= TIMESTAMPTZ '"+at+"'")
+	green := "375623"
+	for _, tc := range []struct {
+		journal, want string
+		green         bool
+	}{
+		{filepath.Join(t.TempDir(), "none.duckdb"), "tidak diperiksa", false},
+		{journal, ": 0 dari 1 baris yang diperiksa", true},
+	} {
+		files := generateAll(t, Options{Names: []string{"credit"}, Formats: []string{"xlsx"}, Journal: tc.journal})
+		f, err := excelize.OpenFile(findFile(t, files, "credit_2026-06-05.xlsx"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sh := langs["id"].w("summary")
+		summary, _ := f.GetRows(sh)
+		found := false
+		for r, row := range summary {
+			if len(row) < 2 || !strings.HasPrefix(row[1], "Saldo dilaporkan TIDAK COCOK") {
+				continue
+			}
+			found = true
+			id, _ := f.GetCellStyle(sh, cellName(2, r+1))
+			st, _ := f.GetStyle(id)
+			isGreen := st.Font != nil && st.Font.Color == green
+			if !strings.Contains(row[1], tc.want) || isGreen != tc.green {
+				t.Errorf("journal %s: %q green=%v, want %q green=%v", filepath.Base(tc.journal), row[1], isGreen, tc.want, tc.green)
+			}
+		}
+		f.Close()
+		if !found {
+			t.Errorf("journal %s: no MISMATCH line on the summary: %q", filepath.Base(tc.journal), summary)
+		}
+	}
+}

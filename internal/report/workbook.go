@@ -214,11 +214,16 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 			line(o.sheet.tab(l.code), o.check.text(l), style)
 		}
 		if e := o.sheet.Exceptions; e != nil && o.tot != nil {
-			style := w.st.check
-			if o.tot.excCount > 0 {
+			// Green says "checked, and none failed"; with nothing checked a count of 0
+			// proves nothing, so it is said in the plain style.
+			text, style := fmt.Sprintf(l.w("exceptions"), e.Label.In(l.code), o.tot.excCount, o.tot.excRows, o.tot.rows), w.st.check
+			switch {
+			case o.tot.excCount > 0:
 				style = w.st.checkBad
+			case o.tot.excRows == 0:
+				text, style = fmt.Sprintf(l.w("exceptions_none"), e.Label.In(l.code), o.tot.rows), w.st.wrap
 			}
-			line(o.sheet.tab(l.code), fmt.Sprintf(l.w("exceptions"), e.Label.In(l.code), o.tot.excCount, o.tot.rows), style)
+			line(o.sheet.tab(l.code), text, style)
 		}
 	}
 	subtitle(l.w("sheets"))
