@@ -248,3 +248,27 @@ func TestExceptionsStyleSaysWhatWasChecked(t *testing.T) {
 		}
 	}
 }
+
+// TestReviewsTrendLeavesNothingOut: reviews older than the trend's window are
+// one first row, "Sebelumnya", so the trend's total equals By product's.
+func TestReviewsTrendLeavesNothingOut(t *testing.T) {
+	files := generateAll(t, Options{Names: []string{"reviews"}, Formats: []string{"xlsx"}, Vars: map[string]string{"months": "2"}})
+	f, err := excelize.OpenFile(findFile(t, files, "reviews_2026-06-05_months-2.xlsx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	total := func(sheet string) (first []string, n string) {
+		rows, err := f.GetRows(sheetOf(t, "reviews", sheet).tab("id"), excelize.Options{RawCellValue: true})
+		if err != nil || len(rows) < 3 {
+			t.Fatalf("sheet %s: %d rows, %v", sheet, len(rows), err)
+		}
+		c := slices.Index(rows[0], "Ulasan")
+		return rows[1], rows[len(rows)-1][c]
+	}
+	_, byProduct := total("By product")
+	first, trend := total("Monthly trend")
+	if trend != byProduct || first[0] != "Sebelumnya" {
+		t.Errorf("monthly trend total %s, first row %q; want By product's %s and the earlier reviews first", trend, first, byProduct)
+	}
+}
