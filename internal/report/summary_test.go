@@ -272,3 +272,24 @@ func TestReviewsTrendLeavesNothingOut(t *testing.T) {
 		t.Errorf("monthly trend total %s, first row %q; want By product's %s and the earlier reviews first", trend, first, byProduct)
 	}
 }
+
+// TestWrappedLines: rows are made as tall as their text wraps, no taller (a
+// label that fits its column keeps one line).
+func TestWrappedLines(t *testing.T) {
+	for _, tc := range []struct {
+		s     string
+		width int
+		want  int
+	}{
+		{"Per peristiwa dan tujuan: Catatan", labelWidth - 1, 1},
+		{"Per peristiwa dan tujuan: Tingkat berhasil", labelWidth - 1, 2},
+		{"", 10, 1},
+		{"aaaa bbbb cccc", 9, 2},
+		{"aaaa bbbb\ncccc", 20, 2},
+		{"abcdefghijklmnopqrstuvwxy", 10, 3},
+	} {
+		if got := wrappedLines(tc.s, tc.width); got != tc.want {
+			t.Errorf("%q at %d: %d lines, want %d", tc.s, tc.width, got, tc.want)
+		}
+	}
+}

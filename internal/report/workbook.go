@@ -156,7 +156,7 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 		put(cellName(1, row), label, w.st.label)
 		put(cellName(2, row), v, style)
 		text, _ := v.(string)
-		fitHeight(f, row, label, text)
+		fitHeight(f, row, label, text, summaryWidth)
 		row++
 	}
 	subtitle := func(text string) {
@@ -235,8 +235,8 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 		put(cellName(1, row), "•", w.st.label)
 		text := expand(n.In(l.code), vals)
 		put(cellName(2, row), text, w.st.wrap)
-		f.MergeCell(sh, cellName(2, row), cellName(3, row))
-		fitHeight(f, row, "", text)
+		f.MergeCell(sh, cellName(2, row), cellName(3, row)) // noteExtraWidth wider
+		fitHeight(f, row, "", text, summaryWidth+noteExtraWidth)
 		row++
 	}
 	row++
@@ -256,7 +256,7 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 	line(l.w("queries"), queryDigests(d), w.st.wrap)
 	f.SetColWidth(sh, "A", "A", labelWidth)
 	f.SetColWidth(sh, "B", "B", summaryWidth)
-	f.SetColWidth(sh, "C", "C", 20)
+	f.SetColWidth(sh, "C", "C", noteExtraWidth)
 	if err := pageSetup(f, sh, w.footer); err != nil {
 		return err
 	}
@@ -500,22 +500,49 @@ func (w *workbook) chart(c *Chart, outs []sheetOutput, row int) error {
 // summaryWidth is the summary sheet's value column width, in characters.
 const summaryWidth = 80
 
+// noteExtraWidth is the width of the summary's third column, in characters,
+// into which notes are merged.
+const noteExtraWidth = 20
+
 // labelWidth is the summary sheet's label column width, in characters.
 const labelWidth = 34
 
-// fitHeight makes a summary row tall enough for its wrapped label and text;
-// readers do not grow rows of files they did not write themselves.
-func fitHeight(f *excelize.File, row int, label, text string) {
-	count := func(s string, width int) int {
-		n := 0
-		for _, l := range strings.Split(s, "\n") {
-			n += 1 + utf8.RuneCountInString(l)*11/10/width
+// fitHeight makes a summary row tall enough for its wrapped label and text
+// (text is width characters wide); readers do not grow rows of files they did
+// not write themselves.
+func fitHeight(f *excelize.File, row int, label, text string, width int) {
+	// A bold label of labelWidth-1 characters fits its column, as rendered;
+	// plain text is counted a tenth wider to be safe.
+	if n := max(wrappedLines(label, labelWidth-1), wrappedLines(text, width*10/11)); n > 1 {
+		f.SetRowHeight(summarySheet, row, float64(15*n))
+	}
+}
+
+// wrappedLines is how many lines s takes wrapped at word boundaries to lines
+// of at most width characters (a longer word is broken).
+func wrappedLines(s string, width int) int {
+	n := 0
+	for _, para := range strings.Split(s, "\n") {
+		n++
+		used := 0
+		for _, word := range strings.Fields(para) {
+			w := utf8.RuneCountInString(word)
+			switch {
+			case used == 0:
+			case used+1+w <= width:
+				used++
+			default:
+				n++
+				used = 0
+			}
+			for w > width {
+				n++
+				w -= width
+			}
+			used += w
 		}
-		return n
 	}
-	if lines := max(count(label, labelWidth-2), count(text, summaryWidth)); lines > 1 {
-		f.SetRowHeight(summarySheet, row, float64(15*lines))
-	}
+	return n
 }
 
 func strPtr(s string) *string { return &s }
