@@ -293,3 +293,31 @@ func TestWrappedLines(t *testing.T) {
 		}
 	}
 }
+
+// TestSummaryDatesAsFinanceReadsThem: the generation time is a WIB date-time
+// in the locale (not ISO), and notes name their dates as the cells show them.
+func TestSummaryDatesAsFinanceReadsThem(t *testing.T) {
+	generated := regexp.MustCompile(`^\d{1,2} (Jan|Feb|Mar|Apr|Mei|Jun|Jul|Agu|Sep|Okt|Nov|Des) \d{4} \d{2}:\d{2} WIB$`)
+	for path, f := range summaries(t, Options{Names: []string{"credit", "webhooks"}, Formats: []string{"xlsx"}}) {
+		rows, err := f.GetRows(langs["id"].w("summary"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var gen string
+		var notes []string
+		for _, r := range rows {
+			if len(r) > 1 && r[0] == "Dibuat" {
+				gen = r[1]
+			}
+			if len(r) > 1 && r[0] == "•" {
+				notes = append(notes, r[1])
+			}
+		}
+		if !generated.MatchString(gen) {
+			t.Errorf("%s: Dibuat %q, want a WIB date-time such as 24 Nov 2026 02:21 WIB", filepath.Base(path), gen)
+		}
+		if n := strings.Join(notes, "\n"); !strings.Contains(n, "5 Jun 2026") || regexp.MustCompile(`\d{4}-\d{2}-\d{2}`).MatchString(n) {
+			t.Errorf("%s: notes name dates in ISO, or not the as-of date: %s", filepath.Base(path), n)
+		}
+	}
+}

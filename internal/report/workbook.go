@@ -143,6 +143,13 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 	vals := map[string]string{"journal": s.journal.path, "currency": s.Currency}
 	for k, v := range vars {
 		vals[k] = v
+		// Notes read dates as the locale writes them (1 Nov 2026), as the cells do;
+		// the parameters line below keeps the values as typed.
+		if k == "as_of" || slices.ContainsFunc(d.Vars, func(x Var) bool { return x.Name == k && x.Type == "DATE" }) {
+			if t, err := time.Parse(time.DateOnly, v); err == nil {
+				vals[k] = l.date(t)
+			}
+		}
 	}
 	row := 1
 	put := func(cell string, v any, style int) {
@@ -250,7 +257,7 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 	if slices.ContainsFunc(d.Sheets, func(x Sheet) bool { return strings.HasPrefix(x.Query, "credit_") }) {
 		line(l.w("journal"), s.journal.text(l), w.st.wrap)
 	}
-	line(l.w("generated"), time.Now().In(w.loc).Format("2006-01-02 15:04:05 MST"), 0)
+	line(l.w("generated"), l.dateTime(time.Now(), w.loc), 0)
 	line(l.w("params"), params(d, vars, l), w.st.wrap)
 	line(l.w("reproduce"), reproduce(d, s), w.st.wrap)
 	line(l.w("queries"), queryDigests(d), w.st.wrap)
