@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -319,5 +320,56 @@ func TestSummaryDatesAsFinanceReadsThem(t *testing.T) {
 		if n := strings.Join(notes, "\n"); !strings.Contains(n, "5 Jun 2026") || regexp.MustCompile(`\d{4}-\d{2}-\d{2}`).MatchString(n) {
 			t.Errorf("%s: notes name dates in ISO, or not the as-of date: %s", filepath.Base(path), n)
 		}
+	}
+}
+
+// TestCreditSummaryShowsLedgerFreshness: the credit summary says how fresh
+// the ledger copy is (customers and the oldest copy per freshness state), and
+// those figures agree with the Ledger freshness sheet's rows.
+func TestCreditSummaryShowsLedgerFreshness(t *testing.T) {
+	// Two days after the second sync, so the copies have an age.
+	files, err := Generate(context.Background(), Options{DB: testWorld(t).db, OutDir: t.TempDir(), Log: quiet,
+		AsOf: secondSync.AddDate(0, 0, 2), Names: []string{"credit"}, Formats: []string{"xlsx"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := excelize.OpenFile(findFile(t, files, "credit_2026-06-07.xlsx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	get := func(sheet string) [][]string {
+		rows, err := f.GetRows(sheet, excelize.Options{RawCellValue: true})
+		if err != nil || len(rows) < 2 {
+			t.Fatalf("sheet %s: %d rows, %v", sheet, len(rows), err)
+		}
+		return rows
+	}
+	sum := get(sheetOf(t, "credit", "Freshness summary").tab("id"))
+	detail := get(sheetOf(t, "credit", "Ledger freshness").tab("id"))
+	customers, oldest := 0, 0.0
+	for _, r := range sum[1:] {
+		n, _ := strconv.Atoi(r[slices.Index(sum[0], "Pelanggan")])
+		customers += n
+		if v, err := strconv.ParseFloat(r[slices.Index(sum[0], "Salinan tertua (hari)")], 64); err == nil {
+			oldest = max(oldest, v)
+		}
+	}
+	detailOldest := 0.0
+	for _, r := range detail[1:] {
+		if c := slices.Index(detail[0], "Umur (hari)"); c < len(r) {
+			if v, err := strconv.ParseFloat(r[c], 64); err == nil {
+				detailOldest = max(detailOldest, v)
+			}
+		}
+	}
+	if customers != len(detail)-1 || oldest != detailOldest || oldest < 2 {
+		t.Errorf("freshness summary: %d customers, oldest %v days; the sheet has %d customers, oldest %v", customers, oldest, len(detail)-1, detailOldest)
+	}
+	summary, _ := f.GetRows(langs["id"].w("summary"))
+	if !slices.ContainsFunc(summary, func(r []string) bool {
+		return len(r) > 1 && strings.Contains(r[1], "Pelanggan "+langs["id"].number(int64(customers))) && strings.Contains(r[1], "Salinan tertua (hari)")
+	}) {
+		t.Errorf("the credit summary does not say how fresh the ledger is: %q", summary)
 	}
 }
