@@ -331,6 +331,12 @@ func (w *workbook) headlines(row *int, outs []sheetOutput, subtitle func(string)
 // its text columns as the label, its figures as a line of text.
 func (w *workbook) headlineLines(o sheetOutput, line func(string, any, int)) {
 	l := w.l
+	labels, labelTitle := 0, ""
+	for _, c := range o.cols {
+		if !c.reference && (c.format == "text" || c.format == "") {
+			labels, labelTitle = labels+1, c.title
+		}
+	}
 	for k, r := range o.headRows {
 		if k == headlineRows {
 			line("…", fmt.Sprintf("%d %s", o.rows-headlineRows, l.w("rows")), 0)
@@ -352,7 +358,12 @@ func (w *workbook) headlineLines(o sheetOutput, line func(string, any, int)) {
 			}
 			figures = append(figures, c.title+" "+l.format(r[i], c, w.cur))
 		}
-		line(strings.Join(label, " · "), strings.Join(figures, "; "), w.st.wrap)
+		text := strings.Join(label, " · ")
+		if len(label) == 1 && labels == 1 {
+			// One code alone ("OK") does not say what it is the state of.
+			text = labelTitle + ": " + text
+		}
+		line(text, strings.Join(figures, "; "), w.st.wrap)
 	}
 	if len(o.headRows) == 0 {
 		line(o.sheet.tab(l.code), l.w("none_rows"), 0)
@@ -518,9 +529,10 @@ const labelWidth = 34
 // (text is width characters wide); readers do not grow rows of files they did
 // not write themselves.
 func fitHeight(f *excelize.File, row int, label, text string, width int) {
-	// A bold label of labelWidth-1 characters fits its column, as rendered;
-	// plain text is counted a tenth wider to be safe.
-	if n := max(wrappedLines(label, labelWidth-1), wrappedLines(text, width*10/11)); n > 1 {
+	// As rendered, a bold label of labelWidth-1 characters fits its column and
+	// plain text about a fifth more than its width; counting plain text at its
+	// width leaves room for a wider font.
+	if n := max(wrappedLines(label, labelWidth-1), wrappedLines(text, width)); n > 1 {
 		f.SetRowHeight(summarySheet, row, float64(15*n))
 	}
 }
