@@ -141,6 +141,7 @@ var codeNames = map[string][2]string{ // code: {id, en}
 	"SUCCESS": {"Berhasil", "Succeeded"}, "FAILED": {"Gagal", "Failed"}, "PENDING": {"Tertunda", "Pending"},
 	"succeeded": {"Berhasil", "Succeeded"}, "failed": {"Gagal", "Failed"}, "running": {"Berjalan", "Running"},
 	"ACTIVE": {"Aktif", "Active"}, "INACTIVE": {"Tidak aktif", "Inactive"},
+	"inactive": {"Tidak aktif", "Inactive"}, "created": {"Dibuat", "Created"},
 	// credit
 	"TOPUP": {"Isi ulang", "Top-up"}, "MERCHANT_TOPUP": {"Isi ulang merchant", "Merchant top-up"},
 	"TRIAL_TOPUP": {"Isi ulang uji coba", "Trial top-up"}, "CREDIT_USAGE": {"Pemakaian", "Usage"},

@@ -128,6 +128,8 @@ func TestCodeListNames(t *testing.T) {
 		{"malformed; shared; ambiguous", "format salah; dipakai bersama; fromEmail tidak unik", "malformed; shared; fromEmail not unique"},
 		{"empty", "kosong", "empty"},
 		{"partial", "Parsial", "Partial"},
+		{"inactive", "Tidak aktif", "Inactive"}, // statuses the spec names besides those the demo has
+		{"created", "Dibuat", "Created"},
 		{"x; y", "x; y", "x; y"},
 	} {
 		if got := langs["id"].codeName(tc.code); got != tc.id {
