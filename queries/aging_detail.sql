@@ -24,7 +24,8 @@ SET VARIABLE bucket_3 = coalesce(getvariable('bucket_3'), 90);
 
 SELECT a.account, a.customer_name, a.customer_email, a.customer_id,
        a.source, a.type, a.name, a.id, a.payment_link_id,
-       a.created_date, a.due_date, a.days_overdue, a.bucket_label AS bucket,
+       -- an item not yet due is 0 days overdue, not minus the days until due (its due date says when)
+       a.created_date, a.due_date, greatest(a.days_overdue, 0) AS days_overdue, a.bucket_label AS bucket,
        a.amount, a.payment_url
 FROM aging_items(getvariable('as_of'), tz := getvariable('tz'), account := getvariable('account'),
                  basis := getvariable('aging_basis'), payment_terms_days := getvariable('payment_terms_days'),

@@ -11,12 +11,13 @@ SET VARIABLE tz = coalesce(getvariable('tz'), 'Asia/Jakarta');
 
 SELECT account, product_name, wallet_type, product_id,
        count(DISTINCT customer_id) AS customers,
+       -- counts of customers, not balances: one row per customer, product and wallet
+       count(*) FILTER (reported_at IS NOT NULL) AS customers_reported,
+       count(*) FILTER (reconciliation = 'MISMATCH') AS mismatches,
        sum(opening) AS opening,
        sum(topup + merchant_topup + trial_topup + other_credits) AS credits,
        sum(usage + expired_void + other_debits) AS debits,
-       sum(closing) AS closing,
-       count(*) FILTER (reconciliation = 'MISMATCH') AS mismatches,
-       count(*) FILTER (reported_at IS NOT NULL) AS reported
+       sum(closing) AS closing
 FROM credit_balances(getvariable('as_of'), tz := getvariable('tz'), account := getvariable('account'),
                      period_start := getvariable('period_start'))
 GROUP BY account, product_name, wallet_type, product_id

@@ -19,10 +19,9 @@ WITH params AS (
            getvariable('account')::VARCHAR AS account
 )
 SELECT d.account, d.entity, d.id AS record_id, d.run_id, d.observed_at,
-       d.path || ' page ' || d.first_page || ' item ' || d.first_item AS first_read,
-       d.path || ' page ' || d.second_page || ' item ' || d.second_item AS second_read,
-       CASE WHEN d.first_raw IS NULL THEN '(the earlier version was not kept)'
-            ELSE array_to_string(list_sort(list_filter(
+       d.path, d.first_page, d.first_item, d.second_page, d.second_item,
+       -- NULL when the earlier version was not kept (the workbook says so)
+       CASE WHEN d.first_raw IS NOT NULL THEN array_to_string(list_sort(list_filter(
                      list_distinct(json_keys(d.first_raw) || json_keys(d.second_raw)),
                      k -> json_extract(d.first_raw, '$."' || k || '"') IS DISTINCT FROM json_extract(d.second_raw, '$."' || k || '"'))), ', ')
        END AS differing_fields,

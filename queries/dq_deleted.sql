@@ -28,9 +28,9 @@ labels AS (
     UNION ALL SELECT account, 'product_variants', id, name, amount, first_seen_at, last_seen_at FROM product_variants
     UNION ALL SELECT account, 'payment_requests', id, name, amount, first_seen_at, last_seen_at FROM payment_requests
     UNION ALL SELECT account, 'invoices', id, name, amount, first_seen_at, last_seen_at FROM invoices
-    UNION ALL SELECT account, 'invoice_transactions', id, 'invoice ' || invoice_id, NULL, first_seen_at, last_seen_at FROM invoice_transactions
+    UNION ALL SELECT account, 'invoice_transactions', id, 'Invoice ' || invoice_id, NULL, first_seen_at, last_seen_at FROM invoice_transactions
     UNION ALL SELECT account, 'unpaid_transactions', id, payment_link_name, amount, first_seen_at, last_seen_at FROM unpaid_transactions
-    UNION ALL SELECT account, 'reviews', id, product_name || ' (' || rating || ' stars)', NULL, first_seen_at, last_seen_at FROM reviews
+    UNION ALL SELECT account, 'reviews', id, product_name || ' (' || rating || ' ★)', NULL, first_seen_at, last_seen_at FROM reviews
 )
 SELECT d.account, d.entity, d.record_id, l.label, l.amount, d.deleted_at, d.run_id,
        l.first_seen_at,

@@ -4,6 +4,8 @@
 -- malformed address whose cleaned form is valid, used by no other customer, for a
 -- fromEmail only this customer has); fill or change the others, leave toEmail
 -- blank to leave a customer alone. Other columns are context the job ignores.
+-- problem codes: empty, malformed, shared (another customer has it, ignoring case),
+-- ambiguous (another customer has exactly this fromEmail, so the job cannot tell them apart).
 --
 -- Parameters (SET VARIABLE name = value; before running this file to change one):
 --   account  VARCHAR  only this billsync account; NULL = all   default NULL
@@ -39,12 +41,15 @@ suggested AS (
 SELECT email AS "fromEmail",
        CASE WHEN safe THEN coalesce(suggestion, '') ELSE '' END AS "toEmail",
        id AS customer_id, name AS customer_name, account,
+       -- codes, '; '-separated; the workbook and CSV show each in the report's language
        concat_ws('; ',
            CASE WHEN email IS NULL OR trim(email) = '' THEN 'empty'
                 WHEN malformed THEN 'malformed' END,
-           CASE WHEN email_key <> '' AND sharing > 1 THEN 'shared with ' || (sharing - 1) || ' other customer(s)' END,
-           CASE WHEN exact_sharing > 1 THEN 'fromEmail is ambiguous: ' || exact_sharing || ' customers have exactly this e-mail' END
+           CASE WHEN email_key <> '' AND sharing > 1 THEN 'shared' END,
+           CASE WHEN exact_sharing > 1 THEN 'ambiguous' END
        ) AS problem,
+       -- other customers with this e-mail, ignoring case and surrounding spaces
+       CASE WHEN email_key <> '' THEN sharing - 1 ELSE 0 END AS shared_with,
        suggestion,
        mobile, created_at, updated_at
 FROM suggested

@@ -253,7 +253,8 @@ func TestConflictingDuplicates(t *testing.T) {
 		}
 	}
 	var entity, firstRead, secondRead, fields, keptVersion string
-	err = conn.QueryRowContext(context.Background(), `SELECT entity, first_read, second_read, differing_fields, kept_version FROM (`+
+	err = conn.QueryRowContext(context.Background(), `SELECT entity, path || ' page ' || first_page || ' item ' || first_item, `+
+		`path || ' page ' || second_page || ' item ' || second_item, differing_fields, kept_version FROM (`+
 		strings.TrimSuffix(stmts[len(stmts)-1], ";")+`)`).Scan(&entity, &firstRead, &secondRead, &fields, &keptVersion)
 	if err != nil {
 		t.Fatal(err)

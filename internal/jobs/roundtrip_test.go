@@ -73,7 +73,8 @@ func TestDataQualityEmailSheetRoundTrip(t *testing.T) {
 	if sheet == "" {
 		t.Fatalf("no sheet of %s has a fromEmail column: %v", book, f.GetSheetList())
 	}
-	// Columns by name, as the job matches them: the workbook labels "Customer ID", the CSV says customer_id.
+	// Columns by name, as the job matches them. Besides fromEmail and toEmail, which the job reads, the
+	// headers are in the report's language (id by default): "ID pelanggan", "Masalah".
 	key := func(h string) string { return strings.ToLower(strings.NewReplacer(" ", "", "_", "").Replace(h)) }
 	col := map[string]int{}
 	for i, h := range rows[0] {
@@ -82,11 +83,11 @@ func TestDataQualityEmailSheetRoundTrip(t *testing.T) {
 	fixed := map[string]string{} // customer id -> new e-mail
 	var blank int
 	for r, row := range rows[1:] {
-		if strings.Contains(row[col["problem"]], "malformed") && !strings.Contains(row[col["problem"]], "shared") {
+		if strings.Contains(row[col["masalah"]], "format salah") && !strings.Contains(row[col["masalah"]], "dipakai bersama") {
 			cell, _ := excelize.CoordinatesToCellName(col["toemail"]+1, r+2)
-			to := "fixed." + row[col["customerid"]][:8] + "@example.com"
+			to := "fixed." + row[col["idpelanggan"]][:8] + "@example.com"
 			f.SetCellValue(sheet, cell, to)
-			fixed[row[col["customerid"]]] = to
+			fixed[row[col["idpelanggan"]]] = to
 		} else {
 			blank++
 		}
@@ -111,7 +112,7 @@ func TestDataQualityEmailSheetRoundTrip(t *testing.T) {
 		col[key(h)] = i
 	}
 	for _, rec := range recs[1:] {
-		if to, ok := fixed[rec[col["customerid"]]]; ok {
+		if to, ok := fixed[rec[col["idpelanggan"]]]; ok {
 			rec[col["toemail"]] = strings.Replace(to, "fixed.", "csv.", 1)
 		}
 	}

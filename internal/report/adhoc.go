@@ -49,7 +49,7 @@ func Query(ctx context.Context, o Options, text, format string, w io.Writer) (st
 			return "", err
 		}
 		for _, w := range warnings {
-			s.Log.Warn(w)
+			s.Log.Warn(w.text(nil))
 		}
 	}
 	conn, err := db.Conn(ctx)
@@ -237,10 +237,11 @@ func adhocXLSX(rows *sql.Rows, s *settings, text string) (string, error) {
 		return "", err
 	}
 	f := wb.f
-	f.SetCellValue(summarySheet, "A1", "Ad-hoc query")
+	l := s.lang
+	f.SetCellValue(summarySheet, "A1", l.w("adhoc"))
 	f.SetCellStyle(summarySheet, "A1", "A1", wb.st.title)
-	for i, kv := range [][2]string{{"Warehouse", s.DB}, {"As of", s.asOf}, {"Time zone", s.TZ},
-		{"Rows", fmt.Sprint(n)}, {"Run at", time.Now().In(s.loc).Format("2006-01-02 15:04:05 MST")}, {"SQL", text}} {
+	for i, kv := range [][2]string{{l.w("warehouse"), s.DB}, {l.w("as_of"), l.date(s.AsOf)}, {l.w("tz"), s.TZ},
+		{l.w("adhoc_rows"), l.number(int64(n))}, {l.w("generated"), l.dateTime(time.Now(), s.loc)}, {"SQL", text}} {
 		f.SetCellValue(summarySheet, cellName(1, i+3), kv[0])
 		f.SetCellStyle(summarySheet, cellName(1, i+3), cellName(1, i+3), wb.st.label)
 		f.SetCellValue(summarySheet, cellName(2, i+3), kv[1])

@@ -126,9 +126,11 @@ type totals struct {
 	rowCheck map[int]float64
 	rowsOff  int
 	// excCol is the exceptions column (-1 = none), excCount its matching rows.
-	excCol    int
-	excValues []string
-	excCount  int
+	excCol     int
+	excValues  []string
+	excChecked []string // values of checked rows; nil = every non-NULL value
+	excCount   int
+	excRows    int // rows that were checked
 }
 
 // watch makes t count the rows that fail the sheet's check and the sheet's
@@ -155,7 +157,7 @@ func (t *totals) watch(s *Sheet) {
 	}
 	if e := s.Exceptions; e != nil {
 		if i, ok := t.index[e.Column]; ok {
-			t.excCol, t.excValues = i, e.Values
+			t.excCol, t.excValues, t.excChecked = i, e.Values, e.Checked
 		}
 	}
 }
@@ -192,8 +194,13 @@ func (t *totals) add(vals []any) {
 		}
 	}
 	if t.excCol >= 0 {
-		if v, ok := vals[t.excCol].(string); ok && slices.Contains(t.excValues, v) {
-			t.excCount++
+		if v, ok := vals[t.excCol].(string); ok {
+			if slices.Contains(t.excValues, v) {
+				t.excCount++
+			}
+			if t.excChecked == nil || slices.Contains(t.excChecked, v) {
+				t.excRows++
+			}
 		}
 	}
 	for i, v := range vals {

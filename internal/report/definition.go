@@ -69,6 +69,9 @@ type Exceptions struct {
 	Label  Text     `yaml:"label"`
 	Column string   `yaml:"column"`
 	Values []string `yaml:"values"`
+	// Checked are the values of rows that were checked at all; empty = every
+	// non-NULL value. With none checked the summary says so instead of a pass.
+	Checked []string `yaml:"checked"`
 }
 
 // tab is the sheet's tab name in locale l.

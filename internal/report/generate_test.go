@@ -328,7 +328,7 @@ func TestCreditJournalComparison(t *testing.T) {
 			t.Errorf("balance %d: reconciliation %q, want %q", i, got, v)
 		}
 	}
-	// Without the journal the columns are empty and the summary says why.
+	// Without the journal the columns are empty and the summary says why, in the report's language (id).
 	files := generateAll(t, Options{Names: []string{"credit"}, Journal: filepath.Join(t.TempDir(), "none.duckdb")})
 	f, err := excelize.OpenFile(findFile(t, files, "credit_2026-06-05.xlsx"))
 	if err != nil {
@@ -342,7 +342,9 @@ func TestCreditJournalComparison(t *testing.T) {
 	}
 	defer f.Close()
 	summary, _ := f.GetRows("Ringkasan")
-	if !slices.ContainsFunc(summary, func(r []string) bool { return len(r) > 1 && strings.Contains(r[1], "does not exist") }) {
+	if !slices.ContainsFunc(summary, func(r []string) bool {
+		return len(r) > 1 && strings.Contains(r[1], "belum ada (belum pernah ada job tambah-kredit)")
+	}) {
 		t.Errorf("summary does not say the journal is missing: %v", summary)
 	}
 }

@@ -38,10 +38,19 @@ var langs = map[string]*lang{
 		"generated": "Dibuat", "params": "Parameter", "reproduce": "Buat ulang", "queries": "Kueri",
 		"sheets": "Lembar", "rows_from": "%d baris dari queries/%s", "checks": "Pemeriksaan", "notes": "Catatan",
 		"headline": "Angka utama", "no_chart": "Tidak ada data untuk grafik.", "page": "Halaman &P dari &N",
-		"as_of_footer": "per", "exceptions": "%s: %d dari %d baris", "check_ok": "OK", "check_bad": "TIDAK COCOK",
+		"as_of_footer": "per", "exceptions": "%s: %d dari %d baris yang diperiksa (dari %d baris)",
+		"exceptions_none": "%s: tidak diperiksa, tidak ada baris yang dapat diperiksa (%d baris)", "check_ok": "OK", "check_bad": "TIDAK COCOK",
 		"difference": "selisih", "all": "(semua)", "query_default": "(bawaan kueri)", "rows": "baris",
 		"run": "sinkronisasi %d (%s", "finished": ", selesai %s", "last_ok": "; terakhir berhasil: sinkronisasi %d pada %s",
 		"unit": "unit", "none_rows": "(tidak ada baris)", "summary": "Ringkasan",
+		"adhoc": "Kueri ad-hoc", "adhoc_rows": "Baris",
+		"jnl_not_configured": "tidak diatur: saldo dilaporkan kosong",
+		"jnl_missing":        "%s belum ada (belum pernah ada job tambah-kredit): saldo dilaporkan kosong",
+		"jnl_no_tables":      "%s tidak berisi tabel credit_balance_reports: saldo dilaporkan kosong",
+		"jnl_unreadable":     "%s tidak dapat dibaca (%s): saldo dilaporkan kosong",
+		"asof_after":         "tanggal laporan %s sesudah hari ini (%s, %s): angkanya adalah yang diketahui billsync pada sinkronisasi terakhirnya, bukan angka hari itu",
+		"asof_before": "tanggal laporan %s berakhir sebelum sinkronisasi pertama billsync untuk akun %s (%s): riwayat perubahan baru dimulai saat itu, " +
+			"jadi hari itu tidak dapat dijawab; catatan yang sudah hilang sebelumnya tidak ada dan sisanya ditampilkan seperti saat pertama terlihat",
 	}},
 	"en": {code: "en", lcid: "[$-409]", millions: "million", millionsAx: `#,##0,," mn"`, words: map[string]string{
 		"as_of": "As of", "warning": "Warning", "tz": "Time zone", "currency": "Currency", "currency_note": "%s (amounts in whole units)",
@@ -50,10 +59,19 @@ var langs = map[string]*lang{
 		"generated": "Generated", "params": "Parameters", "reproduce": "Reproduce", "queries": "Queries",
 		"sheets": "Sheets", "rows_from": "%d rows from queries/%s", "checks": "Checks", "notes": "Notes",
 		"headline": "Headline figures", "no_chart": "No data for the chart.", "page": "Page &P of &N",
-		"as_of_footer": "as of", "exceptions": "%s: %d of %d rows", "check_ok": "OK", "check_bad": "MISMATCH",
+		"as_of_footer": "as of", "exceptions": "%s: %d of %d rows checked (of %d rows)",
+		"exceptions_none": "%s: not checked, no row could be checked (%d rows)", "check_ok": "OK", "check_bad": "MISMATCH",
 		"difference": "difference", "all": "(all)", "query_default": "(query default)", "rows": "rows",
 		"run": "run %d (%s", "finished": ", finished %s", "last_ok": "; last succeeded run %d at %s",
 		"unit": "units", "none_rows": "(no rows)", "summary": "Summary",
+		"adhoc": "Ad-hoc query", "adhoc_rows": "Rows",
+		"jnl_not_configured": "not configured: reported balances are empty",
+		"jnl_missing":        "%s does not exist (no add-credit job has run): reported balances are empty",
+		"jnl_no_tables":      "%s has no credit_balance_reports table: reported balances are empty",
+		"jnl_unreadable":     "%s could not be read (%s): reported balances are empty",
+		"asof_after":         "as of %s is after today (%s in %s): the figures are what billsync knew at its last sync, not that day's",
+		"asof_before": "as of %s ends before billsync's first sync of account %s (%s): the change history starts there, " +
+			"so that day cannot be answered; records already gone by then are missing and the rest are shown as first seen",
 	}},
 }
 
@@ -82,6 +100,26 @@ func (l *lang) w(key string) string {
 	return key
 }
 
+// journalNote is what the summary says about the write-job journal: its path,
+// and why reported balances are empty when it cannot be read.
+type journalNote struct {
+	path   string
+	state  string // "" = attached; else a word key (jnl_missing, ...)
+	detail string // the error, for jnl_unreadable
+}
+
+func (j journalNote) text(l *lang) string {
+	switch j.state {
+	case "":
+		return j.path
+	case "jnl_not_configured":
+		return l.w(j.state)
+	case "jnl_unreadable":
+		return fmt.Sprintf(l.w(j.state), j.path, j.detail)
+	}
+	return fmt.Sprintf(l.w(j.state), j.path)
+}
+
 // codeNames are friendly names for the codes the service and billsync's own
 // queries put in text columns, per locale. A code not listed is shown as sent.
 var codeNames = map[string][2]string{ // code: {id, en}
@@ -103,6 +141,7 @@ var codeNames = map[string][2]string{ // code: {id, en}
 	"SUCCESS": {"Berhasil", "Succeeded"}, "FAILED": {"Gagal", "Failed"}, "PENDING": {"Tertunda", "Pending"},
 	"succeeded": {"Berhasil", "Succeeded"}, "failed": {"Gagal", "Failed"}, "running": {"Berjalan", "Running"},
 	"ACTIVE": {"Aktif", "Active"}, "INACTIVE": {"Tidak aktif", "Inactive"},
+	"inactive": {"Tidak aktif", "Inactive"}, "created": {"Dibuat", "Created"},
 	// credit
 	"TOPUP": {"Isi ulang", "Top-up"}, "MERCHANT_TOPUP": {"Isi ulang merchant", "Merchant top-up"},
 	"TRIAL_TOPUP": {"Isi ulang uji coba", "Trial top-up"}, "CREDIT_USAGE": {"Pemakaian", "Usage"},
@@ -118,6 +157,11 @@ var codeNames = map[string][2]string{ // code: {id, en}
 	"unpaid_transactions": {"Transaksi belum dibayar", "Unpaid transactions"}, "credit_ledger": {"Buku besar kredit", "Credit ledger"},
 	"webhook_deliveries": {"Pengiriman webhook", "Webhook deliveries"}, "product_variants": {"Varian produk", "Product variants"},
 	"invoice_transactions": {"Transaksi invoice", "Invoice transactions"},
+	// data-quality e-mail problems (dq_email_fixes.sql)
+	"empty": {"kosong", "empty"}, "malformed": {"format salah", "malformed"}, "shared": {"dipakai bersama", "shared"},
+	"ambiguous": {"fromEmail tidak unik", "fromEmail not unique"},
+	// sync run statuses not above
+	"partial": {"Parsial", "Partial"},
 	// aging buckets (see bucketName)
 	"Current": {"Belum jatuh tempo", "Current"},
 }
@@ -133,6 +177,12 @@ func (l *lang) codeName(code string) string {
 	}
 	if n, ok := codeNames[code]; ok {
 		return n[i]
+	}
+	if parts := strings.Split(code, "; "); len(parts) > 1 { // a list of codes
+		for k, p := range parts {
+			parts[k] = l.codeName(p)
+		}
+		return strings.Join(parts, "; ")
 	}
 	if m := bucketRe.FindStringSubmatch(code); m != nil {
 		if m[3] != "" {

@@ -211,21 +211,21 @@ func scanAll(rows *sql.Rows, start func(result) error, fn func([]any) error) err
 }
 
 // attachJournal attaches the journal read-only when its file exists and has
-// the tables queries read. It returns a sentence for the summary sheet and
-// whether the journal can be read.
-func attachJournal(ctx context.Context, db *sql.DB, path string) (string, bool) {
+// the tables queries read. It returns what the summary sheet says about the
+// journal and whether the journal can be read.
+func attachJournal(ctx context.Context, db *sql.DB, path string) (journalNote, bool) {
 	if path == "" {
-		return "not configured: reported balances are empty", false
+		return journalNote{state: "jnl_not_configured"}, false
 	}
 	switch err := journalfile.Attach(ctx, db, path); {
 	case err == nil:
-		return path, true
+		return journalNote{path: path}, true
 	case errors.Is(err, fs.ErrNotExist):
-		return path + " does not exist (no add-credit job has run): reported balances are empty", false
+		return journalNote{path: path, state: "jnl_missing"}, false
 	case errors.Is(err, journalfile.ErrNoTables):
-		return path + " has no credit_balance_reports table: reported balances are empty", false
+		return journalNote{path: path, state: "jnl_no_tables"}, false
 	default:
-		return fmt.Sprintf("%s could not be read (%v): reported balances are empty", path, oneLine(err)), false
+		return journalNote{path: path, state: "jnl_unreadable", detail: oneLine(err)}, false
 	}
 }
 

@@ -53,13 +53,13 @@ const (
 type settings struct {
 	Options
 	loc     *time.Location
-	asOf    string // YYYY-MM-DD
-	journal string // sentence for the summary sheet
+	asOf    string      // YYYY-MM-DD
+	journal journalNote // what the summary sheet says about the journal
 	hasJnl  bool
 	mem     *nativeMemory
 	lang    *lang
 	// warnings about the as-of date (asOfWarnings), logged and on every summary sheet
-	warnings []string
+	warnings []asOfWarning
 }
 
 func (o Options) resolve() (*settings, error) {
@@ -143,7 +143,7 @@ func Generate(ctx context.Context, o Options) ([]string, error) {
 		return nil, err
 	}
 	for _, w := range s.warnings {
-		s.Log.Warn(w)
+		s.Log.Warn(w.text(nil))
 	}
 	return generateReports(ctx, db, s, defs)
 }

@@ -61,12 +61,12 @@ func TestCheckVars(t *testing.T) {
 func TestAsOfOutsideHistoryWarned(t *testing.T) {
 	w := testWorld(t)
 	for _, tc := range []struct {
-		asOf time.Time
-		want string
+		asOf      time.Time
+		want, log string // on the summary in the report's language (id), in the log in English
 	}{
-		{firstSync.AddDate(0, 0, -3), "ends before billsync's first sync of account main"},
-		{time.Now().AddDate(0, 0, 3), "is after today"},
-		{secondSync, ""},
+		{firstSync.AddDate(0, 0, -3), "berakhir sebelum sinkronisasi pertama billsync untuk akun main", "ends before billsync's first sync of account main"},
+		{time.Now().AddDate(0, 0, 3), "sesudah hari ini", "is after today"},
+		{secondSync, "", ""},
 	} {
 		var logs bytes.Buffer
 		files, err := Generate(context.Background(), Options{DB: w.db, OutDir: t.TempDir(), AsOf: tc.asOf, Names: []string{"aging"},
@@ -89,8 +89,11 @@ func TestAsOfOutsideHistoryWarned(t *testing.T) {
 		switch {
 		case tc.want == "" && (warning != "" || strings.Contains(logs.String(), "WARN")):
 			t.Errorf("as of %s: warned although the history covers it: %q %s", tc.asOf, warning, logs.String())
-		case tc.want != "" && (!strings.Contains(warning, tc.want) || !strings.Contains(logs.String(), "level=WARN msg=\"as of")):
-			t.Errorf("as of %s: summary warning %q, log %s; want %q on both", tc.asOf, warning, logs.String(), tc.want)
+		case tc.want != "" && (!strings.Contains(warning, tc.want) || !strings.Contains(logs.String(), "level=WARN msg=\"as of") ||
+			!strings.Contains(logs.String(), tc.log)):
+			t.Errorf("as of %s: summary warning %q, log %s; want %q on the summary, %q in the log", tc.asOf, warning, logs.String(), tc.want, tc.log)
+		case tc.want != "" && strings.Contains(warning, tc.log):
+			t.Errorf("as of %s: the Indonesian summary warns in English: %q", tc.asOf, warning)
 		}
 	}
 }

@@ -140,22 +140,30 @@ func (src source) text(loc *time.Location, l *lang) string {
 // the headline figures and checks, how to reproduce it, the notes and the chart.
 func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, srcs []source, outs []sheetOutput) error {
 	f, sh, l := w.f, summarySheet, w.l
-	vals := map[string]string{"journal": s.journal, "currency": s.Currency}
+	vals := map[string]string{"journal": s.journal.path, "currency": s.Currency}
 	for k, v := range vars {
 		vals[k] = v
+		// Notes read dates as the locale writes them (1 Nov 2026), as the cells do;
+		// the parameters line below keeps the values as typed.
+		if k == "as_of" || slices.ContainsFunc(d.Vars, func(x Var) bool { return x.Name == k && x.Type == "DATE" }) {
+			if t, err := time.Parse(time.DateOnly, v); err == nil {
+				vals[k] = l.date(t)
+			}
+		}
 	}
 	row := 1
 	put := func(cell string, v any, style int) {
 		f.SetCellValue(sh, cell, v)
-		if style != 0 {
-			f.SetCellStyle(sh, cell, cell, style)
+		if style == 0 {
+			style = w.st.value
 		}
+		f.SetCellStyle(sh, cell, cell, style)
 	}
 	line := func(label string, v any, style int) {
 		put(cellName(1, row), label, w.st.label)
 		put(cellName(2, row), v, style)
 		text, _ := v.(string)
-		fitHeight(f, row, label, text)
+		fitHeight(f, row, label, text, summaryWidth)
 		row++
 	}
 	subtitle := func(text string) {
@@ -172,7 +180,11 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 	row = 4
 	line(l.w("as_of"), l.date(s.AsOf), 0)
 	if len(s.warnings) > 0 {
-		line(l.w("warning"), strings.Join(s.warnings, "\n"), w.st.checkBad)
+		var texts []string
+		for _, a := range s.warnings {
+			texts = append(texts, a.text(l))
+		}
+		line(l.w("warning"), strings.Join(texts, "\n"), w.st.checkBad)
 	}
 	accounts := s.Account
 	if accounts == "" {
@@ -209,11 +221,16 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 			line(o.sheet.tab(l.code), o.check.text(l), style)
 		}
 		if e := o.sheet.Exceptions; e != nil && o.tot != nil {
-			style := w.st.check
-			if o.tot.excCount > 0 {
+			// Green says "checked, and none failed"; with nothing checked a count of 0
+			// proves nothing, so it is said in the plain style.
+			text, style := fmt.Sprintf(l.w("exceptions"), e.Label.In(l.code), o.tot.excCount, o.tot.excRows, o.tot.rows), w.st.check
+			switch {
+			case o.tot.excCount > 0:
 				style = w.st.checkBad
+			case o.tot.excRows == 0:
+				text, style = fmt.Sprintf(l.w("exceptions_none"), e.Label.In(l.code), o.tot.rows), w.st.wrap
 			}
-			line(o.sheet.tab(l.code), fmt.Sprintf(l.w("exceptions"), e.Label.In(l.code), o.tot.excCount, o.tot.rows), style)
+			line(o.sheet.tab(l.code), text, style)
 		}
 	}
 	subtitle(l.w("sheets"))
@@ -225,8 +242,8 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 		put(cellName(1, row), "•", w.st.label)
 		text := expand(n.In(l.code), vals)
 		put(cellName(2, row), text, w.st.wrap)
-		f.MergeCell(sh, cellName(2, row), cellName(3, row))
-		fitHeight(f, row, "", text)
+		f.MergeCell(sh, cellName(2, row), cellName(3, row)) // noteExtraWidth wider
+		fitHeight(f, row, "", text, summaryWidth+noteExtraWidth)
 		row++
 	}
 	row++
@@ -238,15 +255,15 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 	}
 	line(l.w("warehouse"), s.DB, 0)
 	if slices.ContainsFunc(d.Sheets, func(x Sheet) bool { return strings.HasPrefix(x.Query, "credit_") }) {
-		line(l.w("journal"), s.journal, w.st.wrap)
+		line(l.w("journal"), s.journal.text(l), w.st.wrap)
 	}
-	line(l.w("generated"), time.Now().In(w.loc).Format("2006-01-02 15:04:05 MST"), 0)
+	line(l.w("generated"), l.dateTime(time.Now(), w.loc), 0)
 	line(l.w("params"), params(d, vars, l), w.st.wrap)
 	line(l.w("reproduce"), reproduce(d, s), w.st.wrap)
 	line(l.w("queries"), queryDigests(d), w.st.wrap)
 	f.SetColWidth(sh, "A", "A", labelWidth)
 	f.SetColWidth(sh, "B", "B", summaryWidth)
-	f.SetColWidth(sh, "C", "C", 20)
+	f.SetColWidth(sh, "C", "C", noteExtraWidth)
 	if err := pageSetup(f, sh, w.footer); err != nil {
 		return err
 	}
@@ -314,6 +331,12 @@ func (w *workbook) headlines(row *int, outs []sheetOutput, subtitle func(string)
 // its text columns as the label, its figures as a line of text.
 func (w *workbook) headlineLines(o sheetOutput, line func(string, any, int)) {
 	l := w.l
+	labels, labelTitle := 0, ""
+	for _, c := range o.cols {
+		if !c.reference && (c.format == "text" || c.format == "") {
+			labels, labelTitle = labels+1, c.title
+		}
+	}
 	for k, r := range o.headRows {
 		if k == headlineRows {
 			line("…", fmt.Sprintf("%d %s", o.rows-headlineRows, l.w("rows")), 0)
@@ -335,7 +358,12 @@ func (w *workbook) headlineLines(o sheetOutput, line func(string, any, int)) {
 			}
 			figures = append(figures, c.title+" "+l.format(r[i], c, w.cur))
 		}
-		line(strings.Join(label, " · "), strings.Join(figures, "; "), w.st.wrap)
+		text := strings.Join(label, " · ")
+		if len(label) == 1 && labels == 1 {
+			// One code alone ("OK") does not say what it is the state of.
+			text = labelTitle + ": " + text
+		}
+		line(text, strings.Join(figures, "; "), w.st.wrap)
 	}
 	if len(o.headRows) == 0 {
 		line(o.sheet.tab(l.code), l.w("none_rows"), 0)
@@ -406,6 +434,7 @@ func (w *workbook) chart(c *Chart, outs []sheetOutput, row int) error {
 	o := outs[i]
 	if o.rows == 0 {
 		w.f.SetCellValue(summarySheet, cellName(1, row), w.l.w("no_chart"))
+		w.f.SetCellStyle(summarySheet, cellName(1, row), cellName(1, row), w.st.value)
 		return nil
 	}
 	ref := "'" + strings.ReplaceAll(o.sheet.tab(w.l.code), "'", "''") + "'!"
@@ -489,22 +518,50 @@ func (w *workbook) chart(c *Chart, outs []sheetOutput, row int) error {
 // summaryWidth is the summary sheet's value column width, in characters.
 const summaryWidth = 80
 
+// noteExtraWidth is the width of the summary's third column, in characters,
+// into which notes are merged.
+const noteExtraWidth = 20
+
 // labelWidth is the summary sheet's label column width, in characters.
 const labelWidth = 34
 
-// fitHeight makes a summary row tall enough for its wrapped label and text;
-// readers do not grow rows of files they did not write themselves.
-func fitHeight(f *excelize.File, row int, label, text string) {
-	count := func(s string, width int) int {
-		n := 0
-		for _, l := range strings.Split(s, "\n") {
-			n += 1 + utf8.RuneCountInString(l)*11/10/width
+// fitHeight makes a summary row tall enough for its wrapped label and text
+// (text is width characters wide); readers do not grow rows of files they did
+// not write themselves.
+func fitHeight(f *excelize.File, row int, label, text string, width int) {
+	// As rendered, a bold label of labelWidth-1 characters fits its column and
+	// plain text about a fifth more than its width; counting plain text at its
+	// width leaves room for a wider font.
+	if n := max(wrappedLines(label, labelWidth-1), wrappedLines(text, width)); n > 1 {
+		f.SetRowHeight(summarySheet, row, float64(15*n))
+	}
+}
+
+// wrappedLines is how many lines s takes wrapped at word boundaries to lines
+// of at most width characters (a longer word is broken).
+func wrappedLines(s string, width int) int {
+	n := 0
+	for _, para := range strings.Split(s, "\n") {
+		n++
+		used := 0
+		for _, word := range strings.Fields(para) {
+			w := utf8.RuneCountInString(word)
+			switch {
+			case used == 0:
+			case used+1+w <= width:
+				used++
+			default:
+				n++
+				used = 0
+			}
+			for w > width {
+				n++
+				w -= width
+			}
+			used += w
 		}
-		return n
 	}
-	if lines := max(count(label, labelWidth-2), count(text, summaryWidth)); lines > 1 {
-		f.SetRowHeight(summarySheet, row, float64(15*lines))
-	}
+	return n
 }
 
 func strPtr(s string) *string { return &s }

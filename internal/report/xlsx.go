@@ -23,6 +23,10 @@ const maxCellText = 32767
 // styles holds the workbook's style ids by column format, for body and totals rows.
 type styles struct {
 	header, title, subtitle, label, wrap, check, checkBad, dateLeft, text int
+	// value is a summary value without a number format. Every summary cell is
+	// aligned to the top: a row is as tall as its longest wrapped text, and a
+	// value at the bottom (the default) would print a line below its label.
+	value int
 	// reason is a number column's NULL shown as its reason ("belum teramati"): aligned right
 	// with the numbers, not left against the column before it.
 	reason            int
@@ -88,7 +92,8 @@ func newStyles(f *excelize.File, currency string, l *lang) (*styles, error) {
 		Alignment: &excelize.Alignment{Vertical: "center", WrapText: true},
 	})
 	s.title = add(&excelize.Style{Font: &excelize.Font{Family: "Calibri", Bold: true, Size: 16, Color: "1F4E79"}})
-	s.subtitle = add(&excelize.Style{Font: &excelize.Font{Family: "Calibri", Bold: true, Size: 12, Color: "1F4E79"}})
+	s.subtitle = add(&excelize.Style{Font: &excelize.Font{Family: "Calibri", Bold: true, Size: 12, Color: "1F4E79"}, Alignment: &excelize.Alignment{Vertical: "top"}})
+	s.value = add(&excelize.Style{Alignment: &excelize.Alignment{Vertical: "top"}})
 	s.label = add(&excelize.Style{Font: &excelize.Font{Family: "Calibri", Bold: true}, Alignment: &excelize.Alignment{Vertical: "top", WrapText: true}})
 	s.wrap = add(&excelize.Style{Alignment: &excelize.Alignment{WrapText: true, Vertical: "top"}})
 	// Body text does not wrap: readers do not grow the rows of a file they
@@ -114,7 +119,7 @@ func (s *styles) addFormat(add func(*excelize.Style) int, format, currency strin
 	top := &excelize.Alignment{Vertical: "top"}
 	s.body[format] = add(&excelize.Style{CustomNumFmt: &v, Alignment: top})
 	s.total[format] = add(&excelize.Style{CustomNumFmt: &v, Font: &excelize.Font{Family: "Calibri", Bold: true}, Border: border, Alignment: top})
-	s.left[format] = add(&excelize.Style{CustomNumFmt: &v, Font: &excelize.Font{Family: "Calibri", Bold: true}, Alignment: &excelize.Alignment{Horizontal: "left"}})
+	s.left[format] = add(&excelize.Style{CustomNumFmt: &v, Font: &excelize.Font{Family: "Calibri", Bold: true}, Alignment: &excelize.Alignment{Horizontal: "left", Vertical: "top"}})
 }
 
 // widthSample is how many rows are held back to size the columns before the

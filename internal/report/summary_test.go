@@ -1,0 +1,377 @@
+package report
+
+import (
+	"context"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/xuri/excelize/v2"
+)
+
+// summaries generates every report and opens each workbook's summary sheet.
+func summaries(t *testing.T, o Options) map[string]*excelize.File {
+	t.Helper()
+	files := generateAll(t, o)
+	out := map[string]*excelize.File{}
+	for _, p := range files {
+		if !strings.HasSuffix(p, ".xlsx") {
+			continue
+		}
+		f, err := excelize.OpenFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		out[p] = f
+	}
+	if len(out) == 0 {
+		t.Fatal("no workbook written")
+	}
+	return out
+}
+
+// TestSummaryValuesAlignTop: a summary row is as tall as its longest wrapped
+// text, so a value aligned to the bottom (the default) prints a line below its
+// label. Every filled cell of every summary is aligned to the top.
+func TestSummaryValuesAlignTop(t *testing.T) {
+	for path, f := range summaries(t, Options{}) {
+		sh := langs["id"].w("summary")
+		rows, err := f.GetRows(sh)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for r, row := range rows {
+			for c, v := range row {
+				if v == "" || r < 3 { // title and description
+					continue
+				}
+				cell, _ := excelize.CoordinatesToCellName(c+1, r+1)
+				id, err := f.GetCellStyle(sh, cell)
+				if err != nil {
+					t.Fatal(err)
+				}
+				st, err := f.GetStyle(id)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if st.Alignment == nil || st.Alignment.Vertical != "top" {
+					t.Errorf("%s: summary %s %q is not aligned to the top", path, cell, v)
+				}
+			}
+		}
+	}
+}
+
+// english finds words of English sentences billsync writes (errors, reasons,
+// notes); none belongs in a cell of an Indonesian workbook.
+var english = regexp.MustCompile(`\b(the|is|are|does|not|has|have|with|of|other|page|stars?|empty|malformed|shared|ambiguous|exactly|exist|kept|reported|balances?|customers?|ledger|none|no|after|before|today|run|was|been|cannot|could)\b`)
+
+// TestIndonesianWorkbooksSayNoEnglish reads every cell of every workbook in
+// the default locale, the journal missing (its sentence on the credit
+// summary) and an as-of date before the history (a warning on each summary):
+// no English sentence billsync writes reaches a cell. Exempt are what the
+// service or the person sent (names, e-mails, review texts, response
+// payloads, record versions) and the summary's paths and commands.
+func TestIndonesianWorkbooksSayNoEnglish(t *testing.T) {
+	w := testWorld(t)
+	o := Options{DB: w.db, OutDir: t.TempDir(), AsOf: firstSync.AddDate(0, 0, -3), Log: quiet, Formats: []string{"xlsx", "csv"}}
+	files, err := Generate(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exemptCols := []string{"Pelanggan", "Produk", "Ulasan", "E-mail", "Respons", "Versi pertama", "Versi disimpan", "Catatan", "fromEmail",
+		"toEmail", "Usulan", "Tujuan", "Peristiwa", "Item", "Jalur daftar"}
+	exemptRows := []string{"Gudang data", "Jurnal", "Buat ulang", "Kueri", "Parameter"}
+	seen := 0
+	for _, p := range files {
+		if !strings.HasSuffix(p, ".xlsx") {
+			continue
+		}
+		f, err := excelize.OpenFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, sh := range f.GetSheetList() {
+			rows, err := f.GetRows(sh)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for r, row := range rows {
+				for c, v := range row {
+					switch {
+					case r > 0 && len(rows[0]) > c && slices.Contains(exemptCols, rows[0][c]) && sh != langs["id"].w("summary"):
+						continue
+					case sh == langs["id"].w("summary") && slices.Contains(exemptRows, row[0]):
+						continue
+					}
+					seen++
+					if m := english.FindString(v); m != "" {
+						t.Errorf("%s, sheet %s row %d: %q (%q)", filepath.Base(p), sh, r+1, v, m)
+					}
+				}
+			}
+		}
+		f.Close()
+	}
+	if seen < 1000 {
+		t.Fatalf("only %d cells read", seen)
+	}
+}
+
+// TestCodeListNames: a column of '; '-separated codes shows each code's name.
+func TestCodeListNames(t *testing.T) {
+	for _, tc := range []struct{ code, id, en string }{
+		{"malformed; shared; ambiguous", "format salah; dipakai bersama; fromEmail tidak unik", "malformed; shared; fromEmail not unique"},
+		{"empty", "kosong", "empty"},
+		{"partial", "Parsial", "Partial"},
+		{"inactive", "Tidak aktif", "Inactive"}, // statuses the spec names besides those the demo has
+		{"created", "Dibuat", "Created"},
+		{"x; y", "x; y", "x; y"},
+	} {
+		if got := langs["id"].codeName(tc.code); got != tc.id {
+			t.Errorf("id %q: %q, want %q", tc.code, got, tc.id)
+		}
+		if got := langs["en"].codeName(tc.code); got != tc.en {
+			t.Errorf("en %q: %q, want %q", tc.code, got, tc.en)
+		}
+	}
+}
+
+// cellFormat is the number format of a cell's style ("" = none).
+func cellFormat(t *testing.T, f *excelize.File, sheet, cell string) string {
+	t.Helper()
+	id, err := f.GetCellStyle(sheet, cell)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := f.GetStyle(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.CustomNumFmt == nil {
+		return ""
+	}
+	return *st.CustomNumFmt
+}
+
+// TestCreditCountsApartFromBalances: on the credit By product sheet the
+// counts of customers (all, with a reported balance, mismatched) say they
+// count customers and stand together before the balances, which are credit
+// units.
+func TestCreditCountsApartFromBalances(t *testing.T) {
+	files := generateAll(t, Options{Names: []string{"credit"}, Formats: []string{"xlsx"}})
+	f, err := excelize.OpenFile(findFile(t, files, "credit_2026-06-05.xlsx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	l := langs["id"]
+	intFmt, _ := numFmt("int", "IDR", l)
+	creditFmt, _ := numFmt("credit", "IDR", l)
+	sh := sheetOf(t, "credit", "By product").tab("id")
+	rows, err := f.GetRows(sh)
+	if err != nil || len(rows) < 2 {
+		t.Fatalf("sheet %s: %d rows, %v", sh, len(rows), err)
+	}
+	lastCount, firstCredit, counts := -1, -1, 0
+	for c, title := range rows[0] {
+		cell, _ := excelize.CoordinatesToCellName(c+1, 2)
+		switch cellFormat(t, f, sh, cell) {
+		case intFmt:
+			counts++
+			lastCount = c
+			if !strings.Contains(title, "Pelanggan") {
+				t.Errorf("column %q counts customers but does not say so", title)
+			}
+		case creditFmt:
+			if firstCredit < 0 {
+				firstCredit = c
+			}
+		}
+	}
+	if counts != 3 || firstCredit < 0 || lastCount > firstCredit {
+		t.Errorf("header %q: %d count columns, the last at %d, the first balance at %d; want 3 counts before the balances",
+			rows[0], counts, lastCount, firstCredit)
+	}
+}
+
+// TestExceptionsStyleSaysWhatWasChecked: green says "checked, none failed".
+// Without a journal no reported balance can be checked, so the MISMATCH line
+// says "not checked" in the plain style; with one matching report it is 0 of 1
+// checked, in green.
+func TestExceptionsStyleSaysWhatWasChecked(t *testing.T) {
+	w := testWorld(t)
+	names, rows := queryRows(t, w.db, "credit_balances.sql", map[string]string{"as_of": "2026-06-05", "tz": "Asia/Jakarta"}, "")
+	if len(rows) == 0 {
+		t.Fatal("no credit balance")
+	}
+	cust, prod := rows[0][slices.Index(names, "customer_id")].(string), rows[0][slices.Index(names, "product_id")].(string)
+	journal := filepath.Join(t.TempDir(), "billsync-jobs.duckdb")
+	at := "2026-05-31 16:00:00+00"
+	execDB(t, journal, "ATTACH '"+w.db+"' AS wh (READ_ONLY)",
+		`CREATE TABLE credit_balance_reports(account VARCHAR, customer_id VARCHAR, product_id VARCHAR,
+		balance DECIMAL(20,4), reported_at TIMESTAMPTZ, job_run_id BIGINT, action_id VARCHAR)`,
+		"INSERT INTO credit_balance_reports SELECT 'main', '"+cust+"', '"+prod+"', coalesce(sum(credit - debit), 0), TIMESTAMPTZ '"+at+
+			"', 1, 'a0' FROM wh.credit_ledger WHERE customer_id = '"+cust+"' AND product_id = '"+prod+"' AND created_at <= TIMESTAMPTZ '"+at+"'")
+	green := "375623"
+	for _, tc := range []struct {
+		journal, want string
+		green         bool
+	}{
+		{filepath.Join(t.TempDir(), "none.duckdb"), "tidak diperiksa", false},
+		{journal, ": 0 dari 1 baris yang diperiksa", true},
+	} {
+		files := generateAll(t, Options{Names: []string{"credit"}, Formats: []string{"xlsx"}, Journal: tc.journal})
+		f, err := excelize.OpenFile(findFile(t, files, "credit_2026-06-05.xlsx"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sh := langs["id"].w("summary")
+		summary, _ := f.GetRows(sh)
+		found := false
+		for r, row := range summary {
+			if len(row) < 2 || !strings.HasPrefix(row[1], "Saldo dilaporkan TIDAK COCOK") {
+				continue
+			}
+			found = true
+			id, _ := f.GetCellStyle(sh, cellName(2, r+1))
+			st, _ := f.GetStyle(id)
+			isGreen := st.Font != nil && st.Font.Color == green
+			if !strings.Contains(row[1], tc.want) || isGreen != tc.green {
+				t.Errorf("journal %s: %q green=%v, want %q green=%v", filepath.Base(tc.journal), row[1], isGreen, tc.want, tc.green)
+			}
+		}
+		f.Close()
+		if !found {
+			t.Errorf("journal %s: no MISMATCH line on the summary: %q", filepath.Base(tc.journal), summary)
+		}
+	}
+}
+
+// TestReviewsTrendLeavesNothingOut: reviews older than the trend's window are
+// one first row, "Sebelumnya", so the trend's total equals By product's.
+func TestReviewsTrendLeavesNothingOut(t *testing.T) {
+	files := generateAll(t, Options{Names: []string{"reviews"}, Formats: []string{"xlsx"}, Vars: map[string]string{"months": "2"}})
+	f, err := excelize.OpenFile(findFile(t, files, "reviews_2026-06-05_months-2.xlsx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	total := func(sheet string) (first []string, n string) {
+		rows, err := f.GetRows(sheetOf(t, "reviews", sheet).tab("id"), excelize.Options{RawCellValue: true})
+		if err != nil || len(rows) < 3 {
+			t.Fatalf("sheet %s: %d rows, %v", sheet, len(rows), err)
+		}
+		c := slices.Index(rows[0], "Ulasan")
+		return rows[1], rows[len(rows)-1][c]
+	}
+	_, byProduct := total("By product")
+	first, trend := total("Monthly trend")
+	if trend != byProduct || first[0] != "Sebelumnya" {
+		t.Errorf("monthly trend total %s, first row %q; want By product's %s and the earlier reviews first", trend, first, byProduct)
+	}
+}
+
+// TestWrappedLines: rows are made as tall as their text wraps, no taller (a
+// label that fits its column keeps one line).
+func TestWrappedLines(t *testing.T) {
+	for _, tc := range []struct {
+		s     string
+		width int
+		want  int
+	}{
+		{"Per peristiwa dan tujuan: Catatan", labelWidth - 1, 1},
+		{"Per peristiwa dan tujuan: Tingkat berhasil", labelWidth - 1, 2},
+		{"", 10, 1},
+		{"aaaa bbbb cccc", 9, 2},
+		{"aaaa bbbb\ncccc", 20, 2},
+		{"abcdefghijklmnopqrstuvwxy", 10, 3},
+	} {
+		if got := wrappedLines(tc.s, tc.width); got != tc.want {
+			t.Errorf("%q at %d: %d lines, want %d", tc.s, tc.width, got, tc.want)
+		}
+	}
+}
+
+// TestSummaryDatesAsFinanceReadsThem: the generation time is a WIB date-time
+// in the locale (not ISO), and notes name their dates as the cells show them.
+func TestSummaryDatesAsFinanceReadsThem(t *testing.T) {
+	generated := regexp.MustCompile(`^\d{1,2} (Jan|Feb|Mar|Apr|Mei|Jun|Jul|Agu|Sep|Okt|Nov|Des) \d{4} \d{2}:\d{2} WIB$`)
+	for path, f := range summaries(t, Options{Names: []string{"credit", "webhooks"}, Formats: []string{"xlsx"}}) {
+		rows, err := f.GetRows(langs["id"].w("summary"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var gen string
+		var notes []string
+		for _, r := range rows {
+			if len(r) > 1 && r[0] == "Dibuat" {
+				gen = r[1]
+			}
+			if len(r) > 1 && r[0] == "•" {
+				notes = append(notes, r[1])
+			}
+		}
+		if !generated.MatchString(gen) {
+			t.Errorf("%s: Dibuat %q, want a WIB date-time such as 24 Nov 2026 02:21 WIB", filepath.Base(path), gen)
+		}
+		if n := strings.Join(notes, "\n"); !strings.Contains(n, "5 Jun 2026") || regexp.MustCompile(`\d{4}-\d{2}-\d{2}`).MatchString(n) {
+			t.Errorf("%s: notes name dates in ISO, or not the as-of date: %s", filepath.Base(path), n)
+		}
+	}
+}
+
+// TestCreditSummaryShowsLedgerFreshness: the credit summary says how fresh
+// the ledger copy is (customers and the oldest copy per freshness state), and
+// those figures agree with the Ledger freshness sheet's rows.
+func TestCreditSummaryShowsLedgerFreshness(t *testing.T) {
+	// Two days after the second sync, so the copies have an age.
+	files, err := Generate(context.Background(), Options{DB: testWorld(t).db, OutDir: t.TempDir(), Log: quiet,
+		AsOf: secondSync.AddDate(0, 0, 2), Names: []string{"credit"}, Formats: []string{"xlsx"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := excelize.OpenFile(findFile(t, files, "credit_2026-06-07.xlsx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	get := func(sheet string) [][]string {
+		rows, err := f.GetRows(sheet, excelize.Options{RawCellValue: true})
+		if err != nil || len(rows) < 2 {
+			t.Fatalf("sheet %s: %d rows, %v", sheet, len(rows), err)
+		}
+		return rows
+	}
+	sum := get(sheetOf(t, "credit", "Freshness summary").tab("id"))
+	detail := get(sheetOf(t, "credit", "Ledger freshness").tab("id"))
+	customers, oldest := 0, 0.0
+	for _, r := range sum[1:] {
+		n, _ := strconv.Atoi(r[slices.Index(sum[0], "Pelanggan")])
+		customers += n
+		if v, err := strconv.ParseFloat(r[slices.Index(sum[0], "Salinan tertua (hari)")], 64); err == nil {
+			oldest = max(oldest, v)
+		}
+	}
+	detailOldest := 0.0
+	for _, r := range detail[1:] {
+		if c := slices.Index(detail[0], "Umur (hari)"); c < len(r) {
+			if v, err := strconv.ParseFloat(r[c], 64); err == nil {
+				detailOldest = max(detailOldest, v)
+			}
+		}
+	}
+	if customers != len(detail)-1 || oldest != detailOldest || oldest < 2 {
+		t.Errorf("freshness summary: %d customers, oldest %v days; the sheet has %d customers, oldest %v", customers, oldest, len(detail)-1, detailOldest)
+	}
+	summary, _ := f.GetRows(langs["id"].w("summary"))
+	if !slices.ContainsFunc(summary, func(r []string) bool {
+		return len(r) > 1 && strings.HasPrefix(r[0], "Kesegaran buku besar: ") && strings.Contains(r[1], "Salinan tertua (hari)")
+	}) {
+		t.Errorf("the credit summary does not say how fresh the ledger is: %q", summary)
+	}
+}
