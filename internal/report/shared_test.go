@@ -71,18 +71,26 @@ func TestSharedCallsChecked(t *testing.T) {
 	}
 }
 
-// TestSharedResultRead: the aging and collections reports make their shared call once, each sheet
-// reads the stored rows in its place, and the table is dropped once every sheet has read it.
+// TestSharedResultRead: the aging, collections and credit reports make each shared call once, each
+// sheet reads the stored rows in its place, and a call's table is dropped once every sheet sharing
+// it has read it.
 func TestSharedResultRead(t *testing.T) {
 	w := testWorld(t)
 	ctx := context.Background()
+	type call struct {
+		macro  string
+		sheets []string
+	}
 	for _, c := range []struct {
-		report, macro string
-		sheets        []string
+		report string
+		calls  []call
 	}{
-		{"aging", "aging_items", []string{"aging_by_customer.sql", "aging_detail.sql"}},
-		{"collections", "collection_items", []string{"collections_monthly.sql", "collections_closed_unpaid.sql"}},
-		{"credit", "credit_balances", []string{"credit_by_product.sql", "credit_balances.sql"}},
+		{"aging", []call{{"aging_items", []string{"aging_by_customer.sql", "aging_detail.sql"}}}},
+		{"collections", []call{{"collection_items", []string{"collections_monthly.sql", "collections_closed_unpaid.sql"}}}},
+		{"credit", []call{
+			{"credit_balances", []string{"credit_by_product.sql", "credit_balances.sql"}},
+			{"credit_freshness", []string{"credit_freshness_summary.sql", "credit_freshness.sql"}},
+		}},
 	} {
 		t.Run(c.report, func(t *testing.T) {
 			defs, err := selectReports([]string{c.report})
@@ -90,8 +98,13 @@ func TestSharedResultRead(t *testing.T) {
 				t.Fatal(err)
 			}
 			d := defs[0]
-			if len(d.shared) != 1 || d.shared[0].macro != c.macro || !slices.Equal(d.shared[0].sheets, c.sheets) {
-				t.Fatalf("report %s shares %v, want %s by %v", c.report, d.shared, c.macro, c.sheets)
+			if len(d.shared) != len(c.calls) {
+				t.Fatalf("report %s shares %d calls, want %d", c.report, len(d.shared), len(c.calls))
+			}
+			for i, cl := range c.calls {
+				if d.shared[i].macro != cl.macro || !slices.Equal(d.shared[i].sheets, cl.sheets) {
+					t.Fatalf("report %s shares %s by %v, want %s by %v", c.report, d.shared[i].macro, d.shared[i].sheets, cl.macro, cl.sheets)
+				}
 			}
 			s, err := Options{DB: w.db, OutDir: t.TempDir(), Formats: []string{"csv"}, AsOf: testAsOf, Log: quiet}.resolve()
 			if err != nil {
@@ -115,37 +128,43 @@ func TestSharedResultRead(t *testing.T) {
 			if err := r.makeShared(ctx, db, s); err != nil {
 				t.Fatal(err)
 			}
-			table := r.shared[0].table
-			var n int
-			if err := db.QueryRowContext(ctx, "SELECT count(*) FROM "+table).Scan(&n); err != nil || n == 0 {
-				t.Fatalf("shared table %s: %d rows, %v; the world has items", table, n, err)
+			for _, sh := range r.shared {
+				var n int
+				if err := db.QueryRowContext(ctx, "SELECT count(*) FROM "+sh.table).Scan(&n); err != nil || n == 0 {
+					t.Fatalf("shared table %s: %d rows, %v; the world has rows for it", sh.table, n, err)
+				}
+				// Emptied, the sheets must come out empty: they read the table, not the macro.
+				if _, err := db.ExecContext(ctx, "DELETE FROM "+sh.table); err != nil {
+					t.Fatal(err)
+				}
 			}
-			// Emptied, the sheets must come out empty: they read the table, not the macro.
-			if _, err := db.ExecContext(ctx, "DELETE FROM "+table); err != nil {
-				t.Fatal(err)
-			}
-			for i, q := range c.sheets {
-				sh := &d.Sheets[slices.IndexFunc(d.Sheets, func(s Sheet) bool { return s.Query == q })]
-				text, err := r.sheetSQL(sh.Query)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if strings.Contains(stripComments(text), c.macro+"(") {
-					t.Errorf("%s still calls %s:\n%s", sh.Query, c.macro, text)
-				}
-				done, err := r.runSheet(ctx, db, s, sh)
-				if err != nil {
-					t.Fatal(err)
-				}
-				done.cs.abort()
-				if done.out.rows != 0 {
-					t.Errorf("%s: %d rows from an emptied shared table", sh.Query, done.out.rows)
-				}
-				if err := db.QueryRowContext(ctx, "SELECT count(*) FROM duckdb_tables() WHERE database_name = ?", scratchDB).Scan(&n); err != nil {
-					t.Fatal(err)
-				}
-				if last := i == len(c.sheets)-1; last != (n == 0) {
-					t.Errorf("after %s (last: %v): %d shared tables", sh.Query, last, n)
+			for ci, cl := range c.calls {
+				table := r.shared[ci].table
+				for i, q := range cl.sheets {
+					sh := &d.Sheets[slices.IndexFunc(d.Sheets, func(s Sheet) bool { return s.Query == q })]
+					text, err := r.sheetSQL(sh.Query)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if strings.Contains(stripComments(text), cl.macro+"(") {
+						t.Errorf("%s still calls %s:\n%s", sh.Query, cl.macro, text)
+					}
+					done, err := r.runSheet(ctx, db, s, sh)
+					if err != nil {
+						t.Fatal(err)
+					}
+					done.cs.abort()
+					if done.out.rows != 0 {
+						t.Errorf("%s: %d rows from an emptied shared table", sh.Query, done.out.rows)
+					}
+					var n int
+					if err := db.QueryRowContext(ctx, "SELECT count(*) FROM duckdb_tables() WHERE database_name || '.' || schema_name || '.' || table_name = ?",
+						table).Scan(&n); err != nil {
+						t.Fatal(err)
+					}
+					if last := i == len(cl.sheets)-1; last != (n == 0) {
+						t.Errorf("after %s (last of %s: %v): its shared table exists: %v", sh.Query, cl.macro, last, n > 0)
+					}
 				}
 			}
 		})
