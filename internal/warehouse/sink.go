@@ -13,10 +13,10 @@ import (
 // figures behind each value are in docs/architecture.md ("One writer per table").
 const (
 	// DefaultListBatch is how many records a list stages before merging them: DuckDB holds at
-	// most one batch per list (staging or merging), whatever the size of the list. It is
-	// DuckDB's row-group size: smaller batches leave a part-filled row group that the next
-	// checkpoint compresses again.
-	DefaultListBatch = 122_880
+	// most one batch per list (staging or merging), whatever the size of the list. It is the
+	// build's row group size: a smaller batch leaves a part-filled row group that the next
+	// checkpoint compresses again, a larger one is more than the merge's memory.
+	DefaultListBatch = DefaultRowGroupSize
 
 	// DefaultFanoutBatchBytes bounds the responses a fan-out batch holds before they are merged:
 	// a normal batch is about 20 MB, and a history that never ends is merged in pieces of this
