@@ -32,6 +32,7 @@ type Build struct {
 	// merges hold it shared, a retry exclusively.
 	mergeMem            sync.RWMutex
 	listBatch           int
+	listBatchSet        bool // BuildOptions.ListBatch was given
 	fanoutBatchBytes    int64
 	fanoutBatchRequests int
 	fanoutBatchAge      time.Duration
@@ -55,7 +56,8 @@ type BuildOptions struct {
 	// RowGroupSize is the rows per row group the build writes, a multiple of 2048
 	// (0 = DefaultRowGroupSize).
 	RowGroupSize int
-	// ListBatch is how many records a list stages before merging them (0 = the row group size).
+	// ListBatch is how many records a list stages before merging them (0 = the row group size
+	// on the account's first sync of the table, more on later ones: sink.go, listBatch).
 	ListBatch int
 	// FanoutBatchBytes bounds the responses a fan-out batch holds in memory before they are
 	// merged (0 = DefaultFanoutBatchBytes).
@@ -96,7 +98,8 @@ func StartBuild(ctx context.Context, path string, opts BuildOptions) (*Build, er
 		lock.Release()
 		return nil, fmt.Errorf("row group size %d is not a multiple of 2048", b.rowGroupSize)
 	}
-	if b.listBatch <= 0 {
+	b.listBatchSet = b.listBatch > 0
+	if !b.listBatchSet {
 		b.listBatch = b.rowGroupSize
 	}
 	if b.fanoutBatchBytes <= 0 {

@@ -165,3 +165,57 @@ func TestBuildRowGroupSizeChecked(t *testing.T) {
 	// the lock was released: a valid build starts
 	startBuild(t, path)
 }
+
+// Once the table holds the account's rows from an earlier run, a list's merges compare each
+// record with the stored one and its batches are larger than a row group: the same page that
+// a first sync merges in part (TestListBatchIsARowGroup) is one batch on the next run.
+func TestRelistBatchIsLarger(t *testing.T) {
+	ctx := context.Background()
+	b, err := StartBuild(ctx, newPath(t), BuildOptions{Log: quietLog, RowGroupSize: 2048})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	page := func(prefix string, bad int) []json.RawMessage {
+		var out []json.RawMessage
+		for i := range 2100 {
+			created := `1700000000000`
+			if i == bad {
+				created = `"nope"`
+			}
+			out = append(out, json.RawMessage(fmt.Sprintf(`{"id":"%s%04d","createdAt":%s}`, prefix, i, created)))
+		}
+		return out
+	}
+	s1 := startSink(t, b, "acct", t0)
+	li, err := s1.List(Customers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := li.Add(ctx, 1, page("p", -1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := li.Finish(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := s1.FinishRun(ctx, RunStats{Status: "succeeded"}); err != nil {
+		t.Fatal(err)
+	}
+	s1.Close()
+
+	s2 := startSink(t, b, "acct", t0.Add(24*time.Hour))
+	li, err = s2.List(Customers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = li.Add(ctx, 1, page("q", 2050))
+	if err == nil {
+		err = li.Finish(ctx)
+	}
+	if err == nil || !strings.Contains(err.Error(), "customers page 1 item 2050 (id q2050): createdAt") {
+		t.Fatalf("error %v, want the bad record located as page 1 item 2050", err)
+	}
+	if got := queryString(t, b.DB(), `SELECT count(*) FROM customers WHERE id LIKE 'q%'`); got != "0" {
+		t.Errorf("%s records of the failed page stored, want 0: the page is one batch on the second run", got)
+	}
+}
