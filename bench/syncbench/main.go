@@ -42,6 +42,8 @@ var (
 	runs          int
 	advance       time.Duration
 	memoryLimit   string
+	rowGroupSize  int
+	keep          string
 	floor         bool
 	memTraceOut   string
 	creditRefresh time.Duration
@@ -59,6 +61,8 @@ func main() {
 	conc := flag.Int("concurrency", 4, "requests in flight")
 	logSync := flag.Bool("log", false, "write the syncer's log (merges, streams, each merge step's time) to stderr")
 	flag.StringVar(&memoryLimit, "memory-limit", "", "DuckDB's memory limit while building (default: the syncer's)")
+	flag.IntVar(&rowGroupSize, "row-group", 0, "rows per row group the build (and the floor's load) writes, and a list batch's records (default: the syncer's)")
+	flag.StringVar(&keep, "keep", "", "move the warehouse the last run published to this path (one scale), to measure reading it")
 	flag.IntVar(&runs, "runs", 1, "syncs per scale into the same warehouse; later ones are incremental")
 	flag.DurationVar(&advance, "advance", 24*time.Hour, "simulated time between runs (the simulator's clock moves, records change)")
 	flag.DurationVar(&creditRefresh, "credit-refresh", 7*24*time.Hour, "the syncer's BILLSYNC_CREDIT_REFRESH: every customer's credit read at least this often; with -runs, credit reads are also added up per period of this length")
@@ -221,6 +225,9 @@ func benchScale(scale string, rate float64, details bool, conc int) error {
 	if line := periods.total(); line != "" && !listsOnly && runs > periods.runsPer+1 {
 		fmt.Printf("         %s\n", line)
 	}
+	if keep != "" {
+		return os.Rename(filepath.Join(dir, "bench.duckdb"), keep)
+	}
 	return nil
 }
 
@@ -242,7 +249,7 @@ func advanceClock(base string, d time.Duration) error {
 func benchRun(scale string, run int, c *api.Client, simPid int, base, path string, minimum int, details bool, conc int) (fetch.Summary, float64, creditStats, error) {
 	trace := &memTrace{start: time.Now()}
 	opts := fetch.Options{Account: "bench", Concurrency: conc, Details: details, Log: benchLog, MemoryLimit: memoryLimit,
-		MemoryTrace: trace.sample, CreditRefresh: creditRefresh}
+		RowGroupSize: rowGroupSize, MemoryTrace: trace.sample, CreditRefresh: creditRefresh}
 	if listsOnly {
 		opts.MaxRequests = 1 // lists always complete; the fan-outs get nothing
 	}

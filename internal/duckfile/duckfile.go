@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"path/filepath"
+	"strings"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
 )
@@ -21,6 +23,13 @@ type Options struct {
 	// Settings are further DuckDB configuration options of the database instance, by DuckDB's
 	// names (memory_limit, threads, temp_directory, ...).
 	Settings map[string]string
+	// RowGroupSize, when set, is the rows per row group that writes to the file use (a multiple
+	// of 2048). DuckDB takes it only as an option of ATTACH and does not keep it in the file: a
+	// handle that opens the file plainly writes DuckDB's default (122,880) and its checkpoints
+	// merge smaller row groups it touches back into that size. So the file is attached, with
+	// this size, to an in-memory instance, under the name a plain open would give it, and is
+	// every connection's default catalog: SQL sees the same database either way.
+	RowGroupSize int
 }
 
 // Open opens the DuckDB file at path (creating it unless ReadOnly) with the settings every
@@ -46,15 +55,48 @@ func Open(path string, o Options) (*sql.DB, error) {
 	if o.ReadOnly {
 		opts.Set("access_mode", "READ_ONLY")
 	}
-	conn, err := duckdb.NewConnector(path+"?"+opts.Encode(), func(ex driver.ExecerContext) error {
-		_, err := ex.ExecContext(context.Background(), "SET TimeZone = 'UTC'", nil)
-		return err
+	dsn, init := path, []string{"SET TimeZone = 'UTC'"}
+	if o.RowGroupSize > 0 {
+		if o.ReadOnly {
+			return nil, fmt.Errorf("open duckdb %s: a row group size is for writing, not for a read-only handle", path)
+		}
+		dsn = "" // in memory, its catalog named "memory"
+		name := catalogName(path)
+		init = append(init,
+			fmt.Sprintf("ATTACH IF NOT EXISTS %s AS %s (ROW_GROUP_SIZE %d)", quoteLiteral(path), quoteIdent(name), o.RowGroupSize),
+			"USE "+quoteIdent(name))
+	}
+	conn, err := duckdb.NewConnector(dsn+"?"+opts.Encode(), func(ex driver.ExecerContext) error {
+		for _, stmt := range init {
+			if _, err := ex.ExecContext(context.Background(), stmt, nil); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("open duckdb %s: %w", path, err)
 	}
 	return sql.OpenDB(conn), nil
 }
+
+// catalogName is the name DuckDB gives a database file it opens: the file name's first part
+// between dots.
+func catalogName(path string) string {
+	for _, part := range strings.Split(filepath.Base(path), ".") {
+		switch part {
+		case "":
+		case "memory", "system", "temp", "main": // taken in the instance it is attached to
+			return "bs_" + part
+		default:
+			return part
+		}
+	}
+	return "bs_main"
+}
+
+func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+func quoteIdent(s string) string   { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
 
 // OpenReadOnly is Open with ReadOnly set.
 func OpenReadOnly(path string) (*sql.DB, error) {

@@ -146,3 +146,86 @@ func TestLockHolderUnknown(t *testing.T) {
 		t.Errorf("err = %v, want %q", err, want)
 	}
 }
+
+// rowGroups is the rows of each row group of table, in order, after a checkpoint.
+func rowGroups(t *testing.T, db *sql.DB, table string) []int {
+	t.Helper()
+	if _, err := db.Exec("CHECKPOINT"); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := db.Query(`SELECT row_group_id, sum(count) FROM pragma_storage_info('` + table + `')
+		WHERE column_id = 0 AND segment_type <> 'VALIDITY' GROUP BY ALL ORDER BY 1`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var got []int
+	for rows.Next() {
+		var id, n int
+		if err := rows.Scan(&id, &n); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, n)
+	}
+	return got
+}
+
+func TestOpenWritesRowGroupSize(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "wh.duckdb.building")
+	open := func() *sql.DB {
+		db, err := duckfile.Open(path, duckfile.Options{RowGroupSize: 4096,
+			Settings: map[string]string{"storage_compatibility_version": "v1.2.0"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return db
+	}
+	db := open()
+	db.SetMaxOpenConns(3) // every connection of the handle works in the file
+	for i := range 3 {
+		if _, err := db.Exec(fmt.Sprintf("CREATE TABLE t%d AS SELECT range AS x FROM range(10000)", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var name, version string
+	if err := db.QueryRow(`SELECT database_name, tags['storage_version'] FROM duckdb_databases()
+		WHERE database_name = current_database()`).Scan(&name, &version); err != nil {
+		t.Fatal(err)
+	}
+	if name != "wh" || version != "v1.2.0+" {
+		t.Errorf("current database %q in storage %q, want what a plain open gives: wh, v1.2.0+", name, version)
+	}
+	if got := rowGroups(t, db, "t0"); fmt.Sprint(got) != "[4096 4096 1808]" {
+		t.Errorf("row groups %v, want [4096 4096 1808]", got)
+	}
+	db.Close()
+
+	// a later open writes the same size (a plain open would merge them into one row group)
+	db = open()
+	defer db.Close()
+	if _, err := db.Exec("INSERT INTO t0 SELECT range FROM range(5000)"); err != nil {
+		t.Fatal(err)
+	}
+	got := rowGroups(t, db, "t0")
+	sum := 0
+	for i, n := range got {
+		sum += n
+		if n > 4096 {
+			t.Errorf("row group %d has %d rows: %v", i, n, got)
+		}
+	}
+	if sum != 15000 {
+		t.Errorf("rows %d, want 15000", sum)
+	}
+	var tables int
+	if err := db.QueryRow("SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database()").Scan(&tables); err != nil || tables != 3 {
+		t.Errorf("tables in the file: %d, %v", tables, err)
+	}
+}
+
+func TestOpenRowGroupSizeNotReadOnly(t *testing.T) {
+	_, err := duckfile.Open(filepath.Join(t.TempDir(), "a.duckdb"), duckfile.Options{ReadOnly: true, RowGroupSize: 4096})
+	if err == nil {
+		t.Error("a read-only handle with a row group size opened")
+	}
+}

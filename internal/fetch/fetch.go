@@ -29,6 +29,9 @@ type Options struct {
 	MaxRequests int64         // budget for the fan-outs of this run; 0 = unlimited
 	MaxDuration time.Duration // time budget for the fan-outs of this run; 0 = unlimited
 	MemoryLimit string        // DuckDB's memory limit while building (Run only); "" = warehouse.DefaultMemoryLimit
+	// RowGroupSize is the rows per row group the build writes, and a list batch's records
+	// (Run only); 0 = warehouse.DefaultRowGroupSize. For benchmarks.
+	RowGroupSize int
 
 	// CreditOverlap re-reads this much credit history before the last fetch, so entries that
 	// arrive late or were written near the previous run's observation time are not missed.

@@ -26,11 +26,13 @@ type Build struct {
 	db   *sql.DB
 	log  *slog.Logger
 
-	memoryLimit string
+	memoryLimit  string
+	rowGroupSize int
 	// mergeMem lets a merge that ran out of DuckDB's memory beside others run again alone:
 	// merges hold it shared, a retry exclusively.
 	mergeMem            sync.RWMutex
 	listBatch           int
+	listBatchSet        bool // BuildOptions.ListBatch was given
 	fanoutBatchBytes    int64
 	fanoutBatchRequests int
 	fanoutBatchAge      time.Duration
@@ -51,7 +53,11 @@ var stateSQL = sqlfile.MustLoad(sqlFS, "queries/state.sql", "unfinished_runs", "
 type BuildOptions struct {
 	Log         *slog.Logger // nil: slog.Default()
 	MemoryLimit string       // DuckDB's memory_limit on the build file, e.g. "512MB"; "" = DefaultMemoryLimit
-	// ListBatch is how many records a list stages before merging them (0 = DefaultListBatch).
+	// RowGroupSize is the rows per row group the build writes, a multiple of 2048
+	// (0 = DefaultRowGroupSize).
+	RowGroupSize int
+	// ListBatch is how many records a list stages before merging them (0 = the row group size
+	// on the account's first sync of the table, more on later ones: sink.go, listBatch).
 	ListBatch int
 	// FanoutBatchBytes bounds the responses a fan-out batch holds in memory before they are
 	// merged (0 = DefaultFanoutBatchBytes).
@@ -83,9 +89,18 @@ func StartBuild(ctx context.Context, path string, opts BuildOptions) (*Build, er
 		return nil, err
 	}
 	b := &Build{path: path, work: path + ".building", lock: lock, log: log, memoryLimit: opts.MemoryLimit,
-		listBatch: opts.ListBatch, fanoutBatchBytes: opts.FanoutBatchBytes, loaders: map[*loader]struct{}{}}
-	if b.listBatch <= 0 {
-		b.listBatch = DefaultListBatch
+		rowGroupSize: opts.RowGroupSize, listBatch: opts.ListBatch, fanoutBatchBytes: opts.FanoutBatchBytes,
+		loaders: map[*loader]struct{}{}}
+	if b.rowGroupSize <= 0 {
+		b.rowGroupSize = DefaultRowGroupSize
+	}
+	if b.rowGroupSize%2048 != 0 {
+		lock.Release()
+		return nil, fmt.Errorf("row group size %d is not a multiple of 2048", b.rowGroupSize)
+	}
+	b.listBatchSet = b.listBatch > 0
+	if !b.listBatchSet {
+		b.listBatch = b.rowGroupSize
 	}
 	if b.fanoutBatchBytes <= 0 {
 		b.fanoutBatchBytes = DefaultFanoutBatchBytes
@@ -125,13 +140,18 @@ func (b *Build) open(ctx context.Context) error {
 	return nil
 }
 
+// openWritable opens a file of the build with its settings.
+func (b *Build) openWritable(path string) (*sql.DB, error) {
+	return openDB(path, false, b.memoryLimit, b.rowGroupSize)
+}
+
 // resumable opens a leftover work file when it holds an unfinished run. Any
 // other leftover (corrupt, or a finished but unpublished run) is removed.
 func (b *Build) resumable(ctx context.Context) (*sql.DB, bool) {
 	if _, err := os.Stat(b.work); err != nil {
 		return nil, false
 	}
-	db, err := openDB(b.work, false, b.memoryLimit)
+	db, err := b.openWritable(b.work)
 	if err == nil {
 		var n int64
 		err = db.QueryRowContext(ctx, stateSQL.Get("unfinished_runs")).Scan(&n)
@@ -182,7 +202,7 @@ func (b *Build) startWorkFile(ctx context.Context) error {
 	if err := copyFile(b.path, b.work); err != nil {
 		return err
 	}
-	db, err := openDB(b.work, false, b.memoryLimit)
+	db, err := b.openWritable(b.work)
 	if err != nil {
 		return err
 	}
@@ -200,7 +220,7 @@ func (b *Build) upgradeWorkFile(ctx context.Context) error {
 	if err := copyFile(b.path, old); err != nil {
 		return err
 	}
-	odb, err := openDB(old, false, b.memoryLimit)
+	odb, err := b.openWritable(old)
 	if err != nil {
 		return err
 	}
@@ -211,7 +231,7 @@ func (b *Build) upgradeWorkFile(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("migrate %s: %w", old, err)
 	}
-	db, err := openDB(b.work, false, b.memoryLimit)
+	db, err := b.openWritable(b.work)
 	if err != nil {
 		return err
 	}

@@ -51,7 +51,7 @@ var derivedTemp = map[string]string{
 var entitySections = []string{"project", "changes", "classify", "counts", "lifecycle", "upsert"}
 
 // commonSections are the steps common.sql provides to every entity.
-var commonSections = []string{"staged", "first_path", "first_overlap", "parse_all", "keys", "dedupe", "dedupe_keyed", "classify",
+var commonSections = []string{"staged", "first_path", "stored_before", "first_overlap", "parse_all", "keys", "dedupe", "dedupe_keyed", "classify",
 	"classify_first", "counts", "lifecycle", "insert_first", "upsert", "deleted", "seen_in_run"}
 
 // The merge SQL is a contract between these files and the loader: every step the loader runs
@@ -160,7 +160,7 @@ func (d *entityDef) steps() []string {
 	if d.detail {
 		s = []string{"staged", "parse_all", "project", "dedupe", "classify", "counts", "lifecycle", "changes", "upsert"}
 	} else {
-		s = []string{"staged", "first_path", "first_overlap", "parse_all", "keys", "project", "dedupe", "dedupe_keyed",
+		s = []string{"staged", "first_path", "stored_before", "first_overlap", "parse_all", "keys", "project", "dedupe", "dedupe_keyed",
 			"classify", "classify_first", "counts", "lifecycle", "changes", "upsert", "insert_first"}
 		if d.deletes {
 			s = append(s, "deleted", "seen_in_run")

@@ -35,8 +35,8 @@ type loader struct {
 
 // stageFlushBytes is how much raw JSON a loader's appender holds before it hands the rows to
 // the stage table. The appender collects rows in memory DuckDB's buffer manager does not track
-// (so BILLSYNC_MEMORY_LIMIT does not bound it and nothing spills) until a flush; unflushed, a
-// batch of 122,880 webhook records held about 180 MB of it per stream.
+// (so BILLSYNC_MEMORY_LIMIT does not bound it and nothing spills) until a flush; unflushed, it
+// held a whole webhook batch per stream (docs/architecture.md, "What a misbehaving service gets").
 const stageFlushBytes = 4 << 20
 
 // MergeResult counts what a merge did to the entity's table.
@@ -253,8 +253,8 @@ func (l *loader) project(ctx context.Context, parse string) error {
 }
 
 // dropStage drops the staged records once projected holds what the merge needs: nothing reads
-// them again, and a big batch (webhooks: about 180 MB of JSON per 122,880 records) would
-// otherwise sit in DuckDB twice while it is inserted and compressed.
+// them again, and a batch of a wide list (webhooks) would otherwise sit in DuckDB twice while it
+// is inserted and compressed.
 func (l *loader) dropStage(ctx context.Context) error {
 	for _, stmt := range []string{"DROP VIEW temp.parse_input", "DROP VIEW temp.staged", "DROP TABLE temp.stage"} {
 		if _, err := l.conn.ExecContext(ctx, stmt); err != nil {

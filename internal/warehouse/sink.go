@@ -13,10 +13,16 @@ import (
 // figures behind each value are in docs/architecture.md ("One writer per table").
 const (
 	// DefaultListBatch is how many records a list stages before merging them: DuckDB holds at
-	// most one batch per list (staging or merging), whatever the size of the list. It is
-	// DuckDB's row-group size: smaller batches leave a part-filled row group that the next
-	// checkpoint compresses again.
-	DefaultListBatch = 122_880
+	// most one batch per list (staging or merging), whatever the size of the list. It is the
+	// build's row group size: a smaller batch leaves a part-filled row group that the next
+	// checkpoint compresses again, a larger one is more than the merge's memory.
+	DefaultListBatch = DefaultRowGroupSize
+
+	// relistBatch is a list's batch once its table holds the account's rows from an earlier
+	// run. Each merge on the list path then compares its records with the stored ones, a
+	// join that reads the stored raw JSON of the whole table, so fewer, larger batches cost
+	// less; and the few rows such a merge writes fill no row group anyway.
+	relistBatch = 122_880
 
 	// DefaultFanoutBatchBytes bounds the responses a fan-out batch holds before they are merged:
 	// a normal batch is about 20 MB, and a history that never ends is merged in pieces of this
@@ -376,6 +382,8 @@ type List struct {
 	e   Entity
 	def *entityDef
 
+	batch int // records per merge (listBatch)
+
 	mu      sync.Mutex // page goroutines add concurrently
 	l       *loader
 	staged  int
@@ -391,7 +399,28 @@ func (s *Sink) List(e Entity) (*List, error) {
 	if !ok || def.detail {
 		return nil, fmt.Errorf("list: %q is not a listed entity", e)
 	}
-	return &List{s: s, e: e, def: def}, nil
+	batch, err := s.listBatch(def)
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", e, err)
+	}
+	return &List{s: s, e: e, def: def, batch: batch}, nil
+}
+
+// listBatch is the batch size of a list of def: the build's (one row group) while the account's
+// first sync of the table is under way, relistBatch once the table holds the account's rows from
+// an earlier run. A size set in BuildOptions holds for both.
+func (s *Sink) listBatch(def *entityDef) (int, error) {
+	if s.b.listBatchSet {
+		return s.b.listBatch, nil
+	}
+	var earlier bool
+	if err := s.b.db.QueryRowContext(s.runCtx, def.sql["stored_before"], s.run.Account, s.run.ID).Scan(&earlier); err != nil {
+		return 0, err
+	}
+	if earlier {
+		return relistBatch, nil
+	}
+	return s.b.listBatch, nil
 }
 
 // Add stages a page's records; page locates them in error messages. The first loader, and with
@@ -416,7 +445,7 @@ func (li *List) Add(ctx context.Context, page int, items []json.RawMessage) erro
 			}
 			li.l = l
 		}
-		end := min(len(items), first+li.s.b.listBatch-li.staged)
+		end := min(len(items), first+li.batch-li.staged)
 		for i := first; i < end; i++ {
 			if err := li.l.Add(page, i, items[i]); err != nil {
 				return err
@@ -424,7 +453,7 @@ func (li *List) Add(ctx context.Context, page int, items []json.RawMessage) erro
 		}
 		li.staged += end - first
 		first = end
-		if li.staged >= li.s.b.listBatch {
+		if li.staged >= li.batch {
 			if err := li.queueLocked(ctx); err != nil {
 				return err
 			}

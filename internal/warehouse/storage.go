@@ -64,7 +64,7 @@ func quoteIdent(s string) string   { return `"` + strings.ReplaceAll(s, `"`, `""
 
 // publishedStorage opens the published file read-only for a moment to read its storage version.
 func publishedStorage(ctx context.Context, path string) (string, error) {
-	db, err := openDB(path, true, "")
+	db, err := openDB(path, true, "", 0)
 	if err != nil {
 		return "", err
 	}

@@ -33,16 +33,28 @@ const buildThreads = "1"
 // which costs the list phase CPU.
 const DefaultMemoryLimit = "160MB"
 
+// DefaultRowGroupSize is the rows per row group a build writes, and so the records of a list
+// batch (DefaultListBatch). DuckDB's own 122,880 makes one batch of a wide list (webhook
+// history) several times DefaultMemoryLimit in DuckDB while it merges, and the merge spills;
+// a smaller batch that is still a whole row group fits, and no checkpoint compresses a
+// part-filled row group again. The figures are in docs/architecture.md ("One writer per table").
+const DefaultRowGroupSize = 16_384
+
 // openDB opens a warehouse file (duckfile.Open: no extension downloads, UTC). A writable handle
-// also gets the memory bound, thread count and spill directory of a build.
-func openDB(path string, readOnly bool, memoryLimit string) (*sql.DB, error) {
+// also gets the memory bound, thread count, spill directory and row group size of a build
+// (0 = DefaultRowGroupSize): every open that writes must give the size, since DuckDB does not keep
+// it in the file. A reader needs none of them.
+func openDB(path string, readOnly bool, memoryLimit string, rowGroupSize int) (*sql.DB, error) {
 	if readOnly {
 		return duckfile.OpenReadOnly(path)
 	}
 	if memoryLimit == "" {
 		memoryLimit = DefaultMemoryLimit
 	}
-	return duckfile.Open(path, duckfile.Options{Settings: map[string]string{
+	if rowGroupSize <= 0 {
+		rowGroupSize = DefaultRowGroupSize
+	}
+	return duckfile.Open(path, duckfile.Options{RowGroupSize: rowGroupSize, Settings: map[string]string{
 		"memory_limit":   memoryLimit,
 		"threads":        buildThreads,
 		"temp_directory": path + ".tmp",
@@ -60,7 +72,7 @@ func OpenReadOnly(ctx context.Context, path string) (*sql.DB, error) {
 	} else if err != nil {
 		return nil, fmt.Errorf("warehouse %s: %w", path, err)
 	}
-	db, err := openDB(path, true, "")
+	db, err := openDB(path, true, "", 0)
 	if err != nil {
 		return nil, err
 	}

@@ -28,6 +28,12 @@ FROM stage;
 SELECT NOT EXISTS (SELECT 1 FROM __TABLE__ t, merge_ctx c
                    WHERE t.account = c.account AND t.first_seen_run <> c.run_id);
 
+-- name: stored_before
+-- Whether the table holds rows of the account ($1) from a run before this one
+-- ($2): then the list's merges take the list path, and its batches are larger
+-- (sink.go, listBatch).
+SELECT EXISTS (SELECT 1 FROM __TABLE__ WHERE account = $1 AND first_seen_run <> $2);
+
 -- name: first_overlap
 -- After the first-load projection: does an id of this batch already have a row
 -- (an earlier batch of this run read it, the list having moved under the pager)?
