@@ -69,7 +69,7 @@ var synthSQL = []string{
 		CASE WHEN i % 4 <> 0 THEN 'CREDIT_USAGE' WHEN i % 8 = 0 THEN 'TOPUP' ELSE 'MERCHANT_TOPUP' END AS type,
 		1 AS first_seen_run, 1 AS last_seen_run, TIMESTAMPTZ '2026-06-30 17:00:00+00' AS first_seen_at, TIMESTAMPTZ '2026-06-30 17:00:00+00' AS last_seen_at
 		FROM range(200000) t(i)`,
-	`INSERT INTO credit_fetch_state SELECT 'bench', 'cus-' || i, TIMESTAMPTZ '2026-06-30 17:00:00+00', 1 FROM range(20000) t(i)`,
+	`INSERT INTO credit_fetch_state (account, customer_id, last_fetched_at, run_id, reason) SELECT 'bench', 'cus-' || i, TIMESTAMPTZ '2026-06-30 17:00:00+00', 1, 'never' FROM range(20000) t(i)`,
 	`INSERT INTO webhook_deliveries BY NAME SELECT 'bench' AS account, 'wh-' || i AS id,
 		TIMESTAMPTZ '2026-01-01 00:00:00+00' + to_seconds(i * 100) AS created_at,
 		CASE WHEN i % 3 = 0 THEN 'payment.received' ELSE 'payment.reminder' END AS event_type,
