@@ -13,9 +13,10 @@ import (
 	"github.com/billsync/billsync/queries"
 )
 
-// A report's sheets may compute the same thing: both aging sheets read every open item
-// (aging_items). Sharing pays only when the sheets need most of the call's rows: where one sheet
-// filters them, its own call reads less than the stored table (docs/reports.md). Each query file
+// A report's sheets may compute the same thing: credit's By product and Balances sheets read the
+// same balances (credit_balances). Sharing pays only when storing the rows costs less than
+// computing them again: where a sheet filters or aggregates them, its own call may read less than
+// the stored table holds (docs/reports.md). Each query file
 // calls the warehouse's table macro itself, so it runs alone in any DuckDB client, but in a
 // report the call is made once: the report's definition names the macro (shared:), loading checks
 // that each sheet calling it does so with the same text after the same variables, and the

@@ -71,7 +71,7 @@ func TestSharedCallsChecked(t *testing.T) {
 	}
 }
 
-// TestSharedResultRead: the aging and credit reports make each shared call once, each
+// TestSharedResultRead: the credit report makes each shared call once, each
 // sheet reads the stored rows in its place, and a call's table is dropped once every sheet sharing
 // it has read it.
 func TestSharedResultRead(t *testing.T) {
@@ -85,7 +85,6 @@ func TestSharedResultRead(t *testing.T) {
 		report string
 		calls  []call
 	}{
-		{"aging", []call{{"aging_items", []string{"aging_by_customer.sql", "aging_detail.sql"}}}},
 		{"credit", []call{
 			{"credit_balances", []string{"credit_by_product.sql", "credit_balances.sql"}},
 			{"credit_freshness", []string{"credit_freshness_summary.sql", "credit_freshness.sql"}},
