@@ -7,7 +7,8 @@ GO ?= go
 # every command of README.md and docs/*.md against a fresh demo warehouse.
 # The end-to-end packages run again with the simulator's lists in the other orders it offers (the
 # spec leaves the order open; nothing may rely on it); the misbehaving-service tests do not depend on
-# order and run once.
+# order and run once. Every benchmark then runs once, so one that no longer runs fails here rather
+# than when someone measures (a migration once broke the reports benchmark's warehouse unnoticed).
 E2E = ./internal/fetch/ ./internal/jobs/ ./internal/report/ ./cmd/syncer/
 test:
 	$(GO) vet ./...
@@ -15,6 +16,7 @@ test:
 	$(GO) test -count=1 -timeout 20m ./...
 	BILLSYNC_TEST_LIST_ORDER=updated $(GO) test -count=1 -timeout 20m -skip 'TestMisbehavingService' $(E2E)
 	BILLSYNC_TEST_LIST_ORDER=shuffle $(GO) test -count=1 -timeout 20m -skip 'TestMisbehavingService' $(E2E)
+	$(GO) test -count=1 -timeout 20m -run '^$$' -bench . -benchtime 1x ./...
 
 # build puts syncer, report and sandbox into bin/.
 build:
