@@ -63,8 +63,8 @@ func Open(path string, o Options) (*sql.DB, error) {
 		dsn = "" // in memory, its catalog named "memory"
 		name := catalogName(path)
 		init = append(init,
-			fmt.Sprintf("ATTACH IF NOT EXISTS %s AS %s (ROW_GROUP_SIZE %d)", quoteLiteral(path), quoteIdent(name), o.RowGroupSize),
-			"USE "+quoteIdent(name))
+			fmt.Sprintf("ATTACH IF NOT EXISTS %s AS %s (ROW_GROUP_SIZE %d)", QuoteLiteral(path), QuoteIdent(name), o.RowGroupSize),
+			"USE "+QuoteIdent(name))
 	}
 	conn, err := duckdb.NewConnector(dsn+"?"+opts.Encode(), func(ex driver.ExecerContext) error {
 		for _, stmt := range init {
@@ -95,8 +95,10 @@ func catalogName(path string) string {
 	return "bs_main"
 }
 
-func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
-func quoteIdent(s string) string   { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+// QuoteLiteral and QuoteIdent quote a string literal (a file path) and an identifier (a catalog
+// or table name) for the statements that cannot take parameters (ATTACH, COPY, SET, DDL).
+func QuoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+func QuoteIdent(s string) string   { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
 
 // OpenReadOnly is Open with ReadOnly set.
 func OpenReadOnly(path string) (*sql.DB, error) {

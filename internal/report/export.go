@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/billsync/billsync/internal/duckfile"
 	"github.com/billsync/billsync/internal/warehouse"
 )
 
@@ -52,7 +53,7 @@ func ExportParquet(ctx context.Context, dbPath, outDir string) (string, []Export
 	for _, t := range tables {
 		var n int64
 		// The name comes from the catalog and AnalystTables, quoted as an identifier.
-		if err := db.QueryRowContext(ctx, "SELECT count(*) FROM "+ident(t.name)).Scan(&n); err != nil {
+		if err := db.QueryRowContext(ctx, "SELECT count(*) FROM "+duckfile.QuoteIdent(t.name)).Scan(&n); err != nil {
 			return "", nil, fmt.Errorf("export %s: %w", t.name, err)
 		}
 		e := Exported{Name: t.name, Rows: n}
@@ -127,7 +128,7 @@ func exportTable(ctx context.Context, db *sql.DB, t parquetTable, dir string) er
 	if len(t.partition) > 0 {
 		var quoted []string
 		for _, p := range t.partition {
-			quoted = append(quoted, ident(p))
+			quoted = append(quoted, duckfile.QuoteIdent(p))
 		}
 		opts += ", PARTITION_BY (" + strings.Join(quoted, ", ") + ")"
 	}
@@ -138,11 +139,9 @@ func exportTable(ctx context.Context, db *sql.DB, t parquetTable, dir string) er
 		}
 		target = filepath.Join(dir, "data.parquet")
 	}
-	q := "COPY (SELECT * FROM " + ident(t.name) + ") TO ? (" + opts + ")"
+	q := "COPY (SELECT * FROM " + duckfile.QuoteIdent(t.name) + ") TO ? (" + opts + ")"
 	if _, err := db.ExecContext(ctx, q, target); err != nil {
 		return fmt.Errorf("export %s: %w", t.name, err)
 	}
 	return nil
 }
-
-func ident(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }

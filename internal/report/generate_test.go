@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/billsync/billsync/internal/cellsafe"
+	"github.com/billsync/billsync/internal/duckfile"
 	"github.com/billsync/billsync/internal/warehouse"
 	"github.com/xuri/excelize/v2"
 )
@@ -451,7 +452,7 @@ func TestExportParquet(t *testing.T) {
 	} {
 		glob := filepath.Join(dir, tc.files)
 		var want, got int64
-		if err := db.QueryRow("SELECT count(*) FROM " + ident(tc.table)).Scan(&want); err != nil {
+		if err := db.QueryRow("SELECT count(*) FROM " + duckfile.QuoteIdent(tc.table)).Scan(&want); err != nil {
 			t.Fatal(err)
 		}
 		if err := db.QueryRow("SELECT count(*) FROM read_parquet(?, hive_partitioning = true)", glob).Scan(&got); err != nil {

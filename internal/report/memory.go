@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"log/slog"
+
+	"github.com/billsync/billsync/internal/duckfile"
 )
 
 // nativeMemory hands the memory DuckDB freed back to the system. DuckDB's
@@ -31,7 +33,7 @@ func newNativeMemory(ctx context.Context, db *sql.DB, log *slog.Logger) (*native
 // release runs on a connection of its own, so a result open on another one is
 // untouched. A failure only costs memory, so it is logged, not returned.
 func (m *nativeMemory) release(ctx context.Context) {
-	if _, err := m.db.ExecContext(ctx, "SET memory_limit = "+sqlString(m.limit)); err != nil {
+	if _, err := m.db.ExecContext(ctx, "SET memory_limit = "+duckfile.QuoteLiteral(m.limit)); err != nil {
 		m.log.Warn("could not release DuckDB's free memory", "err", err)
 	}
 }

@@ -253,11 +253,6 @@ func prepareConn(ctx context.Context, conn *sql.Conn, journal bool) error {
 	return warehouse.UseCurrentMacros(ctx, conn)
 }
 
-// sqlString quotes s as a SQL string literal.
-func sqlString(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
-}
-
 // setVar sets a DuckDB variable from text, cast to typ by DuckDB, so a bad
 // value fails with DuckDB's own message.
 func setVar(ctx context.Context, conn *sql.Conn, name, typ, value string) error {

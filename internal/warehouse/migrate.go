@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"regexp"
 
+	"github.com/billsync/billsync/internal/duckfile"
 	"github.com/billsync/billsync/internal/jobs/journalfile"
 	"github.com/billsync/billsync/internal/sqlfile"
 )
@@ -39,7 +40,7 @@ func migrate(ctx context.Context, db *sql.DB) error {
 	if _, err := tx.ExecContext(ctx, macrosSQL); err != nil {
 		return fmt.Errorf("macros.sql: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx, "CREATE OR REPLACE MACRO "+macrosVersionMacro+"() AS "+quoteLiteral(MacrosVersion)); err != nil {
+	if _, err := tx.ExecContext(ctx, "CREATE OR REPLACE MACRO "+macrosVersionMacro+"() AS "+duckfile.QuoteLiteral(MacrosVersion)); err != nil {
 		return fmt.Errorf("macros.sql version: %w", err)
 	}
 	if _, err := tx.ExecContext(ctx, "DROP TABLE temp.credit_balance_reports"); err != nil {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/billsync/billsync/internal/duckfile"
 )
 
 // storageVersion is the DuckDB storage format new warehouse files are written in. v1.2 is the
@@ -57,11 +59,6 @@ func parseVersion(s string) ([3]int, bool) {
 	return v, true
 }
 
-// quoteLiteral and quoteIdent quote a file path and a catalog name for the two statements
-// that cannot take parameters (ATTACH, COPY FROM DATABASE).
-func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
-func quoteIdent(s string) string   { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
-
 // publishedStorage opens the published file read-only for a moment to read its storage version.
 func publishedStorage(ctx context.Context, path string) (string, error) {
 	db, err := openDB(path, true, "", 0)
@@ -84,10 +81,10 @@ func copyIntoNewStorage(ctx context.Context, work *sql.DB, published string) err
 	if err := conn.QueryRowContext(ctx, `SELECT current_database()`).Scan(&name); err != nil {
 		return err
 	}
-	if _, err := conn.ExecContext(ctx, "ATTACH "+quoteLiteral(published)+" AS bs_published (READ_ONLY)"); err != nil {
+	if _, err := conn.ExecContext(ctx, "ATTACH "+duckfile.QuoteLiteral(published)+" AS bs_published (READ_ONLY)"); err != nil {
 		return fmt.Errorf("attach %s: %w", published, err)
 	}
-	_, err = conn.ExecContext(ctx, "COPY FROM DATABASE bs_published TO "+quoteIdent(name))
+	_, err = conn.ExecContext(ctx, "COPY FROM DATABASE bs_published TO "+duckfile.QuoteIdent(name))
 	if _, derr := conn.ExecContext(ctx, "DETACH bs_published"); err == nil && derr != nil {
 		err = derr
 	}

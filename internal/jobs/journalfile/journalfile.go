@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/billsync/billsync/internal/duckfile"
 	"github.com/billsync/billsync/internal/sqlfile"
 )
 
@@ -42,7 +43,7 @@ func Attach(ctx context.Context, db *sql.DB, path string) error {
 		return err
 	}
 	// ATTACH takes no parameters; the path goes in as a string literal.
-	q := strings.Replace(stmts.Get("attach"), "'__PATH__'", "'"+strings.ReplaceAll(path, "'", "''")+"'", 1)
+	q := strings.Replace(stmts.Get("attach"), "'__PATH__'", duckfile.QuoteLiteral(path), 1)
 	if _, err := db.ExecContext(ctx, q); err != nil {
 		return fmt.Errorf("attach read-only: %w", err)
 	}
