@@ -37,16 +37,17 @@ import (
 const key = "bench-key"
 
 var (
-	benchLog      = slog.New(slog.DiscardHandler)
-	listsOnly     bool
-	runs          int
-	advance       time.Duration
-	memoryLimit   string
-	rowGroupSize  int
-	keep          string
-	floor         bool
-	memTraceOut   string
-	creditRefresh time.Duration
+	benchLog       = slog.New(slog.DiscardHandler)
+	listsOnly      bool
+	runs           int
+	advance        time.Duration
+	memoryLimit    string
+	rowGroupSize   int
+	keep           string
+	floor          bool
+	memTraceOut    string
+	heapProfileOut string
+	creditRefresh  time.Duration
 
 	startProfile = func() {}
 	// lastRunWritten is what the last run wrote (writtenMB), for the floor's comparison.
@@ -69,6 +70,7 @@ func main() {
 	flag.BoolVar(&listsOnly, "lists-only", false, "sync the lists and webhooks only: a budget of one request leaves the fan-outs for later")
 	flag.BoolVar(&floor, "floor", false, "first measure the floor of the list phase against the same simulator (its reads alone, then read_json loads of what they read) and compare the first run's list phase with it")
 	flag.StringVar(&memTraceOut, "memtrace", "", "append each run's memory time series (RSS, Go heap, DuckDB by tag, every 250 ms; MB, tab-separated) to this file")
+	flag.StringVar(&heapProfileOut, "heapprofile", "", "write Go's heap profile here each time the sampled RSS reaches a new high, so it shows the heap at the peak")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the syncer side here")
 	flag.Parse()
 	if *cpuprofile != "" {

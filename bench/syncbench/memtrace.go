@@ -5,12 +5,14 @@ import (
 	"io"
 	"os"
 	"runtime/metrics"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/billsync/billsync/internal/duckfile"
 	"github.com/billsync/billsync/internal/warehouse"
 )
 
@@ -23,6 +25,10 @@ type memPoint struct {
 	at                       time.Duration
 	rss, rssAnon, rssFile    int64
 	goHeap, goMapped, goGoal int64
+	goFree, goStacks         int64 // heap pages free but not handed back; goroutine stacks
+	je                       duckfile.AllocatorStats
+	mallocUsed, mallocFree   int64 // glibc malloc: in use, free in its arenas
+	threads                  int64
 	duckTracked, duckSpilled int64
 	duckTags                 map[string]int64
 }
@@ -35,6 +41,7 @@ type memTrace struct {
 	start  time.Time
 	mu     sync.Mutex
 	points []memPoint
+	maxRSS int64
 }
 
 var goMetrics = []metrics.Sample{
@@ -42,6 +49,8 @@ var goMetrics = []metrics.Sample{
 	{Name: "/memory/classes/total:bytes"},
 	{Name: "/memory/classes/heap/released:bytes"},
 	{Name: "/gc/heap/goal:bytes"},
+	{Name: "/memory/classes/heap/free:bytes"},
+	{Name: "/memory/classes/heap/stacks:bytes"},
 }
 
 func (t *memTrace) sample(s warehouse.MemorySample) {
@@ -52,9 +61,27 @@ func (t *memTrace) sample(s warehouse.MemorySample) {
 	p.goHeap = int64(ms[0].Value.Uint64())
 	p.goMapped = int64(ms[1].Value.Uint64() - ms[2].Value.Uint64()) // released pages are not resident
 	p.goGoal = int64(ms[3].Value.Uint64())
+	p.goFree, p.goStacks = int64(ms[4].Value.Uint64()), int64(ms[5].Value.Uint64())
+	p.je, _ = duckfile.ReadAllocatorStats()
+	p.mallocUsed, p.mallocFree = cMalloc()
+	p.threads = procStatus("Threads:") >> 10
 	t.mu.Lock()
+	defer t.mu.Unlock()
+	if heapProfileOut != "" && (len(t.points) == 0 || p.rss > t.maxRSS) {
+		writeHeapProfile(heapProfileOut)
+	}
+	t.maxRSS = max(t.maxRSS, p.rss)
 	t.points = append(t.points, p)
-	t.mu.Unlock()
+}
+
+// writeHeapProfile writes Go's heap profile (as of the last GC) to path, replacing it.
+func writeHeapProfile(path string) {
+	f, err := os.Create(path)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	pprof.Lookup("heap").WriteTo(f, 0)
 }
 
 // procStatus reads one field of /proc/self/status, in bytes.
@@ -99,9 +126,12 @@ func (p memPoint) describe() string {
 		}
 	}
 	slices.Sort(tags)
-	return fmt.Sprintf("RSS %d MB (anon %d, file %d) = Go %d mapped (heap %d, goal %d) + DuckDB tracked %d [%s] + untracked C %d; spilled %d",
-		mb(p.rss), mb(p.rssAnon), mb(p.rssFile), mb(p.goMapped), mb(p.goHeap), mb(p.goGoal), mb(p.duckTracked),
-		strings.Join(tags, ", "), mb(p.untracked()), mb(p.duckSpilled))
+	return fmt.Sprintf("RSS %d MB (anon %d, file %d) = Go %d mapped (heap %d, free %d, stacks %d, goal %d) + DuckDB tracked %d [%s] + untracked C %d; spilled %d; "+
+		"jemalloc allocated %d, active %d, resident %d, mapped %d, retained %d, %d arenas; malloc in use %d, free %d; %d threads",
+		mb(p.rss), mb(p.rssAnon), mb(p.rssFile), mb(p.goMapped), mb(p.goHeap), mb(p.goFree), mb(p.goStacks), mb(p.goGoal), mb(p.duckTracked),
+		strings.Join(tags, ", "), mb(p.untracked()), mb(p.duckSpilled),
+		mb(p.je.Allocated), mb(p.je.Active), mb(p.je.Resident), mb(p.je.Mapped), mb(p.je.Retained), p.je.Arenas,
+		mb(p.mallocUsed), mb(p.mallocFree), p.threads)
 }
 
 // write prints the series as tab-separated MB figures, one line per sample.
@@ -119,11 +149,12 @@ func (t *memTrace) write(w io.Writer, label string) {
 		tags = append(tags, tag)
 	}
 	slices.Sort(tags)
-	fmt.Fprintf(w, "# %s\nseconds\trss\trss_anon\trss_file\tgo_mapped\tgo_heap\tgo_goal\tduck_tracked\tuntracked_c\tduck_spilled\t%s\n",
+	fmt.Fprintf(w, "# %s\nseconds\trss\trss_anon\trss_file\tgo_mapped\tgo_heap\tgo_goal\tduck_tracked\tuntracked_c\tduck_spilled\tje_allocated\tje_active\tje_resident\tmalloc_used\tmalloc_free\t%s\n",
 		label, strings.Join(tags, "\t"))
 	for _, p := range t.points {
 		fmt.Fprintf(w, "%.2f\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d", p.at.Seconds(), mb(p.rss), mb(p.rssAnon), mb(p.rssFile),
 			mb(p.goMapped), mb(p.goHeap), mb(p.goGoal), mb(p.duckTracked), mb(p.untracked()), mb(p.duckSpilled))
+		fmt.Fprintf(w, "\t%d\t%d\t%d\t%d\t%d", mb(p.je.Allocated), mb(p.je.Active), mb(p.je.Resident), mb(p.mallocUsed), mb(p.mallocFree))
 		for _, tag := range tags {
 			fmt.Fprintf(w, "\t%d", mb(p.duckTags[tag]))
 		}

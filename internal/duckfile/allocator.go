@@ -4,6 +4,7 @@ package duckfile
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 // DuckDB's allocator: the jemalloc it links, under its own prefix.
@@ -40,6 +41,22 @@ static int bs_decay(const char *name, long long *ms) {
 	int err = duckdb_je_mallctl(name, &v, &len, NULL, 0);
 	*ms = v;
 	return err;
+}
+
+// bs_stats refreshes jemalloc's statistics and reads the process-wide totals, in bytes:
+// out[0..4] = stats.allocated, active, resident, mapped, retained; *arenas = arenas.narenas.
+static int bs_stats(size_t out[5], unsigned *arenas) {
+	uint64_t epoch = 1;
+	size_t len = sizeof(epoch);
+	int err;
+	if ((err = duckdb_je_mallctl("epoch", &epoch, &len, &epoch, len)) != 0) return err;
+	const char *names[5] = {"stats.allocated", "stats.active", "stats.resident", "stats.mapped", "stats.retained"};
+	for (int i = 0; i < 5; i++) {
+		len = sizeof(size_t);
+		if ((err = duckdb_je_mallctl(names[i], &out[i], &len, NULL, 0)) != 0) return err;
+	}
+	len = sizeof(*arenas);
+	return duckdb_je_mallctl("arenas.narenas", arenas, &len, NULL, 0);
 }
 
 static int bs_background(_Bool *on) {
@@ -98,4 +115,24 @@ func freedMemoryBackground() (bool, error) {
 		return false, fmt.Errorf("jemalloc background_thread: error %d", int(rc))
 	}
 	return bool(on), nil
+}
+
+// AllocatorStats is what DuckDB's allocator (the jemalloc it links) holds, process-wide, in
+// bytes: Allocated by live allocations, Active in pages those occupy, Resident in pages it maps
+// and has touched (freed pages not yet handed back included), Mapped in its extents, Retained
+// in address space handed back to the kernel but kept mapped. Arenas is how many arenas exist.
+type AllocatorStats struct {
+	Allocated, Active, Resident, Mapped, Retained int64
+	Arenas                                        int
+}
+
+// ReadAllocatorStats reads AllocatorStats: a diagnostic, for benchmarks.
+func ReadAllocatorStats() (AllocatorStats, error) {
+	var out [5]C.size_t
+	var arenas C.unsigned
+	if rc := C.bs_stats(&out[0], &arenas); rc != 0 {
+		return AllocatorStats{}, fmt.Errorf("jemalloc stats: error %d", int(rc))
+	}
+	return AllocatorStats{Allocated: int64(out[0]), Active: int64(out[1]), Resident: int64(out[2]), Mapped: int64(out[3]),
+		Retained: int64(out[4]), Arenas: int(arenas)}, nil
 }

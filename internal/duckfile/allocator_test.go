@@ -44,3 +44,27 @@ func TestOpenReleasesFreedMemory(t *testing.T) {
 		t.Errorf("background threads on: %v, %v", on, err)
 	}
 }
+
+// ReadAllocatorStats sees DuckDB's allocations: a table held in memory is in Allocated, and the
+// figures nest as jemalloc defines them (allocated within active pages within resident ones).
+func TestReadAllocatorStats(t *testing.T) {
+	db, err := Open(filepath.Join(t.TempDir(), "a.duckdb"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	before, err := ReadAllocatorStats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`CREATE TEMP TABLE t AS SELECT repeat('x', 100) || i AS s FROM range(200000) r(i)`); err != nil {
+		t.Fatal(err)
+	}
+	s, err := ReadAllocatorStats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Allocated < before.Allocated+10<<20 || s.Active < s.Allocated || s.Resident < s.Active || s.Mapped < s.Active || s.Arenas < 1 {
+		t.Errorf("after a 20 MB table: %+v (before: %+v)", s, before)
+	}
+}

@@ -1,0 +1,24 @@
+package main
+
+/*
+#include <malloc.h>
+
+// bs_mallinfo reads what glibc's malloc holds, in bytes, over all its arenas: out[0] in the
+// arenas' heaps, out[1] in mmapped chunks, out[2] allocated, out[3] free.
+static void bs_mallinfo(size_t out[4]) {
+	struct mallinfo2 m = mallinfo2();
+	out[0] = m.arena;
+	out[1] = m.hblkhd;
+	out[2] = m.uordblks;
+	out[3] = m.fordblks;
+}
+*/
+import "C"
+
+// cMalloc is what glibc's malloc holds (DuckDB's C++ containers, strings and the like allocate
+// there, not through its jemalloc): in use, and free but kept by its arenas.
+func cMalloc() (inUse, free int64) {
+	var out [4]C.size_t
+	C.bs_mallinfo(&out[0])
+	return int64(out[1] + out[2]), int64(out[3])
+}
