@@ -3,6 +3,7 @@ package fetch
 import (
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -104,4 +105,58 @@ func TestGuardConflicts(t *testing.T) {
 		string(c.SecondRaw) != `{"id":"a","name":"two"}` {
 		t.Errorf("conflict %+v", c)
 	}
+}
+
+// A conflict names where the earlier version was read, whatever order the pages were checked in
+// (pages are read concurrently) and however many pages came between.
+func TestGuardConflictPositions(t *testing.T) {
+	g := newGuard("GET /x", DefaultMaxPages, nil)
+	for _, p := range []*api.ListPage{page(3, 4, 3, 12, true, "g", "h", "i"), page(1, 4, 3, 12, true, "a", "b", "c"),
+		page(2, 4, 3, 12, true, "d", "e", "f")} {
+		if _, err := g.check(p.Page, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p4 := &api.ListPage{Page: 4, PageCount: 4, PageSize: 3, Total: 12, Items: []json.RawMessage{
+		json.RawMessage(`{"id":"b","name":"changed"}`), json.RawMessage(`{"id":"i","name":"changed"}`), json.RawMessage(`{"id":"e","name":"n"}`)}}
+	if _, err := g.check(4, p4); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range g.conflicts {
+		got = append(got, fmt.Sprintf("%s %d/%d %d/%d", c.ID, c.FirstPage, c.FirstIdx, c.SecondPage, c.SecondIdx))
+	}
+	if want := []string{"b 1/1 4/0", "i 3/2 4/1"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("conflicts %v, want %v (e repeats identically)", got, want)
+	}
+}
+
+// A guard's memory grows with the distinct records of a list, and at scale 200 the guards were
+// most of the sync's Go heap at its peak: one uint64 per id in the map (hash of the content and
+// the record's ordinal), not a 16-byte struct of content hash, page and item.
+func TestGuardMemoryPerRecord(t *testing.T) {
+	const pages, size = 5_000, 200
+	heap := func() uint64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	before := heap()
+	g := newGuard("GET /x", DefaultMaxPages, nil)
+	items := make([]json.RawMessage, size)
+	for n := 1; n <= pages; n++ {
+		for i := range items {
+			items[i] = json.RawMessage(fmt.Sprintf(`{"id":"r%d","name":"n"}`, (n-1)*size+i))
+		}
+		if _, err := g.check(n, &api.ListPage{Page: n, PageCount: pages, PageSize: size, Total: pages * size, HasMore: n < pages, Items: items}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	perRecord := float64(heap()-before) / (pages * size)
+	runtime.KeepAlive(g)
+	if perRecord > 45 {
+		t.Errorf("the guard holds %.1f bytes per distinct record, want at most 45", perRecord)
+	}
+	t.Logf("%.1f bytes per record", perRecord)
 }
