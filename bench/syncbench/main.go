@@ -23,6 +23,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/metrics"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -261,13 +262,13 @@ func benchRun(scale string, run int, c *api.Client, simPid int, base, path strin
 	start := time.Now()
 	trace.start = start
 	stopSampling := sampleRSS(start)
-	selfCPU, simCPU, written := cpuSeconds(os.Getpid()), cpuSeconds(simPid), writtenMB()
+	selfCPU, simCPU, written, gcCPU := cpuSeconds(os.Getpid()), cpuSeconds(simPid), writtenMB(), goGCSeconds()
 	sums, err := fetch.Run(context.Background(), path, []fetch.Account{{Name: "bench", Client: c}}, opts)
 	if err != nil {
 		return fetch.Summary{}, 0, creditStats{}, err
 	}
 	wall := time.Since(start)
-	selfCPU, simCPU = cpuSeconds(os.Getpid())-selfCPU, cpuSeconds(simPid)-simCPU
+	selfCPU, simCPU, gcCPU = cpuSeconds(os.Getpid())-selfCPU, cpuSeconds(simPid)-simCPU, goGCSeconds()-gcCPU
 	lastRunWritten = writtenMB() - written
 	peakAt, peakMB := stopSampling()
 	s := sums[0]
@@ -286,8 +287,8 @@ func benchRun(scale string, run int, c *api.Client, simPid int, base, path strin
 	}
 	// Both processes share the machine's cores; the syncer's own CPU time says what it would
 	// reach with the cores to itself, as against a remote service.
-	fmt.Fprintf(os.Stderr, "  CPU: syncer %.1f s, simulator %.1f s, %.0f records per syncer CPU-second\n",
-		selfCPU, simCPU, float64(s.Records)/selfCPU)
+	fmt.Fprintf(os.Stderr, "  CPU: syncer %.1f s (Go's GC about %.1f), simulator %.1f s, %.0f records per syncer CPU-second\n",
+		selfCPU, gcCPU, simCPU, float64(s.Records)/selfCPU)
 	fanReq := s.Requests - s.ListRequests
 	fanTook := s.CreditTook + s.DetailsTook
 	minText, ratio := "-", "-" // a later run's minimum depends on what changed
@@ -311,6 +312,13 @@ func benchRun(scale string, run int, c *api.Client, simPid int, base, path strin
 	}
 	fmt.Printf("         %s\n", cs)
 	return s, selfCPU, cs, nil
+}
+
+// goGCSeconds is the CPU time Go's garbage collector has used so far (the runtime's estimate).
+func goGCSeconds() float64 {
+	m := []metrics.Sample{{Name: "/cpu/classes/gc/total:cpu-seconds"}}
+	metrics.Read(m)
+	return m[0].Value.Float64()
 }
 
 // cpuSeconds reads the user and system CPU time a process has used so far.

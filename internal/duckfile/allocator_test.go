@@ -3,6 +3,7 @@ package duckfile
 import (
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // Opening a billsync DuckDB file sets DuckDB's allocator to return freed pages soon, for the arenas that exist
@@ -67,4 +68,24 @@ func TestReadAllocatorStats(t *testing.T) {
 	if s.Allocated < before.Allocated+10<<20 || s.Active < s.Allocated || s.Resident < s.Active || s.Mapped < s.Active || s.Arenas < 1 {
 		t.Errorf("after a 20 MB table: %+v (before: %+v)", s, before)
 	}
+}
+
+// ReturnFreedCMemory trims malloc's arenas on its interval while it runs, and not after stop.
+func TestReturnFreedCMemoryRunsUntilStopped(t *testing.T) {
+	start := trims.Load()
+	stop := ReturnFreedCMemory(5 * time.Millisecond)
+	deadline := time.Now().Add(5 * time.Second)
+	for trims.Load() < start+3 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	stop()
+	stopped := trims.Load()
+	if stopped < start+3 {
+		t.Fatalf("%d trims in 5 s at a 5 ms interval", stopped-start)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if n := trims.Load(); n != stopped {
+		t.Errorf("%d trims after stop", n-stopped)
+	}
+	stop() // a second stop is harmless
 }
