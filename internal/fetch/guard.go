@@ -17,7 +17,7 @@ import (
 // A paged read cannot run away: every page of a list (and of one customer's credit history) passes
 // a guard that stops the read with a located error when what the server sends contradicts what it
 // announced, or repeats itself. Memory per guard is one 16-byte map slot per distinct record
-// (about 30 bytes with the map's free slots) and 8 bytes per page.
+// (about 38 bytes with the map's free slots) and 8 bytes per page.
 
 // DefaultMaxPages is the ceiling of pages of one list per run when the server announces nothing
 // usable; DefaultMaxCreditPages the same for one customer's credit history. At the service's 20
@@ -38,13 +38,13 @@ func slackRecords(total int64, size int) int64 { return int64(2*size) + total/10
 var idSeed = maphash.MakeSeed()
 
 // A guard keeps, per distinct id (by a 64-bit hash of it), one uint64: a 32-bit hash of the
-// record's bytes and the 32-bit ordinal of the record within the read, from which pageStarts gives
-// back page and item. With the hashes and page and item each in their own word, the guards were
-// most of the sync's Go heap at its peak: 63 MB of 65 at scale 200, about 45 bytes a record in Go's
+// record's bytes and the 32-bit ordinal of the record within the read, from which the pages' starts
+// give back page and item. With the hashes and page and item each in their own word, the guards were
+// most of the sync's Go heap at its peak: 63 MB of 65 at scale 200, 40-56 bytes a record in Go's
 // map (README, Measured). Half the content hash's bits cost nothing real: two versions of one id
 // taken for the same content one time in 2^32 leave the last version read, as a detected
 // conflict does, without its record in data_quality_conflicts; two distinct ids colliding in the
-// 64-bit id hash, a risk already taken, is about a thousand times likelier over 2M records.
+// 64-bit id hash, a risk already taken, is several hundred times likelier over 2M records.
 func seenValue(content uint64, ordinal uint32) uint64 { return content&^0xffffffff | uint64(ordinal) }
 
 func seenContent(v uint64) uint64 { return v &^ 0xffffffff }
