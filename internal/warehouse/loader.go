@@ -266,18 +266,45 @@ func (l *loader) dropStage(ctx context.Context) error {
 	return nil
 }
 
+// firstPathKey is what the answer of first_path depends on.
+type firstPathKey struct {
+	table, account string
+	run            int64
+}
+
 func (l *loader) choosePath(ctx context.Context) (mergePath, error) {
 	if l.def.detail {
 		return pathDetail, nil
 	}
-	var first bool
-	if err := l.conn.QueryRowContext(ctx, l.def.sql["first_path"]).Scan(&first); err != nil {
-		return "", fmt.Errorf("first path: %w", err)
+	first, err := l.firstSync(ctx)
+	if err != nil {
+		return "", err
 	}
 	if first {
 		return pathFirst, nil
 	}
 	return pathList, nil
+}
+
+// firstSync says whether no stored row of the loader's account in its table comes from an
+// earlier run. The run's merges only add rows of this run and replace rows keeping their
+// first_seen_run (deletions only mark rows), so the answer holds for the rest of the run: it is
+// asked once per table, account and run.
+func (l *loader) firstSync(ctx context.Context) (bool, error) {
+	key := firstPathKey{l.def.table, l.account, l.runID}
+	l.b.mu.Lock()
+	first, known := l.b.firstPaths[key]
+	l.b.mu.Unlock()
+	if known {
+		return first, nil
+	}
+	if err := l.conn.QueryRowContext(ctx, l.def.sql["first_path"]).Scan(&first); err != nil {
+		return false, fmt.Errorf("first path: %w", err)
+	}
+	l.b.mu.Lock()
+	l.b.firstPaths[key] = first
+	l.b.mu.Unlock()
+	return first, nil
 }
 
 const problemsQuery = `SELECT x_page, x_idx, coalesce(id, ''), x_problems::VARCHAR[], count(*) OVER ()
