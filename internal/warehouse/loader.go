@@ -368,16 +368,21 @@ func (l *loader) apply(ctx context.Context, path mergePath) (MergeResult, error)
 		return res, err
 	}
 	defer tx.Rollback()
-	classify := "classify"
+	classify, counts := "classify", "counts"
 	if path == pathFirst {
 		classify = "classify_first"
+		if len(l.def.derived) == 0 { // merge_state is read by derived tables only on this path
+			classify, counts = "", "counts_first"
+		}
 	}
-	if err := l.run(ctx, tx, classify); err != nil {
-		return res, err
+	if classify != "" {
+		if err := l.run(ctx, tx, classify); err != nil {
+			return res, err
+		}
 	}
-	err = tx.QueryRowContext(ctx, l.def.sql["counts"]).Scan(&res.Inserted, &res.Updated, &res.Unchanged, &res.Restored)
+	err = tx.QueryRowContext(ctx, l.def.sql[counts]).Scan(&res.Inserted, &res.Updated, &res.Unchanged, &res.Restored)
 	if err != nil {
-		return res, fmt.Errorf("counts: %w", err)
+		return res, fmt.Errorf("%s: %w", counts, err)
 	}
 	for _, step := range l.steps(path) {
 		if err := l.run(ctx, tx, step); err != nil {
