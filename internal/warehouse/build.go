@@ -45,6 +45,11 @@ type Build struct {
 	sink      *Sink // the open sink, if any: a build has one writer
 	done      bool
 	stopTrace func()
+
+	// firstPaths remembers, per table, account and run, whether the run is the account's first
+	// sync of the table (merge/common.sql, first_path): a run's own merges cannot change the
+	// answer, so it is asked once, not once per batch. Guarded by mu.
+	firstPaths map[firstPathKey]bool
 }
 
 var stateSQL = sqlfile.MustLoad(sqlFS, "queries/state.sql", "unfinished_runs", "find_unfinished_run", "insert_run", "finish_run", "stream_done", "delete_stream", "insert_stream", "get_cursor", "delete_cursor", "insert_cursor", "delete_conflicts", "insert_conflict", "newest_created")
@@ -90,7 +95,7 @@ func StartBuild(ctx context.Context, path string, opts BuildOptions) (*Build, er
 	}
 	b := &Build{path: path, work: path + ".building", lock: lock, log: log, memoryLimit: opts.MemoryLimit,
 		rowGroupSize: opts.RowGroupSize, listBatch: opts.ListBatch, fanoutBatchBytes: opts.FanoutBatchBytes,
-		loaders: map[*loader]struct{}{}}
+		loaders: map[*loader]struct{}{}, firstPaths: map[firstPathKey]bool{}}
 	if b.rowGroupSize <= 0 {
 		b.rowGroupSize = DefaultRowGroupSize
 	}

@@ -7,10 +7,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/billsync/billsync/internal/sqlfile"
 )
 
 //go:embed queries/credit_targets.sql
 var creditTargetsSQL string
+
+var creditNeverSQL = sqlfile.MustLoad(sqlFS, "queries/credit_never.sql", "any_read", "never")
 
 // CreditTarget is a customer whose credit history should be fetched.
 type CreditTarget struct {
@@ -65,8 +69,17 @@ func (b *Build) creditTargets(ctx context.Context, account string, p CreditPlan,
 	if err != nil {
 		return nil, fmt.Errorf("credit targets of %s: %w", account, err)
 	}
-	rows, err := b.db.QueryContext(ctx, creditTargetsSQL, account, p.Now.UTC(),
-		p.Refresh.Microseconds(), min(p.MinInterval, p.Refresh).Microseconds(), hints, limit)
+	var read bool
+	if err := b.db.QueryRowContext(ctx, creditNeverSQL.Get("any_read"), account).Scan(&read); err != nil {
+		return nil, fmt.Errorf("credit targets of %s: %w", account, err)
+	}
+	var rows *sql.Rows
+	if read {
+		rows, err = b.db.QueryContext(ctx, creditTargetsSQL, account, p.Now.UTC(),
+			p.Refresh.Microseconds(), min(p.MinInterval, p.Refresh).Microseconds(), hints, limit)
+	} else { // the first sync: every customer is `never` (queries/credit_never.sql)
+		rows, err = b.db.QueryContext(ctx, creditNeverSQL.Get("never"), account, limit)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("credit targets of %s: %w", account, err)
 	}

@@ -218,3 +218,93 @@ func TestCreditTargetsBoundsHold(t *testing.T) {
 		}
 	}
 }
+
+// TestCreditTargetsFirstSync: before any credit read of an account is recorded, creditTargets
+// answers with credit_never.sql, which must give exactly what credit_targets.sql gives then
+// (every customer `never`, newest first, ledger-only customers last, deleted ones left out, a
+// hint changing nothing); once the account has a read, the full query answers, also while
+// another account has none.
+func TestCreditTargetsFirstSync(t *testing.T) {
+	ctx := context.Background()
+	b := startBuild(t, newPath(t))
+	run := startRun(t, b, "acct")
+	var customers []string
+	for i := range 30 {
+		customers = append(customers, fmt.Sprintf(`{"id":"c%02d","createdAt":%d,"updatedAt":%d}`,
+			i, 1700000000000+int64(i%7)*86400000, 1700000000000+int64(i%5)*86400000))
+	}
+	customers = append(customers, `{"id":"","createdAt":1700000000000}`) // no id: validation refuses it
+	load(t, b, Customers, run, t0, true, customers[:30]...)
+	load(t, b, Customers, startRun(t, b, "other"), t0, true, `{"id":"o1","createdAt":1700000000000}`)
+	load(t, b, CreditLedger, run, t0, false,
+		ledgerRow("e1", "ledger-only", "p", t0.Add(-day), 5, 0, time.Time{}),
+		ledgerRow("e2", "c03", "p", t0.Add(-day), 5, 0, time.Time{}))
+	// c29 left the list before this run ended: deleted upstream, not a candidate
+	if _, err := b.DB().ExecContext(ctx, `UPDATE customers SET deleted_upstream_at = ? WHERE id = 'c29'`, t0); err != nil {
+		t.Fatal(err)
+	}
+	plan := CreditPlan{Now: t0, Refresh: 7 * day, MinInterval: DefaultCreditMinInterval,
+		Hints: []CreditHint{{Account: "acct", CustomerID: "c05", At: t0.Add(-time.Hour)}}}
+	full := func(account string, limit int) []string {
+		t.Helper()
+		hints, err := hintsJSON(account, plan.Hints)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, err := b.DB().QueryContext(ctx, creditTargetsSQL, account, plan.Now, plan.Refresh.Microseconds(),
+			plan.MinInterval.Microseconds(), hints, limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var out []string
+		for rows.Next() {
+			var id, reason string
+			var last any
+			if err := rows.Scan(&id, &last, &reason); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, id+" "+reason)
+		}
+		return out
+	}
+	got := func(account string, limit int) []string {
+		t.Helper()
+		ts, err := b.creditTargets(ctx, account, plan, limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, c := range ts {
+			out = append(out, c.CustomerID+" "+c.Reason)
+		}
+		return out
+	}
+	for _, limit := range []int{1000, 7} {
+		want := full("acct", limit)
+		if len(want) != min(limit, 30) { // c00..c28 and ledger-only
+			t.Fatalf("limit %d: the full query gave %d targets: %v", limit, len(want), want)
+		}
+		if g := got("acct", limit); !slices.Equal(g, want) {
+			t.Errorf("first sync, limit %d:\n got %v\nwant %v", limit, g, want)
+		}
+	}
+	// another account's read does not end acct's first sync
+	if err := b.markCreditFetched(ctx, "other", []string{"o1"}, []string{"never"}, t0, run.ID); err != nil {
+		t.Fatal(err)
+	}
+	if g, want := got("acct", 1000), full("acct", 1000); !slices.Equal(g, want) {
+		t.Errorf("after other's read:\n got %v\nwant %v", g, want)
+	}
+	// acct's own read does: c03 was read now, so it is not due, and the rest are still never read
+	if err := b.markCreditFetched(ctx, "acct", []string{"c03"}, []string{"never"}, t0, run.ID); err != nil {
+		t.Fatal(err)
+	}
+	g := got("acct", 1000)
+	if want := full("acct", 1000); !slices.Equal(g, want) {
+		t.Errorf("after acct's read:\n got %v\nwant %v", g, want)
+	}
+	if slices.Contains(g, "c03 never") {
+		t.Errorf("c03, read now, is still never read: %v", g)
+	}
+}

@@ -381,6 +381,24 @@ func TestWebhookPayloadAndStatusChange(t *testing.T) {
 	}
 }
 
+// A payload that is no JSON leaves its delivery's event columns empty and its neighbours' parsed:
+// the fast parse fails on it and the merge starts over checked (webhook_deliveries.sql).
+func TestWebhookUnreadablePayload(t *testing.T) {
+	for _, payload := range []string{`"not json"`, `"{\"event\":"`, `5`, `null`} {
+		t.Run(payload, func(t *testing.T) {
+			b := startBuild(t, newPath(t))
+			run := startRun(t, b, "acct")
+			load(t, b, WebhookDeliveries, run, t0, false,
+				`{"id":"a","payload":"{\"event\":\"payment.reminder\",\"data\":{\"amount\":5}}","createdAt":"2025-01-01T00:00:00Z"}`,
+				`{"id":"b","payload":`+payload+`,"createdAt":"2025-01-01T00:00:00Z"}`)
+			got := queryString(t, b.DB(), `SELECT string_agg(id || ' ' || coalesce(event_type, '-') || ' ' || coalesce(event_data->>'$.amount', '-'), ', ' ORDER BY id) FROM webhook_deliveries`)
+			if got != "a payment.reminder 5, b - -" {
+				t.Errorf("rows %q", got)
+			}
+		})
+	}
+}
+
 // The account's first sync of an entity writes no per-record _created rows (it
 // does not know when those records appeared); later runs do, also for children.
 func TestCreatedRowsOnlyAfterFirstSync(t *testing.T) {

@@ -98,6 +98,11 @@ SELECT id, x_seq AS seq, 'new' AS state, false AS was_deleted, true AS derive FR
 -- name: classify
 -- opt-out: the list path classifies its records in `keys`
 
+-- name: counts_first
+-- The first load of an entity without derived tables: every incoming record is new, and
+-- nothing reads merge_state, so classify_first is skipped and the counts come from incoming.
+SELECT count(*) AS inserted, 0 AS updated, 0 AS unchanged, 0 AS restored FROM incoming;
+
 -- An entity's `changes` section (in its own file) compares typed columns of
 -- `incoming` with the stored row. On the list path incoming holds only records
 -- whose raw JSON differs from the stored one (and restored ones, whose fields

@@ -16,8 +16,10 @@ WITH p AS (
 ), t AS (
     SELECT *, bs_ts(r.createdAt) AS created_at, bs_ts(r.updatedAt) AS updated_at,
            bs_ts(r.nextDelivery) AS next_delivery,
-           -- the payload string is parsed once; the raw record keeps it as sent
-           CASE WHEN json_valid(r.payload)
+           -- the payload string is parsed once; the raw record keeps it as sent. An unreadable
+           -- one fails this parse: the loader then starts over with bs_checked, and only then is
+           -- every payload checked first (a second parse that cost a third of this statement)
+           CASE WHEN NOT getvariable('bs_checked') OR json_valid(r.payload)
                 THEN json_transform(r.payload, '{"event": "VARCHAR", "data": "JSON"}') END AS payload_json
     FROM p
 )
