@@ -368,3 +368,61 @@ func TestOlderWarehouseMacros(t *testing.T) {
 		}
 	}
 }
+
+// TestEmailFixesEdgeCases: dq_email_fixes.sql on customers the simulator does not make: no
+// e-mail (twice: the same fromEmail), blanks, a cleaned address that is another customer's, one
+// that is the customer's own, two that clean to the same address, and one per account.
+func TestEmailFixesEdgeCases(t *testing.T) {
+	w := testWorld(t)
+	db := filepath.Join(t.TempDir(), "billsync.duckdb")
+	if err := copyFile(w.db, db); err != nil {
+		t.Fatal(err)
+	}
+	execDB(t, db, `INSERT INTO customers (account, id, email, name, created_at) VALUES
+		('edge', 'c1', NULL, 'No mail', TIMESTAMPTZ '2026-01-01 00:00:01+00'),
+		('edge', 'c2', NULL, 'No mail either', TIMESTAMPTZ '2026-01-01 00:00:02+00'),
+		('edge', 'c3', '  ', 'Blank', TIMESTAMPTZ '2026-01-01 00:00:03+00'),
+		('edge', 'c4', 'Budi @Mail.com', 'Budi typo', TIMESTAMPTZ '2026-01-01 00:00:04+00'),
+		('edge', 'c5', 'budi@mail.com', 'Budi', TIMESTAMPTZ '2026-01-01 00:00:05+00'),
+		('edge', 'c6', ' Sari@Mail.com ', 'Sari', TIMESTAMPTZ '2026-01-01 00:00:06+00'),
+		('edge', 'c7', 'dua spasi@x.com', 'Dua', TIMESTAMPTZ '2026-01-01 00:00:07+00'),
+		('edge', 'c8', 'duaspasi@x.com ', 'Dua lagi', TIMESTAMPTZ '2026-01-01 00:00:08+00'),
+		('edge2', 'c11', 'Budi @Mail.com', 'Budi elsewhere', TIMESTAMPTZ '2026-01-01 00:00:11+00')`)
+	names, rows := queryRows(t, db, "dq_email_fixes.sql", nil, "")
+	col := func(name string) int {
+		i := slices.Index(names, name)
+		if i < 0 {
+			t.Fatalf("no column %s in %v", name, names)
+		}
+		return i
+	}
+	show := []int{col("account"), col("customer_id"), col("fromEmail"), col("toEmail"), col("problem"), col("shared_with"), col("suggestion")}
+	var got []string
+	for _, r := range rows {
+		if a, _ := r[show[0]].(string); !strings.HasPrefix(a, "edge") {
+			continue
+		}
+		var f []string
+		for _, i := range show {
+			f = append(f, fmt.Sprintf("%v", r[i]))
+		}
+		got = append(got, strings.Join(f, " | "))
+	}
+	want := []string{
+		"edge | c3 |    |  | empty | 0 | <nil>",
+		// another customer's address once cleaned: suggested, not filled in
+		"edge | c4 | Budi @Mail.com |  | malformed | 0 | budi@mail.com",
+		// both clean to the same address: neither is filled in
+		"edge | c7 | dua spasi@x.com |  | malformed | 0 | duaspasi@x.com",
+		"edge | c8 | duaspasi@x.com  |  | malformed | 0 | duaspasi@x.com",
+		// cleaned, it is the customer's own key: nobody else's, so filled in
+		"edge | c6 |  Sari@Mail.com  | sari@mail.com | malformed | 0 | sari@mail.com",
+		"edge | c1 | <nil> |  | empty; ambiguous | 0 | <nil>",
+		"edge | c2 | <nil> |  | empty; ambiguous | 0 | <nil>",
+		// budi@mail.com is another account's customer's: no collision here
+		"edge2 | c11 | Budi @Mail.com | budi@mail.com | malformed | 0 | budi@mail.com",
+	}
+	if g, w := strings.Join(got, "\n"), strings.Join(want, "\n"); g != w {
+		t.Errorf("got\n%s\nwant\n%s", g, w)
+	}
+}
