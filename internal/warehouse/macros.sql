@@ -203,10 +203,12 @@ items AS (
     FROM invoices i
     LEFT JOIN changes_at('invoices', end_of_day(as_of, tz), 'status', 'amount', account := account) h
            ON h.account = i.account AND h.record_id = i.id
+    -- an anti join, not NOT EXISTS: DuckDB's plan for the correlated subquery buffered every
+    -- open invoice, all columns, before it removed them
+    ANTI JOIN unpaid_transactions u ON u.account = i.account AND u.payment_link_id = i.id
     WHERE (account IS NULL OR i.account = account)
       AND i.created_at < end_of_day(as_of, tz) AND h.deleted IS NOT TRUE
       AND CASE WHEN h.known_1 THEN h.value_1 ELSE i.status END = 'active'
-      AND NOT EXISTS (SELECT 1 FROM unpaid_transactions u WHERE u.account = i.account AND u.payment_link_id = i.id)
     UNION ALL
     -- A payment request has no customer: its name (whom it was made out to)
     -- stands in for one; the item is what it asks payment for.
@@ -217,10 +219,10 @@ items AS (
     FROM payment_requests r
     LEFT JOIN changes_at('payment_requests', end_of_day(as_of, tz), 'status', 'amount', account := account) h
            ON h.account = r.account AND h.record_id = r.id
+    ANTI JOIN unpaid_transactions u ON u.account = r.account AND u.payment_link_id = r.id
     WHERE (account IS NULL OR r.account = account)
       AND r.created_at < end_of_day(as_of, tz) AND h.deleted IS NOT TRUE
       AND CASE WHEN h.known_1 THEN h.value_1 ELSE r.status END IN ('unpaid', 'active')
-      AND NOT EXISTS (SELECT 1 FROM unpaid_transactions u WHERE u.account = r.account AND u.payment_link_id = r.id)
 )
 -- Dates are local dates in tz; timezone() gives a plain TIMESTAMP, so the day arithmetic stays
 -- on the fast path. The zone comes from the parameter, a constant, never from a column: per row,
