@@ -337,6 +337,9 @@ func queryChild() error {
 		return err
 	}
 	defer h.Close()
+	if err := s.proveZone(ctx, h); err != nil {
+		return err
+	}
 	conn, err := h.Conn(ctx)
 	if err != nil {
 		return err
