@@ -1,7 +1,9 @@
 package report
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"math/big"
@@ -13,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/billsync/billsync/internal/warehouse"
 	"github.com/billsync/billsync/queries"
 )
 
@@ -424,5 +427,37 @@ func TestEmailFixesEdgeCases(t *testing.T) {
 	}
 	if g, w := strings.Join(got, "\n"), strings.Join(want, "\n"); g != w {
 		t.Errorf("got\n%s\nwant\n%s", g, w)
+	}
+}
+
+// TestStreamStopsWhenCanceled: a sheet's query stops soon after its context ends, not at the end
+// of its rows (the rows are read from the driver directly, without database/sql's watch).
+func TestStreamStopsWhenCanceled(t *testing.T) {
+	w := testWorld(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	h, err := warehouse.OpenReadOnly(ctx, w.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	conn, err := h.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	n := 0
+	err = streamText(ctx, conn, "test.sql", "SELECT i, i::VARCHAR AS s FROM range(1000000) t(i)", func(result) error { return nil },
+		func([]any) error {
+			if n++; n == 10 {
+				cancel()
+			}
+			return nil
+		})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if n > 10000 {
+		t.Errorf("%d rows read after the context ended", n-10)
 	}
 }
