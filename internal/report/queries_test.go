@@ -461,3 +461,51 @@ func TestStreamStopsWhenCanceled(t *testing.T) {
 		t.Errorf("%d rows read after the context ended", n-10)
 	}
 }
+
+// TestDeletedLabelsEveryEntity: dq_deleted.sql labels a deleted record of every entity it knows
+// (the goldens have deleted unpaid transactions only).
+func TestDeletedLabelsEveryEntity(t *testing.T) {
+	w := testWorld(t)
+	db := filepath.Join(t.TempDir(), "billsync.duckdb")
+	if err := copyFile(w.db, db); err != nil {
+		t.Fatal(err)
+	}
+	// one record of each entity, deleted on the as-of date, and what its label must be
+	labels := map[string]string{
+		"customers":        "SELECT id, coalesce(name, '') || ' <' || coalesce(email, '') || '>', NULL::BIGINT FROM customers",
+		"products":         "SELECT id, name, amount FROM products",
+		"payment_requests": "SELECT id, name, amount FROM payment_requests",
+		"invoices":         "SELECT id, name, amount FROM invoices",
+		"reviews":          "SELECT id, product_name || ' (' || rating || ' ★)', NULL::BIGINT FROM reviews",
+	}
+	want := map[string]string{}
+	var inserts []string
+	h, err := warehouse.OpenReadOnly(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for entity, q := range labels {
+		var id string
+		var label, amount any
+		if err := h.QueryRow(q+" ORDER BY id LIMIT 1").Scan(&id, &label, &amount); err != nil {
+			t.Fatalf("%s: %v", entity, err)
+		}
+		want[entity+"/"+id] = fmt.Sprintf("%v | %v", label, amount)
+		inserts = append(inserts, fmt.Sprintf(`INSERT INTO record_changes VALUES ('main', '%s', '%s', '_deleted', NULL, NULL, TIMESTAMPTZ '2026-06-05 10:00:00+00', 2)`, entity, id))
+	}
+	h.Close()
+	execDB(t, db, inserts...)
+	names, rows := queryRows(t, db, "dq_deleted.sql", asOfVars, "")
+	ei, ri, li, ai := slices.Index(names, "entity"), slices.Index(names, "record_id"), slices.Index(names, "label"), slices.Index(names, "amount")
+	got := map[string]string{}
+	for _, r := range rows {
+		if k := fmt.Sprintf("%v/%v", r[ei], r[ri]); want[k] != "" {
+			got[k] = fmt.Sprintf("%v | %v", r[li], r[ai])
+		}
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: label | amount %q, want %q", k, got[k], v)
+		}
+	}
+}
