@@ -15,43 +15,76 @@
 WITH params AS (
     SELECT getvariable('account')::VARCHAR AS account
 ),
+-- Only the keys of every current customer; the listed ones' other columns are read at the end
+-- (by rowid), so the keys of 200k customers are all that is held.
 current_customers AS (
-    SELECT c.*, lower(trim(c.email)) AS email_key
+    SELECT c.rowid AS row_id, c.account, c.id, c.email, lower(trim(c.email)) AS email_key,
+           lower(regexp_replace(coalesce(c.email, ''), '\s', '', 'g')) AS cleaned
     FROM customers c, params p
     WHERE c.deleted_upstream_at IS NULL AND (p.account IS NULL OR c.account = p.account)
 ),
-checked AS (
-    SELECT *,
-           count(*) OVER (PARTITION BY account, email_key) AS sharing,
-           count(*) OVER (PARTITION BY account, email) AS exact_sharing,
-           NOT coalesce(regexp_full_match(email, '[^@\s]+@[^@\s]+\.[A-Za-z]{2,}'), false) AS malformed,
-           lower(regexp_replace(coalesce(email, ''), '\s', '', 'g')) AS cleaned,
-           count(*) OVER (PARTITION BY account, lower(regexp_replace(coalesce(email, ''), '\s', '', 'g'))) AS cleaned_sharing
-    FROM current_customers
+-- How many customers share a key is counted by grouping and joining back, not by window (a
+-- window over 200k partitions of about one customer each cost a second); IS NOT DISTINCT FROM
+-- groups NULLs together as a window's partition does.
+by_key AS (
+    SELECT k.account, k.email_key, count(*) AS n FROM current_customers k GROUP BY k.account, k.email_key
+),
+listed AS (
+    SELECT c.*, k.n AS sharing,
+           NOT coalesce(regexp_full_match(c.email, '[^@\s]+@[^@\s]+\.[A-Za-z]{2,}'), false) AS malformed
+    FROM current_customers c
+    JOIN by_key k ON k.account IS NOT DISTINCT FROM c.account AND k.email_key IS NOT DISTINCT FROM c.email_key
+    WHERE NOT coalesce(regexp_full_match(c.email, '[^@\s]+@[^@\s]+\.[A-Za-z]{2,}'), false)
+       OR (c.email_key <> '' AND k.n > 1)
+),
+-- the other counts, for the listed customers' e-mails only
+by_email AS (
+    SELECT c.account, c.email, count(*) AS n
+    FROM current_customers c
+    SEMI JOIN listed l ON l.account IS NOT DISTINCT FROM c.account AND l.email IS NOT DISTINCT FROM c.email
+    GROUP BY c.account, c.email
+),
+by_cleaned AS (
+    SELECT c.account, c.cleaned, count(*) AS n
+    FROM current_customers c
+    SEMI JOIN listed l ON l.account IS NOT DISTINCT FROM c.account AND l.cleaned IS NOT DISTINCT FROM c.cleaned
+    GROUP BY c.account, c.cleaned
+),
+-- customers whose key is a listed customer's cleaned address, by id: min and max tell whether one
+-- other than the listed customer is among them
+cleaned_keys AS (
+    SELECT c.account, c.email_key, count(c.id) AS ids, min(c.id) AS min_id, max(c.id) AS max_id
+    FROM current_customers c
+    SEMI JOIN listed l ON l.account = c.account AND l.cleaned = c.email_key
+    GROUP BY c.account, c.email_key
 ),
 suggested AS (
-    SELECT k.*,
-           CASE WHEN k.malformed AND regexp_full_match(k.cleaned, '[^@\s]+@[^@\s]+\.[a-z]{2,}') THEN k.cleaned END AS suggestion,
-           -- a correction is proposed only where applying it cannot collide or pick the wrong customer
-           k.exact_sharing = 1 AND k.cleaned_sharing = 1 AND NOT EXISTS (
-               SELECT 1 FROM current_customers o
-               WHERE o.account = k.account AND o.id <> k.id AND o.email_key = k.cleaned) AS safe
-    FROM checked k
+    SELECT l.*, e.n AS exact_sharing,
+           CASE WHEN l.malformed AND regexp_full_match(l.cleaned, '[^@\s]+@[^@\s]+\.[a-z]{2,}') THEN l.cleaned END AS suggestion,
+           -- a correction is proposed only where applying it cannot collide or pick the wrong
+           -- customer: no other customer has the same address, the cleaned one, or the cleaned one
+           -- as key (an id other than this customer's)
+           e.n = 1 AND d.n = 1
+             AND NOT coalesce(l.id IS NOT NULL AND o.ids > 0 AND (o.min_id <> l.id OR o.max_id <> l.id), false) AS safe
+    FROM listed l
+    JOIN by_email e ON e.account IS NOT DISTINCT FROM l.account AND e.email IS NOT DISTINCT FROM l.email
+    JOIN by_cleaned d ON d.account IS NOT DISTINCT FROM l.account AND d.cleaned IS NOT DISTINCT FROM l.cleaned
+    LEFT JOIN cleaned_keys o ON o.account = l.account AND o.email_key = l.cleaned
 )
-SELECT email AS "fromEmail",
-       CASE WHEN safe THEN coalesce(suggestion, '') ELSE '' END AS "toEmail",
-       id AS customer_id, name AS customer_name, account,
+SELECT s.email AS "fromEmail",
+       CASE WHEN s.safe THEN coalesce(s.suggestion, '') ELSE '' END AS "toEmail",
+       s.id AS customer_id, c.name AS customer_name, s.account,
        -- codes, '; '-separated; the workbook and CSV show each in the report's language
        concat_ws('; ',
-           CASE WHEN email IS NULL OR trim(email) = '' THEN 'empty'
-                WHEN malformed THEN 'malformed' END,
-           CASE WHEN email_key <> '' AND sharing > 1 THEN 'shared' END,
-           CASE WHEN exact_sharing > 1 THEN 'ambiguous' END
+           CASE WHEN s.email IS NULL OR trim(s.email) = '' THEN 'empty'
+                WHEN s.malformed THEN 'malformed' END,
+           CASE WHEN s.email_key <> '' AND s.sharing > 1 THEN 'shared' END,
+           CASE WHEN s.exact_sharing > 1 THEN 'ambiguous' END
        ) AS problem,
        -- other customers with this e-mail, ignoring case and surrounding spaces
-       CASE WHEN email_key <> '' THEN sharing - 1 ELSE 0 END AS shared_with,
-       suggestion,
-       mobile, created_at, updated_at
-FROM suggested
-WHERE malformed OR (email_key <> '' AND sharing > 1)
-ORDER BY account, email_key, created_at, id;
+       CASE WHEN s.email_key <> '' THEN s.sharing - 1 ELSE 0 END AS shared_with,
+       s.suggestion,
+       c.mobile, c.created_at, c.updated_at
+FROM suggested s
+JOIN customers c ON c.rowid = s.row_id
+ORDER BY s.account, s.email_key, c.created_at, s.id;

@@ -16,9 +16,9 @@ SET VARIABLE months = coalesce(getvariable('months'), 12);
 SELECT r.account,
        -- reviews of earlier months are one row with month NULL ("earlier"), first: the
        -- trend leaves nothing out, and its total equals reviews_by_product.sql's
-       CASE WHEN date_trunc('month', timezone(getvariable('tz'), r.created_at))::DATE
+       CASE WHEN date_trunc('month', local_time(r.created_at, getvariable('tz')))::DATE
                  > date_trunc('month', getvariable('as_of')::DATE) - to_months(getvariable('months')::INTEGER)
-            THEN date_trunc('month', timezone(getvariable('tz'), r.created_at))::DATE END AS month,
+            THEN date_trunc('month', local_time(r.created_at, getvariable('tz')))::DATE END AS month,
        count(*) AS reviews,
        round(avg(r.rating), 2) AS avg_rating,
        count(*) FILTER (round(r.rating) = 1) AS stars_1,

@@ -139,6 +139,20 @@ func buildBenchWarehouse(path string) error {
 // benchAsOf is the report date of every benchmark run: the day of the synthetic sync.
 var benchAsOf = time.Date(2026, 6, 30, 0, 0, 0, 0, time.UTC)
 
+// childAsOf is a child's report date: BILLSYNC_REPORT_CHILD_ASOF (YYYY-MM-DD), for a child run by
+// hand over another warehouse (one a sync wrote, whose records are of its own days), else benchAsOf.
+func childAsOf() (time.Time, error) {
+	v := os.Getenv("BILLSYNC_REPORT_CHILD_ASOF")
+	if v == "" {
+		return benchAsOf, nil
+	}
+	t, err := time.Parse(time.DateOnly, v)
+	if err != nil {
+		return t, fmt.Errorf("BILLSYNC_REPORT_CHILD_ASOF: %w", err)
+	}
+	return t, nil
+}
+
 // runChild runs one of the child tests below with env and reports its wall
 // time and peak RSS. The peak is the child's own VmHWM: rusage's Maxrss would
 // include the parent's high-water mark, which exec carries over.
@@ -287,8 +301,12 @@ func reportChild() error {
 	if n := os.Getenv("BILLSYNC_REPORT_CHILD_NAMES"); n != "" {
 		names = strings.Split(n, ",")
 	}
-	_, err := Generate(context.Background(), Options{DB: os.Getenv("BILLSYNC_REPORT_CHILD_DB"), OutDir: os.Getenv("BILLSYNC_REPORT_CHILD_OUT"),
-		Formats: formats, Names: names, AsOf: benchAsOf, Log: quiet})
+	asOf, err := childAsOf()
+	if err != nil {
+		return err
+	}
+	_, err = Generate(context.Background(), Options{DB: os.Getenv("BILLSYNC_REPORT_CHILD_DB"), OutDir: os.Getenv("BILLSYNC_REPORT_CHILD_OUT"),
+		Formats: formats, Names: names, AsOf: asOf, Log: quiet})
 	return err
 }
 
@@ -306,7 +324,11 @@ func queryChild() error {
 		return err
 	}
 	defer os.RemoveAll(out)
-	s, err := Options{DB: os.Getenv("BILLSYNC_REPORT_CHILD_DB"), OutDir: out, AsOf: benchAsOf, Log: quiet}.resolve()
+	asOf, err := childAsOf()
+	if err != nil {
+		return err
+	}
+	s, err := Options{DB: os.Getenv("BILLSYNC_REPORT_CHILD_DB"), OutDir: out, AsOf: asOf, Log: quiet}.resolve()
 	if err != nil {
 		return err
 	}
@@ -315,6 +337,9 @@ func queryChild() error {
 		return err
 	}
 	defer h.Close()
+	if err := s.proveZone(ctx, h); err != nil {
+		return err
+	}
 	conn, err := h.Conn(ctx)
 	if err != nil {
 		return err

@@ -1,7 +1,9 @@
 package report
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"math/big"
@@ -13,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/billsync/billsync/internal/warehouse"
 	"github.com/billsync/billsync/queries"
 )
 
@@ -365,6 +368,144 @@ func TestOlderWarehouseMacros(t *testing.T) {
 		}
 		if a, b := render(n1, want), render(n2, got); a != b {
 			t.Errorf("%s on the older file:\n%s", f, firstDiff(b, a))
+		}
+	}
+}
+
+// TestEmailFixesEdgeCases: dq_email_fixes.sql on customers the simulator does not make: no
+// e-mail (twice: the same fromEmail), blanks, a cleaned address that is another customer's, one
+// that is the customer's own, two that clean to the same address, and one per account.
+func TestEmailFixesEdgeCases(t *testing.T) {
+	w := testWorld(t)
+	db := filepath.Join(t.TempDir(), "billsync.duckdb")
+	if err := copyFile(w.db, db); err != nil {
+		t.Fatal(err)
+	}
+	execDB(t, db, `INSERT INTO customers (account, id, email, name, created_at) VALUES
+		('edge', 'c1', NULL, 'No mail', TIMESTAMPTZ '2026-01-01 00:00:01+00'),
+		('edge', 'c2', NULL, 'No mail either', TIMESTAMPTZ '2026-01-01 00:00:02+00'),
+		('edge', 'c3', '  ', 'Blank', TIMESTAMPTZ '2026-01-01 00:00:03+00'),
+		('edge', 'c4', 'Budi @Mail.com', 'Budi typo', TIMESTAMPTZ '2026-01-01 00:00:04+00'),
+		('edge', 'c5', 'budi@mail.com', 'Budi', TIMESTAMPTZ '2026-01-01 00:00:05+00'),
+		('edge', 'c6', ' Sari@Mail.com ', 'Sari', TIMESTAMPTZ '2026-01-01 00:00:06+00'),
+		('edge', 'c7', 'dua spasi@x.com', 'Dua', TIMESTAMPTZ '2026-01-01 00:00:07+00'),
+		('edge', 'c8', 'duaspasi@x.com ', 'Dua lagi', TIMESTAMPTZ '2026-01-01 00:00:08+00'),
+		('edge2', 'c11', 'Budi @Mail.com', 'Budi elsewhere', TIMESTAMPTZ '2026-01-01 00:00:11+00')`)
+	names, rows := queryRows(t, db, "dq_email_fixes.sql", nil, "")
+	col := func(name string) int {
+		i := slices.Index(names, name)
+		if i < 0 {
+			t.Fatalf("no column %s in %v", name, names)
+		}
+		return i
+	}
+	show := []int{col("account"), col("customer_id"), col("fromEmail"), col("toEmail"), col("problem"), col("shared_with"), col("suggestion")}
+	var got []string
+	for _, r := range rows {
+		if a, _ := r[show[0]].(string); !strings.HasPrefix(a, "edge") {
+			continue
+		}
+		var f []string
+		for _, i := range show {
+			f = append(f, fmt.Sprintf("%v", r[i]))
+		}
+		got = append(got, strings.Join(f, " | "))
+	}
+	want := []string{
+		"edge | c3 |    |  | empty | 0 | <nil>",
+		// another customer's address once cleaned: suggested, not filled in
+		"edge | c4 | Budi @Mail.com |  | malformed | 0 | budi@mail.com",
+		// both clean to the same address: neither is filled in
+		"edge | c7 | dua spasi@x.com |  | malformed | 0 | duaspasi@x.com",
+		"edge | c8 | duaspasi@x.com  |  | malformed | 0 | duaspasi@x.com",
+		// cleaned, it is the customer's own key: nobody else's, so filled in
+		"edge | c6 |  Sari@Mail.com  | sari@mail.com | malformed | 0 | sari@mail.com",
+		"edge | c1 | <nil> |  | empty; ambiguous | 0 | <nil>",
+		"edge | c2 | <nil> |  | empty; ambiguous | 0 | <nil>",
+		// budi@mail.com is another account's customer's: no collision here
+		"edge2 | c11 | Budi @Mail.com | budi@mail.com | malformed | 0 | budi@mail.com",
+	}
+	if g, w := strings.Join(got, "\n"), strings.Join(want, "\n"); g != w {
+		t.Errorf("got\n%s\nwant\n%s", g, w)
+	}
+}
+
+// TestStreamStopsWhenCanceled: a sheet's query stops soon after its context ends, not at the end
+// of its rows (the rows are read from the driver directly, without database/sql's watch).
+func TestStreamStopsWhenCanceled(t *testing.T) {
+	w := testWorld(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	h, err := warehouse.OpenReadOnly(ctx, w.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	conn, err := h.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	n := 0
+	err = streamText(ctx, conn, "test.sql", "SELECT i, i::VARCHAR AS s FROM range(1000000) t(i)", func(result) error { return nil },
+		func([]any) error {
+			if n++; n == 10 {
+				cancel()
+			}
+			return nil
+		})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if n > 10000 {
+		t.Errorf("%d rows read after the context ended", n-10)
+	}
+}
+
+// TestDeletedLabelsEveryEntity: dq_deleted.sql labels a deleted record of every entity it knows
+// (the goldens have deleted unpaid transactions only).
+func TestDeletedLabelsEveryEntity(t *testing.T) {
+	w := testWorld(t)
+	db := filepath.Join(t.TempDir(), "billsync.duckdb")
+	if err := copyFile(w.db, db); err != nil {
+		t.Fatal(err)
+	}
+	// one record of each entity, deleted on the as-of date, and what its label must be
+	labels := map[string]string{
+		"customers":        "SELECT id, coalesce(name, '') || ' <' || coalesce(email, '') || '>', NULL::BIGINT FROM customers",
+		"products":         "SELECT id, name, amount FROM products",
+		"payment_requests": "SELECT id, name, amount FROM payment_requests",
+		"invoices":         "SELECT id, name, amount FROM invoices",
+		"reviews":          "SELECT id, product_name || ' (' || rating || ' ★)', NULL::BIGINT FROM reviews",
+	}
+	want := map[string]string{}
+	var inserts []string
+	h, err := warehouse.OpenReadOnly(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for entity, q := range labels {
+		var id string
+		var label, amount any
+		if err := h.QueryRow(q+" ORDER BY id LIMIT 1").Scan(&id, &label, &amount); err != nil {
+			t.Fatalf("%s: %v", entity, err)
+		}
+		want[entity+"/"+id] = fmt.Sprintf("%v | %v", label, amount)
+		inserts = append(inserts, fmt.Sprintf(`INSERT INTO record_changes VALUES ('main', '%s', '%s', '_deleted', NULL, NULL, TIMESTAMPTZ '2026-06-05 10:00:00+00', 2)`, entity, id))
+	}
+	h.Close()
+	execDB(t, db, inserts...)
+	names, rows := queryRows(t, db, "dq_deleted.sql", asOfVars, "")
+	ei, ri, li, ai := slices.Index(names, "entity"), slices.Index(names, "record_id"), slices.Index(names, "label"), slices.Index(names, "amount")
+	got := map[string]string{}
+	for _, r := range rows {
+		if k := fmt.Sprintf("%v/%v", r[ei], r[ri]); want[k] != "" {
+			got[k] = fmt.Sprintf("%v | %v", r[li], r[ai])
+		}
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: label | amount %q, want %q", k, got[k], v)
 		}
 	}
 }

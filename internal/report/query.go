@@ -3,8 +3,10 @@ package report
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math/big"
 	"strings"
@@ -165,17 +167,63 @@ func stream(ctx context.Context, conn *sql.Conn, file string, start func(result)
 	return streamText(ctx, conn, file, string(text), start, fn)
 }
 
-// streamText is stream with the query's text given (file names it in errors).
+// streamText is stream with the query's text given (file names it in errors). It reads the
+// driver's rows directly: database/sql's Rows would lock and convert every value once more
+// (Scan into *any), and the reports read millions of values.
 func streamText(ctx context.Context, conn *sql.Conn, file, text string, start func(result) error, fn func([]any) error) error {
-	rows, err := conn.QueryContext(ctx, text)
+	err := conn.Raw(func(dc any) error {
+		q, ok := dc.(driver.QueryerContext)
+		if !ok {
+			return fmt.Errorf("the driver's connection (%T) cannot run queries", dc)
+		}
+		rows, err := q.QueryContext(ctx, text, nil)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		return scanDriver(ctx, rows, start, fn)
+	})
 	if err != nil {
 		return fmt.Errorf("query %s: %w", file, err)
 	}
-	defer rows.Close()
-	if err := scanAll(rows, start, fn); err != nil {
-		return fmt.Errorf("query %s: %w", file, err)
-	}
 	return nil
+}
+
+// scanDriver is scanAll over the driver's rows. ctx is checked every few thousand rows, as
+// database/sql would close the rows when it ends.
+func scanDriver(ctx context.Context, rows driver.Rows, start func(result) error, fn func([]any) error) error {
+	typed, ok := rows.(driver.RowsColumnTypeDatabaseTypeName)
+	if !ok {
+		return fmt.Errorf("the driver's rows (%T) do not name their column types", rows)
+	}
+	res := result{names: rows.Columns()}
+	for i := range res.names {
+		res.kinds = append(res.kinds, kindOf(typed.ColumnTypeDatabaseTypeName(i)))
+	}
+	if err := start(res); err != nil {
+		return err
+	}
+	dv := make([]driver.Value, len(res.names))
+	vals := make([]any, len(res.names))
+	for n := 1; ; n++ {
+		if n%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		switch err := rows.Next(dv); {
+		case errors.Is(err, io.EOF):
+			return nil
+		case err != nil:
+			return err
+		}
+		for i, v := range dv {
+			vals[i] = normalize(v, res.kinds[i])
+		}
+		if err := fn(vals); err != nil {
+			return err
+		}
+	}
 }
 
 func scanAll(rows *sql.Rows, start func(result) error, fn func([]any) error) error {

@@ -58,6 +58,7 @@ type settings struct {
 	hasJnl  bool
 	mem     *nativeMemory
 	lang    *lang
+	zone    *fixedZone // where local_time() may skip ICU; nil: nowhere
 	// warnings about the as-of date (asOfWarnings), logged and on every summary sheet
 	warnings []asOfWarning
 }
@@ -145,7 +146,28 @@ func Generate(ctx context.Context, o Options) ([]string, error) {
 	for _, w := range s.warnings {
 		s.Log.Warn(w.text(nil))
 	}
+	if err := s.proveZone(ctx, db); err != nil {
+		return nil, err
+	}
 	return generateReports(ctx, db, s, defs)
+}
+
+// proveZone sets s.zone: the interval around the as-of date in which the time zone's offset is
+// proven constant (proveFixedZone).
+func (s *settings) proveZone(ctx context.Context, db *sql.DB) error {
+	day, err := time.ParseInLocation(time.DateOnly, s.asOf, s.loc)
+	if err != nil {
+		return err
+	}
+	if s.zone, err = proveFixedZone(ctx, db, s.TZ, s.loc, day); err != nil {
+		return err
+	}
+	if s.zone == nil {
+		s.Log.Debug("time zone offsets not proven constant: dates converted by ICU", "tz", s.TZ)
+	} else {
+		s.Log.Debug("time zone offset proven constant", "tz", s.TZ, "from", s.zone.from, "until", s.zone.until, "offset", s.zone.offset)
+	}
+	return nil
 }
 
 // sheetParallelism is how many sheets are made at once, of one report or of several. A sheet
@@ -685,6 +707,11 @@ func setReportVars(ctx context.Context, conn *sql.Conn, s *settings, d *Definiti
 	if s.Account != "" {
 		if err := set("account", "VARCHAR", s.Account); err != nil {
 			return nil, err
+		}
+	}
+	if s.zone != nil && s.zone.zone == s.TZ {
+		if err := s.zone.setVars(ctx, conn); err != nil {
+			return nil, fmt.Errorf("variable %w", err)
 		}
 	}
 	for _, v := range d.Vars {
