@@ -155,6 +155,16 @@ func ReadAllocatorStats() (AllocatorStats, error) {
 // trims counts the malloc_trim calls ReturnFreedCMemory made (for its test).
 var trims atomic.Int64
 
+// TrimFreedCMemory hands the free memory of the C library's malloc back to the kernel once, as
+// ReturnFreedCMemory does on its interval; false where it could not (not glibc).
+func TrimFreedCMemory() bool {
+	if C.bs_trim() != 1 {
+		return false
+	}
+	trims.Add(1)
+	return true
+}
+
 // ReturnFreedCMemory hands the free memory of the C library's malloc back to the kernel every
 // interval until stop is called (a no-op where the C library is not glibc). DuckDB allocates
 // much outside its jemalloc, through plain malloc (C++ containers and strings), and glibc keeps
@@ -172,9 +182,7 @@ func ReturnFreedCMemory(interval time.Duration) (stop func()) {
 			case <-done:
 				return
 			case <-t.C:
-				if C.bs_trim() == 1 {
-					trims.Add(1)
-				}
+				TrimFreedCMemory()
 			}
 		}
 	}()

@@ -31,11 +31,14 @@ func newNativeMemory(ctx context.Context, db *sql.DB, log *slog.Logger) (*native
 }
 
 // release runs on a connection of its own, so a result open on another one is
-// untouched. A failure only costs memory, so it is logged, not returned.
+// untouched. A failure only costs memory, so it is logged, not returned. DuckDB also
+// allocates through plain malloc, whose per-thread arenas keep what a query freed; the more
+// threads ran at once (a loaded machine), the more arenas, so those are trimmed too.
 func (m *nativeMemory) release(ctx context.Context) {
 	if _, err := m.db.ExecContext(ctx, "SET memory_limit = "+duckfile.QuoteLiteral(m.limit)); err != nil {
 		m.log.Warn("could not release DuckDB's free memory", "err", err)
 	}
+	duckfile.TrimFreedCMemory()
 }
 
 // reportGCPercent is the Go GC target while reports are written: +50%
