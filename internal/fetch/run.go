@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"time"
 
 	"github.com/billsync/billsync/internal/api"
-	"github.com/billsync/billsync/internal/duckfile"
 	"github.com/billsync/billsync/internal/gcgoal"
 	"github.com/billsync/billsync/internal/warehouse"
 )
@@ -38,8 +36,6 @@ func Run(ctx context.Context, path string, accounts []Account, opts Options) ([]
 	// The sync's Go heap is mostly short-lived pages: a heap goal of half the live heap above it
 	// instead of all of it lowers the peak at no measurable CPU cost (README, Measured).
 	defer gcgoal.Lower(syncGCPercent)()
-	// DuckDB's plain mallocs leave free memory in glibc's arenas; hand it back while the sync runs.
-	defer duckfile.ReturnFreedCMemory(freedCMemoryEvery)()
 	b, err := warehouse.StartBuild(ctx, path, bo)
 	if err != nil {
 		return nil, err
@@ -65,9 +61,6 @@ func Run(ctx context.Context, path string, accounts []Account, opts Options) ([]
 
 // syncGCPercent is Go's GC target during a sync (gcgoal.Lower).
 const syncGCPercent = 50
-
-// freedCMemoryEvery is how often a sync hands malloc's free memory back (duckfile.ReturnFreedCMemory).
-const freedCMemoryEvery = 250 * time.Millisecond
 
 // testBuildOptions lets tests change the warehouse's write-path knobs (batch sizes) of a Run.
 var testBuildOptions func(*warehouse.BuildOptions)

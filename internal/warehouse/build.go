@@ -45,6 +45,7 @@ type Build struct {
 	sink      *Sink // the open sink, if any: a build has one writer
 	done      bool
 	stopTrace func()
+	stopTrim  func()
 
 	// firstPaths remembers, per table, account and run, whether the run is the account's first
 	// sync of the table (merge/common.sql, first_path): a run's own merges cannot change the
@@ -128,8 +129,14 @@ func StartBuild(ctx context.Context, path string, opts BuildOptions) (*Build, er
 		}
 		b.stopTrace = b.traceMemory(every, opts.MemoryTrace)
 	}
+	// DuckDB's plain mallocs leave free memory in glibc's arenas; hand it back while the build is open.
+	b.stopTrim = duckfile.ReturnFreedCMemory(freedCMemoryEvery)
 	return b, nil
 }
+
+// freedCMemoryEvery is how often an open build hands malloc's free memory back
+// (duckfile.ReturnFreedCMemory).
+const freedCMemoryEvery = 250 * time.Millisecond
 
 func (b *Build) open(ctx context.Context) error {
 	if db, ok := b.resumable(ctx); ok {
@@ -344,6 +351,7 @@ func (b *Build) finish() error {
 	if b.stopTrace != nil {
 		b.stopTrace()
 	}
+	b.stopTrim()
 	var errs []error
 	for l := range b.loaders {
 		errs = append(errs, l.close())
