@@ -170,7 +170,7 @@ func TrimFreedCMemory() bool {
 // much outside its jemalloc, through plain malloc (C++ containers and strings), and glibc keeps
 // what is freed in per-thread arenas; cgo calls run on many threads. During a scale-200 first
 // sync that kept about 40 MB free in the arenas and up to 90 MB resident beyond what Go and
-// jemalloc held (README, Measured).
+// jemalloc held (docs/performance.md).
 func ReturnFreedCMemory(interval time.Duration) (stop func()) {
 	done, finished := make(chan struct{}), make(chan struct{})
 	go func() {

@@ -34,7 +34,7 @@ func Run(ctx context.Context, path string, accounts []Account, opts Options) ([]
 		testBuildOptions(&bo)
 	}
 	// The sync's Go heap is mostly short-lived pages: a heap goal of half the live heap above it
-	// instead of all of it lowers the peak at no measurable CPU cost (README, Measured).
+	// instead of all of it lowers the peak at no measurable CPU cost (docs/performance.md).
 	defer gcgoal.Lower(syncGCPercent)()
 	b, err := warehouse.StartBuild(ctx, path, bo)
 	if err != nil {

@@ -29,7 +29,7 @@ const buildThreads = "1"
 // otherwise (the syncer's BILLSYNC_MEMORY_LIMIT default is the same). Staging and merge
 // intermediates beyond it spill to path+".tmp" instead of growing the process. Chosen so a first
 // sync of ~2M records stays within a 400 MB container: the process adds to it Go's heap, the
-// binary's pages and C memory DuckDB does not track (README, Measured). The price is spilling,
+// binary's pages and C memory DuckDB does not track (docs/performance.md). The price is spilling,
 // which costs the list phase CPU.
 const DefaultMemoryLimit = "160MB"
 
