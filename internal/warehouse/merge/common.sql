@@ -17,7 +17,8 @@
 -- and unreadable records become NULL, reported as "not a JSON object".
 CREATE OR REPLACE TEMP VIEW staged AS
 SELECT seq, page, idx,
-       CASE WHEN getvariable('bs_checked') AND NOT json_valid(raw) THEN NULL ELSE raw END AS raw
+       CASE WHEN getvariable('bs_checked') AND NOT json_valid(raw) THEN NULL ELSE raw END AS raw,
+       raw_hash
 FROM stage;
 
 -- name: first_path
@@ -48,14 +49,17 @@ CREATE OR REPLACE TEMP VIEW parse_input AS SELECT * FROM staged;
 -- name: keys
 -- One cheap pass (the id only) decides what each staged record is, before the
 -- expensive parse: a record whose raw JSON equals the stored one is neither
--- parsed nor validated again (it passed when stored). merge_state has one row
--- per id, the later fetch of a record winning (stage order = fetch order).
+-- parsed nor validated again (it passed when stored). Equal is equal raw_hash,
+-- 16 bytes of the SHA-256 of the exact bytes (loader.go, rawHash): the stored
+-- side is read without its raw JSON, which a join on raw held whole in its
+-- hash table. merge_state has one row per id, the later fetch of a record
+-- winning (stage order = fetch order).
 CREATE OR REPLACE TEMP TABLE keys AS
 SELECT s.seq, s.id, t.id IS NOT NULL AS stored,
-       coalesce(t.raw::VARCHAR = s.raw, false) AS identical,
+       coalesce(t.raw_hash = s.raw_hash, false) AS identical,
        coalesce(t.deleted_upstream_at IS NOT NULL, false) AS was_deleted
-FROM (SELECT seq, bs_blank(json_extract_string(raw, '$.id')) AS id, raw FROM staged) s
-LEFT JOIN (SELECT t.id, t.raw, t.deleted_upstream_at FROM __TABLE__ t, merge_ctx c WHERE t.account = c.account) t
+FROM (SELECT seq, bs_blank(json_extract_string(raw, '$.id')) AS id, raw_hash FROM staged) s
+LEFT JOIN (SELECT t.id, t.raw_hash, t.deleted_upstream_at FROM __TABLE__ t, merge_ctx c WHERE t.account = c.account) t
        ON t.id = s.id;
 SET VARIABLE bs_has_duplicates = (SELECT count(id) <> count(DISTINCT id) FROM keys);
 CREATE OR REPLACE TEMP TABLE merge_state AS

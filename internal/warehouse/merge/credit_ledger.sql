@@ -5,7 +5,7 @@
 -- name: project
 CREATE OR REPLACE TEMP TABLE projected AS
 WITH p AS (
-    SELECT seq, page, idx, raw::JSON AS raw, json_transform(raw, '{
+    SELECT seq, page, idx, raw::JSON AS raw, raw_hash, json_transform(raw, '{
         "id": "VARCHAR", "customerId": "VARCHAR", "productId": "VARCHAR", "merchantId": "VARCHAR",
         "createdAt": "VARCHAR", "expiredAt": "VARCHAR", "credit": "VARCHAR", "debit": "VARCHAR",
         "amount": "VARCHAR", "status": "VARCHAR", "walletType": "VARCHAR", "type": "VARCHAR",
@@ -22,7 +22,7 @@ SELECT c.account, bs_blank(r.id) AS id,
        coalesce(credit_in, CASE WHEN debit_in IS NULL THEN greatest(amount_in, 0) END) AS credit,
        coalesce(debit_in, CASE WHEN credit_in IS NULL THEN greatest(-amount_in, 0) END) AS debit,
        r.status AS status, r.walletType AS wallet_type, r.type AS type, r.membershipTierId AS membership_tier_id,
-       raw, c.run_id AS last_seen_run, c.observed_at AS last_seen_at, NULL::TIMESTAMPTZ AS deleted_upstream_at,
+       raw, raw_hash, c.run_id AS last_seen_run, c.observed_at AS last_seen_at, NULL::TIMESTAMPTZ AS deleted_upstream_at,
        seq AS x_seq, page AS x_page, idx AS x_idx,
        list_filter([
            CASE WHEN r IS NULL THEN 'not a JSON object' END,

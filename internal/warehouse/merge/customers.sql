@@ -3,7 +3,7 @@
 -- name: project
 CREATE OR REPLACE TEMP TABLE projected AS
 WITH p AS (
-    SELECT seq, page, idx, raw::JSON AS raw, json_transform(raw, '{
+    SELECT seq, page, idx, raw::JSON AS raw, raw_hash, json_transform(raw, '{
         "id": "VARCHAR", "email": "VARCHAR", "mobile": "VARCHAR", "name": "VARCHAR", "status": "VARCHAR",
         "createdAt": "VARCHAR", "updatedAt": "VARCHAR", "updateAt": "VARCHAR", "userId": "VARCHAR"}') AS r
     FROM parse_input
@@ -16,7 +16,7 @@ WITH p AS (
 SELECT c.account, bs_blank(r.id) AS id,
        r.email AS email, r.mobile AS mobile, r.name AS name, r.status AS status,
        created_at, updated_at, r.userId AS user_id,
-       raw, c.run_id AS last_seen_run, c.observed_at AS last_seen_at, NULL::TIMESTAMPTZ AS deleted_upstream_at,
+       raw, raw_hash, c.run_id AS last_seen_run, c.observed_at AS last_seen_at, NULL::TIMESTAMPTZ AS deleted_upstream_at,
        seq AS x_seq, page AS x_page, idx AS x_idx,
        list_filter([
            CASE WHEN r IS NULL THEN 'not a JSON object' END,

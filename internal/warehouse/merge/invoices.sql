@@ -4,7 +4,7 @@
 -- name: project
 CREATE OR REPLACE TEMP TABLE projected AS
 WITH p AS (
-    SELECT seq, page, idx, raw::JSON AS raw, json_transform(raw, '{
+    SELECT seq, page, idx, raw::JSON AS raw, raw_hash, json_transform(raw, '{
         "id": "VARCHAR", "amount": "VARCHAR", "category": "VARCHAR", "createdAt": "VARCHAR",
         "description": "VARCHAR", "link": "VARCHAR", "type": "VARCHAR", "status": "VARCHAR",
         "name": "VARCHAR", "redirectUrl": "VARCHAR", "customerId": "VARCHAR", "expiredAt": "VARCHAR",
@@ -20,7 +20,7 @@ SELECT c.account, bs_blank(r.id) AS id,
        r.type AS type, r.status AS status, r.name AS name, r.redirectUrl AS redirect_url,
        coalesce(r.customerId, r.customer.id) AS customer_id, r.customer.email AS customer_email,
        r.customer.name AS customer_name, r.customer.mobile AS customer_mobile, expired_at,
-       raw, c.run_id AS last_seen_run, c.observed_at AS last_seen_at, NULL::TIMESTAMPTZ AS deleted_upstream_at,
+       raw, raw_hash, c.run_id AS last_seen_run, c.observed_at AS last_seen_at, NULL::TIMESTAMPTZ AS deleted_upstream_at,
        seq AS x_seq, page AS x_page, idx AS x_idx,
        CASE WHEN json_type(r.transactions) = 'ARRAY' THEN r.transactions END AS x_transactions,
        list_filter([

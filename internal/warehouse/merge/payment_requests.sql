@@ -3,7 +3,7 @@
 -- name: project
 CREATE OR REPLACE TEMP TABLE projected AS
 WITH p AS (
-    SELECT seq, page, idx, raw::JSON AS raw, json_transform(raw, '{
+    SELECT seq, page, idx, raw::JSON AS raw, raw_hash, json_transform(raw, '{
         "id": "VARCHAR", "amount": "VARCHAR", "category": "VARCHAR", "createdAt": "VARCHAR",
         "description": "VARCHAR", "link": "VARCHAR", "type": "VARCHAR", "status": "VARCHAR",
         "name": "VARCHAR", "limit": "VARCHAR", "redirectUrl": "VARCHAR", "installmentId": "VARCHAR",
@@ -18,7 +18,7 @@ SELECT c.account, bs_blank(r.id) AS id,
        amount, r.category AS category, created_at, r.description AS description, r.link AS link,
        r.type AS type, r.status AS status, r.name AS name, purchase_limit,
        r.redirectUrl AS redirect_url, r.installmentId AS installment_id, expired_at,
-       raw, c.run_id AS last_seen_run, c.observed_at AS last_seen_at, NULL::TIMESTAMPTZ AS deleted_upstream_at,
+       raw, raw_hash, c.run_id AS last_seen_run, c.observed_at AS last_seen_at, NULL::TIMESTAMPTZ AS deleted_upstream_at,
        seq AS x_seq, page AS x_page, idx AS x_idx,
        list_filter([
            CASE WHEN r IS NULL THEN 'not a JSON object' END,

@@ -5,7 +5,7 @@
 -- name: project
 CREATE OR REPLACE TEMP TABLE projected AS
 WITH p AS (
-    SELECT seq, page, idx, raw::JSON AS raw, json_transform(raw, '{
+    SELECT seq, page, idx, raw::JSON AS raw, raw_hash, json_transform(raw, '{
         "id": "VARCHAR", "name": "VARCHAR", "type": "VARCHAR", "subType": "VARCHAR", "status": "VARCHAR",
         "amount": "VARCHAR", "category": "VARCHAR", "description": "VARCHAR", "link": "VARCHAR",
         "limit": "VARCHAR", "redirectUrl": "VARCHAR", "installmentId": "VARCHAR", "createdAt": "VARCHAR",
@@ -23,7 +23,7 @@ SELECT c.account, bs_blank(r.id) AS id,
        r.redirectUrl AS redirect_url, r.installmentId AS installment_id, created_at,
        r.linkUrl AS link_url, r.linkPayment AS link_payment, r.membershipTier AS membership_tier,
        r.event AS event, r."order" AS "order", r.coverImage AS cover_image, r.multipleImage AS multiple_image,
-       raw, c.run_id AS last_seen_run, c.observed_at AS last_seen_at, NULL::TIMESTAMPTZ AS deleted_upstream_at,
+       raw, raw_hash, c.run_id AS last_seen_run, c.observed_at AS last_seen_at, NULL::TIMESTAMPTZ AS deleted_upstream_at,
        seq AS x_seq, page AS x_page, idx AS x_idx, variants AS x_variants,
        list_filter([
            CASE WHEN r IS NULL THEN 'not a JSON object' END,

@@ -3,7 +3,7 @@
 -- name: project
 CREATE OR REPLACE TEMP TABLE projected AS
 WITH p AS (
-    SELECT seq, page, idx, raw::JSON AS raw, json_transform(raw, '{
+    SELECT seq, page, idx, raw::JSON AS raw, raw_hash, json_transform(raw, '{
         "id": "VARCHAR", "createdAt": "VARCHAR", "updatedAt": "VARCHAR", "customerId": "VARCHAR",
         "message": "VARCHAR", "paymentLinkId": "VARCHAR", "rating": "VARCHAR", "status": "VARCHAR",
         "userId": "VARCHAR", "customer": {"id": "VARCHAR", "name": "VARCHAR"},
@@ -19,7 +19,7 @@ SELECT c.account, bs_blank(r.id) AS id,
        coalesce(r.paymentLinkId, r.paymentLink.id) AS payment_link_id,
        r.paymentLink.name AS product_name, r.paymentLink.type AS product_type,
        rating, r.status AS status, r.userId AS user_id,
-       raw, c.run_id AS last_seen_run, c.observed_at AS last_seen_at, NULL::TIMESTAMPTZ AS deleted_upstream_at,
+       raw, raw_hash, c.run_id AS last_seen_run, c.observed_at AS last_seen_at, NULL::TIMESTAMPTZ AS deleted_upstream_at,
        seq AS x_seq, page AS x_page, idx AS x_idx,
        list_filter([
            CASE WHEN r IS NULL THEN 'not a JSON object' END,

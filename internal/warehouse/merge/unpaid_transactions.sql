@@ -4,7 +4,7 @@
 -- name: project
 CREATE OR REPLACE TEMP TABLE projected AS
 WITH p AS (
-    SELECT seq, page, idx, raw::JSON AS raw, json_transform(raw, '{
+    SELECT seq, page, idx, raw::JSON AS raw, raw_hash, json_transform(raw, '{
         "id": "VARCHAR", "createdAt": "VARCHAR", "type": "VARCHAR", "amount": "VARCHAR", "status": "VARCHAR",
         "paymentLinkId": "VARCHAR", "customerId": "VARCHAR", "paymentUrl": "VARCHAR", "expiredAt": "VARCHAR",
         "customer": {"id": "VARCHAR", "email": "VARCHAR", "name": "VARCHAR", "mobile": "VARCHAR"},
@@ -20,7 +20,7 @@ SELECT c.account, bs_blank(r.id) AS id,
        coalesce(r.customerId, r.customer.id) AS customer_id, r.customer.email AS customer_email,
        r.customer.name AS customer_name, r.customer.mobile AS customer_mobile,
        r.paymentLink.name AS payment_link_name, r.paymentUrl AS payment_url, expired_at,
-       raw, c.run_id AS last_seen_run, c.observed_at AS last_seen_at, NULL::TIMESTAMPTZ AS deleted_upstream_at,
+       raw, raw_hash, c.run_id AS last_seen_run, c.observed_at AS last_seen_at, NULL::TIMESTAMPTZ AS deleted_upstream_at,
        seq AS x_seq, page AS x_page, idx AS x_idx,
        list_filter([
            CASE WHEN r IS NULL THEN 'not a JSON object' END,

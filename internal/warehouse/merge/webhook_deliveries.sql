@@ -7,7 +7,7 @@
 -- name: project
 CREATE OR REPLACE TEMP TABLE projected AS
 WITH p AS (
-    SELECT seq, page, idx, raw::JSON AS raw, json_transform(raw, '{
+    SELECT seq, page, idx, raw::JSON AS raw, raw_hash, json_transform(raw, '{
         "id": "VARCHAR", "userId": "VARCHAR", "createdAt": "VARCHAR", "updatedAt": "VARCHAR",
         "nextDelivery": "VARCHAR", "payload": "VARCHAR", "paymentLinkId": "VARCHAR",
         "paymentLinkTransactionId": "VARCHAR", "responsePayload": "VARCHAR", "source": "VARCHAR",
@@ -29,7 +29,7 @@ SELECT c.account, bs_blank(r.id) AS id,
        r.paymentLinkId AS payment_link_id, r.paymentLinkTransactionId AS payment_link_transaction_id,
        r.responsePayload AS response_payload, r.source AS source, r.status AS status, r.type AS type,
        r.Webhooktype AS webhook_type, r.urlDestination AS url_destination,
-       raw, c.run_id AS last_seen_run, c.observed_at AS last_seen_at, NULL::TIMESTAMPTZ AS deleted_upstream_at,
+       raw, raw_hash, c.run_id AS last_seen_run, c.observed_at AS last_seen_at, NULL::TIMESTAMPTZ AS deleted_upstream_at,
        seq AS x_seq, page AS x_page, idx AS x_idx,
        list_filter([
            CASE WHEN r IS NULL THEN 'not a JSON object' END,
