@@ -19,18 +19,25 @@ type column struct {
 	empty               string // shown for NULL
 	reference           bool   // an ID or URL: last, outside the print area
 	names               map[string]string
+	// the code codeName was last asked for and its name: the workbook and the CSV ask for each
+	// cell's in turn, and sorted rows often repeat one
+	lastCode, lastName string
 }
 
 // codeName is l.codeName(code), remembered per column: a column holds few
 // distinct codes and is written row by row.
 func (c *column) codeName(code string, l *lang) string {
-	if n, ok := c.names[code]; ok {
-		return n
+	if code == c.lastCode && c.lastName != "" {
+		return c.lastName
 	}
-	n := l.codeName(code)
-	if len(c.names) < 1000 {
-		c.names[code] = n
+	n, ok := c.names[code]
+	if !ok {
+		n = l.codeName(code)
+		if len(c.names) < 1000 {
+			c.names[code] = n
+		}
 	}
+	c.lastCode, c.lastName = code, n
 	return n
 }
 

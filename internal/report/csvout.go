@@ -120,13 +120,28 @@ func csvNeedsQuotes(field []byte) bool {
 		return true
 	}
 	for _, b := range field {
-		if b == '\n' || b == '\r' || b == '"' || b == ',' {
+		if csvSpecial[b] {
 			return true
 		}
+	}
+	if c := field[0]; c < utf8.RuneSelf {
+		return asciiSpace[c]
 	}
 	r1, _ := utf8.DecodeRune(field)
 	return unicode.IsSpace(r1)
 }
+
+// csvSpecial are the bytes that make a field quoted wherever they are; asciiSpace the ASCII
+// characters unicode.IsSpace calls space, which make it quoted when they lead.
+var csvSpecial, asciiSpace = func() (special, space [256]bool) {
+	for _, c := range []byte{'\n', '\r', '"', ','} {
+		special[c] = true
+	}
+	for c := range utf8.RuneSelf {
+		space[c] = unicode.IsSpace(rune(c))
+	}
+	return special, space
+}()
 
 // displayNumber is a number rounded as its cell shows it (a percentage as
 // percent to one decimal); other values as csvValue writes them.
@@ -162,6 +177,19 @@ func appendDisplay(dst []byte, v any, d int, percent bool, k kind, loc *time.Loc
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return dst
 	}
+	if d >= 0 {
+		// a whole number shows no decimals to round: its digits, then d zeros
+		if i := int64(f); float64(i) == f && i <= 1<<53 && i >= -(1<<53) && (i != 0 || !math.Signbit(f)) {
+			dst = strconv.AppendInt(dst, i, 10)
+			if d > 0 {
+				dst = append(dst, '.')
+				for range d {
+					dst = append(dst, '0')
+				}
+			}
+			return dst
+		}
+	}
 	return strconv.AppendFloat(dst, f, 'f', d, 64)
 }
 
@@ -188,11 +216,21 @@ func appendCSVValue(dst []byte, v any, k kind, loc *time.Location) []byte {
 		return strconv.AppendBool(dst, x)
 	case time.Time:
 		if k == kindDate {
-			return x.UTC().AppendFormat(dst, time.DateOnly)
+			return appendDate(dst, x.UTC())
 		}
 		return x.In(loc).AppendFormat(dst, time.RFC3339Nano)
 	}
 	return dst
+}
+
+// appendDate is t.AppendFormat(dst, time.DateOnly) without reading the layout for every value.
+func appendDate(dst []byte, t time.Time) []byte {
+	y, m, d := t.Date()
+	if y < 1000 || y > 9999 {
+		return t.AppendFormat(dst, time.DateOnly)
+	}
+	return append(dst, byte('0'+y/1000), byte('0'+y/100%10), byte('0'+y/10%10), byte('0'+y%10), '-',
+		byte('0'+int(m)/10), byte('0'+int(m)%10), '-', byte('0'+d/10), byte('0'+d%10))
 }
 
 func (c *csvSheet) finish() error {

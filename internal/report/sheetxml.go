@@ -35,6 +35,10 @@ type sheetRows struct {
 	buf  []byte
 	refs [][]byte // column letters
 	n    int      // rows written; the first is row 2
+	// styles[i] is the end of column i's cell reference with its style attribute (`" s="7"`),
+	// reason the same with the style of a NULL shown by its reason: worked out once, not per cell
+	styles [][]byte
+	reason []byte
 }
 
 func newSheetRows(cols int) (*sheetRows, error) {
@@ -53,8 +57,26 @@ func newSheetRows(cols int) (*sheetRows, error) {
 	return r, nil
 }
 
+// styleAttr is the end of a cell reference and the style attribute of style s (none for 0).
+func styleAttr(s int) []byte {
+	b := []byte{'"'}
+	if s != 0 {
+		b = append(b, ` s="`...)
+		b = strconv.AppendInt(b, int64(s), 10)
+		b = append(b, '"')
+	}
+	return b
+}
+
 // put writes a row of cells with their styles.
 func (r *sheetRows) put(vals []any, x *xlsxSheet) error {
+	if r.styles == nil {
+		r.styles = make([][]byte, len(x.cols))
+		for i := range x.cols {
+			r.styles[i] = styleAttr(x.cells[i].StyleID)
+		}
+		r.reason = styleAttr(x.st.reason)
+	}
 	r.n++
 	var num [20]byte
 	row := strconv.AppendInt(num[:0], int64(r.n+1), 10)
@@ -66,15 +88,10 @@ func (r *sheetRows) put(vals []any, x *xlsxSheet) error {
 		b = append(b, `<c r="`...)
 		b = append(b, r.refs[i]...)
 		b = append(b, row...)
-		b = append(b, '"')
-		s := x.cells[i].StyleID
 		if v == nil && c.empty != "" && c.format != "text" && c.format != "" {
-			s = x.st.reason
-		}
-		if s != 0 {
-			b = append(b, ` s="`...)
-			b = strconv.AppendInt(b, int64(s), 10)
-			b = append(b, '"')
+			b = append(b, r.reason...)
+		} else {
+			b = append(b, r.styles[i]...)
 		}
 		b = x.appendCell(b, v, c)
 		b = append(b, `</c>`...)
@@ -134,8 +151,17 @@ func (x *xlsxSheet) appendCell(b []byte, v any, c *column) []byte {
 
 func appendNumber(b []byte, f float64) []byte {
 	b = append(b, `><v>`...)
-	b = strconv.AppendFloat(b, f, 'f', -1, 64)
+	b = appendFloat(b, f)
 	return append(b, `</v>`...)
+}
+
+// appendFloat is strconv.AppendFloat(b, f, 'f', -1, 64): a whole number of at most 2^53 (every
+// amount and date of the reports) as the integer it is, without the shortest-digits search.
+func appendFloat(b []byte, f float64) []byte {
+	if i := int64(f); float64(i) == f && i <= 1<<53 && i >= -(1<<53) && (i != 0 || !math.Signbit(f)) {
+		return strconv.AppendInt(b, i, 10)
+	}
+	return strconv.AppendFloat(b, f, 'f', -1, 64)
 }
 
 // appendInlineStr is excelize's inline string: cut to Excel's limit in UTF-16
@@ -170,14 +196,34 @@ func isXMLSpace(c byte) bool { return c == 9 || c == 10 || c == 13 || c == 32 }
 // characters and without an "_x" that could start an escape sequence.
 func plainText(s string) bool {
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < 0x20 || c >= 0x7f || c == '&' || c == '<' || c == '>' || c == '"' || c == '\'' ||
-			c == '_' && i+1 < len(s) && s[i+1] == 'x' {
+		switch plainBytes[s[i]] {
+		case plainNo:
 			return false
+		case plainUnderscore:
+			if i+1 < len(s) && s[i+1] == 'x' {
+				return false
+			}
 		}
 	}
 	return true
 }
+
+// plainBytes classes every byte for plainText: a table, not a chain of comparisons per byte.
+var plainBytes = func() (t [256]uint8) {
+	for c := range t {
+		if c < 0x20 || c >= 0x7f || c == '&' || c == '<' || c == '>' || c == '"' || c == '\'' {
+			t[c] = plainNo
+		}
+	}
+	t['_'] = plainUnderscore
+	return t
+}()
+
+const (
+	plainYes = iota
+	plainNo
+	plainUnderscore // plain unless an x follows
+)
 
 func truncateUTF16(s string, units int) string {
 	n := 0
