@@ -43,6 +43,7 @@ var (
 	runs           int
 	advance        time.Duration
 	memoryLimit    string
+	keepMemory     string
 	rowGroupSize   int
 	keep           string
 	floor          bool
@@ -63,6 +64,7 @@ func main() {
 	conc := flag.Int("concurrency", 4, "requests in flight")
 	logSync := flag.Bool("log", false, "write the syncer's log (merges, streams, each merge step's time) to stderr")
 	flag.StringVar(&memoryLimit, "memory-limit", "", "DuckDB's memory limit while building (default: the syncer's)")
+	flag.StringVar(&keepMemory, "keep-memory", "", "buffer memory DuckDB keeps for reuse while building (its block allocator), e.g. 160MB; default none, as the syncer")
 	flag.IntVar(&rowGroupSize, "row-group", 0, "rows per row group the build (and the floor's load) writes, and a list batch's records (default: the syncer's)")
 	flag.StringVar(&keep, "keep", "", "move the warehouse the last run published to this path (one scale), to measure reading it")
 	flag.IntVar(&runs, "runs", 1, "syncs per scale into the same warehouse; later ones are incremental")
@@ -252,7 +254,7 @@ func advanceClock(base string, d time.Duration) error {
 func benchRun(scale string, run int, c *api.Client, simPid int, base, path string, minimum int, details bool, conc int) (fetch.Summary, float64, creditStats, error) {
 	trace := &memTrace{start: time.Now()}
 	opts := fetch.Options{Account: "bench", Concurrency: conc, Details: details, Log: benchLog, MemoryLimit: memoryLimit,
-		RowGroupSize: rowGroupSize, MemoryTrace: trace.sample, CreditRefresh: creditRefresh}
+		KeepMemory: keepMemory, RowGroupSize: rowGroupSize, MemoryTrace: trace.sample, CreditRefresh: creditRefresh}
 	if listsOnly {
 		opts.MaxRequests = 1 // lists always complete; the fan-outs get nothing
 	}

@@ -29,6 +29,7 @@ type Options struct {
 	MaxRequests int64         // budget for the fan-outs of this run; 0 = unlimited
 	MaxDuration time.Duration // time budget for the fan-outs of this run; 0 = unlimited
 	MemoryLimit string        // DuckDB's memory limit while building (Run only); "" = warehouse.DefaultMemoryLimit
+	KeepMemory  string        // buffer memory DuckDB keeps for reuse while building (Run only); "" = none. For benchmarks
 	// RowGroupSize is the rows per row group the build writes, and a list batch's records
 	// (Run only); 0 = warehouse.DefaultRowGroupSize. For benchmarks.
 	RowGroupSize int

@@ -243,3 +243,24 @@ func TestBuildMemoryLimit(t *testing.T) {
 		b.Discard()
 	}
 }
+
+// TestBuildKeepMemory: the build's DuckDB keeps the buffer memory asked for (none by default),
+// merges run on it, and it is the build's alone: a later build without it keeps none.
+func TestBuildKeepMemory(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct{ keep, want string }{{"64MB", "61.0 MiB"}, {"", "0 bytes"}, {"1MB", "976.5 KiB"}} {
+		b, err := StartBuild(ctx, newPath(t), BuildOptions{Log: quietLog, KeepMemory: c.keep})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := queryString(t, b.DB(), `SELECT current_setting('block_allocator_memory')`); got != c.want {
+			t.Errorf("keep %q: DuckDB keeps %s, want %s", c.keep, got, c.want)
+		}
+		items := fixtureItems(t, "Invoices__invoice-list-response.json")
+		run := startRun(t, b, "acct")
+		if res := load(t, b, Invoices, run, t0, true, items...); res.Inserted != int64(len(items)) {
+			t.Errorf("keep %q: inserted %d of %d invoices", c.keep, res.Inserted, len(items))
+		}
+		b.Discard()
+	}
+}

@@ -61,7 +61,7 @@ func parseVersion(s string) ([3]int, bool) {
 
 // publishedStorage opens the published file read-only for a moment to read its storage version.
 func publishedStorage(ctx context.Context, path string) (string, error) {
-	db, err := openDB(path, true, "", 0)
+	db, err := openDB(path, true, "", "", 0)
 	if err != nil {
 		return "", err
 	}

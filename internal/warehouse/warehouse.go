@@ -43,8 +43,9 @@ const DefaultRowGroupSize = 16_384
 // openDB opens a warehouse file (duckfile.Open: no extension downloads, UTC). A writable handle
 // also gets the memory bound, thread count, spill directory and row group size of a build
 // (0 = DefaultRowGroupSize): every open that writes must give the size, since DuckDB does not keep
-// it in the file. A reader needs none of them.
-func openDB(path string, readOnly bool, memoryLimit string, rowGroupSize int) (*sql.DB, error) {
+// it in the file. A reader needs none of them. keepMemory, when set, is how much buffer memory
+// the build's DuckDB keeps for reuse (BuildOptions.KeepMemory).
+func openDB(path string, readOnly bool, memoryLimit, keepMemory string, rowGroupSize int) (*sql.DB, error) {
 	if readOnly {
 		return duckfile.OpenReadOnly(path)
 	}
@@ -54,14 +55,20 @@ func openDB(path string, readOnly bool, memoryLimit string, rowGroupSize int) (*
 	if rowGroupSize <= 0 {
 		rowGroupSize = DefaultRowGroupSize
 	}
-	return duckfile.Open(path, duckfile.Options{RowGroupSize: rowGroupSize, Settings: map[string]string{
+	settings := map[string]string{
 		"memory_limit":   memoryLimit,
 		"threads":        buildThreads,
 		"temp_directory": path + ".tmp",
 		// no statement here needs rows in insertion order; keeping it costs memory
 		"preserve_insertion_order":      "false",
 		"storage_compatibility_version": storageVersion, // for a file this creates
-	}})
+	}
+	if keepMemory != "" {
+		// DuckDB's block allocator: buffer blocks come from a region it never hands back
+		// while the database is open (closing the build frees it)
+		settings["block_allocator_memory"] = keepMemory
+	}
+	return duckfile.Open(path, duckfile.Options{RowGroupSize: rowGroupSize, Settings: settings})
 }
 
 // OpenReadOnly opens the published warehouse for reading. A handle keeps seeing
@@ -72,7 +79,7 @@ func OpenReadOnly(ctx context.Context, path string) (*sql.DB, error) {
 	} else if err != nil {
 		return nil, fmt.Errorf("warehouse %s: %w", path, err)
 	}
-	db, err := openDB(path, true, "", 0)
+	db, err := openDB(path, true, "", "", 0)
 	if err != nil {
 		return nil, err
 	}
