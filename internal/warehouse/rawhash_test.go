@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,11 +14,13 @@ import (
 
 // hashedTables are the tables a list or fan-out merges into by comparing raw_hash (merge/common.sql,
 // keys); migration 0007 names the same eight.
-var hashedTables = []struct {
+type hashedTable struct {
 	e     Entity
 	table string
-	file  string
-}{
+	file  string // a fixture with one record of the entity
+}
+
+var hashedTables = []hashedTable{
 	{Customers, "customers", "Customers__customer-list-response.json"},
 	{Products, "products", "Products__product-list-response.json"},
 	{PaymentRequests, "payment_requests", "PaymentRequests__payment-request-list-response.json"},
@@ -142,5 +146,39 @@ func TestRawHashMigration(t *testing.T) {
 		if res != (MergeResult{Unchanged: int64(want[c.table])}) {
 			t.Errorf("%s: merge after the migration %+v, want %d unchanged", c.table, res, want[c.table])
 		}
+	}
+}
+
+// TestRawHashCoversEveryEntity keeps the three lists in step: every entity that inserts rows is
+// in hashedTables (so the tests above cover it), and the tables with a raw_hash column after the
+// migrations are exactly those. An entity added without the column would merge every record as
+// changed, every night, without failing anything else.
+func TestRawHashCoversEveryEntity(t *testing.T) {
+	want := map[string]bool{}
+	for e, def := range entityDefs {
+		if def.detail {
+			continue
+		}
+		want[def.table] = true
+		if !slices.ContainsFunc(hashedTables, func(h hashedTable) bool { return h.e == e && h.table == def.table }) {
+			t.Errorf("entity %s (table %s) is not in hashedTables", e, def.table)
+		}
+	}
+	b := startBuild(t, newPath(t))
+	rows, err := b.DB().Query(`SELECT table_name FROM information_schema.columns WHERE column_name = 'raw_hash' ORDER BY 1`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	got := map[string]bool{}
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			t.Fatal(err)
+		}
+		got[name] = true
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("tables with raw_hash %v, entity tables %v", slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(want)))
 	}
 }
