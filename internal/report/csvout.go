@@ -179,7 +179,7 @@ func appendDisplay(dst []byte, v any, d int, percent bool, k kind, loc *time.Loc
 	}
 	if d >= 0 {
 		// a whole number shows no decimals to round: its digits, then d zeros
-		if i := int64(f); float64(i) == f && i <= 1<<53 && i >= -(1<<53) && (i != 0 || !math.Signbit(f)) {
+		if i, ok := wholeNumber(f); ok {
 			dst = strconv.AppendInt(dst, i, 10)
 			if d > 0 {
 				dst = append(dst, '.')

@@ -155,13 +155,20 @@ func appendNumber(b []byte, f float64) []byte {
 	return append(b, `</v>`...)
 }
 
-// appendFloat is strconv.AppendFloat(b, f, 'f', -1, 64): a whole number of at most 2^53 (every
-// amount and date of the reports) as the integer it is, without the shortest-digits search.
+// appendFloat is strconv.AppendFloat(b, f, 'f', -1, 64): a whole number (every amount and date
+// of the reports) as the integer it is, without the shortest-digits search.
 func appendFloat(b []byte, f float64) []byte {
-	if i := int64(f); float64(i) == f && i <= 1<<53 && i >= -(1<<53) && (i != 0 || !math.Signbit(f)) {
+	if i, ok := wholeNumber(f); ok {
 		return strconv.AppendInt(b, i, 10)
 	}
 	return strconv.AppendFloat(b, f, 'f', -1, 64)
+}
+
+// wholeNumber is f as an int64 when strconv would print it with no fraction and the same digits:
+// whole, within ±2^53 (exact in a float64), and not negative zero (printed "-0").
+func wholeNumber(f float64) (int64, bool) {
+	i := int64(f)
+	return i, float64(i) == f && i <= 1<<53 && i >= -(1<<53) && (i != 0 || !math.Signbit(f))
 }
 
 // appendInlineStr is excelize's inline string: cut to Excel's limit in UTF-16
