@@ -52,7 +52,7 @@ var entitySections = []string{"project", "changes", "classify", "counts", "lifec
 
 // commonSections are the steps common.sql provides to every entity.
 var commonSections = []string{"staged", "first_path", "stored_before", "first_overlap", "parse_all", "keys", "dedupe", "dedupe_keyed", "classify",
-	"classify_first", "counts", "counts_first", "lifecycle", "insert_first", "upsert", "deleted", "seen_in_run"}
+	"classify_first", "counts", "counts_first", "lifecycle", "insert_direct", "direct_duplicates", "insert_first", "upsert", "deleted", "seen_in_run"}
 
 // The merge SQL is a contract between these files and the loader: every step the loader runs
 // for an entity must resolve to a statement (or to a declared opt-out), and a section name the
@@ -154,6 +154,18 @@ func DataTables() []string {
 	return out
 }
 
+// direct says whether d's first loads may take the one-statement path (merge/common.sql,
+// insert_direct): a list whose merge fills no child tables, since those are built from the
+// materialized projection.
+func (d *entityDef) direct() bool { return !d.detail && len(d.derived) == 0 }
+
+// Each entity's projection creates this temp table; the direct path reads the same projection as
+// a view (projectDirect), so the statement is written once.
+const (
+	projectTable = "CREATE OR REPLACE TEMP TABLE projected AS"
+	projectView  = "CREATE OR REPLACE TEMP VIEW projected_direct AS"
+)
+
 // steps lists every statement the loader may run for d, in any of its paths.
 func (d *entityDef) steps() []string {
 	var s []string
@@ -162,6 +174,9 @@ func (d *entityDef) steps() []string {
 	} else {
 		s = []string{"staged", "first_path", "stored_before", "first_overlap", "parse_all", "keys", "project", "dedupe", "dedupe_keyed",
 			"classify", "classify_first", "counts", "counts_first", "lifecycle", "changes", "upsert", "insert_first"}
+		if d.direct() {
+			s = append(s, "project_direct", "insert_direct", "direct_duplicates")
+		}
 		if d.deletes {
 			s = append(s, "deleted", "seen_in_run")
 		}
@@ -223,6 +238,13 @@ func loadEntityDefs(fsys fs.FS) (map[Entity]*entityDef, error) {
 		}
 		for name, text := range own {
 			d.sql[name] = text
+		}
+		if d.direct() {
+			if p := d.sql["project"]; strings.Count(p, projectTable) == 1 {
+				d.sql["project_direct"] = strings.Replace(p, projectTable, projectView, 1)
+			} else {
+				problems = append(problems, fmt.Sprintf("%s: section \"project\" must create the table with %q, once", e, projectTable))
+			}
 		}
 		for _, name := range d.derived {
 			if _, ok := derivedTemp[name]; !ok {

@@ -167,6 +167,12 @@ func (l *loader) Merge(ctx context.Context) (MergeResult, error) {
 	l.b.mergeMem.RLock()
 	unlock := l.b.mergeMem.RUnlock
 	defer func() { unlock() }()
+	if res, ok, err := l.direct(ctx); err != nil {
+		return MergeResult{}, l.mergeError(err)
+	} else if ok {
+		l.logMerged(ctx, pathDirect, res, start)
+		return res, nil
+	}
 	path, err := l.prepare(ctx, false)
 	if outOfMemory(err) && ctx.Err() == nil {
 		// Merges running beside each other share DuckDB's memory limit; this one gets it all.
@@ -195,6 +201,11 @@ func (l *loader) Merge(ctx context.Context) (MergeResult, error) {
 	if err != nil {
 		return MergeResult{}, l.mergeError(err)
 	}
+	l.logMerged(ctx, path, res, start)
+	return res, nil
+}
+
+func (l *loader) logMerged(ctx context.Context, path mergePath, res MergeResult, start time.Time) {
 	// A merge of nothing (a fan-out batch whose reads found no entries) is not news: one
 	// "merged" line per batch that carried records.
 	level := slog.LevelInfo
@@ -204,29 +215,95 @@ func (l *loader) Merge(ctx context.Context) (MergeResult, error) {
 	l.b.log.Log(ctx, level, "merged", "entity", l.entity, "account", l.account, "run", l.runID, "staged", l.seq,
 		"path", path, "inserted", res.Inserted, "updated", res.Updated, "unchanged", res.Unchanged,
 		"deleted", res.Deleted, "restored", res.Restored, "took", time.Since(start).Round(time.Millisecond))
-	return res, nil
+}
+
+// direct tries the one-statement first load (merge/common.sql, insert_direct): ok says it merged
+// the batch. It applies only to an entity's first load; anything it cannot prove there (a record
+// with a problem, JSON the fast parse rejects, an id seen twice, memory) rolls it back, and the
+// merge takes the steps that report every problem or keep the later fetch. Only a cancelled
+// context is an error.
+func (l *loader) direct(ctx context.Context) (res MergeResult, ok bool, err error) {
+	if !l.def.direct() {
+		return res, false, nil
+	}
+	if err := l.setContext(ctx, false); err != nil {
+		return res, false, err
+	}
+	if path, err := l.choosePath(ctx); err != nil || path != pathFirst {
+		return res, false, err
+	}
+	tx, err := l.conn.BeginTx(ctx, nil)
+	if err != nil {
+		return res, false, err
+	}
+	defer tx.Rollback()
+	fallBack := func(why string, err error) (MergeResult, bool, error) {
+		if ctx.Err() != nil {
+			return MergeResult{}, false, ctx.Err()
+		}
+		l.b.log.Debug("direct first load falls back", "entity", l.entity, "why", why, "err", err)
+		return MergeResult{}, false, nil
+	}
+	for _, step := range []string{"parse_all", "project_direct"} {
+		if err := l.run(ctx, tx, step); err != nil {
+			return fallBack("statement", err)
+		}
+	}
+	t := time.Now()
+	r, err := tx.ExecContext(ctx, l.def.sql["insert_direct"])
+	if err != nil {
+		return fallBack("insert", err)
+	}
+	l.timed("insert_direct", t)
+	if res.Inserted, err = r.RowsAffected(); err != nil {
+		return fallBack("insert", err)
+	}
+	var dup bool
+	t = time.Now()
+	if err := tx.QueryRowContext(ctx, l.def.sql["direct_duplicates"]).Scan(&dup); err != nil {
+		return fallBack("duplicates", err)
+	}
+	l.timed("direct_duplicates", t)
+	if dup {
+		return fallBack("an id has two rows", nil)
+	}
+	t = time.Now()
+	defer l.timed("commit", t)
+	if err := tx.Commit(); err != nil {
+		return fallBack("commit", err)
+	}
+	return res, true, nil
 }
 
 // mergePath is how a merge treats the entity's table (see merge/common.sql).
 type mergePath string
 
 const (
+	pathDirect mergePath = "direct" // a first load in one statement (loader.direct)
 	pathFirst  mergePath = "first"  // the account's first sync, no staged id stored yet: parse all, plain insert
 	pathList   mergePath = "list"   // parse only records that differ from the stored ones
 	pathDetail mergePath = "detail" // detail entities fill columns of listed rows
 )
 
-// prepare builds `projected` from the staged records that need parsing.
-func (l *loader) prepare(ctx context.Context, checked bool) (mergePath, error) {
+// setContext creates what every merge statement reads: merge_ctx and the staged view.
+func (l *loader) setContext(ctx context.Context, checked bool) error {
 	_, err := l.conn.ExecContext(ctx, createMergeCtx, l.account, l.runID, l.observedAt)
 	if err != nil {
-		return "", fmt.Errorf("merge context: %w", err)
+		return fmt.Errorf("merge context: %w", err)
 	}
 	if _, err := l.conn.ExecContext(ctx, `SET VARIABLE bs_checked = ?`, checked); err != nil {
-		return "", fmt.Errorf("merge context: %w", err)
+		return fmt.Errorf("merge context: %w", err)
 	}
 	if _, err := l.conn.ExecContext(ctx, l.def.sql["staged"]); err != nil {
-		return "", fmt.Errorf("staged: %w", err)
+		return fmt.Errorf("staged: %w", err)
+	}
+	return nil
+}
+
+// prepare builds `projected` from the staged records that need parsing.
+func (l *loader) prepare(ctx context.Context, checked bool) (mergePath, error) {
+	if err := l.setContext(ctx, checked); err != nil {
+		return "", err
 	}
 	path, err := l.choosePath(ctx)
 	if err != nil {
@@ -475,7 +552,7 @@ func (l *loader) close() error {
 	}
 	ctx := context.Background()
 	// the connection goes back to the pool: its temp objects must not outlive the loader
-	for _, stmt := range []string{"DROP VIEW IF EXISTS temp.incoming", "DROP VIEW IF EXISTS temp.parse_input", "DROP VIEW IF EXISTS temp.staged",
+	for _, stmt := range []string{"DROP VIEW IF EXISTS temp.incoming", "DROP VIEW IF EXISTS temp.projected_direct", "DROP VIEW IF EXISTS temp.parse_input", "DROP VIEW IF EXISTS temp.staged",
 		"DROP TABLE IF EXISTS temp.stage", "DROP TABLE IF EXISTS temp.keys", "DROP TABLE IF EXISTS temp.replaced",
 		"DROP TABLE IF EXISTS temp.projected", "DROP TABLE IF EXISTS temp.merge_ctx", "DROP TABLE IF EXISTS temp.merge_state"} {
 		if _, err := l.conn.ExecContext(ctx, stmt); err != nil {

@@ -26,21 +26,7 @@ type goldenCase struct {
 // TestProjectionGolden loads each entity's fixture records and compares the
 // typed rows with testdata/<entity>.golden.
 func TestProjectionGolden(t *testing.T) {
-	cases := []goldenCase{
-		{e: Customers, file: "Customers__customer-list-response.json", table: "customers"},
-		{e: Products, file: "Products__product-list-response.json", table: "products"},
-		{e: ProductDetails, file: "Products__product-detail-response.json", table: "product_variants",
-			fill: []string{`{"id":"6f8c19ff-5b97-4792-aa89-d2a12797b356","name":"Pembuatan Jasa Web","variant":null}`}, fillAs: Products},
-		{e: PaymentRequests, file: "PaymentRequests__payment-request-list-response.json", table: "payment_requests"},
-		{e: PaymentRequestDetails, file: "PaymentRequests__payment-request-detail-response.json", table: "payment_requests",
-			fill: []string{`{"id":"e890d24a-cfc0-4915-83d2-3166b9ffba9e","amount":"100000","status":"unpaid"}`}, fillAs: PaymentRequests},
-		{e: Invoices, file: "Invoices__invoice-list-response.json", table: "invoices"},
-		{e: Invoices, file: "Invoices__invoice-list-response.json", table: "invoice_transactions"},
-		{e: UnpaidTransactions, file: "Transactions__unpaid-list-response.json", table: "unpaid_transactions"},
-		{e: Reviews, file: "Reviews__review-list-response.json", table: "reviews"},
-		{e: CreditLedger, file: "CreditMembership__credit-paginate-history-response.json", table: "credit_ledger"},
-		{e: WebhookDeliveries, file: "Webhooks__webhook-history-list-response.json", table: "webhook_deliveries"},
-	}
+	cases := goldenCases
 	for e := range entityDefs {
 		if !slices.ContainsFunc(cases, func(c goldenCase) bool { return c.e == e }) {
 			t.Errorf("entity %s has no golden case: add its fixture here", e)
@@ -70,6 +56,23 @@ func TestProjectionGolden(t *testing.T) {
 			}
 		})
 	}
+}
+
+// goldenCases are the entities' fixture files and the tables they fill.
+var goldenCases = []goldenCase{
+	{e: Customers, file: "Customers__customer-list-response.json", table: "customers"},
+	{e: Products, file: "Products__product-list-response.json", table: "products"},
+	{e: ProductDetails, file: "Products__product-detail-response.json", table: "product_variants",
+		fill: []string{`{"id":"6f8c19ff-5b97-4792-aa89-d2a12797b356","name":"Pembuatan Jasa Web","variant":null}`}, fillAs: Products},
+	{e: PaymentRequests, file: "PaymentRequests__payment-request-list-response.json", table: "payment_requests"},
+	{e: PaymentRequestDetails, file: "PaymentRequests__payment-request-detail-response.json", table: "payment_requests",
+		fill: []string{`{"id":"e890d24a-cfc0-4915-83d2-3166b9ffba9e","amount":"100000","status":"unpaid"}`}, fillAs: PaymentRequests},
+	{e: Invoices, file: "Invoices__invoice-list-response.json", table: "invoices"},
+	{e: Invoices, file: "Invoices__invoice-list-response.json", table: "invoice_transactions"},
+	{e: UnpaidTransactions, file: "Transactions__unpaid-list-response.json", table: "unpaid_transactions"},
+	{e: Reviews, file: "Reviews__review-list-response.json", table: "reviews"},
+	{e: CreditLedger, file: "CreditMembership__credit-paginate-history-response.json", table: "credit_ledger"},
+	{e: WebhookDeliveries, file: "Webhooks__webhook-history-list-response.json", table: "webhook_deliveries"},
 }
 
 // dumpTable renders a table's typed columns (not raw) one "column: value" per line.

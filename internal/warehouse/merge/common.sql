@@ -3,7 +3,9 @@
 -- entity's own file can override a section. The one-row temp table `merge_ctx`
 -- holds account, run_id and observed_at.
 --
--- A merge takes one of three paths (loader.go picks it):
+-- A merge takes one of four paths (loader.go picks it):
+--   direct      a first load (below) of a list without child tables whose records are all
+--               valid and whose ids are new: one INSERT straight from the staged records;
 --   first load  the account's first sync of the table, and none of the staged ids is
 --               stored yet: parse everything, plain INSERT;
 --   list        parse only records whose raw JSON differs from the stored one,
@@ -131,6 +133,28 @@ FROM merge_state m, merge_ctx c
 WHERE m.was_deleted
    OR (m.state = 'new' AND EXISTS (SELECT 1 FROM __TABLE__ t, merge_ctx c2
                                    WHERE t.account = c2.account AND t.first_seen_run <> c2.run_id));
+
+-- name: insert_direct
+-- The first load of a list without child tables, in one pass: parsed, checked and inserted by one
+-- statement from `projected_direct` (the entity's projection as a view, entity.go), so no
+-- batch-sized `projected` table is written, spilled and copied. A record with a problem stops the
+-- statement (error() runs only for such rows); the loader then rolls back and takes the steps
+-- that name every problem.
+INSERT INTO __TABLE__ BY NAME
+SELECT COLUMNS(c -> NOT starts_with(c, 'x_')),
+       last_seen_run AS first_seen_run, last_seen_at AS first_seen_at
+FROM projected_direct
+WHERE CASE WHEN len(x_problems) = 0 THEN true ELSE error('billsync: a staged record has problems') END;
+
+-- name: direct_duplicates
+-- After insert_direct, in its transaction: does an id now have two rows (twice in the batch, or
+-- read by an earlier batch of this run, the list having moved under the pager)? Then the loader
+-- rolls back and the batch takes the steps that keep the later fetch. On the first-load path
+-- every row of the account is this run's. Counting distinct 64-bit hashes of the ids keeps the
+-- aggregate's keys fixed-width: equal ids hash equal, so no duplicate is missed, and two ids that
+-- collide only send the batch the longer way. (Like first_overlap, it reads the account's ids
+-- at every batch; restricting it to the batch's rows measured dearer.)
+SELECT count(*) <> count(DISTINCT hash(t.id)) FROM __TABLE__ t, merge_ctx c WHERE t.account = c.account;
 
 -- name: insert_first
 INSERT INTO __TABLE__ BY NAME
