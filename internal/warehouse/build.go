@@ -307,7 +307,7 @@ func (b *Build) Publish(ctx context.Context) error {
 		return err
 	}
 	if _, err := b.db.ExecContext(ctx, "CHECKPOINT"); err != nil {
-		return b.abort(fmt.Errorf("publish: checkpoint %s: %w", b.work, err))
+		return b.abort(fmt.Errorf("publish: checkpoint %s: %w", b.work, b.explainMemory(err)))
 	}
 	if err := b.db.Close(); err != nil {
 		return b.abort(fmt.Errorf("publish: close %s: %w", b.work, err))

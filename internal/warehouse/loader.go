@@ -111,12 +111,12 @@ func (l *loader) Add(page, idx int, raw []byte) error {
 	// raw as []byte: the appender copies it into DuckDB's vector at once, where string(raw)
 	// copied every record once more in Go (measured: 4.6 against 1.7 µs a webhook record)
 	if err := l.app.AppendRow(l.seq, int32(page), int32(idx), raw, rawHash(raw)); err != nil {
-		return fmt.Errorf("%s page %d item %d: stage: %w", l.entity, page, idx, err)
+		return fmt.Errorf("%s page %d item %d: stage: %w", l.entity, page, idx, l.b.stagingError(err))
 	}
 	if l.unflushed += len(raw); l.unflushed >= stageFlushBytes {
 		l.unflushed = 0
 		if err := l.app.Flush(); err != nil {
-			return fmt.Errorf("%s page %d item %d: stage: %w", l.entity, page, idx, err)
+			return fmt.Errorf("%s page %d item %d: stage: %w", l.entity, page, idx, l.b.stagingError(err))
 		}
 	}
 	return nil
@@ -133,17 +133,50 @@ func rawHash(raw []byte) []byte {
 
 // mergeError wraps a failed merge's error; running out of memory says what to raise.
 func (l *loader) mergeError(err error) error {
-	if outOfMemory(err) {
-		return fmt.Errorf("merge %s: %w\n(the build's DuckDB memory limit is %s: raise BILLSYNC_MEMORY_LIMIT)",
-			l.entity, err, cmp.Or(l.b.memoryLimit, DefaultMemoryLimit))
-	}
-	return fmt.Errorf("merge %s: %w", l.entity, err)
+	return fmt.Errorf("merge %s: %w", l.entity, l.b.explainMemory(err))
 }
 
 // outOfMemory says err is DuckDB running out of its memory_limit: not a reason to parse again.
 func outOfMemory(err error) bool {
 	var de *duckdb.Error
-	return errors.As(err, &de) && de.Type == duckdb.ErrorTypeOutOfMemory
+	var me *memoryError
+	return errors.As(err, &me) || errors.As(err, &de) && de.Type == duckdb.ErrorTypeOutOfMemory
+}
+
+// memoryError is DuckDB running out of the build's memory limit, told with the setting that
+// raises it: DuckDB's own advice names its SET statement, which an operator cannot run.
+type memoryError struct {
+	err   error
+	limit string
+}
+
+func (e *memoryError) Error() string {
+	return fmt.Sprintf("%v\n(the build's DuckDB memory limit is %s: raise BILLSYNC_MEMORY_LIMIT)", e.err, e.limit)
+}
+
+func (e *memoryError) Unwrap() error { return e.err }
+
+// explainMemory adds the memory hint to err when DuckDB ran out of memory, once however often
+// the error passes through.
+func (b *Build) explainMemory(err error) error {
+	var me *memoryError
+	if err == nil || errors.As(err, &me) || !outOfMemory(err) {
+		return err
+	}
+	return &memoryError{err: err, limit: cmp.Or(b.memoryLimit, DefaultMemoryLimit)}
+}
+
+// stagingError is explainMemory for the Appender, whose flush reports running out of memory as
+// text without DuckDB's error type. Staging errors carry no record content, so the text is
+// DuckDB's own.
+func (b *Build) stagingError(err error) error {
+	if err == nil || outOfMemory(err) {
+		return b.explainMemory(err)
+	}
+	if msg := err.Error(); strings.Contains(msg, "failed to pin block") || strings.Contains(msg, "Out of Memory") {
+		return &memoryError{err: err, limit: cmp.Or(b.memoryLimit, DefaultMemoryLimit)}
+	}
+	return err
 }
 
 // looksLikeObject is the cheap check done per record; full parsing happens in SQL.
@@ -162,7 +195,7 @@ func (l *loader) Merge(ctx context.Context) (MergeResult, error) {
 	defer l.release()
 	start := time.Now()
 	if err := l.app.Close(); err != nil {
-		return MergeResult{}, fmt.Errorf("merge %s: flush staging: %w", l.entity, err)
+		return MergeResult{}, fmt.Errorf("merge %s: flush staging: %w", l.entity, l.b.stagingError(err))
 	}
 	l.b.mergeMem.RLock()
 	unlock := l.b.mergeMem.RUnlock

@@ -40,3 +40,37 @@ func TestMergeOutOfMemorySaysWhatToRaise(t *testing.T) {
 		t.Errorf("running out of memory was taken for bad JSON:\n%s", logs.String())
 	}
 }
+
+// TestStagingOutOfMemorySaysWhatToRaise: staging that runs out of DuckDB's memory limit (the
+// Appender's flush, which reports it as text without DuckDB's error type) names the record, the
+// limit and the setting that raises it, not DuckDB's SET advice alone.
+func TestStagingOutOfMemorySaysWhatToRaise(t *testing.T) {
+	b, err := StartBuild(context.Background(), newPath(t), BuildOptions{MemoryLimit: "4MB", Log: quietLog})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	run := startRun(t, b, "acct")
+	l, err := b.newLoader(context.Background(), Reviews, run.ID, run.Account, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Discard()
+	pad := strings.Repeat("x", 40000)
+	for i := range 3000 {
+		if err = l.Add(1, i, []byte(fmt.Sprintf(`{"id":"r%d","message":"%s"}`, i, pad))); err != nil {
+			break
+		}
+	}
+	if err == nil {
+		t.Fatal("120 MB staged under a 4MB memory limit: the test no longer provokes running out of memory")
+	}
+	for _, want := range []string{"reviews page 1 item ", ": stage: ", "memory limit is 4MB: raise BILLSYNC_MEMORY_LIMIT"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("err = %v\nwant it to contain %q", err, want)
+		}
+	}
+	if n := strings.Count(err.Error(), "BILLSYNC_MEMORY_LIMIT"); n != 1 {
+		t.Errorf("the hint appears %d times: %v", n, err)
+	}
+}

@@ -95,7 +95,7 @@ func (b *Build) StartSink(ctx context.Context, account string, startedAt time.Ti
 	}
 	run, err := b.startRun(ctx, account, startedAt)
 	if err != nil {
-		return nil, err
+		return nil, b.explainMemory(err)
 	}
 	s := &Sink{
 		b: b, run: run, now: now,
@@ -191,7 +191,7 @@ func (s *Sink) loop(ctx context.Context) {
 	for op := range s.ops {
 		err := s.failed()
 		if err == nil {
-			if err = op.fn(ctx); err != nil {
+			if err = s.b.explainMemory(op.fn(ctx)); err != nil {
 				s.fail(err)
 			}
 		}
@@ -276,7 +276,7 @@ func (s *Sink) runOnSlot(fn func(context.Context) error, skip func()) error {
 		skip()
 		return err
 	}
-	err := fn(context.WithoutCancel(s.runCtx))
+	err := s.b.explainMemory(fn(context.WithoutCancel(s.runCtx)))
 	if err != nil {
 		s.fail(err)
 	}
