@@ -52,6 +52,9 @@ type Build struct {
 	// sync of the table (merge/common.sql, first_path): a run's own merges cannot change the
 	// answer, so it is asked once, not once per batch. Guarded by mu.
 	firstPaths map[firstPathKey]bool
+	// directIDs are the id hashes the direct path keeps per table, account and run (direct.go).
+	// Guarded by mu.
+	directIDs map[firstPathKey]idHashes
 }
 
 var stateSQL = sqlfile.MustLoad(sqlFS, "queries/state.sql", "unfinished_runs", "find_unfinished_run", "insert_run", "finish_run", "stream_done", "delete_stream", "insert_stream", "get_cursor", "delete_cursor", "insert_cursor", "delete_conflicts", "insert_conflict", "newest_created")
@@ -102,7 +105,8 @@ func StartBuild(ctx context.Context, path string, opts BuildOptions) (*Build, er
 	}
 	b := &Build{path: path, work: path + ".building", lock: lock, log: log, memoryLimit: opts.MemoryLimit, keepMemory: opts.KeepMemory,
 		rowGroupSize: opts.RowGroupSize, listBatch: opts.ListBatch, fanoutBatchBytes: opts.FanoutBatchBytes,
-		loaders: map[*loader]struct{}{}, firstPaths: map[firstPathKey]bool{}}
+		loaders: map[*loader]struct{}{}, firstPaths: map[firstPathKey]bool{},
+		directIDs: map[firstPathKey]idHashes{}}
 	if b.rowGroupSize <= 0 {
 		b.rowGroupSize = DefaultRowGroupSize
 	}

@@ -3,8 +3,11 @@ package warehouse
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"log/slog"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -79,6 +82,12 @@ func TestDirectFirstLoad(t *testing.T) {
 		{name: "an id an earlier batch stored", batches: []batch{
 			{Customers, []string{`{"id":"a","name":"A"}`}}, {Customers, []string{`{"id":"b","name":"B"}`, `{"id":"a","name":"A2"}`}}},
 			paths: []string{"customers:direct", "customers:list"}, rows: "a:A2,b:B"},
+		{name: "an id a batch that fell back stored", batches: []batch{
+			{Customers, []string{`{"id":"a","name":"A"}`}},
+			{Customers, []string{`{"id":"b","name":"B"}`, `{"id":"b","name":"B2"}`}},
+			{Customers, []string{`{"id":"c","name":"C"}`, `{"id":"b","name":"B3"}`}},
+			{Customers, []string{`{"id":"d","name":"D"}`}}},
+			paths: []string{"customers:direct", "customers:first", "customers:list", "customers:direct"}, rows: "a:A,b:B3,c:C,d:D"},
 		{name: "an invalid record: every problem named, nothing merged", batches: []batch{
 			{Customers, []string{`{"id":"a","createdAt":"soon"}`, `{"name":"no id"}`, `{"id":"c"}`}}},
 			err: "customers: 2 invalid records, nothing merged:\n  customers page 1 item 0 (id a): createdAt: \"soon\" is not a timestamp\n  customers page 1 item 1: id: missing"},
@@ -133,5 +142,119 @@ func TestDirectPathCoversTheFixtures(t *testing.T) {
 				t.Errorf("inserted %d, table has %d rows", res.Inserted, n)
 			}
 		})
+	}
+}
+
+// TestDirectFirstLoadResumed: a run resumed after a kill knows nothing in memory of the ids its
+// earlier attempt stored; its direct path reads them from the table, so a batch repeating one
+// takes the path that keeps the later fetch.
+func TestDirectFirstLoadResumed(t *testing.T) {
+	ctx := context.Background()
+	path := newPath(t)
+	b, err := StartBuild(ctx, path, BuildOptions{Log: quietLog})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := startRun(t, b, "acct")
+	load(t, b, Customers, run, t0, false, `{"id":"a","name":"A"}`, `{"id":"b","name":"B"}`)
+	if err := b.Close(); err != nil { // interrupted: no publish
+		t.Fatal(err)
+	}
+	var log syncBuffer
+	b2, err := StartBuild(ctx, path, BuildOptions{Log: slog.New(slog.NewTextHandler(&log, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b2.Close()
+	again, err := b2.startRun(ctx, "acct", t0)
+	if err != nil || again.ID != run.ID {
+		t.Fatalf("resumed run %+v, %v; want run %d", again, err, run.ID)
+	}
+	load(t, b2, Customers, again, t0, false, `{"id":"c","name":"C"}`, `{"id":"a","name":"A2"}`)
+	load(t, b2, Customers, again, t0, false, `{"id":"d","name":"D"}`)
+	if got, want := strings.Join(mergePaths(log.String()), " "), "customers:list customers:direct"; got != want {
+		t.Errorf("paths %q, want %q", got, want)
+	}
+	got := queryString(t, b2.DB(), `SELECT string_agg(id || ':' || name, ',' ORDER BY id) FROM customers`)
+	if want := "a:A2,b:B,c:C,d:D"; got != want {
+		t.Errorf("customers %q, want %q", got, want)
+	}
+}
+
+func TestIDHashesAdd(t *testing.T) {
+	cases := []struct {
+		name       string
+		ids, batch []uint64
+		want       []uint64
+		fresh      bool
+	}{
+		{"into nothing", nil, []uint64{3, 1, 2}, []uint64{1, 2, 3}, true},
+		{"interleaved", []uint64{2, 4, 6}, []uint64{5, 1, 7, 3}, []uint64{1, 2, 3, 4, 5, 6, 7}, true},
+		{"all before", []uint64{5, 6}, []uint64{2, 1}, []uint64{1, 2, 5, 6}, true},
+		{"all after", []uint64{1, 2}, []uint64{9, 8}, []uint64{1, 2, 8, 9}, true},
+		{"extremes", []uint64{1 << 63}, []uint64{0, ^uint64(0)}, []uint64{0, 1 << 63, ^uint64(0)}, true},
+		{"stored already", []uint64{2, 4, 6}, []uint64{5, 4}, []uint64{2, 4, 6}, false},
+		{"twice in the batch", []uint64{2, 4, 6}, []uint64{7, 1, 7}, []uint64{2, 4, 6}, false},
+		{"empty batch", []uint64{2, 4}, nil, []uint64{2, 4}, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, fresh := idHashes(slices.Clone(c.ids)).add(slices.Clone(c.batch))
+			if fresh != c.fresh || !slices.Equal(got, c.want) {
+				t.Errorf("add(%v, %v) = %v, %v; want %v, %v", c.ids, c.batch, got, fresh, c.want, c.fresh)
+			}
+		})
+	}
+}
+
+// TestDirectIDsKeptWhileTheListRuns: a list's id hashes stay in Go while its batches merge and are
+// dropped when it finishes, so Go holds the hashes of the lists being read only.
+func TestDirectIDsKeptWhileTheListRuns(t *testing.T) {
+	ctx := context.Background()
+	b, err := StartBuild(ctx, newPath(t), BuildOptions{Log: quietLog, ListBatch: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	s := startSink(t, b, "acct", t0)
+	defer s.Close()
+	li, err := s.List(Customers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := func() int {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		n := 0
+		for _, ids := range b.directIDs {
+			n += len(ids)
+		}
+		return n
+	}
+	var page []json.RawMessage
+	for i := range 7 {
+		page = append(page, json.RawMessage(fmt.Sprintf(`{"id":"p%d"}`, i)))
+	}
+	// the seventh record's batch merges only at Finish, after the first two batches
+	if err := li.Add(ctx, 1, page); err != nil {
+		t.Fatal(err)
+	}
+	li.mu.Lock()
+	err = li.waitLocked(ctx)
+	li.mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := kept(); n != 6 {
+		t.Errorf("%d id hashes kept after two direct batches, want 6", n)
+	}
+	if err := li.Finish(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := kept(); n != 0 {
+		t.Errorf("%d id hashes kept after the list finished", n)
+	}
+	if n := queryInt(t, b.DB(), `SELECT count(*) FROM customers`); n != 7 {
+		t.Errorf("%d customers, want 7", n)
 	}
 }

@@ -52,7 +52,7 @@ var entitySections = []string{"project", "changes", "classify", "counts", "lifec
 
 // commonSections are the steps common.sql provides to every entity.
 var commonSections = []string{"staged", "first_path", "stored_before", "first_overlap", "parse_all", "keys", "dedupe", "dedupe_keyed", "classify",
-	"classify_first", "counts", "counts_first", "lifecycle", "insert_direct", "direct_duplicates", "insert_first", "upsert", "deleted", "seen_in_run"}
+	"classify_first", "counts", "counts_first", "lifecycle", "insert_direct", "direct_rowid", "direct_batch_ids", "direct_ids", "insert_first", "upsert", "deleted", "seen_in_run"}
 
 // The merge SQL is a contract between these files and the loader: every step the loader runs
 // for an entity must resolve to a statement (or to a declared opt-out), and a section name the
@@ -175,7 +175,7 @@ func (d *entityDef) steps() []string {
 		s = []string{"staged", "first_path", "stored_before", "first_overlap", "parse_all", "keys", "project", "dedupe", "dedupe_keyed",
 			"classify", "classify_first", "counts", "counts_first", "lifecycle", "changes", "upsert", "insert_first"}
 		if d.direct() {
-			s = append(s, "project_direct", "insert_direct", "direct_duplicates")
+			s = append(s, "project_direct", "insert_direct", "direct_rowid", "direct_batch_ids", "direct_ids")
 		}
 		if d.deletes {
 			s = append(s, "deleted", "seen_in_run")

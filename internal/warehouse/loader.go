@@ -206,6 +206,7 @@ func (l *loader) Merge(ctx context.Context) (MergeResult, error) {
 		l.logMerged(ctx, pathDirect, res, start)
 		return res, nil
 	}
+	l.forgetDirectIDs() // this merge writes the table another way
 	path, err := l.prepare(ctx, false)
 	if outOfMemory(err) && ctx.Err() == nil {
 		// Merges running beside each other share DuckDB's memory limit; this one gets it all.
@@ -248,64 +249,6 @@ func (l *loader) logMerged(ctx context.Context, path mergePath, res MergeResult,
 	l.b.log.Log(ctx, level, "merged", "entity", l.entity, "account", l.account, "run", l.runID, "staged", l.seq,
 		"path", path, "inserted", res.Inserted, "updated", res.Updated, "unchanged", res.Unchanged,
 		"deleted", res.Deleted, "restored", res.Restored, "took", time.Since(start).Round(time.Millisecond))
-}
-
-// direct tries the one-statement first load (merge/common.sql, insert_direct): ok says it merged
-// the batch. It applies only to an entity's first load; anything it cannot prove there (a record
-// with a problem, JSON the fast parse rejects, an id seen twice, memory) rolls it back, and the
-// merge takes the steps that report every problem or keep the later fetch. Only a cancelled
-// context is an error.
-func (l *loader) direct(ctx context.Context) (res MergeResult, ok bool, err error) {
-	if !l.def.direct() {
-		return res, false, nil
-	}
-	if err := l.setContext(ctx, false); err != nil {
-		return res, false, err
-	}
-	if path, err := l.choosePath(ctx); err != nil || path != pathFirst {
-		return res, false, err
-	}
-	tx, err := l.conn.BeginTx(ctx, nil)
-	if err != nil {
-		return res, false, err
-	}
-	defer tx.Rollback()
-	fallBack := func(why string, err error) (MergeResult, bool, error) {
-		if ctx.Err() != nil {
-			return MergeResult{}, false, ctx.Err()
-		}
-		l.b.log.Debug("direct first load falls back", "entity", l.entity, "why", why, "err", err)
-		return MergeResult{}, false, nil
-	}
-	for _, step := range []string{"parse_all", "project_direct"} {
-		if err := l.run(ctx, tx, step); err != nil {
-			return fallBack("statement", err)
-		}
-	}
-	t := time.Now()
-	r, err := tx.ExecContext(ctx, l.def.sql["insert_direct"])
-	if err != nil {
-		return fallBack("insert", err)
-	}
-	l.timed("insert_direct", t)
-	if res.Inserted, err = r.RowsAffected(); err != nil {
-		return fallBack("insert", err)
-	}
-	var dup bool
-	t = time.Now()
-	if err := tx.QueryRowContext(ctx, l.def.sql["direct_duplicates"]).Scan(&dup); err != nil {
-		return fallBack("duplicates", err)
-	}
-	l.timed("direct_duplicates", t)
-	if dup {
-		return fallBack("an id has two rows", nil)
-	}
-	t = time.Now()
-	defer l.timed("commit", t)
-	if err := tx.Commit(); err != nil {
-		return fallBack("commit", err)
-	}
-	return res, true, nil
 }
 
 // mergePath is how a merge treats the entity's table (see merge/common.sql).

@@ -512,6 +512,8 @@ func (li *List) Finish(ctx context.Context) error {
 	if err := li.waitLocked(ctx); err != nil {
 		return err
 	}
+	// The list's merges are done: its id hashes are the direct path's no more (direct.go).
+	li.s.b.forgetDirectIDs(entityDefs[li.e].table, li.s.run.Account, li.s.run.ID)
 	if cs := li.last.Conflicts; len(cs) > 0 {
 		err := li.s.call(ctx, func(ctx context.Context) error {
 			return li.s.b.recordConflicts(ctx, li.s.run.Account, li.s.run.ID, li.e, li.last.Stream, li.s.ObservedAt(), cs)

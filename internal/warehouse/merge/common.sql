@@ -139,22 +139,28 @@ WHERE m.was_deleted
 -- statement from `projected_direct` (the entity's projection as a view, entity.go), so no
 -- batch-sized `projected` table is written, spilled and copied. A record with a problem stops the
 -- statement (error() runs only for such rows); the loader then rolls back and takes the steps
--- that name every problem.
+-- that name every problem. Before it commits, the loader checks that no id now has two rows
+-- (direct.go, with the three sections below).
 INSERT INTO __TABLE__ BY NAME
 SELECT COLUMNS(c -> NOT starts_with(c, 'x_')),
        last_seen_run AS first_seen_run, last_seen_at AS first_seen_at
 FROM projected_direct
 WHERE CASE WHEN len(x_problems) = 0 THEN true ELSE error('billsync: a staged record has problems') END;
 
--- name: direct_duplicates
--- After insert_direct, in its transaction: does an id now have two rows (twice in the batch, or
--- read by an earlier batch of this run, the list having moved under the pager)? Then the loader
--- rolls back and the batch takes the steps that keep the later fetch. On the first-load path
--- every row of the account is this run's. Counting distinct 64-bit hashes of the ids keeps the
--- aggregate's keys fixed-width: equal ids hash equal, so no duplicate is missed, and two ids that
--- collide only send the batch the longer way. (Like first_overlap, it reads the account's ids
--- at every batch; restricting it to the batch's rows measured dearer.)
-SELECT count(*) <> count(DISTINCT hash(t.id)) FROM __TABLE__ t, merge_ctx c WHERE t.account = c.account;
+-- name: direct_rowid
+-- Before insert_direct, in its transaction: the largest row id the table holds. Every row with a
+-- larger one afterwards is one the insert added.
+SELECT coalesce(max(rowid), -1) FROM __TABLE__;
+
+-- name: direct_batch_ids
+-- After insert_direct: the hashes of the ids of the rows with a row id above $1 (direct_rowid),
+-- which the loader counts against the rows inserted.
+SELECT hash(id) FROM __TABLE__ WHERE rowid > $1;
+
+-- name: direct_ids
+-- The hashes of the account's stored ids, the first time a run's direct path needs them ($1 the
+-- account): the same hash() as direct_batch_ids.
+SELECT hash(id) FROM __TABLE__ WHERE account = $1;
 
 -- name: insert_first
 INSERT INTO __TABLE__ BY NAME
