@@ -128,10 +128,8 @@ func (l *loader) direct(ctx context.Context) (res MergeResult, ok bool, err erro
 	if err != nil {
 		return fallBack("stored ids", err)
 	}
-	for _, step := range []string{"parse_all", "project_direct"} {
-		if err := l.run(ctx, tx, step); err != nil {
-			return fallBack("statement", err)
-		}
+	if err := l.run(ctx, tx, "parse_all"); err != nil {
+		return fallBack("statement", err)
 	}
 	var before int64
 	if err := tx.QueryRowContext(ctx, l.def.sql["direct_rowid"]).Scan(&before); err != nil {

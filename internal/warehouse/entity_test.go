@@ -79,7 +79,7 @@ func TestMergeSQLContractViolationsFailTheLoad(t *testing.T) {
 			`section product_variants_incoming does not create temp table incoming_variants`},
 		{"unknown placeholder", "merge/common.sql", "INSERT INTO __TABLE__ BY NAME", "INSERT INTO __TABEL__ BY NAME",
 			`keeps placeholder __TABEL__`},
-		{"projection the direct path cannot read as a view", "merge/reviews.sql", "CREATE OR REPLACE TEMP TABLE projected AS",
+		{"projection the direct path cannot take as a subquery", "merge/reviews.sql", "CREATE OR REPLACE TEMP TABLE projected AS",
 			"CREATE TEMP TABLE projected AS", `reviews: section "project" must create the table with "CREATE OR REPLACE TEMP TABLE projected AS", once`},
 	}
 	for _, c := range cases {

@@ -528,7 +528,7 @@ func (l *loader) close() error {
 	}
 	ctx := context.Background()
 	// the connection goes back to the pool: its temp objects must not outlive the loader
-	for _, stmt := range []string{"DROP VIEW IF EXISTS temp.incoming", "DROP VIEW IF EXISTS temp.projected_direct", "DROP VIEW IF EXISTS temp.parse_input", "DROP VIEW IF EXISTS temp.staged",
+	for _, stmt := range []string{"DROP VIEW IF EXISTS temp.incoming", "DROP VIEW IF EXISTS temp.parse_input", "DROP VIEW IF EXISTS temp.staged",
 		"DROP TABLE IF EXISTS temp.stage", "DROP TABLE IF EXISTS temp.keys", "DROP TABLE IF EXISTS temp.replaced",
 		"DROP TABLE IF EXISTS temp.projected", "DROP TABLE IF EXISTS temp.merge_ctx", "DROP TABLE IF EXISTS temp.merge_state"} {
 		if _, err := l.conn.ExecContext(ctx, stmt); err != nil {
