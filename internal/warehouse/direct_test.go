@@ -258,3 +258,37 @@ func TestDirectIDsKeptWhileTheListRuns(t *testing.T) {
 		t.Errorf("%d customers, want 7", n)
 	}
 }
+
+// TestLoaderLeavesNoTempObjects: a loader's connection does not go back to the pool holding its
+// stage or merge tables (they would hold a batch's memory until the connection's next use).
+func TestLoaderLeavesNoTempObjects(t *testing.T) {
+	ctx := context.Background()
+	b := startBuild(t, newPath(t))
+	run := startRun(t, b, "acct")
+	load(t, b, Customers, run, t0, false, `{"id":"a"}`)
+	load(t, b, Invoices, run, t0, false, `{"id":"i","amount":1,"transactions":[{"id":"t"}]}`)
+	load(t, b, Customers, run, t0, false, `{"id":"a","name":"A2"}`)
+	l, err := b.newLoader(ctx, Reviews, run.ID, run.Account, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Add(1, 0, []byte(`{"id":"r"}`))
+	l.Discard()
+	// hold as many connections at once as the loaders used, so a pooled one is looked at
+	for i := range 4 {
+		c, err := b.DB().Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		var tables, views int
+		err = c.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM duckdb_tables() WHERE temporary),
+			(SELECT count(*) FROM duckdb_views() WHERE temporary AND NOT internal)`).Scan(&tables, &views)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tables+views != 0 {
+			t.Errorf("pooled connection %d holds %d temp tables and %d temp views", i, tables, views)
+		}
+	}
+}

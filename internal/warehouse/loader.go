@@ -526,20 +526,13 @@ func (l *loader) close() error {
 	if l.app != nil {
 		l.app.Close() // already closed after a merge; the error then says so
 	}
-	ctx := context.Background()
-	// the connection goes back to the pool: its temp objects must not outlive the loader
-	for _, stmt := range []string{"DROP VIEW IF EXISTS temp.incoming", "DROP VIEW IF EXISTS temp.parse_input", "DROP VIEW IF EXISTS temp.staged",
-		"DROP TABLE IF EXISTS temp.stage", "DROP TABLE IF EXISTS temp.keys", "DROP TABLE IF EXISTS temp.replaced",
-		"DROP TABLE IF EXISTS temp.projected", "DROP TABLE IF EXISTS temp.merge_ctx", "DROP TABLE IF EXISTS temp.merge_state"} {
-		if _, err := l.conn.ExecContext(ctx, stmt); err != nil {
-			errs = append(errs, err)
-		}
+	// The connection is closed, not returned to the pool: its temp objects (the stage, the
+	// merge's tables and views) go with it, where dropping each one by one cost about 3 ms a merge.
+	if err := l.conn.Raw(func(any) error { return driver.ErrBadConn }); !errors.Is(err, driver.ErrBadConn) {
+		errs = append(errs, err)
 	}
-	for _, name := range l.def.derived {
-		if _, err := l.conn.ExecContext(ctx, "DROP TABLE IF EXISTS temp."+derivedTemp[name]); err != nil {
-			errs = append(errs, err)
-		}
+	if err := l.conn.Close(); err != nil && !errors.Is(err, sql.ErrConnDone) {
+		errs = append(errs, err)
 	}
-	errs = append(errs, l.conn.Close())
 	return errors.Join(errs...)
 }
