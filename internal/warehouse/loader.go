@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"database/sql/driver"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -48,7 +49,9 @@ type MergeResult struct {
 // createMergeCtx holds what every merge statement reads of its run (see merge/common.sql).
 const createMergeCtx = `CREATE OR REPLACE TEMP TABLE merge_ctx AS SELECT ?::VARCHAR AS account, ?::BIGINT AS run_id, ?::TIMESTAMPTZ AS observed_at`
 
-const createStage = `CREATE OR REPLACE TEMP TABLE stage (seq BIGINT, page INTEGER, idx INTEGER, raw VARCHAR, raw_hash BLOB)`
+// createStage: the record's hash is staged as two UBIGINT halves (rawHash), which the Appender
+// takes as plain integers; merge/common.sql's `staged` joins them into the tables' UHUGEINT.
+const createStage = `CREATE OR REPLACE TEMP TABLE stage (seq BIGINT, page INTEGER, idx INTEGER, raw VARCHAR, raw_hash_hi UBIGINT, raw_hash_lo UBIGINT)`
 
 // newLoader opens a loader for e on a connection of its own. Staging touches only that
 // connection's temp table, so loaders may stage concurrently with each other and with another
@@ -110,7 +113,8 @@ func (l *loader) Add(page, idx int, raw []byte) error {
 	l.seq++
 	// raw as []byte: the appender copies it into DuckDB's vector at once, where string(raw)
 	// copied every record once more in Go (measured: 4.6 against 1.7 µs a webhook record)
-	if err := l.app.AppendRow(l.seq, int32(page), int32(idx), raw, rawHash(raw)); err != nil {
+	hi, lo := rawHash(raw)
+	if err := l.app.AppendRow(l.seq, int32(page), int32(idx), raw, hi, lo); err != nil {
 		return fmt.Errorf("%s page %d item %d: stage: %w", l.entity, page, idx, l.b.stagingError(err))
 	}
 	if l.unflushed += len(raw); l.unflushed >= stageFlushBytes {
@@ -122,13 +126,16 @@ func (l *loader) Add(page, idx int, raw []byte) error {
 	return nil
 }
 
-// rawHash is what a table's raw_hash column holds: the first 16 bytes of the record's SHA-256.
-// A nightly merge tells a record identical to the stored one by it, so it reads 16 bytes a stored
-// row instead of the row's whole raw JSON (which it used to hold in a join's hash table); migration
-// 0007 gives it to rows stored before, as DuckDB's unhex(left(sha256(raw), 32)).
-func rawHash(raw []byte) []byte {
+// rawHash is what a table's raw_hash column holds: the first 16 bytes of the record's SHA-256,
+// read as one big-endian 128-bit number, here as its high and low 64 bits. A nightly merge tells a
+// record identical to the stored one by it, so it reads 16 bytes a stored row instead of the row's
+// whole raw JSON (which it used to hold in a join's hash table). It is a UHUGEINT, not a BLOB:
+// DuckDB carried a random 16-byte BLOB a row like a string, which cost a first sync about 3 CPU-s
+// at scale 100 (docs/performance.md). Migrations 0007 and 0008 give rows stored before the same
+// value, in SQL: unhex(left(sha256(raw), 32))::BIT::UHUGEINT.
+func rawHash(raw []byte) (hi, lo uint64) {
 	h := sha256.Sum256(raw)
-	return h[:16]
+	return binary.BigEndian.Uint64(h[:8]), binary.BigEndian.Uint64(h[8:16])
 }
 
 // mergeError wraps a failed merge's error; running out of memory says what to raise.

@@ -1,11 +1,13 @@
 package warehouse
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math/big"
+	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -31,14 +33,38 @@ var hashedTables = []hashedTable{
 	{WebhookDeliveries, "webhook_deliveries", "Webhooks__webhook-history-list-response.json"},
 }
 
-// wrongHashes counts the rows of table whose raw_hash is not the one migration 0007 computes from
-// raw: the loader (Go's SHA-256 of the staged bytes) and the migration must agree, or every row
-// stored before an upgrade would look changed, and a row inserted without one would be parsed
-// again every night.
+// wrongHashes counts the rows of table whose raw_hash is not the one an analyst recomputes from
+// raw with docs/warehouse.md's query (the same formula as migrations 0007 and 0008): the loader
+// (Go's SHA-256 of the staged bytes) and the SQL must agree, or every row stored before an upgrade
+// would look changed, and a row inserted without one would be parsed again every night.
 func wrongHashes(t *testing.T, b *Build, table string) int64 {
 	t.Helper()
-	return queryInt(t, b.DB(), fmt.Sprintf(`SELECT count(*) FROM %s
-		WHERE raw_hash IS DISTINCT FROM unhex(left(sha256(raw::VARCHAR), 32))`, table))
+	return queryInt(t, b.DB(), strings.Replace(docRawHashQuery(t), "FROM customers", "FROM "+table, 1))
+}
+
+// docRawHashQuery is docs/warehouse.md's SQL example that recomputes raw_hash (for customers).
+func docRawHashQuery(t *testing.T) string {
+	t.Helper()
+	doc, err := os.ReadFile("../../docs/warehouse.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found []string
+	for _, m := range regexp.MustCompile("(?s)```sql\n(.*?)```").FindAllStringSubmatch(string(doc), -1) {
+		if strings.Contains(m[1], "raw_hash") {
+			found = append(found, m[1])
+		}
+	}
+	if len(found) != 1 || !strings.Contains(found[0], "FROM customers") {
+		t.Fatalf("docs/warehouse.md: want one SQL example with raw_hash, FROM customers; found %q", found)
+	}
+	return found[0]
+}
+
+// hashText is the decimal text of the UHUGEINT the loader stages for raw, as DuckDB prints it.
+func hashText(raw string) string {
+	hi, lo := rawHash([]byte(raw))
+	return new(big.Int).Or(new(big.Int).Lsh(new(big.Int).SetUint64(hi), 64), new(big.Int).SetUint64(lo)).String()
 }
 
 // withSecond adds a copy of the first item under another id, so a merge holds an identical record
@@ -95,57 +121,119 @@ func TestRawHashTellsIdenticalRecords(t *testing.T) {
 	}
 }
 
-// TestRawHashMigration takes a warehouse back to its shape before migration 0007 (no raw_hash),
-// migrates it, and checks the hashes it computed are the loader's: the same records then merge as
-// unchanged.
+// TestRawHashMigration takes a warehouse back to an earlier shape, migrates it, and checks the
+// stored hashes are the loader's, bit for bit: the same records then merge as unchanged. From 0007
+// (raw_hash a BLOB, migration 0008 converts it) and from before 0007 (no raw_hash: 0007 computes
+// it in SQL, 0008 converts it).
 func TestRawHashMigration(t *testing.T) {
 	ctx := context.Background()
-	b := startBuild(t, newPath(t))
-	r1 := startRun(t, b, "acct")
-	want := map[string]int{}
-	for _, c := range hashedTables {
-		items := withSecond(t, fixtureItems(t, c.file))
-		load(t, b, c.e, r1, t0, false, items...)
-		want[c.table] = len(items)
-	}
-	db := b.DB()
-	for _, c := range hashedTables {
-		if _, err := db.ExecContext(ctx, "ALTER TABLE "+c.table+" DROP COLUMN raw_hash"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := db.ExecContext(ctx, "DELETE FROM schema_migrations WHERE version = 7"); err != nil {
+	migration7, err := sqlFS.ReadFile("migrations/0007_raw_hash.sql")
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := migrate(ctx, db); err != nil {
-		t.Fatal(err)
+	cases := []struct {
+		name     string
+		undo     []int64 // schema_migrations versions the warehouse is taken back before
+		wantType string  // raw_hash's type before migrate
+		recreate bool    // apply 0007 again after dropping raw_hash
+	}{
+		{name: "from 0007", undo: []int64{8}, wantType: "BLOB", recreate: true},
+		{name: "before 0007", undo: []int64{7, 8}, wantType: ""},
 	}
-	for _, c := range hashedTables {
-		if n := wrongHashes(t, b, c.table); n != 0 {
-			t.Errorf("%s: %d rows with a wrong raw_hash after the migration", c.table, n)
-		}
-		rows, err := db.QueryContext(ctx, "SELECT raw::VARCHAR, raw_hash FROM "+c.table)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for rows.Next() {
-			var raw string
-			var h []byte
-			if err := rows.Scan(&raw, &h); err != nil {
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			b := startBuild(t, newPath(t))
+			r1 := startRun(t, b, "acct")
+			want := map[string]int{}
+			for _, c := range hashedTables {
+				items := withSecond(t, fixtureItems(t, c.file))
+				load(t, b, c.e, r1, t0, false, items...)
+				want[c.table] = len(items)
+			}
+			db := b.DB()
+			for _, c := range hashedTables {
+				if _, err := db.ExecContext(ctx, "ALTER TABLE "+c.table+" DROP COLUMN raw_hash"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tc.recreate {
+				if _, err := db.ExecContext(ctx, string(migration7)); err != nil {
+					t.Fatalf("migration 0007: %v", err)
+				}
+			}
+			for _, v := range tc.undo {
+				if _, err := db.ExecContext(ctx, "DELETE FROM schema_migrations WHERE version = ?", v); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, c := range hashedTables {
+				if got := rawHashType(t, b, c.table); got != tc.wantType {
+					t.Fatalf("%s: raw_hash type %q before the migration, want %q", c.table, got, tc.wantType)
+				}
+			}
+			if err := migrate(ctx, db); err != nil {
 				t.Fatal(err)
 			}
-			if !bytes.Equal(h, rawHash([]byte(raw))) {
-				t.Errorf("%s: migrated raw_hash %x, the loader's %x", c.table, h, rawHash([]byte(raw)))
+			for _, c := range hashedTables {
+				if got := rawHashType(t, b, c.table); got != "UHUGEINT" {
+					t.Errorf("%s: raw_hash type %q after the migration", c.table, got)
+				}
+				if n := wrongHashes(t, b, c.table); n != 0 {
+					t.Errorf("%s: %d rows with a wrong raw_hash after the migration", c.table, n)
+				}
+				rows, err := db.QueryContext(ctx, "SELECT raw::VARCHAR, raw_hash::VARCHAR FROM "+c.table)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for rows.Next() {
+					var raw, h string
+					if err := rows.Scan(&raw, &h); err != nil {
+						t.Fatal(err)
+					}
+					if h != hashText(raw) {
+						t.Errorf("%s: migrated raw_hash %s, the loader's %s", c.table, h, hashText(raw))
+					}
+				}
+				rows.Close()
 			}
-		}
-		rows.Close()
+			r2 := startRun(t, b, "acct")
+			for _, c := range hashedTables {
+				res := load(t, b, c.e, r2, t0.Add(time.Hour), false, withSecond(t, fixtureItems(t, c.file))...)
+				if res != (MergeResult{Unchanged: int64(want[c.table])}) {
+					t.Errorf("%s: merge after the migration %+v, want %d unchanged", c.table, res, want[c.table])
+				}
+			}
+		})
 	}
-	r2 := startRun(t, b, "acct")
-	for _, c := range hashedTables {
-		res := load(t, b, c.e, r2, t0.Add(time.Hour), false, withSecond(t, fixtureItems(t, c.file))...)
-		if res != (MergeResult{Unchanged: int64(want[c.table])}) {
-			t.Errorf("%s: merge after the migration %+v, want %d unchanged", c.table, res, want[c.table])
-		}
+}
+
+// rawHashType is the type of table's raw_hash column, "" when it has none.
+func rawHashType(t *testing.T, b *Build, table string) string {
+	t.Helper()
+	var typ string
+	err := b.DB().QueryRow(`SELECT coalesce(max(data_type), '') FROM information_schema.columns
+		WHERE table_name = ? AND column_name = 'raw_hash'`, table).Scan(&typ)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return typ
+}
+
+// TestRawHashBits pins the value's layout with SHA-256's own test vector: the first 16 bytes of
+// sha256("abc") read big-endian, in Go and in the SQL an analyst runs; a byte order swapped in
+// either would make every stored row look changed after an upgrade.
+func TestRawHashBits(t *testing.T) {
+	hi, lo := rawHash([]byte("abc"))
+	if got := fmt.Sprintf("%016x%016x", hi, lo); got != "ba7816bf8f01cfea414140de5dae2223" {
+		t.Errorf("rawHash(abc) = %s", got)
+	}
+	b := startBuild(t, newPath(t))
+	var got string
+	if err := b.DB().QueryRow(`SELECT (unhex(left(sha256('abc'), 32))::BIT::UHUGEINT)::VARCHAR`).Scan(&got); err != nil {
+		t.Fatal(err)
+	}
+	if want := hashText("abc"); got != want {
+		t.Errorf("SQL %s, Go %s", got, want)
 	}
 }
 
@@ -165,18 +253,21 @@ func TestRawHashCoversEveryEntity(t *testing.T) {
 		}
 	}
 	b := startBuild(t, newPath(t))
-	rows, err := b.DB().Query(`SELECT table_name FROM information_schema.columns WHERE column_name = 'raw_hash' ORDER BY 1`)
+	rows, err := b.DB().Query(`SELECT table_name, data_type FROM information_schema.columns WHERE column_name = 'raw_hash' ORDER BY 1`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rows.Close()
 	got := map[string]bool{}
 	for rows.Next() {
-		var name string
-		if err := rows.Scan(&name); err != nil {
+		var name, typ string
+		if err := rows.Scan(&name, &typ); err != nil {
 			t.Fatal(err)
 		}
 		got[name] = true
+		if typ != "UHUGEINT" {
+			t.Errorf("%s.raw_hash is %s, want UHUGEINT", name, typ)
+		}
 	}
 	if !maps.Equal(got, want) {
 		t.Errorf("tables with raw_hash %v, entity tables %v", slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(want)))

@@ -20,7 +20,8 @@
 CREATE OR REPLACE TEMP VIEW staged AS
 SELECT seq, page, idx,
        CASE WHEN getvariable('bs_checked') AND NOT json_valid(raw) THEN NULL ELSE raw END AS raw,
-       raw_hash
+       -- staged as two UBIGINT halves, the Appender's cheap type (loader.go, rawHash)
+       (raw_hash_hi::UHUGEINT << 64) | raw_hash_lo AS raw_hash
 FROM stage;
 
 -- name: first_path
@@ -52,7 +53,7 @@ CREATE OR REPLACE TEMP VIEW parse_input AS SELECT * FROM staged;
 -- One cheap pass (the id only) decides what each staged record is, before the
 -- expensive parse: a record whose raw JSON equals the stored one is neither
 -- parsed nor validated again (it passed when stored). Equal is equal raw_hash,
--- 16 bytes of the SHA-256 of the exact bytes (loader.go, rawHash): the stored
+-- 128 bits of the SHA-256 of the exact bytes (loader.go, rawHash): the stored
 -- side is read without its raw JSON, which a join on raw held whole in its
 -- hash table. merge_state has one row per id, the later fetch of a record
 -- winning (stage order = fetch order).
