@@ -70,7 +70,8 @@ func scanHashes(rows *sql.Rows, into []uint64) ([]uint64, error) {
 }
 
 // add merges a batch's id hashes into ids. It reports false, leaving ids as they were, when an id
-// of the batch is there already or twice in the batch.
+// of the batch is there already or twice in the batch. Merging reuses ids' array: after a true,
+// only the returned slice holds the hashes (a failed commit makes the merge forget them).
 func (ids idHashes) add(batch []uint64) (idHashes, bool) {
 	slices.Sort(batch)
 	for i, h := range batch {
