@@ -137,11 +137,11 @@ WHERE m.was_deleted
 
 -- name: insert_direct
 -- The first load of a list without child tables, in one pass: parsed, checked and inserted by one
--- statement through the entity's projection (its `project` query, put in as a subquery
--- when the package loads), so no batch-sized `projected` table is written, spilled and copied. A record with a problem stops the
--- statement (error() runs only for such rows); the loader then rolls back and takes the steps
--- that name every problem. Before it commits, the loader checks that no id now has two rows
--- (direct.go, with the three sections below).
+-- statement through the entity's projection (its `project` query, put in as a subquery when the
+-- package loads), so no batch-sized `projected` table is written, spilled and copied. A record
+-- with a problem stops the statement (error() runs only for such rows); the loader then rolls
+-- back and takes the steps that name every problem. Before it commits, the loader checks that no
+-- id now has two rows (direct.go, with the three sections below).
 INSERT INTO __TABLE__ BY NAME
 SELECT COLUMNS(c -> NOT starts_with(c, 'x_')),
        last_seen_run AS first_seen_run, last_seen_at AS first_seen_at
