@@ -4,35 +4,18 @@ import (
 	"bytes"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/billsync/billsync/internal/api"
 	"github.com/billsync/billsync/internal/fetch"
+	"github.com/billsync/billsync/internal/logbuf"
 )
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestProgressLog: off a terminal, a running sync logs one progress record per interval with
 // the totals so far (finished streams included) and nothing once it is over.
 func TestProgressLog(t *testing.T) {
-	var out lockedBuffer
+	var out logbuf.Buffer
 	p := newProgressLog(slog.New(slog.NewJSONHandler(&out, nil)), 20*time.Millisecond)
 	p.update(fetch.Progress{Stream: "customers", Records: 100, Pages: 1})
 	p.update(fetch.Progress{Stream: "customers", Records: 200, Pages: 2, Done: true})

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/billsync/billsync/internal/logbuf"
 	gojson "github.com/goccy/go-json"
 )
 
@@ -185,24 +186,7 @@ func (f *fakeClock) waits() []time.Duration {
 }
 
 // captureLogs returns a Debug logger writing into a buffer.
-func captureLogs() (*slog.Logger, *syncBuffer) {
-	b := &syncBuffer{}
+func captureLogs() (*slog.Logger, *logbuf.Buffer) {
+	b := &logbuf.Buffer{}
 	return slog.New(slog.NewTextHandler(b, &slog.HandlerOptions{Level: slog.LevelDebug})), b
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/billsync/billsync/internal/api"
 	"github.com/billsync/billsync/internal/fetch"
+	"github.com/billsync/billsync/internal/logbuf"
 	"github.com/billsync/billsync/internal/sandbox"
 	"github.com/billsync/billsync/internal/warehouse"
 )
@@ -36,7 +37,7 @@ type env struct {
 	sb   *sandbox.Server
 	srv  *httptest.Server
 	path string
-	logs *lockedBuffer
+	logs *logbuf.Buffer
 }
 
 func newEnv(t *testing.T, scale float64) *env {
@@ -47,7 +48,7 @@ func newEnv(t *testing.T, scale float64) *env {
 	}
 	srv := httptest.NewServer(sb)
 	t.Cleanup(srv.Close)
-	return &env{t: t, sb: sb, srv: srv, path: filepath.Join(t.TempDir(), "billsync.duckdb"), logs: &lockedBuffer{}}
+	return &env{t: t, sb: sb, srv: srv, path: filepath.Join(t.TempDir(), "billsync.duckdb"), logs: &logbuf.Buffer{}}
 }
 
 func (e *env) client() *api.Client {
@@ -507,31 +508,6 @@ func TestSmallBatches(t *testing.T) {
 	if n := e.count("SELECT count(*) FROM unpaid_transactions WHERE deleted_upstream_at IS NOT NULL"); n == 0 {
 		t.Error("no unpaid transaction marked deleted after a month: batched deletion marking did nothing")
 	}
-}
-
-// lockedBuffer collects the logs of the API client and the warehouse: two slog handlers, each
-// with its own lock, write to it from different goroutines.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-func (b *lockedBuffer) Len() int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Len()
 }
 
 // TestBadCreditRecordFailsTheRun: one customer's credit history carries an unreadable time. Its

@@ -1,7 +1,6 @@
 package warehouse
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,27 +8,10 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/billsync/billsync/internal/logbuf"
 )
-
-// syncBuffer is a log sink tests read while merges write to it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 var mergedPathRe = regexp.MustCompile(`msg=merged entity=(\S+) .* path=(\S+)`)
 
@@ -42,9 +24,9 @@ func mergePaths(log string) []string {
 	return out
 }
 
-func startLoggedBuild(t *testing.T) (*Build, *syncBuffer) {
+func startLoggedBuild(t *testing.T) (*Build, *logbuf.Buffer) {
 	t.Helper()
-	var buf syncBuffer
+	var buf logbuf.Buffer
 	b, err := StartBuild(context.Background(), newPath(t), BuildOptions{Log: slog.New(slog.NewTextHandler(&buf, nil))})
 	if err != nil {
 		t.Fatal(err)
@@ -160,7 +142,7 @@ func TestDirectFirstLoadResumed(t *testing.T) {
 	if err := b.Close(); err != nil { // interrupted: no publish
 		t.Fatal(err)
 	}
-	var log syncBuffer
+	var log logbuf.Buffer
 	b2, err := StartBuild(ctx, path, BuildOptions{Log: slog.New(slog.NewTextHandler(&log, nil))})
 	if err != nil {
 		t.Fatal(err)
