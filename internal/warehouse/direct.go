@@ -102,13 +102,10 @@ func (ids idHashes) add(batch []uint64) (idHashes, bool) {
 // the batch. It applies only to an entity's first load; anything it cannot prove there (a record
 // with a problem, JSON the fast parse rejects, an id seen twice, memory) rolls it back, and the
 // merge takes the steps that report every problem or keep the later fetch. Only a cancelled
-// context is an error.
+// context is an error. The merge's context is set (setContext).
 func (l *loader) direct(ctx context.Context) (res MergeResult, ok bool, err error) {
 	if !l.def.direct() {
 		return res, false, nil
-	}
-	if err := l.setContext(ctx, false); err != nil {
-		return res, false, err
 	}
 	if path, err := l.choosePath(ctx); err != nil || path != pathFirst {
 		return res, false, err

@@ -207,6 +207,10 @@ func (l *loader) Merge(ctx context.Context) (MergeResult, error) {
 	l.b.mergeMem.RLock()
 	unlock := l.b.mergeMem.RUnlock
 	defer func() { unlock() }()
+	// merge_ctx and the staged view serve every attempt below; only the checked parse sets them again
+	if err := l.setContext(ctx, false); err != nil {
+		return MergeResult{}, l.mergeError(err)
+	}
 	if res, ok, err := l.direct(ctx); err != nil {
 		return MergeResult{}, l.mergeError(err)
 	} else if ok {
@@ -214,7 +218,7 @@ func (l *loader) Merge(ctx context.Context) (MergeResult, error) {
 		return res, nil
 	}
 	l.forgetDirectIDs() // this merge writes the table another way
-	path, err := l.prepare(ctx, false)
+	path, err := l.prepare(ctx)
 	if outOfMemory(err) && ctx.Err() == nil {
 		// Merges running beside each other share DuckDB's memory limit; this one gets it all.
 		l.b.log.Warn("merge ran out of DuckDB memory beside other merges: merging it alone", "entity", l.entity,
@@ -222,12 +226,14 @@ func (l *loader) Merge(ctx context.Context) (MergeResult, error) {
 		unlock()
 		l.b.mergeMem.Lock()
 		unlock = l.b.mergeMem.Unlock
-		path, err = l.prepare(ctx, false)
+		path, err = l.prepare(ctx)
 	}
 	if err != nil && ctx.Err() == nil && !outOfMemory(err) {
 		// Unreadable JSON fails the fast parse; the checked parse reports it per record.
 		l.b.log.Debug("merge retries with checked JSON parse", "entity", l.entity, "err", err)
-		path, err = l.prepare(ctx, true)
+		if err = l.setContext(ctx, true); err == nil {
+			path, err = l.prepare(ctx)
+		}
 	}
 	if err != nil {
 		return MergeResult{}, l.mergeError(err)
@@ -283,11 +289,8 @@ func (l *loader) setContext(ctx context.Context, checked bool) error {
 	return nil
 }
 
-// prepare builds `projected` from the staged records that need parsing.
-func (l *loader) prepare(ctx context.Context, checked bool) (mergePath, error) {
-	if err := l.setContext(ctx, checked); err != nil {
-		return "", err
-	}
+// prepare builds `projected` from the staged records that need parsing (setContext first).
+func (l *loader) prepare(ctx context.Context) (mergePath, error) {
 	path, err := l.choosePath(ctx)
 	if err != nil {
 		return "", err
