@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -21,7 +22,11 @@ func TestMain(m *testing.M) {
 	if os.Getenv("BILLSYNC_JOBS_CHILD") == "apply-then-die" {
 		os.Exit(childApply())
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if whPath != "" {
+		os.RemoveAll(filepath.Dir(whPath)) // sharedWarehouse's directory outlives every test
+	}
+	os.Exit(code)
 }
 
 func childApply() int {
