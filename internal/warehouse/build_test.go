@@ -1,9 +1,11 @@
 package warehouse
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -165,20 +167,29 @@ func TestReaderInChildProcessDuringPublish(t *testing.T) {
 	publishOne(t, path, `{"id":"a"}`)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestReaderInChildProcessDuringPublish$")
 	cmd.Env = append(os.Environ(), "BILLSYNC_READER_PATH="+path)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	var errOut bytes.Buffer
+	cmd.Stderr = &errOut
+	stdout, _ := cmd.StdoutPipe()
 	stdin, _ := cmd.StdinPipe()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(300 * time.Millisecond) // let the child open the old file
-	publishOne(t, path, `{"id":"a"}`, `{"id":"b"}`)
-	time.Sleep(300 * time.Millisecond)
-	stdin.Close() // tells the child to stop
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("reader failed: %v\n%s", err, out.String())
+	// The child says when it holds the old file: on a loaded machine its start can take longer
+	// than any fixed wait.
+	r := bufio.NewReader(stdout)
+	if line, err := r.ReadString('\n'); line != "opened\n" {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("reader did not open the file: %q %v\n%s", line, err, errOut.String())
 	}
-	seen := out.String()
+	publishOne(t, path, `{"id":"a"}`, `{"id":"b"}`)
+	time.Sleep(300 * time.Millisecond) // the reader reopens across the publish meanwhile
+	stdin.Close()                      // tells the child to stop
+	rest, _ := io.ReadAll(r)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("reader failed: %v\n%s%s", err, rest, errOut.String())
+	}
+	seen := string(rest)
 	if !strings.Contains(seen, "old=1") || !strings.Contains(seen, "new=2") {
 		t.Errorf("reader output %q: want the held handle to keep 1 and a reopen to see 2", seen)
 	}
@@ -196,6 +207,7 @@ func readerChild(path string) {
 		fmt.Println("open:", err)
 		os.Exit(1)
 	}
+	fmt.Println("opened")
 	stop := make(chan struct{})
 	go func() { os.Stdin.Read(make([]byte, 1)); close(stop) }()
 	var last int64
