@@ -172,12 +172,29 @@ func TestReaderDuringSyncSeesOldOrNew(t *testing.T) {
 	e.sb.Advance(30 * 24 * time.Hour)
 	e.sync(e.opts())
 	newInvoices := e.count("SELECT count(*) FROM invoices")
-	time.Sleep(200 * time.Millisecond) // some reads of the new file
+	// Reads until one of the new file, or for 10 s: a loaded machine can stall the reader
+	// longer than any fixed wait.
+	reads := []string{first}
+	deadline := time.After(10 * time.Second)
+wait:
+	for {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				break wait
+			}
+			reads = append(reads, l)
+			if f := strings.Fields(l); len(f) > 1 && f[1] == strconv.FormatInt(newInvoices, 10) {
+				break wait
+			}
+		case <-deadline:
+			break wait
+		}
+	}
 	stdin.Close()
 	if err := reader.Wait(); err != nil {
 		t.Fatalf("reader: %v", err)
 	}
-	reads := []string{first}
 	for l := range lines {
 		reads = append(reads, l)
 	}
