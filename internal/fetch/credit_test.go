@@ -3,9 +3,11 @@ package fetch_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -180,4 +182,70 @@ func TestCreditBudgetReadsInReasonOrder(t *testing.T) {
 	if cuts < 2 {
 		t.Fatalf("the budget was cut in %d reasons; the night's reasons %v test too little", cuts, due)
 	}
+}
+
+// TestCreditOwedLeftIsSaid: a budget that leaves customers the run owed a read (here the bound's,
+// a week after everyone was read) says so with a warning naming them and what to change; a
+// budget that only leaves the first sync's backlog, and a run that reads everyone it owes, do not.
+func TestCreditOwedLeftIsSaid(t *testing.T) {
+	const warning = "credit histories owed this run left unread"
+	e := newEnv(t, 0.05)
+	o := e.opts()
+	o.Details = false
+	o.MaxRequests = 1 // the lists always complete; never-read customers are left
+	if s := e.sync(o); s.CreditPending == 0 {
+		t.Fatal("a budget of one request left no credit history")
+	}
+	o.MaxRequests = 0
+	e.sync(o)
+	if strings.Contains(e.logs.String(), warning) {
+		t.Fatalf("the first sync's backlog was called owed:\n%s", e.logs.String())
+	}
+
+	e.sb.Advance(8 * 24 * time.Hour) // past the 7-day bound: every customer is owed a read
+	base, err := os.ReadFile(e.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := e.sync(o)
+	if strings.Contains(e.logs.String(), warning) {
+		t.Fatalf("a run that read everyone warned:\n%s", e.logs.String())
+	}
+	bound := 0
+	for _, r := range full.CreditReads {
+		if r.Reason == warehouse.CreditBound {
+			bound = r.Due
+		}
+	}
+	if bound < 10 {
+		t.Fatalf("only %d customers due for the bound after 8 days: %+v", bound, full.CreditReads)
+	}
+
+	e.path = filepath.Join(t.TempDir(), "cut.duckdb")
+	if err := os.WriteFile(e.path, base, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o.MaxRequests = full.ListRequests + 5
+	cut := e.sync(o)
+	var w string
+	for _, l := range strings.Split(e.logs.String(), "\n") {
+		if strings.Contains(l, warning) {
+			w = l
+		}
+	}
+	owed := 0
+	for _, r := range cut.CreditReads {
+		if warehouse.CreditOwed(r.Reason) {
+			owed += r.Due - r.Read
+		}
+	}
+	if owed == 0 {
+		t.Fatalf("the cut budget left nothing owed: %+v", cut.CreditReads)
+	}
+	for _, want := range []string{"level=WARN", fmt.Sprintf("customers=%d", owed), "bound=", "refresh=168h0m0s", "a longer credit refresh bound"} {
+		if !strings.Contains(w, want) {
+			t.Errorf("warning lacks %q: %q", want, w)
+		}
+	}
+	t.Log(w)
 }

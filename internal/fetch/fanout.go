@@ -73,6 +73,12 @@ func (s *syncer) creditFanout(ctx context.Context) (fanoutResult, error) {
 	res.pending = len(targets) - read
 	res.reasons = reasonReads(targets, read)
 	s.opts.Log.Info("credit histories read", append([]any{"customers", read, "left", res.pending}, reasonAttrs(res.reasons, true)...)...)
+	if owed, attrs := unkept(res.reasons); owed > 0 {
+		// Said where the operator looks: the budget or the rate cannot keep what the bounds promise.
+		s.opts.Log.Warn("credit histories owed this run left unread: by the next run those customers' credit is older than the bounds promise",
+			append(append([]any{"customers", owed}, attrs...), "refresh", s.opts.CreditRefresh,
+				"remedy", "a larger request or time budget for the run, a faster request rate, or a longer credit refresh bound")...)
+	}
 	if err := s.sink.Flush(ctx); err != nil { // the last batches' merges
 		return res, err
 	}
@@ -84,6 +90,20 @@ func (s *syncer) creditFanout(ctx context.Context) (fanoutResult, error) {
 	})
 	s.progress(Progress{Stream: creditStream, Pages: res.Pages, Records: res.Records, Done: true})
 	return res, err
+}
+
+// unkept counts the customers left unread whose reason the run owed (warehouse.CreditOwed), and
+// names them by reason as log attributes.
+func unkept(rs []ReasonReads) (int, []any) {
+	n := 0
+	var attrs []any
+	for _, r := range rs {
+		if warehouse.CreditOwed(r.Reason) && r.Read < r.Due {
+			n += r.Due - r.Read
+			attrs = append(attrs, r.Reason, r.Due-r.Read)
+		}
+	}
+	return n, attrs
 }
 
 // reasonAttrs are log attributes, a reason each: the customers due, or read of due.

@@ -6,23 +6,62 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/billsync/billsync/internal/sqlfile"
 )
 
 //go:embed queries/credit_targets.sql
-var creditTargetsSQL string
+var creditTargetsText string
+
+// The Go side and the SQL agree on the reasons when the package loads, not when a run first
+// meets one: each query names its reasons as literals, and a reason it returns must be known.
+var creditTargetsSQL = mustNameReasons("queries/credit_targets.sql", creditTargetsText, creditReasons...)
+
+// The reasons a customer's credit history is due, as the queries name them, most important first
+// (queries/credit_targets.sql; queries/credit_never.sql gives never alone).
+const (
+	CreditNever    = "never"
+	CreditTopup    = "topup"
+	CreditSignal   = "signal"
+	CreditBound    = "bound"
+	CreditInterval = "interval"
+	CreditAhead    = "ahead"
+)
+
+var creditReasons = []string{CreditNever, CreditTopup, CreditSignal, CreditBound, CreditInterval, CreditAhead}
+
+// CreditOwed says whether a run owes a read for this reason: left unread, the customer's credit is
+// older than promised (the bound's hard limit, or a run late for a signal or billsync's own
+// top-up). Never-read customers are the first sync's backlog, and an interval or a read ahead
+// only comes early.
+func CreditOwed(reason string) bool {
+	return reason == CreditTopup || reason == CreditSignal || reason == CreditBound
+}
+
+// mustNameReasons returns text after checking that it names each reason as a SQL literal.
+func mustNameReasons(file, text string, reasons ...string) string {
+	for _, r := range reasons {
+		if !strings.Contains(text, "'"+r+"'") {
+			panic(fmt.Sprintf("%s does not name the credit reason '%s'", file, r))
+		}
+	}
+	return text
+}
 
 var creditNeverSQL = sqlfile.MustLoad(sqlFS, "queries/credit_never.sql", "any_read", "never")
+
+var _ = mustNameReasons("queries/credit_never.sql", creditNeverSQL.Get("never"), CreditNever)
 
 // CreditTarget is a customer whose credit history should be fetched.
 type CreditTarget struct {
 	CustomerID  string
 	Since       time.Time // fetch records from here; zero means the full history
 	LastFetched time.Time // zero when never fetched
-	// Reason is why it is due (queries/credit_targets.sql): never, topup, signal, bound, interval
-	// or ahead (read before its bound to level the runs' reads).
+	// Reason is why it is due (queries/credit_targets.sql): one of the Credit* reasons above;
+	// ahead is read before its bound to level the runs' reads.
 	Reason string
 }
 
@@ -90,6 +129,9 @@ func (b *Build) creditTargets(ctx context.Context, account string, p CreditPlan,
 		var last sql.NullTime
 		if err := rows.Scan(&t.CustomerID, &last, &t.Reason); err != nil {
 			return nil, fmt.Errorf("credit targets of %s: %w", account, err)
+		}
+		if !slices.Contains(creditReasons, t.Reason) {
+			return nil, fmt.Errorf("credit targets of %s: customer %s due for %q, a reason the syncer does not know (queries/credit_targets.sql)", account, t.CustomerID, t.Reason)
 		}
 		if last.Valid {
 			t.LastFetched = last.Time.UTC()

@@ -2,6 +2,8 @@ package warehouse
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -48,5 +50,39 @@ func TestMarkCreditFetchedBatch(t *testing.T) {
 	}
 	if len(got) != 1 || got[0].CustomerID != "c" {
 		t.Fatalf("targets %+v, want only c", got)
+	}
+}
+
+// TestCreditReasonsAreAContract: the Go side and the credit queries agree on the reasons. A query
+// that does not name a reason refuses to load; a reason the Go side does not know fails the run
+// instead of being counted as nothing owed.
+func TestCreditReasonsAreAContract(t *testing.T) {
+	for _, r := range creditReasons {
+		if got := mustNameReasons("x.sql", "SELECT '"+r+"'", r); got != "SELECT '"+r+"'" {
+			t.Fatalf("text changed: %q", got)
+		}
+	}
+	func() {
+		defer func() {
+			if p := recover(); p == nil || !strings.Contains(fmt.Sprint(p), "x.sql does not name the credit reason 'bound'") {
+				t.Errorf("a query without 'bound': %v", p)
+			}
+		}()
+		mustNameReasons("x.sql", "SELECT 'never', 'bonud'", CreditNever, CreditBound)
+	}()
+
+	ctx := context.Background()
+	b := startBuild(t, newPath(t))
+	run := startRun(t, b, "acct")
+	load(t, b, Customers, run, t0, true, `{"id":"a","createdAt":1000000000000}`)
+	if err := b.markCreditFetched(ctx, "acct", []string{"a"}, nil, t0.Add(-time.Hour), run.ID); err != nil {
+		t.Fatal(err)
+	}
+	saved := creditTargetsSQL
+	t.Cleanup(func() { creditTargetsSQL = saved })
+	creditTargetsSQL = strings.Replace(saved, "THEN 'bound'", "THEN 'bonud'", 1)
+	_, err := b.creditTargets(ctx, "acct", CreditPlan{Now: t0.Add(30 * 24 * time.Hour), Refresh: 48 * time.Hour}, 10)
+	if err == nil || !strings.Contains(err.Error(), `customer a due for "bonud", a reason the syncer does not know`) {
+		t.Fatalf("an unknown reason: %v", err)
 	}
 }
