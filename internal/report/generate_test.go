@@ -31,7 +31,10 @@ func generateAll(t *testing.T, o Options) []string {
 	if o.OutDir == "" {
 		o.OutDir = t.TempDir()
 	}
-	o.AsOf, o.Log = testAsOf, quiet
+	if o.AsOf.IsZero() {
+		o.AsOf = testAsOf
+	}
+	o.Log = quiet
 	files, err := Generate(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)

@@ -376,3 +376,44 @@ func TestCreditSummaryShowsLedgerFreshness(t *testing.T) {
 		t.Errorf("the credit summary does not say how fresh the ledger is: %q", summary)
 	}
 }
+
+// TestSummaryLongTextsWrap: a summary value longer than its column runs on
+// over the columns beside it unless it wraps, and the page is then shrunk to
+// fit its width (the as-of warning printed a whole summary at a third of its
+// size). With an as-of date before the history every summary has its
+// warning: every value wider than its column wraps, whatever its colour.
+func TestSummaryLongTextsWrap(t *testing.T) {
+	w := testWorld(t)
+	sh := langs["id"].w("summary")
+	for path, f := range summaries(t, Options{DB: w.db, AsOf: firstSync.AddDate(0, 0, -3)}) {
+		rows, err := f.GetRows(sh)
+		if err != nil {
+			t.Fatal(err)
+		}
+		warned := false
+		for r, row := range rows {
+			if len(row) < 2 || r < 3 {
+				continue
+			}
+			warned = warned || row[0] == langs["id"].w("warning")
+			if len([]rune(row[1])) <= summaryWidth {
+				continue
+			}
+			cell, _ := excelize.CoordinatesToCellName(2, r+1)
+			id, err := f.GetCellStyle(sh, cell)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, err := f.GetStyle(id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Alignment == nil || !st.Alignment.WrapText {
+				t.Errorf("%s: summary %s (%s) %q is wider than its column and does not wrap", filepath.Base(path), cell, row[0], row[1])
+			}
+		}
+		if !warned {
+			t.Errorf("%s: no as-of warning on the summary", filepath.Base(path))
+		}
+	}
+}

@@ -184,7 +184,7 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 		for _, a := range s.warnings {
 			texts = append(texts, a.text(l))
 		}
-		line(l.w("warning"), strings.Join(texts, "\n"), w.st.checkBad)
+		line(l.w("warning"), strings.Join(texts, "\n"), w.st.sumCheckBad)
 	}
 	accounts := s.Account
 	if accounts == "" {
@@ -214,19 +214,19 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 			checks = true
 		}
 		if o.check != nil {
-			style := w.st.check
+			style := w.st.sumCheck
 			if !o.check.ok {
-				style = w.st.checkBad
+				style = w.st.sumCheckBad
 			}
 			line(o.sheet.tab(l.code), o.check.text(l), style)
 		}
 		if e := o.sheet.Exceptions; e != nil && o.tot != nil {
 			// Green says "checked, and none failed"; with nothing checked a count of 0
 			// proves nothing, so it is said in the plain style.
-			text, style := fmt.Sprintf(l.w("exceptions"), e.Label.In(l.code), o.tot.excCount, o.tot.excRows, o.tot.rows), w.st.check
+			text, style := fmt.Sprintf(l.w("exceptions"), e.Label.In(l.code), o.tot.excCount, o.tot.excRows, o.tot.rows), w.st.sumCheck
 			switch {
 			case o.tot.excCount > 0:
-				style = w.st.checkBad
+				style = w.st.sumCheckBad
 			case o.tot.excRows == 0:
 				text, style = fmt.Sprintf(l.w("exceptions_none"), e.Label.In(l.code), o.tot.rows), w.st.wrap
 			}
