@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/xuri/excelize/v2"
 )
@@ -416,4 +417,123 @@ func TestSummaryLongTextsWrap(t *testing.T) {
 			t.Errorf("%s: no as-of warning on the summary", filepath.Base(path))
 		}
 	}
+}
+
+// TestReproduceLineReproduces runs each summary's reproduce line (its flags as
+// cmd/report reads them) and compares the workbooks cell by cell: a workbook
+// made in English, in another currency or from a journal elsewhere is made
+// again the same, whatever the reader's environment says.
+func TestReproduceLineReproduces(t *testing.T) {
+	w := testWorld(t)
+	journal := filepath.Join(t.TempDir(), "elsewhere.duckdb")
+	execDB(t, journal, `CREATE TABLE credit_balance_reports(account VARCHAR, customer_id VARCHAR, product_id VARCHAR,
+		balance DECIMAL(20,4), reported_at TIMESTAMPTZ, job_run_id BIGINT, action_id VARCHAR)`)
+	for _, o := range []Options{
+		{Names: []string{"aging"}, Locale: "en", Currency: "USD", Vars: map[string]string{"bucket_1": "15"}},
+		{Names: []string{"credit"}, Journal: journal},
+	} {
+		o.DB, o.Formats = w.db, []string{"xlsx"}
+		files := generateAll(t, o)
+		l := langs["id"]
+		if o.Locale == "en" {
+			l = langs["en"]
+		}
+		f, err := excelize.OpenFile(files[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		line := ""
+		rows, _ := f.GetRows(l.w("summary"))
+		for _, r := range rows {
+			if len(r) > 1 && r[0] == l.w("reproduce") {
+				line = r[1]
+			}
+		}
+		f.Close()
+		args := strings.Fields(line)
+		if len(args) < 2 || args[0] != "report" {
+			t.Fatalf("%s: reproduce line %q", filepath.Base(files[0]), line)
+		}
+		// The flags as cmd/report reads them; a flag this test does not know fails it.
+		again := Options{DB: "", Vars: map[string]string{}, Formats: []string{"xlsx"}}
+		for i := 1; i < len(args); i++ {
+			a := args[i]
+			if !strings.HasPrefix(a, "-") {
+				again.Names = append(again.Names, a)
+				continue
+			}
+			i++
+			v := args[i]
+			switch a {
+			case "-db":
+				again.DB = v
+			case "-as-of":
+				d, err := time.Parse(time.DateOnly, v)
+				if err != nil {
+					t.Fatal(err)
+				}
+				again.AsOf = d
+			case "-tz":
+				again.TZ = v
+			case "-account":
+				again.Account = v
+			case "-locale":
+				again.Locale = v
+			case "-currency":
+				again.Currency = v
+			case "-journal":
+				again.Journal = v
+			case "-var":
+				k, val, _ := strings.Cut(v, "=")
+				again.Vars[k] = val
+			default:
+				t.Fatalf("reproduce line %q: flag %s", line, a)
+			}
+		}
+		files2 := generateAll(t, again)
+		if filepath.Base(files2[0]) != filepath.Base(files[0]) {
+			t.Errorf("reproduced %s, want %s", filepath.Base(files2[0]), filepath.Base(files[0]))
+			continue
+		}
+		a, b := workbookCells(t, files[0], l), workbookCells(t, files2[0], l)
+		if !slices.Equal(a, b) {
+			for i := range min(len(a), len(b)) {
+				if a[i] != b[i] {
+					t.Errorf("%s reproduced by %q: %s, want %s", filepath.Base(files[0]), line, b[i], a[i])
+					break
+				}
+			}
+			if len(a) != len(b) {
+				t.Errorf("%s reproduced by %q: %d cells, want %d", filepath.Base(files[0]), line, len(b), len(a))
+			}
+		}
+	}
+}
+
+// workbookCells is every cell of every sheet as "sheet!cell=text", but the
+// summary's time of making.
+func workbookCells(t *testing.T, path string, l *lang) []string {
+	t.Helper()
+	f, err := excelize.OpenFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []string
+	for _, sh := range f.GetSheetList() {
+		rows, err := f.GetRows(sh)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for r, row := range rows {
+			if sh == l.w("summary") && len(row) > 0 && row[0] == l.w("generated") {
+				continue
+			}
+			for c, v := range row {
+				cell, _ := excelize.CoordinatesToCellName(c+1, r+1)
+				out = append(out, sh+"!"+cell+"="+v)
+			}
+		}
+	}
+	return out
 }

@@ -254,7 +254,7 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 		line(l.w("currency"), fmt.Sprintf(l.w("currency_note"), s.Currency), 0)
 	}
 	line(l.w("warehouse"), s.DB, 0)
-	if slices.ContainsFunc(d.Sheets, func(x Sheet) bool { return strings.HasPrefix(x.Query, "credit_") }) {
+	if readsJournal(d) {
 		line(l.w("journal"), s.journal.text(l), w.st.wrap)
 	}
 	line(l.w("generated"), l.dateTime(time.Now(), w.loc), 0)
@@ -391,8 +391,18 @@ func params(d *Definition, vars map[string]string, l *lang) string {
 }
 
 // reproduce is the command line that makes this report again from the same warehouse.
+// Every setting that shows in the workbook is spelled out, defaults included: the
+// reader's environment (BILLSYNC_LOCALE, BILLSYNC_CURRENCY, BILLSYNC_JOURNAL) may differ.
 func reproduce(d *Definition, s *settings) string {
-	args := []string{"report", "-db", s.DB, "-as-of", s.asOf, "-tz", s.TZ}
+	args := []string{"report", "-db", s.DB, "-as-of", s.asOf, "-tz", s.TZ, "-locale", s.Locale}
+	if slices.ContainsFunc(d.Sheets, func(x Sheet) bool {
+		return slices.ContainsFunc(x.Columns, func(c Column) bool { return c.Format == "money" })
+	}) {
+		args = append(args, "-currency", s.Currency)
+	}
+	if readsJournal(d) && s.Journal != "" {
+		args = append(args, "-journal", s.Journal)
+	}
 	if s.Account != "" {
 		args = append(args, "-account", s.Account)
 	}
@@ -407,6 +417,12 @@ func reproduce(d *Definition, s *settings) string {
 		args = append(args, "-var", n+"="+s.Vars[n])
 	}
 	return strings.Join(append(args, d.Name), " ")
+}
+
+// readsJournal says whether a report reads the write-job journal (the credit
+// queries' reported balances).
+func readsJournal(d *Definition) bool {
+	return slices.ContainsFunc(d.Sheets, func(x Sheet) bool { return strings.HasPrefix(x.Query, "credit_") })
 }
 
 // queryDigests names each query file with the start of its SHA-256, so a
