@@ -537,3 +537,54 @@ func workbookCells(t *testing.T, path string, l *lang) []string {
 	}
 	return out
 }
+
+// TestSummaryCountsReadAsNumbers: every count and difference the summary
+// writes in its text (rows per sheet, rows checked, a check's difference)
+// has the locale's separators, as the headline figures and the cells do:
+// "2005 baris" beside "2.005" reads as a year or a different figure.
+func TestSummaryCountsReadAsNumbers(t *testing.T) {
+	id, en := langs["id"], langs["en"]
+	for _, tc := range []struct {
+		l    *lang
+		c    checkResult
+		want string
+	}{
+		{id, checkResult{label: "Periksa", diff: 1234567.5, rowsOff: 1200, rows: 5036}, "Periksa: TIDAK COCOK (selisih 1.234.567,5; 1.200/5.036 baris)"},
+		{en, checkResult{label: "Check", diff: -2500, rowsOff: 3, rows: 12000}, "Check: MISMATCH (difference -2,500; 3/12,000 rows)"},
+		{id, checkResult{label: "Periksa", ok: true, rows: 720}, "Periksa: OK (selisih 0; 0/720 baris)"},
+	} {
+		if got := tc.c.text(tc.l); got != tc.want {
+			t.Errorf("%q, want %q", got, tc.want)
+		}
+	}
+	// A warehouse with a sheet of more than 999 rows: the credit ledger, grown.
+	w := testWorld(t)
+	db := filepath.Join(t.TempDir(), "billsync.duckdb")
+	if err := copyFile(w.db, db); err != nil {
+		t.Fatal(err)
+	}
+	execDB(t, db, `INSERT INTO credit_ledger SELECT l.* REPLACE (l.id || '-' || t.n AS id, TIMESTAMPTZ '2026-06-02 03:00:00+00' AS created_at)
+		FROM credit_ledger l, range(1, 1 + 5000 // (SELECT count(*) FROM credit_ledger)) t(n)`)
+	plain, separated := regexp.MustCompile(`\d{4,}`), regexp.MustCompile(`\d\.\d{3} baris dari`)
+	for path, f := range summaries(t, Options{DB: db, Names: []string{"credit"}, Formats: []string{"xlsx"}}) {
+		rows, err := f.GetRows(id.w("summary"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := false
+		for _, r := range rows {
+			if len(r) < 2 || slices.Contains([]string{id.w("warehouse"), id.w("journal"), id.w("generated"), id.w("params"), id.w("reproduce"), id.w("queries"), id.w("as_of")}, r[0]) {
+				continue
+			}
+			// Dates (1 Jun 2026) carry a year, paths what they are named.
+			text := regexp.MustCompile(`\d{1,2} \p{L}{3} \d{4}|/\S+`).ReplaceAllString(r[1], "")
+			if m := plain.FindString(text); m != "" {
+				t.Errorf("%s: %s %q: %s without separators", filepath.Base(path), r[0], r[1], m)
+			}
+			seen = seen || separated.MatchString(r[1])
+		}
+		if !seen {
+			t.Errorf("%s: no sheet of more than 999 rows on the summary: %q", filepath.Base(path), rows)
+		}
+	}
+}

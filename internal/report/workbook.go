@@ -223,19 +223,19 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 		if e := o.sheet.Exceptions; e != nil && o.tot != nil {
 			// Green says "checked, and none failed"; with nothing checked a count of 0
 			// proves nothing, so it is said in the plain style.
-			text, style := fmt.Sprintf(l.w("exceptions"), e.Label.In(l.code), o.tot.excCount, o.tot.excRows, o.tot.rows), w.st.sumCheck
+			text, style := fmt.Sprintf(l.w("exceptions"), e.Label.In(l.code), l.count(o.tot.excCount), l.count(o.tot.excRows), l.count(o.tot.rows)), w.st.sumCheck
 			switch {
 			case o.tot.excCount > 0:
 				style = w.st.sumCheckBad
 			case o.tot.excRows == 0:
-				text, style = fmt.Sprintf(l.w("exceptions_none"), e.Label.In(l.code), o.tot.rows), w.st.wrap
+				text, style = fmt.Sprintf(l.w("exceptions_none"), e.Label.In(l.code), l.count(o.tot.rows)), w.st.wrap
 			}
 			line(o.sheet.tab(l.code), text, style)
 		}
 	}
 	subtitle(l.w("sheets"))
 	for _, o := range outs {
-		line(o.sheet.tab(l.code), fmt.Sprintf(l.w("rows_from"), o.rows, o.sheet.Query), 0)
+		line(o.sheet.tab(l.code), fmt.Sprintf(l.w("rows_from"), l.count(o.rows), o.sheet.Query), 0)
 	}
 	subtitle(l.w("notes"))
 	for _, n := range d.Notes {
@@ -339,7 +339,7 @@ func (w *workbook) headlineLines(o sheetOutput, line func(string, any, int)) {
 	}
 	for k, r := range o.headRows {
 		if k == headlineRows {
-			line("…", fmt.Sprintf("%d %s", o.rows-headlineRows, l.w("rows")), 0)
+			line("…", l.count(o.rows-headlineRows)+" "+l.w("rows"), 0)
 			break
 		}
 		var label, figures []string
