@@ -160,7 +160,7 @@ func cellFormat(t *testing.T, f *excelize.File, sheet, cell string) string {
 }
 
 // TestCreditCountsApartFromBalances: on the credit By product sheet the
-// counts of customers (all, with a reported balance, mismatched) say they
+// counts of customers (all, with a reported balance, compared, mismatched) say they
 // count customers and stand together before the balances, which are credit
 // units.
 func TestCreditCountsApartFromBalances(t *testing.T) {
@@ -181,7 +181,11 @@ func TestCreditCountsApartFromBalances(t *testing.T) {
 	lastCount, firstCredit, counts := -1, -1, 0
 	for c, title := range rows[0] {
 		cell, _ := excelize.CoordinatesToCellName(c+1, 2)
-		switch cellFormat(t, f, sh, cell) {
+		format := cellFormat(t, f, sh, cell)
+		if rows[1][c] == "(tidak diperiksa)" { // a count of mismatches when none was compared
+			format = intFmt
+		}
+		switch format {
 		case intFmt:
 			counts++
 			lastCount = c
@@ -194,8 +198,8 @@ func TestCreditCountsApartFromBalances(t *testing.T) {
 			}
 		}
 	}
-	if counts != 3 || firstCredit < 0 || lastCount > firstCredit {
-		t.Errorf("header %q: %d count columns, the last at %d, the first balance at %d; want 3 counts before the balances",
+	if counts != 4 || firstCredit < 0 || lastCount > firstCredit {
+		t.Errorf("header %q: %d count columns, the last at %d, the first balance at %d; want 4 counts before the balances",
 			rows[0], counts, lastCount, firstCredit)
 	}
 }
@@ -585,6 +589,68 @@ func TestSummaryCountsReadAsNumbers(t *testing.T) {
 		}
 		if !seen {
 			t.Errorf("%s: no sheet of more than 999 rows on the summary: %q", filepath.Base(path), rows)
+		}
+	}
+}
+
+// TestCreditMismatchCountSaysWhenNothingWasCompared: a product whose reported
+// balances could not be compared (none reported, or the ledger copy older than
+// the report) has no count of mismatches: "0" would read as checked and fine.
+// Where one balance was compared, its count says 0 of 1 compared.
+func TestCreditMismatchCountSaysWhenNothingWasCompared(t *testing.T) {
+	w := testWorld(t)
+	vars := map[string]string{"as_of": "2026-06-06", "tz": "Asia/Jakarta"}
+	names, rows := queryRows(t, w.db, "credit_balances.sql", vars, "")
+	idx := func(n string) int { return slices.Index(names, n) }
+	cust, prod := rows[0][idx("customer_id")].(string), rows[0][idx("product_id")].(string)
+	journal := filepath.Join(t.TempDir(), "billsync-jobs.duckdb")
+	at := "2026-05-31 16:00:00+00" // before the first sync's ledger read: compared
+	execDB(t, journal, "ATTACH '"+w.db+"' AS wh (READ_ONLY)",
+		`CREATE TABLE credit_balance_reports(account VARCHAR, customer_id VARCHAR, product_id VARCHAR,
+		balance DECIMAL(20,4), reported_at TIMESTAMPTZ, job_run_id BIGINT, action_id VARCHAR)`,
+		`INSERT INTO credit_balance_reports SELECT 'main', '`+cust+`', '`+prod+`', coalesce(sum(credit - debit), 0),
+		TIMESTAMPTZ '`+at+`', 1, 'a1' FROM wh.credit_ledger WHERE customer_id = '`+cust+`' AND product_id = '`+prod+`'
+		AND created_at <= TIMESTAMPTZ '`+at+`'`)
+	for _, tc := range []struct {
+		journal  string
+		compared int // products with a compared balance
+	}{{filepath.Join(t.TempDir(), "none.duckdb"), 0}, {journal, 1}} {
+		files := generateAll(t, Options{Names: []string{"credit"}, Formats: []string{"xlsx"}, Journal: tc.journal})
+		f, err := excelize.OpenFile(findFile(t, files, "credit_2026-06-05.xlsx"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sheet, _ := f.GetRows(sheetOf(t, "credit", "By product").tab("id"))
+		summary, _ := f.GetRows(langs["id"].w("summary"))
+		f.Close()
+		col := slices.Index(sheet[0], "Pelanggan tidak cocok")
+		if col < 0 {
+			t.Fatalf("no mismatch column in %q", sheet[0])
+		}
+		compared := 0
+		for _, r := range sheet[1:] {
+			switch r[col] {
+			case "(tidak diperiksa)":
+			case "0":
+				compared++
+			default:
+				t.Errorf("mismatches %q", r[col])
+			}
+		}
+		if compared != tc.compared {
+			t.Errorf("journal %s: %d products with a mismatch count, want %d", filepath.Base(tc.journal), compared, tc.compared)
+		}
+		lines := 0
+		for _, r := range summary {
+			if len(r) > 1 && strings.Contains(r[1], "Pelanggan tidak cocok 0") {
+				lines++
+				if !strings.Contains(r[1], "Pelanggan dibandingkan 1;") {
+					t.Errorf("summary %q: a count of mismatches without what was compared", r[1])
+				}
+			}
+		}
+		if lines != tc.compared {
+			t.Errorf("journal %s: %d summary lines with 0 mismatches, want %d", filepath.Base(tc.journal), lines, tc.compared)
 		}
 	}
 }
