@@ -654,3 +654,63 @@ func TestCreditMismatchCountSaysWhenNothingWasCompared(t *testing.T) {
 		}
 	}
 }
+
+// TestCollectionsClosedSheetSaysItListsDeleted: the closed-unpaid sheet lists
+// the items deleted upstream too, so its total is the Monthly sheet's closed
+// unpaid amount plus its deleted amount. Its name says so: under the Monthly
+// column's own name the two totals disagreed on the summary.
+func TestCollectionsClosedSheetSaysItListsDeleted(t *testing.T) {
+	w := testWorld(t)
+	db := filepath.Join(t.TempDir(), "billsync.duckdb")
+	if err := copyFile(w.db, db); err != nil {
+		t.Fatal(err)
+	}
+	// An open invoice of the window deleted upstream, seen at the second sync.
+	execDB(t, db, `INSERT INTO record_changes SELECT account, 'invoices', id, '_deleted', NULL, NULL,
+		TIMESTAMPTZ '2026-06-05 17:00:00+00', 2 FROM invoices
+		WHERE status NOT IN ('paid', 'closed') AND created_at >= TIMESTAMPTZ '2026-05-01 00:00:00+07' ORDER BY id LIMIT 1`)
+	for _, loc := range []string{"id", "en"} {
+		l := langs[loc]
+		files := generateAll(t, Options{DB: db, Names: []string{"collections"}, Formats: []string{"xlsx"}, Locale: loc})
+		f, err := excelize.OpenFile(files[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		summary, _ := f.GetRows(l.w("summary"))
+		f.Close()
+		monthly, closed := sheetOf(t, "collections", "Monthly"), sheetOf(t, "collections", "Closed unpaid")
+		title := func(s *Sheet, col string) string {
+			for _, c := range s.Columns {
+				if c.Name == col {
+					return s.tab(loc) + ": " + c.Title.In(loc)
+				}
+			}
+			t.Fatalf("no column %s", col)
+			return ""
+		}
+		figure := func(label string) int64 {
+			for _, r := range summary {
+				if len(r) > 1 && r[0] == label {
+					n, err := strconv.ParseInt(regexp.MustCompile(`\D`).ReplaceAllString(r[1], ""), 10, 64)
+					if err != nil && r[1] != "-" {
+						t.Fatalf("%s: %q", label, r[1])
+					}
+					return n
+				}
+			}
+			t.Fatalf("%s: no headline %q in %q", loc, label, summary)
+			return 0
+		}
+		shut, gone := figure(title(monthly, "closed_unpaid_amount")), figure(title(monthly, "deleted_amount"))
+		listed := figure(title(closed, "amount"))
+		if gone == 0 {
+			t.Fatal("no deleted amount: the fixture deleted nothing")
+		}
+		if listed != shut+gone {
+			t.Errorf("%s: closed sheet total %d, want closed %d + deleted %d", loc, listed, shut, gone)
+		}
+		if word := map[string]string{"id": "dihapus", "en": "deleted"}[loc]; !strings.Contains(strings.ToLower(closed.tab(loc)), word) {
+			t.Errorf("%s: sheet %q lists deleted items and does not say so", loc, closed.tab(loc))
+		}
+	}
+}
