@@ -291,7 +291,7 @@ func TestWrappedLines(t *testing.T) {
 		want  int
 	}{
 		{"Per peristiwa dan tujuan: Catatan", labelWidth - 1, 1},
-		{"Per peristiwa dan tujuan: Tingkat berhasil", labelWidth - 1, 2},
+		{"Per peristiwa dan tujuan: Tingkat keberhasilan", labelWidth - 1, 2},
 		{"", 10, 1},
 		{"aaaa bbbb cccc", 9, 2},
 		{"aaaa bbbb\ncccc", 20, 2},
@@ -711,6 +711,50 @@ func TestCollectionsClosedSheetSaysItListsDeleted(t *testing.T) {
 		}
 		if word := map[string]string{"id": "dihapus", "en": "deleted"}[loc]; !strings.Contains(strings.ToLower(closed.tab(loc)), word) {
 			t.Errorf("%s: sheet %q lists deleted items and does not say so", loc, closed.tab(loc))
+		}
+	}
+}
+
+// TestNotesNameWhatTheSheetsShow: a note explains what a reader sees, so the
+// words it quotes ('belum teramati') are a column title, a sheet name or the
+// text of an empty cell of that report, and a rate it defines ("Tingkat
+// keberhasilan = berhasil / ...") is a column title, in each locale. Quoted
+// lower-case single words are values the service or a variable takes ('paid').
+func TestNotesNameWhatTheSheetsShow(t *testing.T) {
+	defs, err := Definitions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	quoted := regexp.MustCompile(`'([^']+)'`)
+	rate := regexp.MustCompile(`^([^=:;]+?) = [^;]*/`)
+	value := regexp.MustCompile(`^[a-z_]+$`)
+	for _, d := range defs {
+		for _, loc := range locales {
+			var shown []string
+			for _, s := range d.Sheets {
+				shown = append(shown, strings.ToLower(s.tab(loc)))
+				for _, c := range s.Columns {
+					shown = append(shown, strings.ToLower(c.Title.In(loc)))
+					if e := c.Empty.In(loc); e != "" {
+						shown = append(shown, strings.ToLower(e))
+					}
+				}
+			}
+			for _, n := range d.Notes {
+				text := n.In(loc)
+				for _, m := range quoted.FindAllStringSubmatch(text, -1) {
+					term := strings.ToLower(m[1])
+					if value.MatchString(m[1]) || strings.HasPrefix(m[1], "s ") { // a value; an English possessive
+						continue
+					}
+					if !slices.ContainsFunc(shown, func(s string) bool { return strings.HasPrefix(s, term) }) {
+						t.Errorf("%s (%s): the note quotes '%s', which no title or empty cell shows", d.Name, loc, m[1])
+					}
+				}
+				if m := rate.FindStringSubmatch(text); m != nil && !slices.Contains(shown, strings.ToLower(m[1])) {
+					t.Errorf("%s (%s): the note defines %q, which no column is called", d.Name, loc, m[1])
+				}
+			}
 		}
 	}
 }
