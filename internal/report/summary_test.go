@@ -1,7 +1,10 @@
 package report
 
 import (
+	"archive/zip"
 	"context"
+	"html"
+	"io"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -756,5 +759,42 @@ func TestNotesNameWhatTheSheetsShow(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestChartMonthsShowTheirYear: a chart of months labels each with its year
+// marked as one: "Des 25" reads as the 25th of December, "Des '25" cannot.
+func TestChartMonthsShowTheirYear(t *testing.T) {
+	files := generateAll(t, Options{Names: []string{"collections"}, Formats: []string{"xlsx"}})
+	z, err := zip.OpenReader(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer z.Close()
+	formats := regexp.MustCompile(`formatCode="([^"]*)"`)
+	found := false
+	for _, f := range z.File {
+		if !strings.HasPrefix(f.Name, "xl/charts/chart") {
+			continue
+		}
+		r, err := f.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(r)
+		r.Close()
+		for _, m := range formats.FindAllStringSubmatch(string(b), -1) {
+			code := html.UnescapeString(m[1])
+			if !strings.Contains(code, "mmm") {
+				continue
+			}
+			found = true
+			if !strings.Contains(code, "yyyy") && !strings.Contains(code, `"'"yy`) {
+				t.Errorf("month axis format %q: a two-digit year reads as a day", code)
+			}
+		}
+	}
+	if !found {
+		t.Fatal("no month axis in the collections chart")
 	}
 }

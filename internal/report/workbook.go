@@ -513,8 +513,9 @@ func (w *workbook) chart(c *Chart, outs []sheetOutput, row int) error {
 		cat := o.cols[slices.IndexFunc(o.cols, func(col column) bool { return col.name == c.Category })]
 		if cat.kind == kindDate || cat.kind == kindTime {
 			// Date categories have no cached text in the file; the axis
-			// formats them, short enough for a year of months side by side.
-			xAxis.NumFmt.CustomNumFmt = w.l.lcid + "mmm yy"
+			// formats them, short enough for a year of months side by side,
+			// the year marked as one ("Des 25" reads as the 25th of December).
+			xAxis.NumFmt.CustomNumFmt = w.l.lcid + `mmm "'"yy`
 		}
 	}
 	types := map[string]excelize.ChartType{"col": excelize.Col, "bar": excelize.Bar, "line": excelize.Line, "pie": excelize.Pie}
