@@ -157,6 +157,9 @@ var codeNames = map[string][2]string{ // code: {id, en}
 	"unpaid_transactions": {"Transaksi belum dibayar", "Unpaid transactions"}, "credit_ledger": {"Buku besar kredit", "Credit ledger"},
 	"webhook_deliveries": {"Pengiriman webhook", "Webhook deliveries"}, "product_variants": {"Varian produk", "Product variants"},
 	"invoice_transactions": {"Transaksi invoice", "Invoice transactions"},
+	// the detail reads a sync with details makes (sync health)
+	"payment_request_details": {"Rincian permintaan pembayaran", "Payment request details"},
+	"product_details":         {"Rincian produk", "Product details"},
 	// data-quality e-mail problems (dq_email_fixes.sql)
 	"empty": {"kosong", "empty"}, "malformed": {"format salah", "malformed"}, "shared": {"dipakai bersama", "shared"},
 	"ambiguous": {"fromEmail tidak unik", "fromEmail not unique"},

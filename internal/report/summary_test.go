@@ -798,3 +798,62 @@ func TestChartMonthsShowTheirYear(t *testing.T) {
 		t.Fatal("no month axis in the collections chart")
 	}
 }
+
+// TestCodeColumnsShowNames: a column of the service's or billsync's codes
+// shows each by its name in the locale; a raw code (payment_request_details,
+// CREDIT_USAGE) in an Indonesian workbook is a word the reader cannot read.
+func TestCodeColumnsShowNames(t *testing.T) {
+	w := testWorld(t)
+	db := filepath.Join(t.TempDir(), "billsync.duckdb")
+	if err := copyFile(w.db, db); err != nil {
+		t.Fatal(err)
+	}
+	// The detail reads a sync with details makes: their streams are on the sync health sheet.
+	execDB(t, db, `INSERT INTO sync_streams (run_id, stream, entity, started_at, finished_at, pages, records, requests, retries, complete)
+		SELECT 1, e, e, TIMESTAMPTZ '2026-05-31 17:00:00+00', TIMESTAMPTZ '2026-05-31 17:01:00+00', 1, 1, 1, 0, true
+		FROM (VALUES ('payment_request_details'), ('product_details')) v(e)`)
+	files := generateAll(t, Options{DB: db, Formats: []string{"xlsx"}})
+	defs, err := Definitions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := regexp.MustCompile(`^([a-z]+(_[a-z]+)+|[A-Z]+(_[A-Z]+)+)$`)
+	seen := 0
+	for _, d := range defs {
+		var path string
+		for _, p := range files {
+			if strings.HasPrefix(filepath.Base(p), d.Name+"_") && strings.HasSuffix(p, ".xlsx") {
+				path = p
+			}
+		}
+		f, err := excelize.OpenFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range d.Sheets {
+			rows, err := f.GetRows(s.tab("id"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range s.Columns {
+				if !c.Codes || len(rows) == 0 {
+					continue
+				}
+				j := slices.Index(rows[0], c.Title.In("id"))
+				for _, r := range rows[1:] {
+					if j < 0 || j >= len(r) {
+						continue
+					}
+					seen++
+					if raw.MatchString(r[j]) {
+						t.Errorf("%s, %s, %s: raw code %q", d.Name, s.tab("id"), c.Title.In("id"), r[j])
+					}
+				}
+			}
+		}
+		f.Close()
+	}
+	if seen < 100 {
+		t.Fatalf("only %d code cells read", seen)
+	}
+}
