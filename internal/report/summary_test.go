@@ -857,3 +857,28 @@ func TestCodeColumnsShowNames(t *testing.T) {
 		t.Fatalf("only %d code cells read", seen)
 	}
 }
+
+// TestEmptySheetSaysSo: a data sheet without rows says "(tidak ada baris)"
+// under its header, inside its print area: a printed page of a header alone
+// reads as rows that failed to print.
+func TestEmptySheetSaysSo(t *testing.T) {
+	files := generateAll(t, Options{Names: []string{"data-quality"}, Formats: []string{"xlsx"}})
+	f, err := excelize.OpenFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sh := sheetOf(t, "data-quality", "Conflicting duplicates").tab("id")
+	rows, err := f.GetRows(sh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2 || len(rows[1]) == 0 || rows[1][0] != langs["id"].w("none_rows") {
+		t.Fatalf("sheet %s: rows %q, want the header and %q", sh, rows, langs["id"].w("none_rows"))
+	}
+	for _, n := range f.GetDefinedName() {
+		if n.Name == "_xlnm.Print_Area" && n.Scope == sh && !strings.HasSuffix(n.RefersTo, "$2") {
+			t.Errorf("print area %s leaves the empty state out", n.RefersTo)
+		}
+	}
+}

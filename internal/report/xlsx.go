@@ -392,6 +392,13 @@ func (x *xlsxSheet) assemble(s *Sheet, tot *totals, chk checkResult) error {
 		return err
 	}
 	last := x.n + 1
+	if x.n == 0 {
+		// A printed header alone reads as rows that failed to print.
+		last++
+		if err := x.sw.SetRow(cellName(1, last), []any{excelize.Cell{StyleID: x.st.text, Value: x.l.w("none_rows")}}); err != nil {
+			return err
+		}
+	}
 	if len(s.Totals) > 0 {
 		last++
 		if err := x.sw.SetRow(cellName(1, last), x.totalsRow(s.Totals.In(x.l.code), tot), excelize.RowOpts{}); err != nil {
