@@ -882,3 +882,26 @@ func TestEmptySheetSaysSo(t *testing.T) {
 		}
 	}
 }
+
+// TestWebhookNextAttemptSaysNone: a delivery with no next attempt says so; a
+// blank cell beside a failure could be an attempt the report failed to show.
+func TestWebhookNextAttemptSaysNone(t *testing.T) {
+	files := generateAll(t, Options{Names: []string{"webhooks"}, Formats: []string{"xlsx"}})
+	f, err := excelize.OpenFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, name := range []string{"By event and destination", "Needs attention"} {
+		rows, err := f.GetRows(sheetOf(t, "webhooks", name).tab("id"))
+		if err != nil || len(rows) < 2 {
+			t.Fatalf("%s: %d rows, %v", name, len(rows), err)
+		}
+		j := slices.Index(rows[0], "Percobaan berikut")
+		for i, r := range rows[1:] {
+			if j >= 0 && len(r) > 0 && r[0] != "Total" && (j >= len(r) || r[j] == "") {
+				t.Errorf("%s row %d: next attempt blank", name, i+2)
+			}
+		}
+	}
+}
