@@ -905,3 +905,40 @@ func TestWebhookNextAttemptSaysNone(t *testing.T) {
 		}
 	}
 }
+
+// TestHeadlineLinesTellRowsApart: two products of the same name (the service
+// allows it) are two headline lines a reader must tell apart: each label is
+// unique, the product's ID beginning where names repeat.
+func TestHeadlineLinesTellRowsApart(t *testing.T) {
+	for path, f := range summaries(t, Options{Names: []string{"credit"}, Formats: []string{"xlsx"}}) {
+		rows, err := f.GetRows(langs["id"].w("summary"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen, in := map[string]bool{}, false
+		n := 0
+		for _, r := range rows {
+			if len(r) == 0 {
+				continue
+			}
+			switch {
+			case r[0] == langs["id"].w("headline"):
+				in = true
+				continue
+			case len(r) == 1:
+				in = false
+			}
+			if !in {
+				continue
+			}
+			n++
+			if seen[r[0]] {
+				t.Errorf("%s: headline label %q twice", filepath.Base(path), r[0])
+			}
+			seen[r[0]] = true
+		}
+		if n < 3 {
+			t.Fatalf("%s: %d headline lines", filepath.Base(path), n)
+		}
+	}
+}

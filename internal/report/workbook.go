@@ -337,11 +337,10 @@ func (w *workbook) headlineLines(o sheetOutput, line func(string, any, int)) {
 			labels, labelTitle = labels+1, c.title
 		}
 	}
+	texts := make([]string, len(o.headRows))
+	ids := make([]string, len(o.headRows))
+	figs := make([]string, len(o.headRows))
 	for k, r := range o.headRows {
-		if k == headlineRows {
-			line("…", l.count(o.rows-headlineRows)+" "+l.w("rows"), 0)
-			break
-		}
 		var label, figures []string
 		for i, c := range o.cols {
 			if c.reference {
@@ -363,7 +362,34 @@ func (w *workbook) headlineLines(o sheetOutput, line func(string, any, int)) {
 			// One code alone ("OK") does not say what it is the state of.
 			text = labelTitle + ": " + text
 		}
-		line(text, strings.Join(figures, "; "), w.st.wrap)
+		texts[k], figs[k] = text, strings.Join(figures, "; ")
+		// The first reference column (an ID) tells rows of the same name apart.
+		if i := slices.IndexFunc(o.cols, func(c column) bool { return c.reference }); i >= 0 {
+			ids[k], _ = r[i].(string)
+		}
+	}
+	for k := range o.headRows {
+		if k == headlineRows {
+			line("…", l.count(o.rows-headlineRows)+" "+l.w("rows"), 0)
+			break
+		}
+		text := texts[k]
+		same := 0
+		for _, t := range texts {
+			if t == text {
+				same++
+			}
+		}
+		if ids[k] != "" && same > 1 {
+			// Two products of one name (the service allows it): the start of the ID, as the
+			// sheet's ID column has it (or the account, for one state in two accounts).
+			id := ids[k]
+			if len([]rune(id)) > 8 {
+				id = string([]rune(id)[:8]) + "…"
+			}
+			text += " (" + id + ")"
+		}
+		line(text, figs[k], w.st.wrap)
 	}
 	if len(o.headRows) == 0 {
 		line(o.sheet.tab(l.code), l.w("none_rows"), 0)
