@@ -942,3 +942,31 @@ func TestHeadlineLinesTellRowsApart(t *testing.T) {
 		}
 	}
 }
+
+// TestHeadlineCutSaysWhereTheRestIs: a headline sheet of more rows than the
+// summary shows ends its lines with how many more there are and on which
+// sheet; "… 135 baris" alone read as a count of something.
+func TestHeadlineCutSaysWhereTheRestIs(t *testing.T) {
+	w := testWorld(t)
+	db := filepath.Join(t.TempDir(), "billsync.duckdb")
+	if err := copyFile(w.db, db); err != nil {
+		t.Fatal(err)
+	}
+	execDB(t, db, `INSERT INTO credit_ledger SELECT l.* REPLACE ('p-' || t.n AS product_id, l.id || '-' || t.n AS id)
+		FROM (SELECT * FROM credit_ledger ORDER BY id LIMIT 1) l, range(40) t(n)`)
+	for path, f := range summaries(t, Options{DB: db, Names: []string{"credit"}, Formats: []string{"xlsx"}}) {
+		rows, _ := f.GetRows(langs["id"].w("summary"))
+		found := false
+		for _, r := range rows {
+			if len(r) > 1 && r[0] == "…" {
+				found = true
+				if want := "baris lagi di lembar " + sheetOf(t, "credit", "By product").tab("id"); !strings.Contains(r[1], want) {
+					t.Errorf("%s: %q, want it to say %q", filepath.Base(path), r[1], want)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%s: no cut headline", filepath.Base(path))
+		}
+	}
+}

@@ -370,7 +370,7 @@ func (w *workbook) headlineLines(o sheetOutput, line func(string, any, int)) {
 	}
 	for k := range o.headRows {
 		if k == headlineRows {
-			line("…", l.count(o.rows-headlineRows)+" "+l.w("rows"), 0)
+			line("…", fmt.Sprintf(l.w("more_rows"), l.count(o.rows-headlineRows), o.sheet.tab(l.code)), 0)
 			break
 		}
 		text := texts[k]
