@@ -1,6 +1,7 @@
 -- Credit per product and wallet type for the period: how many customers hold
 -- it, opening balance, credits, debits and closing balance, and how many
--- reported balances do not match the ledger. Credit units of different
+-- reported balances were compared with the ledger and how many of those do not
+-- match (NULL when none could be compared). Credit units of different
 -- products are different things: they are never added across products.
 --
 -- Same parameters and journal table as credit_balances.sql, whose result (the
@@ -13,7 +14,11 @@ SELECT account, product_name, wallet_type, product_id,
        count(DISTINCT customer_id) AS customers,
        -- counts of customers, not balances: one row per customer, product and wallet
        count(*) FILTER (reported_at IS NOT NULL) AS customers_reported,
-       count(*) FILTER (reconciliation = 'MISMATCH') AS mismatches,
+       -- a reported balance is compared only when the ledger copy is newer than the report
+       count(*) FILTER (reconciliation IN ('OK', 'MISMATCH')) AS customers_compared,
+       -- NULL when none was compared: 0 mismatches would read as checked and fine
+       CASE WHEN count(*) FILTER (reconciliation IN ('OK', 'MISMATCH')) > 0
+            THEN count(*) FILTER (reconciliation = 'MISMATCH') END AS mismatches,
        sum(opening) AS opening,
        sum(topup + merchant_topup + trial_topup + other_credits) AS credits,
        sum(usage + expired_void + other_debits) AS debits,

@@ -5,7 +5,6 @@ import (
 	"math"
 	"math/big"
 	"slices"
-	"strconv"
 )
 
 // column is a result column with how it is shown.
@@ -324,8 +323,8 @@ func (c checkResult) verdict(l *lang) string {
 // text is the check's outcome in words: verdict, difference of the totals and
 // the count of rows that fail it.
 func (c checkResult) text(l *lang) string {
-	return fmt.Sprintf("%s: %s (%s %s; %d/%d %s)", c.label, c.verdict(l), l.w("difference"),
-		strconv.FormatFloat(c.diff, 'f', -1, 64), c.rowsOff, c.rows, l.w("rows"))
+	return fmt.Sprintf("%s: %s (%s %s; %s/%s %s)", c.label, c.verdict(l), l.w("difference"),
+		l.figure(c.diff), l.count(c.rowsOff), l.count(c.rows), l.w("rows"))
 }
 
 func (t *totals) check(c *Check, l *lang) checkResult {

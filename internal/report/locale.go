@@ -36,13 +36,13 @@ var langs = map[string]*lang{
 		"account": "Akun sumber", "all_accounts": "%s (semua akun di gudang data)", "runs": "Berdasarkan sinkronisasi",
 		"no_run": "belum ada sinkronisasi di gudang data", "warehouse": "Gudang data", "journal": "Jurnal",
 		"generated": "Dibuat", "params": "Parameter", "reproduce": "Buat ulang", "queries": "Kueri",
-		"sheets": "Lembar", "rows_from": "%d baris dari queries/%s", "checks": "Pemeriksaan", "notes": "Catatan",
+		"sheets": "Lembar", "rows_from": "%s baris dari queries/%s", "checks": "Pemeriksaan", "notes": "Catatan",
 		"headline": "Angka utama", "no_chart": "Tidak ada data untuk grafik.", "page": "Halaman &P dari &N",
-		"as_of_footer": "per", "exceptions": "%s: %d dari %d baris yang diperiksa (dari %d baris)",
-		"exceptions_none": "Tidak diperiksa: %s (tidak ada baris yang dapat diperiksa dari %d baris)", "check_ok": "OK", "check_bad": "TIDAK COCOK",
+		"as_of_footer": "per", "exceptions": "%s: %s dari %s baris yang diperiksa (dari %s baris)",
+		"exceptions_none": "Tidak diperiksa: %s (tidak ada baris yang dapat diperiksa dari %s baris)", "check_ok": "OK", "check_bad": "TIDAK COCOK",
 		"difference": "selisih", "all": "(semua)", "query_default": "(bawaan kueri)", "rows": "baris",
 		"run": "sinkronisasi %d (%s", "finished": ", selesai %s", "last_ok": "; terakhir berhasil: sinkronisasi %d pada %s",
-		"unit": "unit", "none_rows": "(tidak ada baris)", "summary": "Ringkasan",
+		"unit": "unit", "none_rows": "(tidak ada baris)", "summary": "Ringkasan", "more_rows": "%s baris lagi di lembar %s",
 		"adhoc": "Kueri ad-hoc", "adhoc_rows": "Baris",
 		"jnl_not_configured": "tidak diatur: saldo dilaporkan kosong",
 		"jnl_missing":        "%s belum ada (belum pernah ada job tambah-kredit): saldo dilaporkan kosong",
@@ -57,13 +57,13 @@ var langs = map[string]*lang{
 		"account": "Source account", "all_accounts": "%s (all accounts in the warehouse)", "runs": "Based on sync run",
 		"no_run": "no sync run in the warehouse", "warehouse": "Warehouse", "journal": "Journal",
 		"generated": "Generated", "params": "Parameters", "reproduce": "Reproduce", "queries": "Queries",
-		"sheets": "Sheets", "rows_from": "%d rows from queries/%s", "checks": "Checks", "notes": "Notes",
+		"sheets": "Sheets", "rows_from": "%s rows from queries/%s", "checks": "Checks", "notes": "Notes",
 		"headline": "Headline figures", "no_chart": "No data for the chart.", "page": "Page &P of &N",
-		"as_of_footer": "as of", "exceptions": "%s: %d of %d rows checked (of %d rows)",
-		"exceptions_none": "Not checked: %s (no row could be checked of %d rows)", "check_ok": "OK", "check_bad": "MISMATCH",
+		"as_of_footer": "as of", "exceptions": "%s: %s of %s rows checked (of %s rows)",
+		"exceptions_none": "Not checked: %s (no row could be checked of %s rows)", "check_ok": "OK", "check_bad": "MISMATCH",
 		"difference": "difference", "all": "(all)", "query_default": "(query default)", "rows": "rows",
 		"run": "run %d (%s", "finished": ", finished %s", "last_ok": "; last succeeded run %d at %s",
-		"unit": "units", "none_rows": "(no rows)", "summary": "Summary",
+		"unit": "units", "none_rows": "(no rows)", "summary": "Summary", "more_rows": "%s more rows on the %s sheet",
 		"adhoc": "Ad-hoc query", "adhoc_rows": "Rows",
 		"jnl_not_configured": "not configured: reported balances are empty",
 		"jnl_missing":        "%s does not exist (no add-credit job has run): reported balances are empty",
@@ -157,6 +157,9 @@ var codeNames = map[string][2]string{ // code: {id, en}
 	"unpaid_transactions": {"Transaksi belum dibayar", "Unpaid transactions"}, "credit_ledger": {"Buku besar kredit", "Credit ledger"},
 	"webhook_deliveries": {"Pengiriman webhook", "Webhook deliveries"}, "product_variants": {"Varian produk", "Product variants"},
 	"invoice_transactions": {"Transaksi invoice", "Invoice transactions"},
+	// the detail reads a sync with details makes (sync health)
+	"payment_request_details": {"Rincian permintaan pembayaran", "Payment request details"},
+	"product_details":         {"Rincian produk", "Product details"},
 	// data-quality e-mail problems (dq_email_fixes.sql)
 	"empty": {"kosong", "empty"}, "malformed": {"format salah", "malformed"}, "shared": {"dipakai bersama", "shared"},
 	"ambiguous": {"fromEmail tidak unik", "fromEmail not unique"},
@@ -315,6 +318,17 @@ func (l *lang) format(v any, c column, currency string) string {
 		return l.decimal(f, 2)
 	}
 	return fmt.Sprint(v)
+}
+
+// count is a number of rows or records with the locale's thousands separator.
+func (l *lang) count(n int) string { return l.number(int64(n)) }
+
+// figure is f with the locale's separators and only the decimals it has (at
+// most 4, as the credit ledger keeps): 1.234.567 or 1.234.567,5.
+func (l *lang) figure(f float64) string {
+	s := strings.TrimRight(strings.TrimRight(strconv.FormatFloat(f, 'f', 4, 64), "0"), ".")
+	_, frac, _ := strings.Cut(s, ".")
+	return l.decimal(f, len(frac))
 }
 
 // decimal is f with d decimals and the locale's separators.

@@ -1,13 +1,17 @@
 package report
 
 import (
+	"archive/zip"
 	"context"
+	"html"
+	"io"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/xuri/excelize/v2"
 )
@@ -159,7 +163,7 @@ func cellFormat(t *testing.T, f *excelize.File, sheet, cell string) string {
 }
 
 // TestCreditCountsApartFromBalances: on the credit By product sheet the
-// counts of customers (all, with a reported balance, mismatched) say they
+// counts of customers (all, with a reported balance, compared, mismatched) say they
 // count customers and stand together before the balances, which are credit
 // units.
 func TestCreditCountsApartFromBalances(t *testing.T) {
@@ -180,7 +184,11 @@ func TestCreditCountsApartFromBalances(t *testing.T) {
 	lastCount, firstCredit, counts := -1, -1, 0
 	for c, title := range rows[0] {
 		cell, _ := excelize.CoordinatesToCellName(c+1, 2)
-		switch cellFormat(t, f, sh, cell) {
+		format := cellFormat(t, f, sh, cell)
+		if rows[1][c] == "(tidak diperiksa)" { // a count of mismatches when none was compared
+			format = intFmt
+		}
+		switch format {
 		case intFmt:
 			counts++
 			lastCount = c
@@ -193,8 +201,8 @@ func TestCreditCountsApartFromBalances(t *testing.T) {
 			}
 		}
 	}
-	if counts != 3 || firstCredit < 0 || lastCount > firstCredit {
-		t.Errorf("header %q: %d count columns, the last at %d, the first balance at %d; want 3 counts before the balances",
+	if counts != 4 || firstCredit < 0 || lastCount > firstCredit {
+		t.Errorf("header %q: %d count columns, the last at %d, the first balance at %d; want 4 counts before the balances",
 			rows[0], counts, lastCount, firstCredit)
 	}
 }
@@ -286,7 +294,7 @@ func TestWrappedLines(t *testing.T) {
 		want  int
 	}{
 		{"Per peristiwa dan tujuan: Catatan", labelWidth - 1, 1},
-		{"Per peristiwa dan tujuan: Tingkat berhasil", labelWidth - 1, 2},
+		{"Per peristiwa dan tujuan: Tingkat keberhasilan", labelWidth - 1, 2},
 		{"", 10, 1},
 		{"aaaa bbbb cccc", 9, 2},
 		{"aaaa bbbb\ncccc", 20, 2},
@@ -374,5 +382,591 @@ func TestCreditSummaryShowsLedgerFreshness(t *testing.T) {
 		return len(r) > 1 && strings.HasPrefix(r[0], "Kesegaran buku besar: ") && strings.Contains(r[1], "Salinan tertua (hari)")
 	}) {
 		t.Errorf("the credit summary does not say how fresh the ledger is: %q", summary)
+	}
+}
+
+// TestSummaryLongTextsWrap: a summary value longer than its column runs on
+// over the columns beside it unless it wraps, and the page is then shrunk to
+// fit its width (the as-of warning printed a whole summary at a third of its
+// size). With an as-of date before the history every summary has its
+// warning: every value wider than its column wraps, whatever its colour.
+func TestSummaryLongTextsWrap(t *testing.T) {
+	w := testWorld(t)
+	sh := langs["id"].w("summary")
+	for path, f := range summaries(t, Options{DB: w.db, AsOf: firstSync.AddDate(0, 0, -3)}) {
+		rows, err := f.GetRows(sh)
+		if err != nil {
+			t.Fatal(err)
+		}
+		warned := false
+		for r, row := range rows {
+			if len(row) < 2 || r < 3 {
+				continue
+			}
+			warned = warned || row[0] == langs["id"].w("warning")
+			if len([]rune(row[1])) <= summaryWidth {
+				continue
+			}
+			cell, _ := excelize.CoordinatesToCellName(2, r+1)
+			id, err := f.GetCellStyle(sh, cell)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, err := f.GetStyle(id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Alignment == nil || !st.Alignment.WrapText {
+				t.Errorf("%s: summary %s (%s) %q is wider than its column and does not wrap", filepath.Base(path), cell, row[0], row[1])
+			}
+		}
+		if !warned {
+			t.Errorf("%s: no as-of warning on the summary", filepath.Base(path))
+		}
+	}
+}
+
+// TestReproduceLineReproduces runs each summary's reproduce line (its flags as
+// cmd/report reads them) and compares the workbooks cell by cell: a workbook
+// made in English, in another currency or from a journal elsewhere is made
+// again the same, whatever the reader's environment says.
+func TestReproduceLineReproduces(t *testing.T) {
+	w := testWorld(t)
+	journal := filepath.Join(t.TempDir(), "elsewhere.duckdb")
+	execDB(t, journal, `CREATE TABLE credit_balance_reports(account VARCHAR, customer_id VARCHAR, product_id VARCHAR,
+		balance DECIMAL(20,4), reported_at TIMESTAMPTZ, job_run_id BIGINT, action_id VARCHAR)`)
+	for _, o := range []Options{
+		{Names: []string{"aging"}, Locale: "en", Currency: "USD", Vars: map[string]string{"bucket_1": "15"}},
+		{Names: []string{"credit"}, Journal: journal},
+	} {
+		o.DB, o.Formats = w.db, []string{"xlsx"}
+		files := generateAll(t, o)
+		l := langs["id"]
+		if o.Locale == "en" {
+			l = langs["en"]
+		}
+		f, err := excelize.OpenFile(files[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		line := ""
+		rows, _ := f.GetRows(l.w("summary"))
+		for _, r := range rows {
+			if len(r) > 1 && r[0] == l.w("reproduce") {
+				line = r[1]
+			}
+		}
+		f.Close()
+		args := strings.Fields(line)
+		if len(args) < 2 || args[0] != "report" {
+			t.Fatalf("%s: reproduce line %q", filepath.Base(files[0]), line)
+		}
+		// The flags as cmd/report reads them; a flag this test does not know fails it.
+		again := Options{DB: "", Vars: map[string]string{}, Formats: []string{"xlsx"}}
+		for i := 1; i < len(args); i++ {
+			a := args[i]
+			if !strings.HasPrefix(a, "-") {
+				again.Names = append(again.Names, a)
+				continue
+			}
+			i++
+			v := args[i]
+			switch a {
+			case "-db":
+				again.DB = v
+			case "-as-of":
+				d, err := time.Parse(time.DateOnly, v)
+				if err != nil {
+					t.Fatal(err)
+				}
+				again.AsOf = d
+			case "-tz":
+				again.TZ = v
+			case "-account":
+				again.Account = v
+			case "-locale":
+				again.Locale = v
+			case "-currency":
+				again.Currency = v
+			case "-journal":
+				again.Journal = v
+			case "-var":
+				k, val, _ := strings.Cut(v, "=")
+				again.Vars[k] = val
+			default:
+				t.Fatalf("reproduce line %q: flag %s", line, a)
+			}
+		}
+		files2 := generateAll(t, again)
+		if filepath.Base(files2[0]) != filepath.Base(files[0]) {
+			t.Errorf("reproduced %s, want %s", filepath.Base(files2[0]), filepath.Base(files[0]))
+			continue
+		}
+		a, b := workbookCells(t, files[0], l), workbookCells(t, files2[0], l)
+		if !slices.Equal(a, b) {
+			for i := range min(len(a), len(b)) {
+				if a[i] != b[i] {
+					t.Errorf("%s reproduced by %q: %s, want %s", filepath.Base(files[0]), line, b[i], a[i])
+					break
+				}
+			}
+			if len(a) != len(b) {
+				t.Errorf("%s reproduced by %q: %d cells, want %d", filepath.Base(files[0]), line, len(b), len(a))
+			}
+		}
+	}
+}
+
+// workbookCells is every cell of every sheet as "sheet!cell=text", but the
+// summary's time of making.
+func workbookCells(t *testing.T, path string, l *lang) []string {
+	t.Helper()
+	f, err := excelize.OpenFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []string
+	for _, sh := range f.GetSheetList() {
+		rows, err := f.GetRows(sh)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for r, row := range rows {
+			if sh == l.w("summary") && len(row) > 0 && row[0] == l.w("generated") {
+				continue
+			}
+			for c, v := range row {
+				cell, _ := excelize.CoordinatesToCellName(c+1, r+1)
+				out = append(out, sh+"!"+cell+"="+v)
+			}
+		}
+	}
+	return out
+}
+
+// TestSummaryCountsReadAsNumbers: every count and difference the summary
+// writes in its text (rows per sheet, rows checked, a check's difference)
+// has the locale's separators, as the headline figures and the cells do:
+// "2005 baris" beside "2.005" reads as a year or a different figure.
+func TestSummaryCountsReadAsNumbers(t *testing.T) {
+	id, en := langs["id"], langs["en"]
+	for _, tc := range []struct {
+		l    *lang
+		c    checkResult
+		want string
+	}{
+		{id, checkResult{label: "Periksa", diff: 1234567.5, rowsOff: 1200, rows: 5036}, "Periksa: TIDAK COCOK (selisih 1.234.567,5; 1.200/5.036 baris)"},
+		{en, checkResult{label: "Check", diff: -2500, rowsOff: 3, rows: 12000}, "Check: MISMATCH (difference -2,500; 3/12,000 rows)"},
+		{id, checkResult{label: "Periksa", ok: true, rows: 720}, "Periksa: OK (selisih 0; 0/720 baris)"},
+	} {
+		if got := tc.c.text(tc.l); got != tc.want {
+			t.Errorf("%q, want %q", got, tc.want)
+		}
+	}
+	// A warehouse with a sheet of more than 999 rows: the credit ledger, grown.
+	w := testWorld(t)
+	db := filepath.Join(t.TempDir(), "billsync.duckdb")
+	if err := copyFile(w.db, db); err != nil {
+		t.Fatal(err)
+	}
+	execDB(t, db, `INSERT INTO credit_ledger SELECT l.* REPLACE (l.id || '-' || t.n AS id, TIMESTAMPTZ '2026-06-02 03:00:00+00' AS created_at)
+		FROM credit_ledger l, range(1, 1 + 5000 // (SELECT count(*) FROM credit_ledger)) t(n)`)
+	plain, separated := regexp.MustCompile(`\d{4,}`), regexp.MustCompile(`\d\.\d{3} baris dari`)
+	for path, f := range summaries(t, Options{DB: db, Names: []string{"credit"}, Formats: []string{"xlsx"}}) {
+		rows, err := f.GetRows(id.w("summary"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := false
+		for _, r := range rows {
+			if len(r) < 2 || slices.Contains([]string{id.w("warehouse"), id.w("journal"), id.w("generated"), id.w("params"), id.w("reproduce"), id.w("queries"), id.w("as_of")}, r[0]) {
+				continue
+			}
+			// Dates (1 Jun 2026) carry a year, paths what they are named.
+			text := regexp.MustCompile(`\d{1,2} \p{L}{3} \d{4}|/\S+`).ReplaceAllString(r[1], "")
+			if m := plain.FindString(text); m != "" {
+				t.Errorf("%s: %s %q: %s without separators", filepath.Base(path), r[0], r[1], m)
+			}
+			seen = seen || separated.MatchString(r[1])
+		}
+		if !seen {
+			t.Errorf("%s: no sheet of more than 999 rows on the summary: %q", filepath.Base(path), rows)
+		}
+	}
+}
+
+// TestCreditMismatchCountSaysWhenNothingWasCompared: a product whose reported
+// balances could not be compared (none reported, or the ledger copy older than
+// the report) has no count of mismatches: "0" would read as checked and fine.
+// Where one balance was compared, its count says 0 of 1 compared.
+func TestCreditMismatchCountSaysWhenNothingWasCompared(t *testing.T) {
+	w := testWorld(t)
+	vars := map[string]string{"as_of": "2026-06-06", "tz": "Asia/Jakarta"}
+	names, rows := queryRows(t, w.db, "credit_balances.sql", vars, "")
+	idx := func(n string) int { return slices.Index(names, n) }
+	cust, prod := rows[0][idx("customer_id")].(string), rows[0][idx("product_id")].(string)
+	journal := filepath.Join(t.TempDir(), "billsync-jobs.duckdb")
+	at := "2026-05-31 16:00:00+00" // before the first sync's ledger read: compared
+	execDB(t, journal, "ATTACH '"+w.db+"' AS wh (READ_ONLY)",
+		`CREATE TABLE credit_balance_reports(account VARCHAR, customer_id VARCHAR, product_id VARCHAR,
+		balance DECIMAL(20,4), reported_at TIMESTAMPTZ, job_run_id BIGINT, action_id VARCHAR)`,
+		`INSERT INTO credit_balance_reports SELECT 'main', '`+cust+`', '`+prod+`', coalesce(sum(credit - debit), 0),
+		TIMESTAMPTZ '`+at+`', 1, 'a1' FROM wh.credit_ledger WHERE customer_id = '`+cust+`' AND product_id = '`+prod+`'
+		AND created_at <= TIMESTAMPTZ '`+at+`'`)
+	for _, tc := range []struct {
+		journal  string
+		compared int // products with a compared balance
+	}{{filepath.Join(t.TempDir(), "none.duckdb"), 0}, {journal, 1}} {
+		files := generateAll(t, Options{Names: []string{"credit"}, Formats: []string{"xlsx"}, Journal: tc.journal})
+		f, err := excelize.OpenFile(findFile(t, files, "credit_2026-06-05.xlsx"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sheet, _ := f.GetRows(sheetOf(t, "credit", "By product").tab("id"))
+		summary, _ := f.GetRows(langs["id"].w("summary"))
+		f.Close()
+		col := slices.Index(sheet[0], "Pelanggan tidak cocok")
+		if col < 0 {
+			t.Fatalf("no mismatch column in %q", sheet[0])
+		}
+		compared := 0
+		for _, r := range sheet[1:] {
+			switch r[col] {
+			case "(tidak diperiksa)":
+			case "0":
+				compared++
+			default:
+				t.Errorf("mismatches %q", r[col])
+			}
+		}
+		if compared != tc.compared {
+			t.Errorf("journal %s: %d products with a mismatch count, want %d", filepath.Base(tc.journal), compared, tc.compared)
+		}
+		lines := 0
+		for _, r := range summary {
+			if len(r) > 1 && strings.Contains(r[1], "Pelanggan tidak cocok 0") {
+				lines++
+				if !strings.Contains(r[1], "Pelanggan dibandingkan 1;") {
+					t.Errorf("summary %q: a count of mismatches without what was compared", r[1])
+				}
+			}
+		}
+		if lines != tc.compared {
+			t.Errorf("journal %s: %d summary lines with 0 mismatches, want %d", filepath.Base(tc.journal), lines, tc.compared)
+		}
+	}
+}
+
+// TestCollectionsClosedSheetSaysItListsDeleted: the closed-unpaid sheet lists
+// the items deleted upstream too, so its total is the Monthly sheet's closed
+// unpaid amount plus its deleted amount. Its name says so: under the Monthly
+// column's own name the two totals disagreed on the summary.
+func TestCollectionsClosedSheetSaysItListsDeleted(t *testing.T) {
+	w := testWorld(t)
+	db := filepath.Join(t.TempDir(), "billsync.duckdb")
+	if err := copyFile(w.db, db); err != nil {
+		t.Fatal(err)
+	}
+	// An open invoice of the window deleted upstream, seen at the second sync.
+	execDB(t, db, `INSERT INTO record_changes SELECT account, 'invoices', id, '_deleted', NULL, NULL,
+		TIMESTAMPTZ '2026-06-05 17:00:00+00', 2 FROM invoices
+		WHERE status NOT IN ('paid', 'closed') AND created_at >= TIMESTAMPTZ '2026-05-01 00:00:00+07' ORDER BY id LIMIT 1`)
+	for _, loc := range []string{"id", "en"} {
+		l := langs[loc]
+		files := generateAll(t, Options{DB: db, Names: []string{"collections"}, Formats: []string{"xlsx"}, Locale: loc})
+		f, err := excelize.OpenFile(files[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		summary, _ := f.GetRows(l.w("summary"))
+		f.Close()
+		monthly, closed := sheetOf(t, "collections", "Monthly"), sheetOf(t, "collections", "Closed unpaid")
+		title := func(s *Sheet, col string) string {
+			for _, c := range s.Columns {
+				if c.Name == col {
+					return s.tab(loc) + ": " + c.Title.In(loc)
+				}
+			}
+			t.Fatalf("no column %s", col)
+			return ""
+		}
+		figure := func(label string) int64 {
+			for _, r := range summary {
+				if len(r) > 1 && r[0] == label {
+					n, err := strconv.ParseInt(regexp.MustCompile(`\D`).ReplaceAllString(r[1], ""), 10, 64)
+					if err != nil && r[1] != "-" {
+						t.Fatalf("%s: %q", label, r[1])
+					}
+					return n
+				}
+			}
+			t.Fatalf("%s: no headline %q in %q", loc, label, summary)
+			return 0
+		}
+		shut, gone := figure(title(monthly, "closed_unpaid_amount")), figure(title(monthly, "deleted_amount"))
+		listed := figure(title(closed, "amount"))
+		if gone == 0 {
+			t.Fatal("no deleted amount: the fixture deleted nothing")
+		}
+		if listed != shut+gone {
+			t.Errorf("%s: closed sheet total %d, want closed %d + deleted %d", loc, listed, shut, gone)
+		}
+		if word := map[string]string{"id": "dihapus", "en": "deleted"}[loc]; !strings.Contains(strings.ToLower(closed.tab(loc)), word) {
+			t.Errorf("%s: sheet %q lists deleted items and does not say so", loc, closed.tab(loc))
+		}
+	}
+}
+
+// TestNotesNameWhatTheSheetsShow: a note explains what a reader sees, so the
+// words it quotes ('belum teramati') are a column title, a sheet name or the
+// text of an empty cell of that report, and a rate it defines ("Tingkat
+// keberhasilan = berhasil / ...") is a column title, in each locale. Quoted
+// lower-case single words are values the service or a variable takes ('paid').
+func TestNotesNameWhatTheSheetsShow(t *testing.T) {
+	defs, err := Definitions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	quoted := regexp.MustCompile(`'([^']+)'`)
+	rate := regexp.MustCompile(`^([^=:;]+?) = [^;]*/`)
+	value := regexp.MustCompile(`^[a-z_]+$`)
+	for _, d := range defs {
+		for _, loc := range locales {
+			var shown []string
+			for _, s := range d.Sheets {
+				shown = append(shown, strings.ToLower(s.tab(loc)))
+				for _, c := range s.Columns {
+					shown = append(shown, strings.ToLower(c.Title.In(loc)))
+					if e := c.Empty.In(loc); e != "" {
+						shown = append(shown, strings.ToLower(e))
+					}
+				}
+			}
+			for _, n := range d.Notes {
+				text := n.In(loc)
+				for _, m := range quoted.FindAllStringSubmatch(text, -1) {
+					term := strings.ToLower(m[1])
+					if value.MatchString(m[1]) || strings.HasPrefix(m[1], "s ") { // a value; an English possessive
+						continue
+					}
+					if !slices.ContainsFunc(shown, func(s string) bool { return strings.HasPrefix(s, term) }) {
+						t.Errorf("%s (%s): the note quotes '%s', which no title or empty cell shows", d.Name, loc, m[1])
+					}
+				}
+				if m := rate.FindStringSubmatch(text); m != nil && !slices.Contains(shown, strings.ToLower(m[1])) {
+					t.Errorf("%s (%s): the note defines %q, which no column is called", d.Name, loc, m[1])
+				}
+			}
+		}
+	}
+}
+
+// TestChartMonthsShowTheirYear: a chart of months labels each with its year
+// marked as one: "Des 25" reads as the 25th of December, "Des '25" cannot.
+func TestChartMonthsShowTheirYear(t *testing.T) {
+	files := generateAll(t, Options{Names: []string{"collections"}, Formats: []string{"xlsx"}})
+	z, err := zip.OpenReader(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer z.Close()
+	formats := regexp.MustCompile(`formatCode="([^"]*)"`)
+	found := false
+	for _, f := range z.File {
+		if !strings.HasPrefix(f.Name, "xl/charts/chart") {
+			continue
+		}
+		r, err := f.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(r)
+		r.Close()
+		for _, m := range formats.FindAllStringSubmatch(string(b), -1) {
+			code := html.UnescapeString(m[1])
+			if !strings.Contains(code, "mmm") {
+				continue
+			}
+			found = true
+			if !strings.Contains(code, "yyyy") && !strings.Contains(code, `"'"yy`) {
+				t.Errorf("month axis format %q: a two-digit year reads as a day", code)
+			}
+		}
+	}
+	if !found {
+		t.Fatal("no month axis in the collections chart")
+	}
+}
+
+// TestCodeColumnsShowNames: a column of the service's or billsync's codes
+// shows each by its name in the locale; a raw code (payment_request_details,
+// CREDIT_USAGE) in an Indonesian workbook is a word the reader cannot read.
+func TestCodeColumnsShowNames(t *testing.T) {
+	w := testWorld(t)
+	db := filepath.Join(t.TempDir(), "billsync.duckdb")
+	if err := copyFile(w.db, db); err != nil {
+		t.Fatal(err)
+	}
+	// The detail reads a sync with details makes: their streams are on the sync health sheet.
+	execDB(t, db, `INSERT INTO sync_streams (run_id, stream, entity, started_at, finished_at, pages, records, requests, retries, complete)
+		SELECT 1, e, e, TIMESTAMPTZ '2026-05-31 17:00:00+00', TIMESTAMPTZ '2026-05-31 17:01:00+00', 1, 1, 1, 0, true
+		FROM (VALUES ('payment_request_details'), ('product_details')) v(e)`)
+	files := generateAll(t, Options{DB: db, Formats: []string{"xlsx"}})
+	defs, err := Definitions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := regexp.MustCompile(`^([a-z]+(_[a-z]+)+|[A-Z]+(_[A-Z]+)+)$`)
+	seen := 0
+	for _, d := range defs {
+		var path string
+		for _, p := range files {
+			if strings.HasPrefix(filepath.Base(p), d.Name+"_") && strings.HasSuffix(p, ".xlsx") {
+				path = p
+			}
+		}
+		f, err := excelize.OpenFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range d.Sheets {
+			rows, err := f.GetRows(s.tab("id"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range s.Columns {
+				if !c.Codes || len(rows) == 0 {
+					continue
+				}
+				j := slices.Index(rows[0], c.Title.In("id"))
+				for _, r := range rows[1:] {
+					if j < 0 || j >= len(r) {
+						continue
+					}
+					seen++
+					if raw.MatchString(r[j]) {
+						t.Errorf("%s, %s, %s: raw code %q", d.Name, s.tab("id"), c.Title.In("id"), r[j])
+					}
+				}
+			}
+		}
+		f.Close()
+	}
+	if seen < 100 {
+		t.Fatalf("only %d code cells read", seen)
+	}
+}
+
+// TestEmptySheetSaysSo: a data sheet without rows says "(tidak ada baris)"
+// under its header, inside its print area: a printed page of a header alone
+// reads as rows that failed to print.
+func TestEmptySheetSaysSo(t *testing.T) {
+	files := generateAll(t, Options{Names: []string{"data-quality"}, Formats: []string{"xlsx"}})
+	f, err := excelize.OpenFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sh := sheetOf(t, "data-quality", "Conflicting duplicates").tab("id")
+	rows, err := f.GetRows(sh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2 || len(rows[1]) == 0 || rows[1][0] != langs["id"].w("none_rows") {
+		t.Fatalf("sheet %s: rows %q, want the header and %q", sh, rows, langs["id"].w("none_rows"))
+	}
+	for _, n := range f.GetDefinedName() {
+		if n.Name == "_xlnm.Print_Area" && n.Scope == sh && !strings.HasSuffix(n.RefersTo, "$2") {
+			t.Errorf("print area %s leaves the empty state out", n.RefersTo)
+		}
+	}
+}
+
+// TestWebhookNextAttemptSaysNone: a delivery with no next attempt says so; a
+// blank cell beside a failure could be an attempt the report failed to show.
+func TestWebhookNextAttemptSaysNone(t *testing.T) {
+	files := generateAll(t, Options{Names: []string{"webhooks"}, Formats: []string{"xlsx"}})
+	f, err := excelize.OpenFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, name := range []string{"By event and destination", "Needs attention"} {
+		rows, err := f.GetRows(sheetOf(t, "webhooks", name).tab("id"))
+		if err != nil || len(rows) < 2 {
+			t.Fatalf("%s: %d rows, %v", name, len(rows), err)
+		}
+		j := slices.Index(rows[0], "Percobaan berikut")
+		for i, r := range rows[1:] {
+			if j >= 0 && len(r) > 0 && r[0] != "Total" && (j >= len(r) || r[j] == "") {
+				t.Errorf("%s row %d: next attempt blank", name, i+2)
+			}
+		}
+	}
+}
+
+// TestHeadlineLinesTellRowsApart: two products of the same name (the service
+// allows it) are two headline lines a reader must tell apart: each label is
+// unique, the product's ID beginning where names repeat.
+func TestHeadlineLinesTellRowsApart(t *testing.T) {
+	for path, f := range summaries(t, Options{Names: []string{"credit"}, Formats: []string{"xlsx"}}) {
+		rows, err := f.GetRows(langs["id"].w("summary"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen, in := map[string]bool{}, false
+		n := 0
+		for _, r := range rows {
+			if len(r) == 0 {
+				continue
+			}
+			switch {
+			case r[0] == langs["id"].w("headline"):
+				in = true
+				continue
+			case len(r) == 1:
+				in = false
+			}
+			if !in {
+				continue
+			}
+			n++
+			if seen[r[0]] {
+				t.Errorf("%s: headline label %q twice", filepath.Base(path), r[0])
+			}
+			seen[r[0]] = true
+		}
+		if n < 3 {
+			t.Fatalf("%s: %d headline lines", filepath.Base(path), n)
+		}
+	}
+}
+
+// TestHeadlineCutSaysWhereTheRestIs: a headline sheet of more rows than the
+// summary shows ends its lines with how many more there are and on which
+// sheet; "… 135 baris" alone read as a count of something.
+func TestHeadlineCutSaysWhereTheRestIs(t *testing.T) {
+	w := testWorld(t)
+	db := filepath.Join(t.TempDir(), "billsync.duckdb")
+	if err := copyFile(w.db, db); err != nil {
+		t.Fatal(err)
+	}
+	execDB(t, db, `INSERT INTO credit_ledger SELECT l.* REPLACE ('p-' || t.n AS product_id, l.id || '-' || t.n AS id)
+		FROM (SELECT * FROM credit_ledger ORDER BY id LIMIT 1) l, range(40) t(n)`)
+	for path, f := range summaries(t, Options{DB: db, Names: []string{"credit"}, Formats: []string{"xlsx"}}) {
+		rows, _ := f.GetRows(langs["id"].w("summary"))
+		found := false
+		for _, r := range rows {
+			if len(r) > 1 && r[0] == "…" {
+				found = true
+				if want := "baris lagi di lembar " + sheetOf(t, "credit", "By product").tab("id"); !strings.Contains(r[1], want) {
+					t.Errorf("%s: %q, want it to say %q", filepath.Base(path), r[1], want)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%s: no cut headline", filepath.Base(path))
+		}
 	}
 }

@@ -184,7 +184,7 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 		for _, a := range s.warnings {
 			texts = append(texts, a.text(l))
 		}
-		line(l.w("warning"), strings.Join(texts, "\n"), w.st.checkBad)
+		line(l.w("warning"), strings.Join(texts, "\n"), w.st.sumCheckBad)
 	}
 	accounts := s.Account
 	if accounts == "" {
@@ -214,28 +214,28 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 			checks = true
 		}
 		if o.check != nil {
-			style := w.st.check
+			style := w.st.sumCheck
 			if !o.check.ok {
-				style = w.st.checkBad
+				style = w.st.sumCheckBad
 			}
 			line(o.sheet.tab(l.code), o.check.text(l), style)
 		}
 		if e := o.sheet.Exceptions; e != nil && o.tot != nil {
 			// Green says "checked, and none failed"; with nothing checked a count of 0
 			// proves nothing, so it is said in the plain style.
-			text, style := fmt.Sprintf(l.w("exceptions"), e.Label.In(l.code), o.tot.excCount, o.tot.excRows, o.tot.rows), w.st.check
+			text, style := fmt.Sprintf(l.w("exceptions"), e.Label.In(l.code), l.count(o.tot.excCount), l.count(o.tot.excRows), l.count(o.tot.rows)), w.st.sumCheck
 			switch {
 			case o.tot.excCount > 0:
-				style = w.st.checkBad
+				style = w.st.sumCheckBad
 			case o.tot.excRows == 0:
-				text, style = fmt.Sprintf(l.w("exceptions_none"), e.Label.In(l.code), o.tot.rows), w.st.wrap
+				text, style = fmt.Sprintf(l.w("exceptions_none"), e.Label.In(l.code), l.count(o.tot.rows)), w.st.wrap
 			}
 			line(o.sheet.tab(l.code), text, style)
 		}
 	}
 	subtitle(l.w("sheets"))
 	for _, o := range outs {
-		line(o.sheet.tab(l.code), fmt.Sprintf(l.w("rows_from"), o.rows, o.sheet.Query), 0)
+		line(o.sheet.tab(l.code), fmt.Sprintf(l.w("rows_from"), l.count(o.rows), o.sheet.Query), 0)
 	}
 	subtitle(l.w("notes"))
 	for _, n := range d.Notes {
@@ -254,7 +254,7 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 		line(l.w("currency"), fmt.Sprintf(l.w("currency_note"), s.Currency), 0)
 	}
 	line(l.w("warehouse"), s.DB, 0)
-	if slices.ContainsFunc(d.Sheets, func(x Sheet) bool { return strings.HasPrefix(x.Query, "credit_") }) {
+	if readsJournal(d) {
 		line(l.w("journal"), s.journal.text(l), w.st.wrap)
 	}
 	line(l.w("generated"), l.dateTime(time.Now(), w.loc), 0)
@@ -337,11 +337,10 @@ func (w *workbook) headlineLines(o sheetOutput, line func(string, any, int)) {
 			labels, labelTitle = labels+1, c.title
 		}
 	}
+	texts := make([]string, len(o.headRows))
+	ids := make([]string, len(o.headRows))
+	figs := make([]string, len(o.headRows))
 	for k, r := range o.headRows {
-		if k == headlineRows {
-			line("…", fmt.Sprintf("%d %s", o.rows-headlineRows, l.w("rows")), 0)
-			break
-		}
 		var label, figures []string
 		for i, c := range o.cols {
 			if c.reference {
@@ -363,7 +362,34 @@ func (w *workbook) headlineLines(o sheetOutput, line func(string, any, int)) {
 			// One code alone ("OK") does not say what it is the state of.
 			text = labelTitle + ": " + text
 		}
-		line(text, strings.Join(figures, "; "), w.st.wrap)
+		texts[k], figs[k] = text, strings.Join(figures, "; ")
+		// The first reference column (an ID) tells rows of the same name apart.
+		if i := slices.IndexFunc(o.cols, func(c column) bool { return c.reference }); i >= 0 {
+			ids[k], _ = r[i].(string)
+		}
+	}
+	for k := range o.headRows {
+		if k == headlineRows {
+			line("…", fmt.Sprintf(l.w("more_rows"), l.count(o.rows-headlineRows), o.sheet.tab(l.code)), 0)
+			break
+		}
+		text := texts[k]
+		same := 0
+		for _, t := range texts {
+			if t == text {
+				same++
+			}
+		}
+		if ids[k] != "" && same > 1 {
+			// Two products of one name (the service allows it): the start of the ID, as the
+			// sheet's ID column has it (or the account, for one state in two accounts).
+			id := ids[k]
+			if len([]rune(id)) > 8 {
+				id = string([]rune(id)[:8]) + "…"
+			}
+			text += " (" + id + ")"
+		}
+		line(text, figs[k], w.st.wrap)
 	}
 	if len(o.headRows) == 0 {
 		line(o.sheet.tab(l.code), l.w("none_rows"), 0)
@@ -391,8 +417,18 @@ func params(d *Definition, vars map[string]string, l *lang) string {
 }
 
 // reproduce is the command line that makes this report again from the same warehouse.
+// Every setting that shows in the workbook is spelled out, defaults included: the
+// reader's environment (BILLSYNC_LOCALE, BILLSYNC_CURRENCY, BILLSYNC_JOURNAL) may differ.
 func reproduce(d *Definition, s *settings) string {
-	args := []string{"report", "-db", s.DB, "-as-of", s.asOf, "-tz", s.TZ}
+	args := []string{"report", "-db", s.DB, "-as-of", s.asOf, "-tz", s.TZ, "-locale", s.Locale}
+	if slices.ContainsFunc(d.Sheets, func(x Sheet) bool {
+		return slices.ContainsFunc(x.Columns, func(c Column) bool { return c.Format == "money" })
+	}) {
+		args = append(args, "-currency", s.Currency)
+	}
+	if readsJournal(d) && s.Journal != "" {
+		args = append(args, "-journal", s.Journal)
+	}
 	if s.Account != "" {
 		args = append(args, "-account", s.Account)
 	}
@@ -407,6 +443,12 @@ func reproduce(d *Definition, s *settings) string {
 		args = append(args, "-var", n+"="+s.Vars[n])
 	}
 	return strings.Join(append(args, d.Name), " ")
+}
+
+// readsJournal says whether a report reads the write-job journal (the credit
+// queries' reported balances).
+func readsJournal(d *Definition) bool {
+	return slices.ContainsFunc(d.Sheets, func(x Sheet) bool { return strings.HasPrefix(x.Query, "credit_") })
 }
 
 // queryDigests names each query file with the start of its SHA-256, so a
@@ -497,8 +539,9 @@ func (w *workbook) chart(c *Chart, outs []sheetOutput, row int) error {
 		cat := o.cols[slices.IndexFunc(o.cols, func(col column) bool { return col.name == c.Category })]
 		if cat.kind == kindDate || cat.kind == kindTime {
 			// Date categories have no cached text in the file; the axis
-			// formats them, short enough for a year of months side by side.
-			xAxis.NumFmt.CustomNumFmt = w.l.lcid + "mmm yy"
+			// formats them, short enough for a year of months side by side,
+			// the year marked as one ("Des 25" reads as the 25th of December).
+			xAxis.NumFmt.CustomNumFmt = w.l.lcid + `mmm "'"yy`
 		}
 	}
 	types := map[string]excelize.ChartType{"col": excelize.Col, "bar": excelize.Bar, "line": excelize.Line, "pie": excelize.Pie}

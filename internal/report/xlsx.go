@@ -23,6 +23,11 @@ const maxCellText = 32767
 // styles holds the workbook's style ids by column format, for body and totals rows.
 type styles struct {
 	header, title, subtitle, label, wrap, check, checkBad, dateLeft, text int
+	// sumCheck and sumCheckBad are check and checkBad on the summary: they wrap, as
+	// a long line there (the as-of warning) would otherwise run on over the columns
+	// beside it and shrink the printed page to fit. A data sheet's check row does
+	// not wrap: it runs on over the empty cells of its row.
+	sumCheck, sumCheckBad int
 	// value is a summary value without a number format. Every summary cell is
 	// aligned to the top: a row is as tall as its longest wrapped text, and a
 	// value at the bottom (the default) would print a line below its label.
@@ -106,6 +111,8 @@ func newStyles(f *excelize.File, currency string, l *lang) (*styles, error) {
 	s.dateLeft = add(&excelize.Style{CustomNumFmt: &dateFmt, Alignment: &excelize.Alignment{Horizontal: "left"}})
 	s.check = add(&excelize.Style{Font: &excelize.Font{Family: "Calibri", Italic: true, Color: "375623"}, Alignment: &excelize.Alignment{Vertical: "top"}})
 	s.checkBad = add(&excelize.Style{Font: &excelize.Font{Family: "Calibri", Bold: true, Color: "C00000"}, Alignment: &excelize.Alignment{Vertical: "top"}})
+	s.sumCheck = add(&excelize.Style{Font: &excelize.Font{Family: "Calibri", Italic: true, Color: "375623"}, Alignment: &excelize.Alignment{Vertical: "top", WrapText: true}})
+	s.sumCheckBad = add(&excelize.Style{Font: &excelize.Font{Family: "Calibri", Bold: true, Color: "C00000"}, Alignment: &excelize.Alignment{Vertical: "top", WrapText: true}})
 	s.total["text"] = add(&excelize.Style{Font: &excelize.Font{Family: "Calibri", Bold: true}, Border: border})
 	for _, k := range slices.Sorted(maps.Keys(numFmts)) { // sorted: the same style ids in every run
 		s.addFormat(add, k, currency, l, border)
@@ -385,6 +392,13 @@ func (x *xlsxSheet) assemble(s *Sheet, tot *totals, chk checkResult) error {
 		return err
 	}
 	last := x.n + 1
+	if x.n == 0 {
+		// A printed header alone reads as rows that failed to print.
+		last++
+		if err := x.sw.SetRow(cellName(1, last), []any{excelize.Cell{StyleID: x.st.text, Value: x.l.w("none_rows")}}); err != nil {
+			return err
+		}
+	}
 	if len(s.Totals) > 0 {
 		last++
 		if err := x.sw.SetRow(cellName(1, last), x.totalsRow(s.Totals.In(x.l.code), tot), excelize.RowOpts{}); err != nil {

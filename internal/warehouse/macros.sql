@@ -353,7 +353,7 @@ WHERE (account IS NULL OR r.account = account)
 -- write-job journal's table: attach it first, see docs/reports.md), with its last read and that
 -- read's age in days at the end of as_of in tz (never later than now), its entries and products,
 -- and its state: NEVER FETCHED, OLDER THAN LAST REPORT (the service reported a balance after
--- billsync's last read, so the copy cannot confirm it) or OK.
+-- billsync's last read, or in the same whole second, so the copy cannot confirm it) or OK.
 CREATE OR REPLACE MACRO credit_freshness(as_of, tz := 'Asia/Jakarta', account := NULL) AS TABLE
 WITH p AS (
     SELECT least(now(), end_of_day(as_of, tz)) AS ref_at
@@ -381,7 +381,7 @@ SELECT s.account, s.customer_id, f.last_fetched_at,
        coalesce(g.entries, 0) AS entries, coalesce(g.products, 0) AS products, g.last_movement_at,
        r.last_reported_at,
        CASE WHEN f.last_fetched_at IS NULL THEN 'NEVER FETCHED'
-            WHEN r.last_reported_at > f.last_fetched_at THEN 'OLDER THAN LAST REPORT'
+            WHEN f.last_fetched_at < date_trunc('second', r.last_reported_at) + INTERVAL 1 SECOND THEN 'OLDER THAN LAST REPORT'
             ELSE 'OK' END AS freshness
 FROM seen s
 CROSS JOIN p
@@ -398,7 +398,8 @@ LEFT JOIN credit_fetch_state f ON f.account = s.account AND f.customer_id = s.cu
 -- the closing balance. The service stamps the report in whole seconds (its Date header) while
 -- ledger entries carry milliseconds, so the entry the report answered for is created within that
 -- second, after reported_at: the ledger at report counts every entry created before the end of
--- the reported second.
+-- the reported second. For the same reason a copy read before the end of the reported second may
+-- predate the entry (a daemon applies approved top-ups right after its sync): it is not compared.
 CREATE OR REPLACE MACRO credit_balances(as_of, tz := 'Asia/Jakarta', account := NULL, period_start := NULL) AS TABLE
 WITH p AS (
     SELECT timezone(tz, coalesce(period_start::DATE, date_trunc('month', as_of::DATE)::DATE)::TIMESTAMP) AS start_at,
@@ -459,7 +460,8 @@ SELECT k.account, c.name AS customer_name, c.email AS customer_email, k.customer
        la.ledger_balance - k.reported_balance AS difference,
        f.last_fetched_at AS ledger_fetched_at,
        CASE WHEN k.reported_at IS NULL THEN NULL
-            WHEN f.last_fetched_at IS NULL OR f.last_fetched_at < k.reported_at THEN 'LEDGER OLDER THAN REPORT'
+            WHEN f.last_fetched_at IS NULL OR f.last_fetched_at < date_trunc('second', k.reported_at) + INTERVAL 1 SECOND
+                THEN 'LEDGER OLDER THAN REPORT'
             WHEN la.ledger_balance = k.reported_balance THEN 'OK'
             ELSE 'MISMATCH' END AS reconciliation,
        k.last_movement_at
