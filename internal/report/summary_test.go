@@ -54,15 +54,7 @@ func TestSummaryValuesAlignTop(t *testing.T) {
 					continue
 				}
 				cell, _ := excelize.CoordinatesToCellName(c+1, r+1)
-				id, err := f.GetCellStyle(sh, cell)
-				if err != nil {
-					t.Fatal(err)
-				}
-				st, err := f.GetStyle(id)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if st.Alignment == nil || st.Alignment.Vertical != "top" {
+				if st := cellStyle(t, f, sh, cell); st.Alignment == nil || st.Alignment.Vertical != "top" {
 					t.Errorf("%s: summary %s %q is not aligned to the top", path, cell, v)
 				}
 			}
@@ -145,8 +137,8 @@ func TestCodeListNames(t *testing.T) {
 	}
 }
 
-// cellFormat is the number format of a cell's style ("" = none).
-func cellFormat(t *testing.T, f *excelize.File, sheet, cell string) string {
+// cellStyle is a cell's style.
+func cellStyle(t *testing.T, f *excelize.File, sheet, cell string) *excelize.Style {
 	t.Helper()
 	id, err := f.GetCellStyle(sheet, cell)
 	if err != nil {
@@ -156,6 +148,13 @@ func cellFormat(t *testing.T, f *excelize.File, sheet, cell string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return st
+}
+
+// cellFormat is the number format of a cell's style ("" = none).
+func cellFormat(t *testing.T, f *excelize.File, sheet, cell string) string {
+	t.Helper()
+	st := cellStyle(t, f, sheet, cell)
 	if st.CustomNumFmt == nil {
 		return ""
 	}
@@ -247,8 +246,7 @@ func TestExceptionsStyleSaysWhatWasChecked(t *testing.T) {
 				continue
 			}
 			found = true
-			id, _ := f.GetCellStyle(sh, cellName(2, r+1))
-			st, _ := f.GetStyle(id)
+			st := cellStyle(t, f, sh, cellName(2, r+1))
 			isGreen := st.Font != nil && st.Font.Color == green
 			if !strings.Contains(row[1], tc.want) || isGreen != tc.green {
 				t.Errorf("journal %s: %q green=%v, want %q green=%v", filepath.Base(tc.journal), row[1], isGreen, tc.want, tc.green)
@@ -408,15 +406,7 @@ func TestSummaryLongTextsWrap(t *testing.T) {
 				continue
 			}
 			cell, _ := excelize.CoordinatesToCellName(2, r+1)
-			id, err := f.GetCellStyle(sh, cell)
-			if err != nil {
-				t.Fatal(err)
-			}
-			st, err := f.GetStyle(id)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if st.Alignment == nil || !st.Alignment.WrapText {
+			if st := cellStyle(t, f, sh, cell); st.Alignment == nil || !st.Alignment.WrapText {
 				t.Errorf("%s: summary %s (%s) %q is wider than its column and does not wrap", filepath.Base(path), cell, row[0], row[1])
 			}
 		}
