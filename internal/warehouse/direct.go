@@ -19,7 +19,7 @@ type idHashes []uint64
 // directIDs returns the id hashes of the loader's table and account, reading them from the table
 // the first time a run asks (a resumed run's table already holds the rows of its earlier attempt).
 func (l *loader) directIDs(ctx context.Context, tx *sql.Tx) (idHashes, error) {
-	key := firstPathKey{l.def.table, l.account, l.runID}
+	key := l.runKey()
 	l.b.mu.Lock()
 	ids, ok := l.b.directIDs[key]
 	l.b.mu.Unlock()
@@ -42,7 +42,7 @@ func (l *loader) directIDs(ctx context.Context, tx *sql.Tx) (idHashes, error) {
 func (l *loader) keepDirectIDs(ids idHashes) {
 	l.b.mu.Lock()
 	defer l.b.mu.Unlock()
-	l.b.directIDs[firstPathKey{l.def.table, l.account, l.runID}] = ids
+	l.b.directIDs[l.runKey()] = ids
 }
 
 // forgetDirectIDs drops them when anything else writes the table: the next direct batch reads

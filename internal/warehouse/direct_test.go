@@ -193,11 +193,7 @@ func TestIDHashesAdd(t *testing.T) {
 // dropped when it finishes, so Go holds the hashes of the lists being read only.
 func TestDirectIDsKeptWhileTheListRuns(t *testing.T) {
 	ctx := context.Background()
-	b, err := StartBuild(ctx, newPath(t), BuildOptions{Log: quietLog, ListBatch: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
+	b := startBuildWith(t, newPath(t), BuildOptions{Log: quietLog, ListBatch: 3})
 	s := startSink(t, b, "acct", t0)
 	defer s.Close()
 	li, err := s.List(Customers)

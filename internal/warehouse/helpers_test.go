@@ -23,7 +23,13 @@ func newPath(t *testing.T) string {
 
 func startBuild(t *testing.T, path string) *Build {
 	t.Helper()
-	b, err := StartBuild(context.Background(), path, BuildOptions{Log: quietLog})
+	return startBuildWith(t, path, BuildOptions{Log: quietLog})
+}
+
+// startBuildWith is startBuild with options other than the defaults.
+func startBuildWith(t *testing.T, path string, opts BuildOptions) *Build {
+	t.Helper()
+	b, err := StartBuild(context.Background(), path, opts)
 	if err != nil {
 		t.Fatalf("StartBuild: %v", err)
 	}

@@ -359,12 +359,15 @@ func (l *loader) choosePath(ctx context.Context) (mergePath, error) {
 	return pathList, nil
 }
 
+// runKey names what the Build remembers of the loader's table and account for this run.
+func (l *loader) runKey() firstPathKey { return firstPathKey{l.def.table, l.account, l.runID} }
+
 // firstSync says whether no stored row of the loader's account in its table comes from an
 // earlier run. The run's merges only add rows of this run and replace rows keeping their
 // first_seen_run (deletions only mark rows), so the answer holds for the rest of the run: it is
 // asked once per table, account and run.
 func (l *loader) firstSync(ctx context.Context) (bool, error) {
-	key := firstPathKey{l.def.table, l.account, l.runID}
+	key := l.runKey()
 	l.b.mu.Lock()
 	first, known := l.b.firstPaths[key]
 	l.b.mu.Unlock()

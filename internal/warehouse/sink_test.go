@@ -79,11 +79,7 @@ func TestOneSinkPerBuild(t *testing.T) {
 // and a whole pass marks exactly the rows no batch saw, as its own step after the merges.
 func TestSinkListDecidesDeletions(t *testing.T) {
 	ctx := context.Background()
-	b, err := StartBuild(ctx, newPath(t), BuildOptions{Log: quietLog, ListBatch: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
+	b := startBuildWith(t, newPath(t), BuildOptions{Log: quietLog, ListBatch: 2})
 	recs := func(ids ...string) (out [][]byte) {
 		for _, id := range ids {
 			out = append(out, []byte(`{"id":"`+id+`"}`))
@@ -162,11 +158,7 @@ func TestSinkListDecidesDeletions(t *testing.T) {
 // place in the page for error messages.
 func TestSinkListBatchSplitsPages(t *testing.T) {
 	ctx := context.Background()
-	b, err := StartBuild(ctx, newPath(t), BuildOptions{Log: quietLog, ListBatch: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
+	b := startBuildWith(t, newPath(t), BuildOptions{Log: quietLog, ListBatch: 3})
 	s := startSink(t, b, "acct", t0)
 	defer s.Close()
 	li, err := s.List(Customers)
