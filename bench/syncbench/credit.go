@@ -55,6 +55,7 @@ type creditStats struct {
 	missedMax, missedP95   time.Duration
 	entriesMissed          int
 	byReason               []reasonHits
+	best                   ceilingNight // what a reader that knew when credit moved would have read
 }
 
 // reasonHits is one reason's share of a run's credit reads (credit_fetch_state.reason).
@@ -79,10 +80,14 @@ func (s creditStats) String() string {
 	if s.reads > 0 {
 		rate = fmt.Sprintf("%.0f%%", 100*float64(s.hits)/float64(s.reads))
 	}
+	best := ""
+	if !s.best.firstSync {
+		best = "\n         " + s.best.String()
+	}
 	return fmt.Sprintf("credit: %d reads, %d found a new entry (%s); since last read max %s p95 %s (%d never read); "+
-		"%d of %d customers lack %d entries, oldest missing max %s p95 %s\n         read by reason: %s",
+		"%d of %d customers lack %d entries, oldest missing max %s p95 %s\n         read by reason: %s%s",
 		s.reads, s.hits, rate, days(s.readAgeMax), days(s.readAgeP95), s.neverRead,
-		s.missing, s.customers, s.entriesMissed, days(s.missedMax), days(s.missedP95), reasonsString(s.byReason))
+		s.missing, s.customers, s.entriesMissed, days(s.missedMax), days(s.missedP95), reasonsString(s.byReason), best)
 }
 
 func reasonsString(rs []reasonHits) string {
@@ -101,7 +106,8 @@ func days(d time.Duration) string { return fmt.Sprintf("%.1fd", d.Hours()/24) }
 // measureCredit reads the published warehouse at path (read-only) after run runID and compares
 // it with the simulator at base.
 // due is the syncer's own count of the customers due, by reason, most important first.
-func measureCredit(ctx context.Context, base, path string, runID int64, due []fetch.ReasonReads) (creditStats, error) {
+// best is the reader that knows when credit moved, kept across the runs of one scale.
+func measureCredit(ctx context.Context, base, path string, runID int64, due []fetch.ReasonReads, best *ceiling) (creditStats, error) {
 	var st creditStats
 	now, err := simNow(base)
 	if err != nil {
@@ -178,6 +184,7 @@ func measureCredit(ctx context.Context, base, path string, runID int64, due []fe
 		}
 	}
 	st.missing = len(oldest)
+	st.best = best.night(now, live, truth)
 	lags := make([]time.Duration, 0, len(live))
 	for id := range live {
 		if o, ok := oldest[id]; ok {
@@ -240,6 +247,7 @@ type creditTotal struct {
 	reads, hits int64
 	least, most int64
 	staleMax    time.Duration
+	best        ceilingNight
 }
 
 // requestsPerMin is the real service's rate limit (BILLSYNC_RATE_PER_MIN's default): what a
@@ -259,6 +267,8 @@ func (t *creditTotal) add(run int, cs creditStats) {
 	t.hits += cs.hits
 	t.least, t.most = min(t.least, cs.reads), max(t.most, cs.reads)
 	t.staleMax = max(t.staleMax, cs.readAgeMax)
+	t.best.hits += cs.best.hits
+	t.best.forced += cs.best.forced
 }
 
 func (t creditTotal) line(what string) string {
@@ -268,9 +278,9 @@ func (t creditTotal) line(what string) string {
 	}
 	n := t.last - t.first + 1
 	return fmt.Sprintf("credit, runs %d-%d (%s): %d reads, %d found a new entry (%s); a night %d-%d reads, mean %.0f "+
-		"(the most %.0f min at %d requests/minute); since last read max %s",
+		"(the most %.0f min at %d requests/minute); since last read max %s; %s",
 		t.first, t.last, what, t.reads, t.hits, rate, t.least, t.most, float64(t.reads)/float64(n),
-		float64(t.most)/requestsPerMin, requestsPerMin, days(t.staleMax))
+		float64(t.most)/requestsPerMin, requestsPerMin, days(t.staleMax), t.best)
 }
 
 // add counts run's figures and returns the period's line when run completes one, else "".
@@ -324,4 +334,62 @@ func readsByReason(ctx context.Context, db *sql.DB, runID int64, due []fetch.Rea
 		out[i].reads, out[i].hits = r.reads, r.hits
 	}
 	return out, rows.Err()
+}
+
+// ceiling reads as a reader that knew when each customer's credit moved would, under the same
+// bound: a customer on the night after its credit moved (a read that finds an entry), otherwise
+// only when waiting one more night would leave its last read older than the bound. No order of
+// reads that keeps the bound finds an entry in a larger share of its reads; set against
+// billsync's share it says how much of the gap to a goal is the order's and how much the bound's.
+// It is generous: a customer's first sight costs it no read unless its credit moved.
+type ceiling struct {
+	bound, advance time.Duration
+	prev           time.Time            // the simulator's clock at the last run
+	last           map[string]time.Time // each customer's last read
+}
+
+// ceilingNight is what the ceiling read in one night, or summed over nights.
+type ceilingNight struct {
+	hits, forced int64
+	firstSync    bool // the night set the clock only
+}
+
+func (c ceilingNight) String() string {
+	if c.hits+c.forced == 0 {
+		return "a reader that knew when credit moved: no reads"
+	}
+	return fmt.Sprintf("a reader that knew when credit moved: %d reads, %d found an entry (%.0f%%)",
+		c.hits+c.forced, c.hits, 100*float64(c.hits)/float64(c.hits+c.forced))
+}
+
+func newCeiling(bound, advance time.Duration) *ceiling {
+	return &ceiling{bound: bound, advance: advance, last: map[string]time.Time{}}
+}
+
+// night reads the live customers at now, given every ledger entry the simulator holds. The
+// first night is the first sync, which reads everyone: it only sets the clock.
+func (c *ceiling) night(now time.Time, live map[string]bool, truth []ledgerTruth) ceilingNight {
+	first := c.prev.IsZero()
+	n := ceilingNight{firstSync: first}
+	moved := map[string]bool{}
+	for _, l := range truth {
+		if !first && l.CreatedAt.After(c.prev) && !l.CreatedAt.After(now) {
+			moved[l.CustomerID] = true
+		}
+	}
+	for id := range live {
+		last, seen := c.last[id]
+		switch {
+		case first || (!seen && !moved[id]):
+			c.last[id] = now
+		case moved[id]:
+			n.hits++
+			c.last[id] = now
+		case now.Add(c.advance).Sub(last) > c.bound:
+			n.forced++
+			c.last[id] = now
+		}
+	}
+	c.prev = now
+	return n
 }

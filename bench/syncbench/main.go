@@ -209,6 +209,7 @@ func benchScale(scale string, rate float64, details bool, conc int) error {
 	}
 	startProfile()
 	periods := newCreditPeriods(creditRefresh, advance)
+	best := newCeiling(creditRefresh, advance)
 	for run := 1; run <= runs; run++ {
 		if run > 1 {
 			if err := advanceClock("http://"+addr, advance); err != nil {
@@ -216,7 +217,7 @@ func benchScale(scale string, rate float64, details bool, conc int) error {
 			}
 			minimum = 0 // what a later run must read depends on what changed
 		}
-		s, cpu, cs, err := benchRun(scale, run, c, cmd.Process.Pid, "http://"+addr, filepath.Join(dir, "bench.duckdb"), minimum, details, conc)
+		s, cpu, cs, err := benchRun(scale, run, c, cmd.Process.Pid, "http://"+addr, filepath.Join(dir, "bench.duckdb"), minimum, details, conc, best)
 		if err != nil {
 			return err
 		}
@@ -251,7 +252,7 @@ func advanceClock(base string, d time.Duration) error {
 }
 
 // benchRun syncs once into path and prints one line of figures.
-func benchRun(scale string, run int, c *api.Client, simPid int, base, path string, minimum int, details bool, conc int) (fetch.Summary, float64, creditStats, error) {
+func benchRun(scale string, run int, c *api.Client, simPid int, base, path string, minimum int, details bool, conc int, best *ceiling) (fetch.Summary, float64, creditStats, error) {
 	trace := &memTrace{start: time.Now()}
 	opts := fetch.Options{Account: "bench", Concurrency: conc, Details: details, Log: benchLog, MemoryLimit: memoryLimit,
 		KeepMemory: keepMemory, RowGroupSize: rowGroupSize, MemoryTrace: trace.sample, CreditRefresh: creditRefresh}
@@ -308,7 +309,7 @@ func benchRun(scale string, run int, c *api.Client, simPid int, base, path strin
 	if listsOnly {
 		return s, selfCPU, creditStats{}, nil
 	}
-	cs, err := measureCredit(context.Background(), base, path, s.RunID, s.CreditReads)
+	cs, err := measureCredit(context.Background(), base, path, s.RunID, s.CreditReads, best)
 	if err != nil {
 		return s, selfCPU, cs, fmt.Errorf("measure credit: %w", err)
 	}
