@@ -55,7 +55,6 @@ type creditStats struct {
 	missedMax, missedP95   time.Duration
 	entriesMissed          int
 	byReason               []reasonHits
-	best                   ceilingNight // what a reader that knew when credit moved would have read
 }
 
 // reasonHits is one reason's share of a run's credit reads (credit_fetch_state.reason).
@@ -80,14 +79,10 @@ func (s creditStats) String() string {
 	if s.reads > 0 {
 		rate = fmt.Sprintf("%.0f%%", 100*float64(s.hits)/float64(s.reads))
 	}
-	best := ""
-	if !s.best.firstSync {
-		best = "\n         " + s.best.String()
-	}
 	return fmt.Sprintf("credit: %d reads, %d found a new entry (%s); since last read max %s p95 %s (%d never read); "+
-		"%d of %d customers lack %d entries, oldest missing max %s p95 %s\n         read by reason: %s%s",
+		"%d of %d customers lack %d entries, oldest missing max %s p95 %s\n         read by reason: %s",
 		s.reads, s.hits, rate, days(s.readAgeMax), days(s.readAgeP95), s.neverRead,
-		s.missing, s.customers, s.entriesMissed, days(s.missedMax), days(s.missedP95), reasonsString(s.byReason), best)
+		s.missing, s.customers, s.entriesMissed, days(s.missedMax), days(s.missedP95), reasonsString(s.byReason))
 }
 
 func reasonsString(rs []reasonHits) string {
@@ -106,7 +101,7 @@ func days(d time.Duration) string { return fmt.Sprintf("%.1fd", d.Hours()/24) }
 // measureCredit reads the published warehouse at path (read-only) after run runID and compares
 // it with the simulator at base.
 // due is the syncer's own count of the customers due, by reason, most important first.
-// best is the reader that knows when credit moved, kept across the runs of one scale.
+// best gathers what the simulator's ledger did, for the ceiling over the runs of one scale.
 func measureCredit(ctx context.Context, base, path string, runID int64, due []fetch.ReasonReads, best *ceiling) (creditStats, error) {
 	var st creditStats
 	now, err := simNow(base)
@@ -184,7 +179,7 @@ func measureCredit(ctx context.Context, base, path string, runID int64, due []fe
 		}
 	}
 	st.missing = len(oldest)
-	st.best = best.night(now, live, truth)
+	best.add(now, live, truth)
 	lags := make([]time.Duration, 0, len(live))
 	for id := range live {
 		if o, ok := oldest[id]; ok {
@@ -247,7 +242,6 @@ type creditTotal struct {
 	reads, hits int64
 	least, most int64
 	staleMax    time.Duration
-	best        ceilingNight
 }
 
 // requestsPerMin is the real service's rate limit (BILLSYNC_RATE_PER_MIN's default): what a
@@ -267,8 +261,6 @@ func (t *creditTotal) add(run int, cs creditStats) {
 	t.hits += cs.hits
 	t.least, t.most = min(t.least, cs.reads), max(t.most, cs.reads)
 	t.staleMax = max(t.staleMax, cs.readAgeMax)
-	t.best.hits += cs.best.hits
-	t.best.forced += cs.best.forced
 }
 
 func (t creditTotal) line(what string) string {
@@ -278,9 +270,9 @@ func (t creditTotal) line(what string) string {
 	}
 	n := t.last - t.first + 1
 	return fmt.Sprintf("credit, runs %d-%d (%s): %d reads, %d found a new entry (%s); a night %d-%d reads, mean %.0f "+
-		"(the most %.0f min at %d requests/minute); since last read max %s; %s",
+		"(the most %.0f min at %d requests/minute); since last read max %s",
 		t.first, t.last, what, t.reads, t.hits, rate, t.least, t.most, float64(t.reads)/float64(n),
-		float64(t.most)/requestsPerMin, requestsPerMin, days(t.staleMax), t.best)
+		float64(t.most)/requestsPerMin, requestsPerMin, days(t.staleMax))
 }
 
 // add counts run's figures and returns the period's line when run completes one, else "".
@@ -296,6 +288,21 @@ func (p *creditPeriods) add(run int, cs creditStats) string {
 	line := p.period.line("one refresh period")
 	p.period = creditTotal{}
 	return line
+}
+
+// line is the ceiling's line for the nightly runs counted so far ("" before any).
+func (c *ceiling) line() string {
+	if c.run < 2 {
+		return ""
+	}
+	hits, reads := c.best()
+	rate := "-"
+	if reads > 0 {
+		rate = fmt.Sprintf("%.0f%%", 100*float64(hits)/float64(reads))
+	}
+	return fmt.Sprintf("credit, runs 2-%d, the ceiling: the order of reads that finds an entry in the largest share of "+
+		"its reads while keeping the bound, knowing when each customer's credit moves: %d reads, %d found an entry (%s)",
+		c.run, reads, hits, rate)
 }
 
 // total is the line for every nightly run so far ("" before any).
@@ -336,60 +343,116 @@ func readsByReason(ctx context.Context, db *sql.DB, runID int64, due []fetch.Rea
 	return out, rows.Err()
 }
 
-// ceiling reads as a reader that knew when each customer's credit moved would, under the same
-// bound: a customer on the night after its credit moved (a read that finds an entry), otherwise
-// only when waiting one more night would leave its last read older than the bound. No order of
-// reads that keeps the bound finds an entry in a larger share of its reads; set against
-// billsync's share it says how much of the gap to a goal is the order's and how much the bound's.
-// It is generous: a customer's first sight costs it no read unless its credit moved.
+// ceiling gathers, run by run, when each customer's credit moved and while it was live, so that
+// best can work out the largest share of credit reads that find an entry which any order of reads
+// keeping the bound could reach over the nightly runs, knowing the future. It is generous to that
+// order: a customer first seen after the first sync counts as read the night before, for free,
+// and its first read may wait up to the bound; a customer no longer live needs no read after.
 type ceiling struct {
-	bound, advance time.Duration
-	prev           time.Time            // the simulator's clock at the last run
-	last           map[string]time.Time // each customer's last read
+	k     int       // the bound in runs: the most runs between two reads of a customer
+	run   int       // the last run counted (1 is the first sync, which reads everyone)
+	prev  time.Time // the simulator's clock at that run
+	lives map[string]*creditLife
 }
 
-// ceilingNight is what the ceiling read in one night, or summed over nights.
-type ceilingNight struct {
-	hits, forced int64
-	firstSync    bool // the night set the clock only
-}
-
-func (c ceilingNight) String() string {
-	if c.hits+c.forced == 0 {
-		return "a reader that knew when credit moved: no reads"
-	}
-	return fmt.Sprintf("a reader that knew when credit moved: %d reads, %d found an entry (%.0f%%)",
-		c.hits+c.forced, c.hits, 100*float64(c.hits)/float64(c.hits+c.forced))
+// creditLife is one customer's part in the ceiling.
+type creditLife struct {
+	start int   // the run of its last read before the nightly runs (for a later customer, the run before it was first seen)
+	end   int   // the last run it was live in
+	moved []int // the runs whose night its credit moved in (an entry created after the run before, up to this one), ascending
 }
 
 func newCeiling(bound, advance time.Duration) *ceiling {
-	return &ceiling{bound: bound, advance: advance, last: map[string]time.Time{}}
+	return &ceiling{k: max(1, int(bound/advance)), lives: map[string]*creditLife{}}
 }
 
-// night reads the live customers at now, given every ledger entry the simulator holds. The
-// first night is the first sync, which reads everyone: it only sets the clock.
-func (c *ceiling) night(now time.Time, live map[string]bool, truth []ledgerTruth) ceilingNight {
-	first := c.prev.IsZero()
-	n := ceilingNight{firstSync: first}
-	moved := map[string]bool{}
-	for _, l := range truth {
-		if !first && l.CreatedAt.After(c.prev) && !l.CreatedAt.After(now) {
-			moved[l.CustomerID] = true
-		}
-	}
+// add counts one run, at the simulator's time now, given the customers live after it and every
+// ledger entry the simulator holds.
+func (c *ceiling) add(now time.Time, live map[string]bool, truth []ledgerTruth) {
+	c.run++
 	for id := range live {
-		last, seen := c.last[id]
-		switch {
-		case first || (!seen && !moved[id]):
-			c.last[id] = now
-		case moved[id]:
-			n.hits++
-			c.last[id] = now
-		case now.Add(c.advance).Sub(last) > c.bound:
-			n.forced++
-			c.last[id] = now
+		l := c.lives[id]
+		if l == nil {
+			l = &creditLife{start: max(1, c.run-1)}
+			c.lives[id] = l
+		}
+		l.end = c.run
+	}
+	if c.run > 1 {
+		for _, e := range truth {
+			l := c.lives[e.CustomerID]
+			if l != nil && e.CreatedAt.After(c.prev) && !e.CreatedAt.After(now) && l.start < c.run &&
+				(len(l.moved) == 0 || l.moved[len(l.moved)-1] != c.run) {
+				l.moved = append(l.moved, c.run)
+			}
 		}
 	}
 	c.prev = now
-	return n
+}
+
+// best is the reads that find an entry, and the reads, of the order of reads over runs 2 to the
+// last that finds an entry in the largest share of its reads while reading every live customer at
+// least once every k runs. A read whose window (the nights since the customer's read before) holds
+// two nights its credit moved in can be split in two that both find an entry, which never lowers a
+// share below one: so that order finds every night's movement with a read of its own, with the
+// fewest reads the bound then allows, customer by customer.
+func (c *ceiling) best() (hits, reads int64) {
+	for _, l := range c.lives {
+		h, r := l.best(c.k, c.run)
+		hits += int64(h)
+		reads += int64(r)
+	}
+	return hits, reads
+}
+
+// best is the customer's part of the ceiling's order of reads (a dynamic programme over its runs:
+// the most reads that find an entry, then the fewest reads); last is the last run.
+func (l *creditLife) best(k, last int) (hits, reads int) {
+	// the last read must keep the customer within the bound at the next run, or, if it was
+	// deleted, at the last run it was live in
+	need := l.end
+	if l.end == last {
+		need = last + 1
+	}
+	if len(l.moved) == 0 { // no read can find anything: the fewest reads the bound allows
+		return 0, max(0, (need-l.start+k-1)/k-1)
+	}
+	n := l.end - l.start + 1 // runs start..end, by offset from start
+	type state struct {
+		h, r int
+		ok   bool
+	}
+	better := func(a, b state) bool { return !b.ok || a.h > b.h || (a.h == b.h && a.r < b.r) }
+	f := make([]state, n) // the best order of reads ending with a read at each run
+	f[0] = state{ok: true}
+	lm := make([]int, n) // the latest run up to each one whose night the credit moved in
+	for i, m := 1, 0; i < n; i++ {
+		for m < len(l.moved) && l.moved[m] <= l.start+i {
+			m++
+		}
+		if m > 0 {
+			lm[i] = l.moved[m-1]
+		}
+	}
+	for i := 1; i < n; i++ {
+		for p := max(0, i-k); p < i; p++ {
+			if !f[p].ok {
+				continue
+			}
+			s := state{h: f[p].h, r: f[p].r + 1, ok: true}
+			if lm[i] > l.start+p { // the credit moved since the read at p
+				s.h++
+			}
+			if better(s, f[i]) {
+				f[i] = s
+			}
+		}
+	}
+	var out state
+	for p := max(0, need-k-l.start); p < n; p++ {
+		if f[p].ok && better(f[p], out) {
+			out = f[p]
+		}
+	}
+	return out.h, out.r
 }

@@ -6,7 +6,7 @@
 //	go run ./bench/syncbench -scale 1 -rate 2000      # the real 20/min limit simulated at 100x speed
 //	go run ./bench/syncbench -scale 100 -lists-only   # the list phase alone, with CPU per process
 //	go run ./bench/syncbench -scale 100 -runs 3       # then two nightly syncs, a simulated day apart, with their credit reads
-//	go run ./bench/syncbench -scale 1 -runs 15        # two weeks of nightly runs: credit reads per night and per refresh period
+//	go run ./bench/syncbench -scale 1 -runs 15        # two weeks of nightly runs: credit reads per night and per refresh period, and the ceiling
 //	go run ./bench/syncbench -scale 100 -lists-only -floor   # the list phase against its floor (floor.go)
 package main
 
@@ -229,6 +229,9 @@ func benchScale(scale string, rate float64, details bool, conc int) error {
 		}
 	}
 	if line := periods.total(); line != "" && !listsOnly && runs > periods.runsPer+1 {
+		fmt.Printf("         %s\n", line)
+	}
+	if line := best.line(); line != "" && !listsOnly {
 		fmt.Printf("         %s\n", line)
 	}
 	if keep != "" {
