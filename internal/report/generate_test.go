@@ -8,6 +8,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -543,6 +544,7 @@ func TestFormulaTextNeutralised(t *testing.T) {
 	} {
 		found := false
 		for _, c := range cellsOf(t, findFile(t, files, tc.file), tc.sheet) {
+			c = withoutIDStart(c) // every customer has the name: the workbook adds the start of the ID
 			if c == tc.text {
 				t.Errorf("%s: %q written raw", tc.file, c)
 			}
@@ -553,6 +555,14 @@ func TestFormulaTextNeutralised(t *testing.T) {
 		}
 	}
 }
+
+// withoutIDStart is a printed name without the start of the ID the workbook adds to a name
+// two customers or products carry (sameNames).
+func withoutIDStart(s string) string {
+	return idStartRe.ReplaceAllString(s, "")
+}
+
+var idStartRe = regexp.MustCompile(` \([0-9a-f-]{8,}…\)$`)
 
 // cellsOf is every cell's text of a CSV file (sheet "") or of a workbook's sheet, as a reader sees it.
 func cellsOf(t *testing.T, path, sheet string) []string {
@@ -605,7 +615,8 @@ func TestEscapeLikeTextReadsBack(t *testing.T) {
 	escapeLike := func(cells []string) map[string]int {
 		n := map[string]int{}
 		for _, c := range cells {
-			if strings.Contains(c, "_x") {
+			// customers of one name: the workbook adds the start of the ID, the CSV has the ID column
+			if c = withoutIDStart(c); strings.Contains(c, "_x") {
 				n[c]++
 			}
 		}

@@ -322,6 +322,7 @@ type reportRun struct {
 	drop   []string
 	base   string
 	wb     *workbook
+	same   *sameNames // names several customers or products carry, for the workbook
 
 	mu     sync.Mutex
 	sheets []sheetDone
@@ -456,6 +457,11 @@ func (r *reportRun) prepare(ctx context.Context, db *sql.DB, s *settings) error 
 			return err
 		}
 		r.wb.footer = footerText(r.d.Title.In(s.Locale), s.lang.date(s.AsOf), s.lang)
+		if r.d.tellsApart() {
+			if r.same, err = loadSameNames(ctx, conn); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
@@ -756,6 +762,9 @@ func (r *reportRun) runSheet(ctx context.Context, db *sql.DB, s *settings, sh *S
 		tot.watch(sh)
 		if r.wb != nil {
 			done.xs = newXLSXSheet(r.wb.f, r.wb.st, r.wb.loc, r.wb.l, sh.tab(s.Locale), out.cols, r.wb.footer)
+			if slices.ContainsFunc(out.cols, func(c column) bool { return c.apartKind != "" }) {
+				done.xs.same = r.same
+			}
 		}
 		var err error
 		if slices.Contains(s.Formats, "csv") {

@@ -139,6 +139,10 @@ const widthSample = 2000
 // values wrap.
 const maxTextWidth = 40
 
+// idStartWidth is the room a name gets for the start of the ID after it, " (9b1431cf…)",
+// where other customers or products carry the name too (sameNames).
+const idStartWidth = 12
+
 // xlsxSheet streams one data sheet: header, rows, totals and check rows, and
 // a table over header and rows for the autofilter. The first widthSample rows
 // are held back until the columns' widths are known.
@@ -157,6 +161,10 @@ type xlsxSheet struct {
 	widths   []float64
 	rows     *sheetRows // the body rows, spliced in when the workbook is saved
 	footer   string
+	// same are the names several customers or products carry, for the columns that tell
+	// them apart; labelled is the row as printed when one of them does.
+	same     *sameNames
+	labelled []any
 }
 
 // newXLSXSheet makes a data sheet of f whose rows can be written apart from
@@ -210,6 +218,9 @@ func headerWidth(title string) float64 {
 }
 
 func (x *xlsxSheet) write(vals []any) error {
+	if x.same != nil {
+		vals = x.tellApart(vals)
+	}
 	if x.rows == nil {
 		x.measure(vals)
 		x.held = append(x.held, slices.Clone(vals))
@@ -219,6 +230,32 @@ func (x *xlsxSheet) write(vals []any) error {
 		return x.startRows(nil)
 	}
 	return x.put(vals)
+}
+
+// tellApart is the row with the names other customers or products carry too followed by
+// the start of their IDs (sameNames); the row itself, which the CSV writes, is unchanged.
+func (x *xlsxSheet) tellApart(vals []any) []any {
+	out := vals
+	for i := range x.cols {
+		c := &x.cols[i]
+		if c.apartKind == "" {
+			continue
+		}
+		name, _ := vals[i].(string)
+		id, _ := vals[c.apartID].(string)
+		if sfx := x.same.suffix(c.apartKind, name, id); sfx != "" {
+			if utf8.RuneCountInString(name) > maxTextWidth {
+				// the column is as wide as a long name and the ID's start: the start must show
+				name = string([]rune(name)[:maxTextWidth-1]) + "…"
+			}
+			if &out[0] == &vals[0] {
+				out = append(x.labelled[:0], vals...)
+				x.labelled = out
+			}
+			out[i] = name + sfx
+		}
+	}
+	return out
 }
 
 func (x *xlsxSheet) put(vals []any) error {
@@ -249,6 +286,9 @@ func (x *xlsxSheet) displayLen(v any, c column) int {
 	case string:
 		if c.codes {
 			t = c.codeName(t, x.l)
+		}
+		if c.apartKind != "" {
+			return min(utf8.RuneCountInString(t), maxTextWidth+idStartWidth)
 		}
 		return min(utf8.RuneCountInString(t), maxTextWidth)
 	case time.Time:
@@ -334,7 +374,11 @@ func (x *xlsxSheet) header() error {
 		if c.width > 0 && c.format == "text" {
 			w = min(w, c.width)
 		}
-		w = min(w, maxTextWidth+2)
+		if c.apartKind != "" {
+			w = min(w, maxTextWidth+idStartWidth+2)
+		} else {
+			w = min(w, maxTextWidth+2)
+		}
 		x.widths[i] = w
 		if err := sw.SetColWidth(i+1, i+1, w); err != nil {
 			return err
