@@ -352,6 +352,8 @@ func (w *workbook) headlineLines(o sheetOutput, line func(string, any, int)) {
 						v = l.codeName(v)
 					}
 					label = append(label, v)
+				} else if r[i] == nil && c.empty != "" {
+					label = append(label, c.empty) // why there is none, as the sheet says
 				}
 				continue
 			}
