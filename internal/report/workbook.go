@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/billsync/billsync/internal/cellsafe"
 	"github.com/billsync/billsync/queries"
 	"github.com/xuri/excelize/v2"
 )
@@ -156,6 +157,9 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 		f.SetCellValue(sh, cell, v)
 		if style == 0 {
 			style = w.st.value
+		}
+		if t, ok := v.(string); ok && cellsafe.StartsLikeFormula(t) && w.st.quoted[style] != 0 {
+			style = w.st.quoted[style] // a product named "-Promo": text as it is, kept text when edited
 		}
 		f.SetCellStyle(sh, cell, cell, style)
 	}

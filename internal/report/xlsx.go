@@ -36,6 +36,10 @@ type styles struct {
 	// with the numbers, not left against the column before it.
 	reason            int
 	body, total, left map[string]int
+	// quoted is each body style's twin with the quote prefix: a text cell a spreadsheet would
+	// read as a formula when edited (= + - @) is marked by its style, not by an apostrophe
+	// in the text, so it shows as it is ("-Budi") and stays text when a reader edits it.
+	quoted map[int]int
 }
 
 // numFmts are the number formats per column format; "money" is set per
@@ -82,6 +86,7 @@ func numFmt(format, currency string, l *lang) (string, bool) {
 }
 
 func newStyles(f *excelize.File, currency string, l *lang) (*styles, error) {
+	var err error
 	s := &styles{body: map[string]int{}, total: map[string]int{}, left: map[string]int{}}
 	border := []excelize.Border{{Type: "top", Color: "000000", Style: 1}, {Type: "bottom", Color: "000000", Style: 6}}
 	add := func(st *excelize.Style) int {
@@ -118,7 +123,26 @@ func newStyles(f *excelize.File, currency string, l *lang) (*styles, error) {
 		s.addFormat(add, k, currency, l, border)
 	}
 	s.addFormat(add, "money", currency, l, border)
+	s.quoted = map[int]int{}
+	for _, id := range append(slices.Sorted(maps.Values(s.body)), s.text, s.value, s.wrap, s.label) {
+		if s.quoted[id], err = quotePrefixed(f, id); err != nil {
+			return nil, err
+		}
+	}
 	return s, nil
+}
+
+// quotePrefixed adds a twin of style id with the quote prefix ("text, even when edited"),
+// which excelize's Style cannot say: the cell format is copied in the workbook's style sheet.
+func quotePrefixed(f *excelize.File, id int) (int, error) {
+	if f.Styles == nil || f.Styles.CellXfs == nil || id < 0 || id >= len(f.Styles.CellXfs.Xf) {
+		return 0, fmt.Errorf("style %d: not in the workbook's cell formats", id)
+	}
+	xf := f.Styles.CellXfs.Xf[id]
+	xf.QuotePrefix = boolPtr(true)
+	f.Styles.CellXfs.Xf = append(f.Styles.CellXfs.Xf, xf)
+	f.Styles.CellXfs.Count = len(f.Styles.CellXfs.Xf)
+	return len(f.Styles.CellXfs.Xf) - 1, nil
 }
 
 func (s *styles) addFormat(add func(*excelize.Style) int, format, currency string, l *lang, border []excelize.Border) {
