@@ -19,6 +19,7 @@ type column struct {
 	reference           bool   // an ID or URL: last, outside the print area
 	apartKind           string // a customer's or product's name: "customer" or "product" (Column.TellApart)
 	apartID             int    // index in the columns of the ID that tells the name apart
+	offHeadline         bool   // a figure left off the summary's headline lines (Column.Headline)
 	names               map[string]string
 	// the code codeName was last asked for and its name: the workbook and the CSV ask for each
 	// cell's in turn, and sorted rows often repeat one
@@ -63,6 +64,7 @@ func resolveColumns(s *Sheet, res result, vals map[string]string, locale string,
 				c.width, c.total = d.Width, d.Total
 				c.codes, c.empty, c.reference = d.Codes, expand(d.Empty.In(locale), vals), d.Reference
 				c.apartKind = tellApartKinds[d.TellApart]
+				c.offHeadline = d.Headline != nil && !*d.Headline
 				if c.codes {
 					c.names = map[string]string{}
 				}

@@ -99,6 +99,10 @@ type Column struct {
 	// name: where another customer (product) carries the name too, the workbook prints the
 	// start of the ID after it, as the ID itself is out of print (samenames.go).
 	TellApart string `yaml:"tell_apart"`
+	// Headline false leaves a figure of a headline sheet off the summary's lines (it stays on
+	// the sheet): the detail of a check the summary states once, repeated on every line, is
+	// what made a summary run onto a second page.
+	Headline *bool `yaml:"headline"`
 }
 
 // tellApartKinds are the ID columns TellApart may name, and what they identify.

@@ -1017,3 +1017,76 @@ func TestWalletNotInLedgerYetSaysSo(t *testing.T) {
 		f.Close()
 	}
 }
+
+// TestLongSummaryBreaksBeforeSheets: a summary too long for one printed page (many products'
+// headline lines) breaks before its Sheets section, so the headline figures and checks print
+// together and the sheets, notes and settings start the next page, rather than a few lines of
+// settings running onto it; a summary that fits has no break.
+func TestLongSummaryBreaksBeforeSheets(t *testing.T) {
+	w := testWorld(t)
+	db := filepath.Join(t.TempDir(), "billsync.duckdb")
+	if err := copyFile(w.db, db); err != nil {
+		t.Fatal(err)
+	}
+	// Each product's ledger spread over five products of short names: 30 headline lines of two
+	// lines each, which fit a page with the checks but not with the rest.
+	execDB(t, db, `UPDATE credit_ledger SET product_id = product_id || '-' || (hash(id) % 5)::VARCHAR`,
+		`INSERT INTO products (account, id, name) SELECT DISTINCT account, product_id, 'Produk ' || right(product_id, 6) FROM credit_ledger`)
+	for _, tc := range []struct {
+		db     string
+		break_ bool
+	}{{w.db, false}, {db, true}} {
+		files := generateAll(t, Options{DB: tc.db, Names: []string{"credit"}, Formats: []string{"xlsx"}})
+		f, err := excelize.OpenFile(files[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, err := f.GetRows(langs["id"].w("summary"))
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		sheets := slices.IndexFunc(rows, func(r []string) bool { return len(r) == 1 && r[0] == langs["id"].w("sheets") }) + 1
+		brk := summaryBreaks(t, files[0])
+		switch {
+		case tc.break_ && !slices.Equal(brk, []int{sheets}):
+			t.Errorf("%d summary rows: page breaks before rows %v, want before %d (Sheets)", len(rows), brk, sheets)
+		case !tc.break_ && len(brk) > 0:
+			t.Errorf("%d summary rows: page breaks before rows %v, want none", len(rows), brk)
+		}
+	}
+}
+
+// summaryBreaks are the rows a manual page break of the workbook's summary comes before.
+func summaryBreaks(t *testing.T, path string) []int {
+	t.Helper()
+	z, err := zip.OpenReader(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer z.Close()
+	for _, zf := range z.File {
+		if zf.Name != "xl/worksheets/sheet1.xml" {
+			continue
+		}
+		rc, err := zf.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(rc)
+		rc.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []int
+		for _, m := range regexp.MustCompile(`<rowBreaks[^>]*>(.*?)</rowBreaks>`).FindAllSubmatch(b, -1) {
+			for _, id := range regexp.MustCompile(`<brk id="(\d+)"`).FindAllSubmatch(m[1], -1) {
+				n, _ := strconv.Atoi(string(id[1]))
+				out = append(out, n+1)
+			}
+		}
+		return out
+	}
+	t.Fatal("no summary sheet")
+	return nil
+}
