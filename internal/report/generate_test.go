@@ -615,7 +615,7 @@ func withoutIDStart(s string) string {
 	return idStartRe.ReplaceAllString(s, "")
 }
 
-var idStartRe = regexp.MustCompile(` \([0-9a-f-]{8,}…\)$`)
+var idStartRe = regexp.MustCompile(` \([0-9a-f-]{8,}…\)`)
 
 // cellsOf is every cell's text of a CSV file (sheet "") or of a workbook's sheet, as a reader sees it.
 func cellsOf(t *testing.T, path, sheet string) []string {

@@ -461,6 +461,7 @@ func (r *reportRun) prepare(ctx context.Context, db *sql.DB, s *settings) error 
 			if r.same, err = loadSameNames(ctx, conn); err != nil {
 				return err
 			}
+			r.wb.same = r.same
 		}
 	}
 	return nil

@@ -2,6 +2,7 @@ package report
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -27,7 +28,10 @@ func TestSameNamesToldApartInPrint(t *testing.T) {
 		`UPDATE customers SET name = CASE WHEN hash(id) % 2 = 0 THEN 'Budi Santoso' ELSE 'budi  santoso' END
 		 WHERE id IN (SELECT customer_id FROM credit_ledger ORDER BY customer_id LIMIT 2 OFFSET 0)`,
 		`UPDATE customers SET name = 'Satu-satunya Nama' WHERE id = (SELECT max(customer_id) FROM credit_ledger)`,
-		`UPDATE products SET name = '`+longName+`' WHERE id IN (SELECT product_id FROM credit_ledger GROUP BY product_id ORDER BY product_id LIMIT 2)`)
+		`UPDATE products SET name = '`+longName+`' WHERE id IN (SELECT product_id FROM credit_ledger GROUP BY product_id ORDER BY product_id LIMIT 2)`,
+		// one product of credit, and one of the same name the credit report does not list
+		`UPDATE products SET name = 'Produk Sendiri' WHERE id IN ((SELECT max(product_id) FROM credit_ledger),
+			(SELECT max(id) FROM products WHERE id NOT IN (SELECT product_id FROM credit_ledger)))`)
 	files := generateAll(t, Options{DB: db})
 	long := 0
 	defs, err := Definitions()
@@ -98,6 +102,26 @@ func TestSameNamesToldApartInPrint(t *testing.T) {
 	}
 	if checked < 100 || alone == 0 || long == 0 {
 		t.Fatalf("%d names checked, the unshared name printed as it is %d times, the long one %d times", checked, alone, long)
+	}
+	// The summary's headline line names the product as its sheet prints it.
+	f, err := excelize.OpenFile(findFile(t, files, "credit_2026-06-05.xlsx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	byProduct, _ := f.GetRows(sheetOf(t, "credit", "By product").tab("id"))
+	summary, _ := f.GetRows(langs["id"].w("summary"))
+	f.Close()
+	var printed string
+	for _, r := range byProduct {
+		if strings.HasPrefix(r[0], "Produk Sendiri") {
+			printed = r[0]
+		}
+	}
+	if !strings.HasSuffix(printed, "…)") {
+		t.Fatalf("By product prints %q for a name two products carry", printed)
+	}
+	if !slices.ContainsFunc(summary, func(r []string) bool { return len(r) > 0 && strings.HasPrefix(r[0], printed+" · ") }) {
+		t.Errorf("no headline line names %q as By product prints it", printed)
 	}
 	for _, c := range cellsOf(t, findFile(t, files, "credit_2026-06-05_balances.csv"), "") {
 		if strings.Contains(c, "…)") {

@@ -29,6 +29,7 @@ type workbook struct {
 	cur    string
 	footer string // printed on every page
 	sheets []*xlsxSheet
+	same   *sameNames // names several customers or products carry
 }
 
 func newWorkbook(s *settings) (*workbook, error) {
@@ -363,6 +364,11 @@ func (w *workbook) headlineLines(o sheetOutput, line func(string, any, int)) {
 				if v, ok := r[i].(string); ok {
 					if c.codes {
 						v = l.codeName(v)
+					}
+					if c.apartKind != "" {
+						// a name another product carries too, as the sheet prints it
+						id, _ := r[c.apartID].(string)
+						v += w.same.suffix(c.apartKind, v, id)
 					}
 					label = append(label, v)
 				} else if r[i] == nil && c.empty != "" {
