@@ -61,6 +61,18 @@ type settings struct {
 	zone    *fixedZone // where local_time() may skip ICU; nil: nowhere
 	// warnings about the as-of date (asOfWarnings), logged and on every summary sheet
 	warnings []asOfWarning
+	// the names several customers or products carry, read once for every report that prints
+	// names (loadSameNames)
+	sameOnce sync.Once
+	same     *sameNames
+	sameErr  error
+}
+
+// sameNames reads the names several customers or products carry, once per run, on the
+// connection of the first report that needs them (the account is every report's).
+func (s *settings) sameNames(ctx context.Context, conn *sql.Conn) (*sameNames, error) {
+	s.sameOnce.Do(func() { s.same, s.sameErr = loadSameNames(ctx, conn) })
+	return s.same, s.sameErr
 }
 
 func (o Options) resolve() (*settings, error) {
@@ -458,7 +470,7 @@ func (r *reportRun) prepare(ctx context.Context, db *sql.DB, s *settings) error 
 		}
 		r.wb.footer = footerText(r.d.Title.In(s.Locale), s.lang.date(s.AsOf), s.lang)
 		if r.d.tellsApart() {
-			if r.same, err = loadSameNames(ctx, conn); err != nil {
+			if r.same, err = s.sameNames(ctx, conn); err != nil {
 				return err
 			}
 			r.wb.same = r.same

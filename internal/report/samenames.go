@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	_ "embed"
 	"fmt"
-	"strings"
 	"unicode/utf8"
 )
 
@@ -19,8 +18,11 @@ var sameNamesSQL string
 // every sheet and workbook, "Budi Santoso (9b1431cf…)"; a name nobody else carries is
 // printed as it is.
 type sameNames struct {
-	keys   map[string]string // kind, name as written or normalised → the name's key
-	prefix map[string]int    // kind, name key, ID → runes of the ID that tell it apart
+	// keys holds, per kind, every way a shared name is written (the sheets print names from
+	// the same lists) → the name's key; looked up for every printed name, so without
+	// building a string
+	keys   map[string]map[string]string
+	prefix map[string]int // kind, name key, ID → runes of the ID that tell it apart
 }
 
 // minIDPrefix is the shortest start of an ID shown: eight hex digits of a UUID tell a few
@@ -33,7 +35,7 @@ func loadSameNames(ctx context.Context, conn *sql.Conn) (*sameNames, error) {
 		return nil, fmt.Errorf("shared names: %w", err)
 	}
 	defer rows.Close()
-	n := &sameNames{keys: map[string]string{}, prefix: map[string]int{}}
+	n := &sameNames{keys: map[string]map[string]string{}, prefix: map[string]int{}}
 	var group []string // the IDs of one kind and name key
 	var groupKey string
 	flush := func() {
@@ -52,8 +54,10 @@ func loadSameNames(ctx context.Context, conn *sql.Conn) (*sameNames, error) {
 			flush()
 			groupKey = gk
 		}
-		n.keys[kind+"\x00"+name] = key
-		n.keys[kind+"\x00"+nameKey(name)] = key
+		if n.keys[kind] == nil {
+			n.keys[kind] = map[string]string{}
+		}
+		n.keys[kind][name] = key
 		if len(group) == 0 || group[len(group)-1] != id {
 			group = append(group, id)
 		}
@@ -64,9 +68,6 @@ func loadSameNames(ctx context.Context, conn *sql.Conn) (*sameNames, error) {
 	flush()
 	return n, nil
 }
-
-// nameKey is a name as a reader compares it: case and runs of spaces do not tell names apart.
-func nameKey(s string) string { return strings.ToLower(strings.Join(strings.Fields(s), " ")) }
 
 // idPrefixLen is how many runes of each ID tell the IDs apart: minIDPrefix, or more when two
 // of them begin alike.
@@ -102,11 +103,9 @@ func (n *sameNames) suffix(kind, name, id string) string {
 	if n == nil || name == "" || id == "" {
 		return ""
 	}
-	key, ok := n.keys[kind+"\x00"+name]
+	key, ok := n.keys[kind][name]
 	if !ok {
-		if key, ok = n.keys[kind+"\x00"+nameKey(name)]; !ok {
-			return ""
-		}
+		return ""
 	}
 	p, ok := n.prefix[kind+"\x00"+key+"\x00"+id]
 	if !ok {
