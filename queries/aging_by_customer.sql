@@ -21,6 +21,8 @@ SET VARIABLE bucket_1 = coalesce(getvariable('bucket_1'), 30);
 SET VARIABLE bucket_2 = coalesce(getvariable('bucket_2'), 60);
 SET VARIABLE bucket_3 = coalesce(getvariable('bucket_3'), 90);
 
+-- Names sort as in a dictionary: ignoring case, an accented letter with its plain one (Ñ with N,
+-- É with E; ICU's Indonesian collation), the ID breaking ties.
 SELECT a.account, a.customer_name, a.customer_email, a.customer_id,
        count(*) AS items,
        coalesce(sum(a.amount) FILTER (a.bucket = 0), 0)::BIGINT AS bucket_0,
@@ -34,4 +36,4 @@ FROM aging_items(getvariable('as_of'), tz := getvariable('tz'), account := getva
                  basis := getvariable('aging_basis'), payment_terms_days := getvariable('payment_terms_days'),
                  bucket_1 := getvariable('bucket_1'), bucket_2 := getvariable('bucket_2'), bucket_3 := getvariable('bucket_3')) a
 GROUP BY a.account, a.customer_name, a.customer_email, a.customer_id
-ORDER BY outstanding DESC, a.account, a.customer_name, a.customer_id;
+ORDER BY outstanding DESC, a.account, a.customer_name COLLATE nocase.id, a.customer_id;

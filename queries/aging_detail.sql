@@ -22,6 +22,8 @@ SET VARIABLE bucket_1 = coalesce(getvariable('bucket_1'), 30);
 SET VARIABLE bucket_2 = coalesce(getvariable('bucket_2'), 60);
 SET VARIABLE bucket_3 = coalesce(getvariable('bucket_3'), 90);
 
+-- Names sort as in a dictionary: ignoring case, an accented letter with its plain one (Ñ with N,
+-- É with E; ICU's Indonesian collation), the ID breaking ties.
 SELECT a.account, a.customer_name, a.customer_email, a.customer_id,
        a.source, a.type, a.name, a.id, a.payment_link_id,
        -- an item not yet due is 0 days overdue, not minus the days until due (its due date says when)
@@ -30,4 +32,4 @@ SELECT a.account, a.customer_name, a.customer_email, a.customer_id,
 FROM aging_items(getvariable('as_of'), tz := getvariable('tz'), account := getvariable('account'),
                  basis := getvariable('aging_basis'), payment_terms_days := getvariable('payment_terms_days'),
                  bucket_1 := getvariable('bucket_1'), bucket_2 := getvariable('bucket_2'), bucket_3 := getvariable('bucket_3')) a
-ORDER BY a.account, a.customer_name NULLS LAST, a.customer_id, a.days_overdue DESC, a.id;
+ORDER BY a.account, a.customer_name COLLATE nocase.id NULLS LAST, a.customer_id, a.days_overdue DESC, a.id;

@@ -16,10 +16,15 @@ SET VARIABLE as_of = coalesce(getvariable('as_of'), current_date);
 SET VARIABLE tz = coalesce(getvariable('tz'), 'Asia/Jakarta');
 SET VARIABLE months = coalesce(getvariable('months'), 12);
 
-SELECT account, kind, status_then AS status, month, created_at,
-       coalesce(closed_at, deleted_at) AS closed_observed_at,
-       name, customer_name, customer_email, amount, id
+-- customer_id is the invoice's (a payment request has no customer): two customers of one name
+-- are told apart by it. A lookup per closed item: a join with invoices made the optimizer give up
+-- the macro's filters (0.7 s became 16 s on a million records).
+SELECT c.account, c.kind, c.status_then AS status, c.month, c.created_at,
+       coalesce(c.closed_at, c.deleted_at) AS closed_observed_at,
+       c.name, c.customer_name, c.customer_email,
+       (SELECT i.customer_id FROM invoices i WHERE c.kind = 'invoice' AND i.account = c.account AND i.id = c.id) AS customer_id,
+       c.amount, c.id
 FROM collection_items(getvariable('as_of'), tz := getvariable('tz'), account := getvariable('account'),
-                      months := getvariable('months'))
-WHERE status_then IN ('closed', 'deleted')
-ORDER BY account, created_at DESC, id;
+                      months := getvariable('months')) c
+WHERE c.status_then IN ('closed', 'deleted')
+ORDER BY c.account, c.created_at DESC, c.id;

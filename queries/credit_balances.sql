@@ -22,7 +22,9 @@ SET VARIABLE as_of = coalesce(getvariable('as_of'), current_date);
 SET VARIABLE period_start = coalesce(getvariable('period_start'), date_trunc('month', getvariable('as_of')::DATE)::DATE);
 SET VARIABLE tz = coalesce(getvariable('tz'), 'Asia/Jakarta');
 
+-- Names sort as in a dictionary: ignoring case, an accented letter with its plain one (Ñ with N,
+-- É with E; ICU's Indonesian collation), the ID breaking ties.
 SELECT *
 FROM credit_balances(getvariable('as_of'), tz := getvariable('tz'), account := getvariable('account'),
                      period_start := getvariable('period_start'))
-ORDER BY account, customer_name NULLS LAST, customer_id, product_name, product_id, wallet_type;
+ORDER BY account, customer_name COLLATE nocase.id NULLS LAST, customer_id, product_name COLLATE nocase.id, product_id, wallet_type;

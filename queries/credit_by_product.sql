@@ -10,6 +10,8 @@ SET VARIABLE as_of = coalesce(getvariable('as_of'), current_date);
 SET VARIABLE period_start = coalesce(getvariable('period_start'), date_trunc('month', getvariable('as_of')::DATE)::DATE);
 SET VARIABLE tz = coalesce(getvariable('tz'), 'Asia/Jakarta');
 
+-- Names sort as in a dictionary: ignoring case, an accented letter with its plain one (Ñ with N,
+-- É with E; ICU's Indonesian collation), the ID breaking ties: a product's wallets stay together.
 SELECT account, product_name, wallet_type, product_id,
        count(DISTINCT customer_id) AS customers,
        -- counts of customers, not balances: one row per customer, product and wallet
@@ -26,4 +28,4 @@ SELECT account, product_name, wallet_type, product_id,
 FROM credit_balances(getvariable('as_of'), tz := getvariable('tz'), account := getvariable('account'),
                      period_start := getvariable('period_start'))
 GROUP BY account, product_name, wallet_type, product_id
-ORDER BY account, product_name NULLS LAST, wallet_type, product_id;
+ORDER BY account, product_name COLLATE nocase.id NULLS LAST, product_id, wallet_type;

@@ -10,9 +10,11 @@
 SET VARIABLE as_of = coalesce(getvariable('as_of'), current_date);
 SET VARIABLE tz = coalesce(getvariable('tz'), 'Asia/Jakarta');
 
+-- Names sort as in a dictionary: ignoring case, an accented letter with its plain one (Ñ with N,
+-- É with E; ICU's Indonesian collation), the ID breaking ties.
 SELECT x.account, c.name AS customer_name, c.email AS customer_email, x.customer_id,
        x.last_fetched_at AS ledger_fetched_at, round(x.days_old, 1) AS fetched_days_ago,
        x.entries, x.products, x.last_movement_at, x.last_reported_at, x.freshness
 FROM credit_freshness(getvariable('as_of'), tz := getvariable('tz'), account := getvariable('account')) x
 LEFT JOIN customers c ON c.account = x.account AND c.id = x.customer_id
-ORDER BY x.account, fetched_days_ago DESC NULLS FIRST, c.name, x.customer_id;
+ORDER BY x.account, fetched_days_ago DESC NULLS FIRST, c.name COLLATE nocase.id, x.customer_id;

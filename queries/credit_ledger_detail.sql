@@ -11,6 +11,8 @@ SET VARIABLE as_of = coalesce(getvariable('as_of'), current_date);
 SET VARIABLE period_start = coalesce(getvariable('period_start'), date_trunc('month', getvariable('as_of')::DATE)::DATE);
 SET VARIABLE tz = coalesce(getvariable('tz'), 'Asia/Jakarta');
 
+-- Names sort as in a dictionary: ignoring case, an accented letter with its plain one (Ñ with N,
+-- É with E; ICU's Indonesian collation), the ID breaking ties.
 WITH params AS (
     SELECT timezone(getvariable('tz'), getvariable('period_start')::DATE::TIMESTAMP) AS start_at,
            end_of_day(getvariable('as_of'), getvariable('tz')) AS cutoff,
@@ -48,4 +50,4 @@ SELECT r.account, c.name AS customer_name, c.email AS customer_email, r.customer
 FROM running r
 LEFT JOIN customers c ON c.account = r.account AND c.id = r.customer_id
 LEFT JOIN products pr ON pr.account = r.account AND pr.id = r.product_id
-ORDER BY r.account, c.name NULLS LAST, r.customer_id, pr.name, r.product_id, r.wallet_type, r.created_at, r.id;
+ORDER BY r.account, c.name COLLATE nocase.id NULLS LAST, r.customer_id, pr.name COLLATE nocase.id, r.product_id, r.wallet_type, r.created_at, r.id;

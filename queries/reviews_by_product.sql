@@ -8,6 +8,8 @@
 SET VARIABLE as_of = coalesce(getvariable('as_of'), current_date);
 SET VARIABLE tz = coalesce(getvariable('tz'), 'Asia/Jakarta');
 
+-- Names sort as in a dictionary: ignoring case, an accented letter with its plain one (Ñ with N,
+-- É with E; ICU's Indonesian collation), the ID breaking ties.
 SELECT account, product_name, product_type, product_id,
        count(*) AS reviews,
        round(avg(rating), 2) AS avg_rating,
@@ -24,4 +26,4 @@ SELECT account, product_name, product_type, product_id,
        max(created_at) AS last_review_at
 FROM reviews_at(getvariable('as_of'), tz := getvariable('tz'), account := getvariable('account'))
 GROUP BY account, product_name, product_type, product_id
-ORDER BY account, reviews DESC, avg_rating, product_name, product_id;
+ORDER BY account, reviews DESC, avg_rating, product_name COLLATE nocase.id, product_id;

@@ -1,6 +1,7 @@
 // Package cellsafe keeps text that came from outside (customer names, e-mails,
 // descriptions) from being run as a formula by the spreadsheet that opens a
-// CSV or workbook billsync wrote.
+// CSV or workbook billsync wrote: a CSV with an apostrophe in front (Text), a
+// workbook with the cell format's quote prefix where StartsLikeFormula.
 package cellsafe
 
 // Text returns s with an apostrophe in front when it starts with a character
@@ -11,10 +12,24 @@ package cellsafe
 // (a phone number such as +62 812-3456-7890) is left alone: read as a formula
 // it can only be arithmetic, never a call or a link.
 func Text(s string) string {
-	if s != "" && isTrigger(s[0]) && !numberLike(s) {
+	if NeedsMark(s) {
 		return "'" + s
 	}
 	return s
+}
+
+// StartsLikeFormula says s starts with a character a spreadsheet reads as the start of a
+// formula, phone numbers included: a workbook cell can mark all of them as text at no cost
+// to how they read.
+func StartsLikeFormula(s string) bool {
+	return s != "" && isTrigger(s[0])
+}
+
+// NeedsMark says Text marks s: a spreadsheet would read it as a formula. A workbook marks
+// such text with its cell style's quote prefix instead (the text shown as it is, and kept
+// text when a reader edits the cell), which only a CSV cannot carry.
+func NeedsMark(s string) bool {
+	return StartsLikeFormula(s) && !numberLike(s)
 }
 
 func numberLike(s string) bool {

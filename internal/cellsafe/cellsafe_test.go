@@ -33,3 +33,22 @@ func TestUndo(t *testing.T) {
 		}
 	}
 }
+
+// TestStartsLikeFormula: a workbook marks every text a spreadsheet would read as a formula when
+// edited, phone numbers included; Text marks the same text but phone numbers.
+func TestStartsLikeFormula(t *testing.T) {
+	for _, tc := range []struct {
+		in         string
+		starts, cs bool
+	}{
+		{"=1", true, true}, {"-Budi", true, true}, {"+62 812-3456-7890", true, false}, {"@x", true, true},
+		{"\t=1", true, true}, {"Budi", false, false}, {"", false, false}, {"'=1", false, false},
+	} {
+		if got := StartsLikeFormula(tc.in); got != tc.starts {
+			t.Errorf("StartsLikeFormula(%q) = %v", tc.in, got)
+		}
+		if got := NeedsMark(tc.in); got != tc.cs || (Text(tc.in) != tc.in) != tc.cs {
+			t.Errorf("NeedsMark(%q) = %v, Text %q", tc.in, got, Text(tc.in))
+		}
+	}
+}

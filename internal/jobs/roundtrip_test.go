@@ -2,6 +2,7 @@ package jobs_test
 
 import (
 	"context"
+	"database/sql"
 	"encoding/csv"
 	"os"
 	"path/filepath"
@@ -146,5 +147,115 @@ func TestDataQualityEmailSheetRoundTrip(t *testing.T) {
 	}
 	if n := e.posts("/hl/v1/customer/update"); n != len(fixed) {
 		t.Errorf("%d e-mail updates, want %d: rows left blank are left alone", n, len(fixed))
+	}
+}
+
+// TestFormulaLikeEmailsReadBack: a workbook shows formula-like text as it is, marked as text by
+// its cell style (no apostrophe in the text), and a CSV with the apostrophe; either, read back as
+// a job's input, gives the e-mail exactly as the warehouse has it, so the plan finds the customer.
+func TestFormulaLikeEmailsReadBack(t *testing.T) {
+	e := newEnv(t)
+	wh := filepath.Join(e.dir, "warehouse.duckdb")
+	b, err := os.ReadFile(e.wh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(wh, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.wh = wh
+	emails := []string{"-budi @example.com", "=ani @example.com", "@citra @example.com", "+dewi @example.com"}
+	db, err := sql.Open("duckdb", wh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]string{} // e-mail -> customer
+	rows, err := db.Query(`SELECT id FROM customers WHERE account = 'test' AND deleted_upstream_at IS NULL ORDER BY id LIMIT 4`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; rows.Next(); i++ {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		ids[emails[i]] = id
+	}
+	rows.Close()
+	for email, id := range ids {
+		if _, err := db.Exec(`UPDATE customers SET email = ? WHERE account = 'test' AND id = ?`, email, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	if len(ids) != len(emails) {
+		t.Fatalf("%d customers", len(ids))
+	}
+	book, sheetCSV := dqFiles(e)
+
+	// Each person's edit: a new address for the four customers, in the workbook and in the CSV.
+	to := func(email string) string { return "fixed." + ids[email][:8] + "@example.com" }
+	f, err := excelize.OpenFile(book)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sheet := f.GetSheetList()[1]
+	grid, err := f.GetRows(sheet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	from, toCol := slices.Index(grid[0], "fromEmail"), slices.Index(grid[0], "toEmail")
+	seen := 0
+	for r, row := range grid[1:] {
+		if _, ok := ids[row[from]]; ok {
+			seen++
+			cell, _ := excelize.CoordinatesToCellName(toCol+1, r+2)
+			f.SetCellValue(sheet, cell, to(row[from]))
+		} else if strings.Contains(row[from], " @example.com") {
+			t.Errorf("workbook shows %q, not the e-mail as it is", row[from])
+		}
+	}
+	if seen != len(emails) {
+		t.Fatalf("the workbook's %s lists %d of the %d e-mails as they are", sheet, seen, len(emails))
+	}
+	if err := f.Save(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	cf, _ := os.Open(sheetCSV)
+	recs, err := csv.NewReader(cf).ReadAll()
+	cf.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs[0][0] = strings.TrimPrefix(recs[0][0], "\ufeff") // the byte-order mark
+	from, toCol = slices.Index(recs[0], "fromEmail"), slices.Index(recs[0], "toEmail")
+	for _, rec := range recs[1:] {
+		if _, ok := ids[strings.TrimPrefix(rec[from], "'")]; ok {
+			if !strings.HasPrefix(rec[from], "'") {
+				t.Errorf("CSV has %q without the apostrophe", rec[from])
+			}
+			rec[toCol] = to(rec[from][1:])
+		}
+	}
+	cf, _ = os.Create(sheetCSV)
+	csv.NewWriter(cf).WriteAll(recs)
+	cf.Close()
+
+	for _, in := range []string{book, sheetCSV} {
+		p := e.mustPlan(jobs.EmailFix, in)
+		got := map[string]bool{}
+		for _, a := range p.Actions {
+			if id, ok := ids[a.Request["fromEmail"]]; ok {
+				got[a.Request["fromEmail"]] = true
+				if a.Current["customerId"] != id || a.Request["toEmail"] != to(a.Request["fromEmail"]) {
+					t.Errorf("%s: %q planned for %s → %q, want %s → %q", filepath.Base(in), a.Request["fromEmail"],
+						a.Current["customerId"], a.Request["toEmail"], id, to(a.Request["fromEmail"]))
+				}
+			}
+		}
+		if len(got) != len(emails) {
+			t.Errorf("%s: the plan has %d of the %d e-mails as the warehouse has them: %v", filepath.Base(in), len(got), len(emails), got)
+		}
 	}
 }

@@ -17,6 +17,9 @@ type column struct {
 	codes               bool   // text values are codes shown by their friendly name
 	empty               string // shown for NULL
 	reference           bool   // an ID or URL: last, outside the print area
+	apartKind           string // a customer's or product's name: "customer" or "product" (Column.TellApart)
+	apartID             int    // index in the columns of the ID that tells the name apart
+	offHeadline         bool   // a figure left off the summary's headline lines (Column.Headline)
 	names               map[string]string
 	// the code codeName was last asked for and its name: the workbook and the CSV ask for each
 	// cell's in turn, and sorted rows often repeat one
@@ -60,6 +63,8 @@ func resolveColumns(s *Sheet, res result, vals map[string]string, locale string,
 				}
 				c.width, c.total = d.Width, d.Total
 				c.codes, c.empty, c.reference = d.Codes, expand(d.Empty.In(locale), vals), d.Reference
+				c.apartKind = tellApartKinds[d.TellApart]
+				c.offHeadline = d.Headline != nil && !*d.Headline
 				if c.codes {
 					c.names = map[string]string{}
 				}
@@ -85,7 +90,17 @@ func resolveColumns(s *Sheet, res result, vals map[string]string, locale string,
 			add(i)
 		}
 	}
-	return append(cols, refs...)
+	cols = append(cols, refs...)
+	for i, c := range cols {
+		if c.apartKind == "" {
+			continue
+		}
+		id := s.column(c.name).TellApart
+		if cols[i].apartID = slices.IndexFunc(cols, func(o column) bool { return o.name == id }); cols[i].apartID < 0 {
+			cols[i].apartKind = "" // the ID column is not in the result
+		}
+	}
+	return cols
 }
 
 // pick fills view with the query row's values in the columns' order.

@@ -95,7 +95,18 @@ type Column struct {
 	Empty  Text    `yaml:"empty"` // shown in place of a NULL (why there is no value)
 	// Reference columns (IDs, URLs) go last and are left out of the print area.
 	Reference bool `yaml:"reference"`
+	// TellApart names the ID column (customer_id or product_id) of a customer's or product's
+	// name: where another customer (product) carries the name too, the workbook prints the
+	// start of the ID after it, as the ID itself is out of print (samenames.go).
+	TellApart string `yaml:"tell_apart"`
+	// Headline false leaves a figure of a headline sheet off the summary's lines (it stays on
+	// the sheet): the detail of a check the summary states once, repeated on every line, is
+	// what made a summary run onto a second page.
+	Headline *bool `yaml:"headline"`
 }
+
+// tellApartKinds are the ID columns TellApart may name, and what they identify.
+var tellApartKinds = map[string]string{"customer_id": "customer", "product_id": "product"}
 
 // Total is how a column's totals-row value is computed: "sum", a weighted
 // average {weighted_by: col}, or a ratio of totals {ratio: col, of: [cols]}.
@@ -278,6 +289,14 @@ func (s *Sheet) validate(sqls fs.FS) error {
 		}
 	}
 	for _, c := range s.Columns {
+		if c.TellApart == "" {
+			continue
+		}
+		if _, ok := tellApartKinds[c.TellApart]; !ok || !seen[c.TellApart] || (c.Format != "" && c.Format != "text") {
+			bad("column %s: tell_apart %q: want a text column and customer_id or product_id, a column of the sheet", c.Name, c.TellApart)
+		}
+	}
+	for _, c := range s.Columns {
 		for _, ref := range append([]string{c.Total.WeightedBy, c.Total.Ratio}, c.Total.Of...) {
 			if ref != "" && !seen[ref] {
 				bad("column %s: total refers to unknown column %s", c.Name, ref)
@@ -298,6 +317,16 @@ func (s *Sheet) validate(sqls fs.FS) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// tellsApart says a sheet of the report prints names other customers or products may carry.
+func (d *Definition) tellsApart() bool {
+	for _, s := range d.Sheets {
+		if slices.ContainsFunc(s.Columns, func(c Column) bool { return c.TellApart != "" }) {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *Sheet) column(name string) *Column {

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -521,8 +522,11 @@ func TestCreditReportInTheLedgerReadsSecond(t *testing.T) {
 }
 
 // TestFormulaTextNeutralised: a customer chooses their own name; a name a
-// spreadsheet would run as a formula is written as text in the CSV and the
-// workbook alike.
+// spreadsheet would run as a formula is written as text: in the CSV with the
+// apostrophe, the spreadsheet's mark; in the workbook as it is ("-Budi" prints
+// "-Budi"), in a cell whose style has the quote prefix, so it stays text when a
+// reader edits the cell. A phone number, arithmetic at worst, is marked in the
+// workbook too (no cost there) and left alone in the CSV.
 func TestFormulaTextNeutralised(t *testing.T) {
 	w := testWorld(t)
 	db := filepath.Join(t.TempDir(), "billsync.duckdb")
@@ -531,18 +535,18 @@ func TestFormulaTextNeutralised(t *testing.T) {
 	}
 	link := `=HYPERLINK("http://evil.example","x")`
 	cmd := `+cmd|' /C calc'!A0`
+	phone := "+62 812-3456-7890"
 	execDB(t, db,
 		`UPDATE unpaid_transactions SET customer_name = '`+strings.ReplaceAll(link, "'", "''")+`'`,
-		`UPDATE customers SET name = '`+strings.ReplaceAll(cmd, "'", "''")+`'`)
+		`UPDATE customers SET name = '`+strings.ReplaceAll(cmd, "'", "''")+`'`,
+		`UPDATE products SET name = '`+phone+`'`)
 	files := generateAll(t, Options{DB: db, Names: []string{"aging", "credit"}})
-	for _, tc := range []struct{ file, sheet, text string }{
-		{"aging_2026-06-05_basis-due_by-customer.csv", "", link},
-		{"credit_2026-06-05_balances.csv", "", cmd},
-		{"aging_2026-06-05_basis-due.xlsx", "Per pelanggan", link},
-		{"credit_2026-06-05.xlsx", "Saldo", cmd},
+	for _, tc := range []struct{ file, text string }{
+		{"aging_2026-06-05_basis-due_by-customer.csv", link},
+		{"credit_2026-06-05_balances.csv", cmd},
 	} {
 		found := false
-		for _, c := range cellsOf(t, findFile(t, files, tc.file), tc.sheet) {
+		for _, c := range cellsOf(t, findFile(t, files, tc.file), "") {
 			if c == tc.text {
 				t.Errorf("%s: %q written raw", tc.file, c)
 			}
@@ -552,7 +556,66 @@ func TestFormulaTextNeutralised(t *testing.T) {
 			t.Errorf("%s: %q not found neutralised", tc.file, tc.text)
 		}
 	}
+	for _, tc := range []struct{ file, sheet, text string }{
+		{"aging_2026-06-05_basis-due.xlsx", "Per pelanggan", link},
+		{"credit_2026-06-05.xlsx", "Saldo", cmd},
+		{"credit_2026-06-05.xlsx", "Saldo", phone},
+		{"credit_2026-06-05.xlsx", "Per produk", phone},
+		{"credit_2026-06-05.xlsx", "Ringkasan", phone}, // the headline lines name the products
+	} {
+		f, err := excelize.OpenFile(findFile(t, files, tc.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, err := f.GetRows(tc.sheet)
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := 0
+		for r, row := range rows {
+			for c, v := range row {
+				// every customer (product) has the name: the workbook adds the start of the ID
+				if v = withoutIDStart(v); v != tc.text && v != "'"+tc.text && !strings.HasPrefix(v, tc.text+" · ") {
+					continue
+				}
+				cell := cellName(c+1, r+1)
+				if v == "'"+tc.text {
+					t.Errorf("%s %s %s: %q shows the apostrophe", tc.file, tc.sheet, cell, v)
+				}
+				if !quotePrefix(t, f, tc.sheet, cell) {
+					t.Errorf("%s %s %s: %q without the quote prefix: a reader editing it runs it", tc.file, tc.sheet, cell, v)
+				}
+				found++
+			}
+		}
+		f.Close()
+		if found == 0 {
+			t.Errorf("%s %s: %q not found", tc.file, tc.sheet, tc.text)
+		}
+	}
 }
+
+// quotePrefix says the cell's style marks its text as text even when edited.
+func quotePrefix(t *testing.T, f *excelize.File, sheet, cell string) bool {
+	t.Helper()
+	id, err := f.GetCellStyle(sheet, cell)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.GetStyle(id); err != nil { // reads the style sheet
+		t.Fatal(err)
+	}
+	xf := f.Styles.CellXfs.Xf[id]
+	return xf.QuotePrefix != nil && *xf.QuotePrefix
+}
+
+// withoutIDStart is a printed name without the start of the ID the workbook adds to a name
+// two customers or products carry (sameNames).
+func withoutIDStart(s string) string {
+	return idStartRe.ReplaceAllString(s, "")
+}
+
+var idStartRe = regexp.MustCompile(` \([0-9a-f-]{8,}…\)`)
 
 // cellsOf is every cell's text of a CSV file (sheet "") or of a workbook's sheet, as a reader sees it.
 func cellsOf(t *testing.T, path, sheet string) []string {
@@ -605,7 +668,8 @@ func TestEscapeLikeTextReadsBack(t *testing.T) {
 	escapeLike := func(cells []string) map[string]int {
 		n := map[string]int{}
 		for _, c := range cells {
-			if strings.Contains(c, "_x") {
+			// customers of one name: the workbook adds the start of the ID, the CSV has the ID column
+			if c = withoutIDStart(c); strings.Contains(c, "_x") {
 				n[c]++
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -508,4 +509,79 @@ func TestDeletedLabelsEveryEntity(t *testing.T) {
 			t.Errorf("%s: label | amount %q, want %q", k, got[k], v)
 		}
 	}
+}
+
+// TestNamesInDictionaryOrder: staff read a list of names as a dictionary, ignoring case, an
+// accented initial with its plain letter ('Ñoño' after 'Nina', not after 'Zaki'). Every query
+// file that sorts by a customer's or product's name does so, the ID breaking ties.
+func TestNamesInDictionaryOrder(t *testing.T) {
+	w := testWorld(t)
+	db := filepath.Join(t.TempDir(), "billsync.duckdb")
+	if err := copyFile(w.db, db); err != nil {
+		t.Fatal(err)
+	}
+	// In dictionary order; names of one rank differ in case only.
+	order := [][]string{{"agus"}, {"Dewi"}, {"Édi"}, {"Fajar"}, {"Nina"}, {"Ñoño"}, {"Oki"}, {"Öz"},
+		{"Putri"}, {"Şahin"}, {"Sari"}, {"Tono"}, {"Yusuf"}, {"zaki", "Zaki"}}
+	rank := map[string]int{}
+	var all []string
+	for i, names := range order {
+		for _, n := range names {
+			rank[n] = i
+			all = append(all, "'"+n+"'")
+		}
+	}
+	pick := "([" + strings.Join(all, ",") + "])[1 + (hash(%s) %% " + strconv.Itoa(len(all)) + ")::BIGINT]"
+	execDB(t, db,
+		`UPDATE customers SET name = `+fmt.Sprintf(pick, "id"),
+		`UPDATE invoices SET customer_name = `+fmt.Sprintf(pick, "customer_id"),
+		`UPDATE unpaid_transactions SET customer_name = `+fmt.Sprintf(pick, "customer_id"),
+		`UPDATE payment_requests SET name = `+fmt.Sprintf(pick, "id"),
+		`UPDATE products SET name = `+fmt.Sprintf(pick, "id"))
+	for _, tc := range []struct {
+		file, name, id string
+		names          int // shown at least: the test world's credit has few products
+	}{
+		{"aging_detail.sql", "customer_name", "customer_id", 10},
+		{"credit_balances.sql", "customer_name", "customer_id", 10},
+		{"credit_ledger_detail.sql", "customer_name", "customer_id", 8},
+		{"credit_by_product.sql", "product_name", "product_id", 3},
+	} {
+		names, rows := queryRows(t, db, tc.file, asOfVars, "")
+		n, id := slices.Index(names, tc.name), slices.Index(names, tc.id)
+		seen := map[int]bool{}
+		for i := 1; i < len(rows); i++ {
+			a, _ := rows[i-1][n].(string)
+			b, _ := rows[i][n].(string)
+			if _, ok := rank[b]; !ok {
+				if b != "" || rows[i][id] != nil {
+					t.Fatalf("%s row %d: name %q is not one of the test's", tc.file, i+1, b)
+				}
+				continue // no customer: last
+			}
+			seen[rank[b]] = true
+			switch ra, rb := rank[a], rank[b]; {
+			case a == "":
+				t.Errorf("%s row %d: %q after a row without a name", tc.file, i+1, b)
+			case ra > rb:
+				t.Errorf("%s row %d: %q after %q", tc.file, i+1, b, a)
+			case ra == rb && idAfter(rows[i-1][id], rows[i][id]):
+				t.Errorf("%s row %d: %q (%v) after %q (%v): same name, not by ID", tc.file, i+1, b, rows[i][id], a, rows[i-1][id])
+			}
+		}
+		if len(seen) < tc.names {
+			t.Errorf("%s: %d of the names shown: the test proves little", tc.file, len(seen))
+		}
+	}
+}
+
+// idAfter says ID a sorts after b, NULL last.
+func idAfter(a, b any) bool {
+	switch {
+	case a == nil:
+		return b != nil
+	case b == nil:
+		return false
+	}
+	return a.(string) > b.(string)
 }

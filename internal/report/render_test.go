@@ -96,8 +96,10 @@ func TestRenderedAsPrinted(t *testing.T) {
 					t.Errorf("page %d (%s): %.0f x %.0f pt, want A4 %s", i+1, tab, w, h, map[bool]string{true: "landscape", false: "portrait"}[landscape])
 				}
 			}
-			if n := len(bySheet[summary]); n < 1 || n > 3 {
-				t.Errorf("summary prints on %d pages, want 1 to 3", n)
+			// At the demo's size every summary fits one page (a longer one breaks before its
+			// Sheets section: TestLongSummaryBreaksBeforeSheets).
+			if n := len(bySheet[summary]); n != 1 {
+				t.Errorf("summary prints on %d pages, want 1", n)
 			}
 			for _, s := range d.Sheets {
 				names, rows := queryRows(t, db, s.Query, vars, "")
@@ -147,7 +149,7 @@ func checkHeadlines(t *testing.T, s Sheet, cols []column, names []string, rows [
 		index[n] = i
 	}
 	for _, c := range cols {
-		if c.format != "money" && c.format != "int" && c.format != "credit" {
+		if c.format != "money" && c.format != "int" && c.format != "credit" || c.offHeadline {
 			continue
 		}
 		switch {

@@ -61,6 +61,18 @@ type settings struct {
 	zone    *fixedZone // where local_time() may skip ICU; nil: nowhere
 	// warnings about the as-of date (asOfWarnings), logged and on every summary sheet
 	warnings []asOfWarning
+	// the names several customers or products carry, read once for every report that prints
+	// names (loadSameNames)
+	sameOnce sync.Once
+	same     *sameNames
+	sameErr  error
+}
+
+// sameNames reads the names several customers or products carry, once per run, on the
+// connection of the first report that needs them (the account is every report's).
+func (s *settings) sameNames(ctx context.Context, conn *sql.Conn) (*sameNames, error) {
+	s.sameOnce.Do(func() { s.same, s.sameErr = loadSameNames(ctx, conn) })
+	return s.same, s.sameErr
 }
 
 func (o Options) resolve() (*settings, error) {
@@ -322,6 +334,7 @@ type reportRun struct {
 	drop   []string
 	base   string
 	wb     *workbook
+	same   *sameNames // names several customers or products carry, for the workbook
 
 	mu     sync.Mutex
 	sheets []sheetDone
@@ -456,6 +469,12 @@ func (r *reportRun) prepare(ctx context.Context, db *sql.DB, s *settings) error 
 			return err
 		}
 		r.wb.footer = footerText(r.d.Title.In(s.Locale), s.lang.date(s.AsOf), s.lang)
+		if r.d.tellsApart() {
+			if r.same, err = s.sameNames(ctx, conn); err != nil {
+				return err
+			}
+			r.wb.same = r.same
+		}
 	}
 	return nil
 }
@@ -756,6 +775,9 @@ func (r *reportRun) runSheet(ctx context.Context, db *sql.DB, s *settings, sh *S
 		tot.watch(sh)
 		if r.wb != nil {
 			done.xs = newXLSXSheet(r.wb.f, r.wb.st, r.wb.loc, r.wb.l, sh.tab(s.Locale), out.cols, r.wb.footer)
+			if slices.ContainsFunc(out.cols, func(c column) bool { return c.apartKind != "" }) {
+				done.xs.same = r.same
+			}
 		}
 		var err error
 		if slices.Contains(s.Formats, "csv") {

@@ -36,9 +36,10 @@ type sheetRows struct {
 	refs [][]byte // column letters
 	n    int      // rows written; the first is row 2
 	// styles[i] is the end of column i's cell reference with its style attribute (`" s="7"`),
-	// reason the same with the style of a NULL shown by its reason: worked out once, not per cell
-	styles [][]byte
-	reason []byte
+	// quoted[i] the same with the quote prefix (formula-like text), reason the same with the
+	// style of a NULL shown by its reason: worked out once, not per cell
+	styles, quoted [][]byte
+	reason         []byte
 }
 
 func newSheetRows(cols int) (*sheetRows, error) {
@@ -71,9 +72,10 @@ func styleAttr(s int) []byte {
 // put writes a row of cells with their styles.
 func (r *sheetRows) put(vals []any, x *xlsxSheet) error {
 	if r.styles == nil {
-		r.styles = make([][]byte, len(x.cols))
+		r.styles, r.quoted = make([][]byte, len(x.cols)), make([][]byte, len(x.cols))
 		for i := range x.cols {
 			r.styles[i] = styleAttr(x.cells[i].StyleID)
+			r.quoted[i] = styleAttr(x.st.quoted[x.cells[i].StyleID])
 		}
 		r.reason = styleAttr(x.st.reason)
 	}
@@ -88,9 +90,12 @@ func (r *sheetRows) put(vals []any, x *xlsxSheet) error {
 		b = append(b, `<c r="`...)
 		b = append(b, r.refs[i]...)
 		b = append(b, row...)
-		if v == nil && c.empty != "" && c.format != "text" && c.format != "" {
+		switch t, _ := v.(string); {
+		case v == nil && c.empty != "" && c.format != "text" && c.format != "":
 			b = append(b, r.reason...)
-		} else {
+		case t != "" && cellsafe.StartsLikeFormula(x.displayText(t, c)):
+			b = append(b, r.quoted[i]...) // the text as it is, kept text when edited
+		default:
 			b = append(b, r.styles[i]...)
 		}
 		b = x.appendCell(b, v, c)
@@ -107,8 +112,9 @@ func (r *sheetRows) put(vals []any, x *xlsxSheet) error {
 // appendCell appends the end of a <c> element's attributes and its value:
 // numbers stay numbers, dates become Excel serial days in the report's time
 // zone, codes their friendly names, NULL the column's reason for it (or an
-// empty cell), and text that a spreadsheet would run as a formula is
-// neutralised. The XML is what excelize's setCellValFunc and writeCell make.
+// empty cell), text as it is (put gives text a spreadsheet would run as a
+// formula the quote-prefix style). The XML is what excelize's setCellValFunc
+// and writeCell make.
 func (x *xlsxSheet) appendCell(b []byte, v any, c *column) []byte {
 	switch t := v.(type) {
 	case nil:
@@ -124,13 +130,11 @@ func (x *xlsxSheet) appendCell(b []byte, v any, c *column) []byte {
 		}
 		return appendNumber(b, serialTime(t, x.loc))
 	case string:
-		if c.codes {
-			t = c.codeName(t, x.l)
-		}
+		t = x.displayText(t, c)
 		if len(t) > maxCellText-1 && utf8.RuneCountInString(t) > maxCellText-1 {
 			t = string([]rune(t)[:maxCellText-1])
 		}
-		return appendInlineStr(b, cellsafe.Text(t))
+		return appendInlineStr(b, t)
 	case float64:
 		if math.IsNaN(t) || math.IsInf(t, 0) {
 			return append(b, '>')
@@ -147,6 +151,14 @@ func (x *xlsxSheet) appendCell(b []byte, v any, c *column) []byte {
 		return append(b, ` t="b"><v>0</v>`...)
 	}
 	return appendInlineStr(b, fmt.Sprint(v))
+}
+
+// displayText is text as the cell shows it: a code by its friendly name.
+func (x *xlsxSheet) displayText(t string, c *column) string {
+	if c.codes {
+		return c.codeName(t, x.l)
+	}
+	return t
 }
 
 func appendNumber(b []byte, f float64) []byte {

@@ -42,7 +42,7 @@ func excelizeValue(x *xlsxSheet, v any, c column) any {
 		if len(t) > maxCellText-1 && utf8.RuneCountInString(t) > maxCellText-1 {
 			t = string([]rune(t)[:maxCellText-1])
 		}
-		return cellsafe.Text(t)
+		return t
 	case float64:
 		if math.IsNaN(t) || math.IsInf(t, 0) {
 			return nil
@@ -130,6 +130,9 @@ func TestSheetRowsMatchExcelize(t *testing.T) {
 		}
 		for i, v := range r {
 			cells[i] = excelize.Cell{StyleID: x.cells[i].StyleID, Value: excelizeValue(x, v, cols[i])}
+			if t, ok := cells[i].Value.(string); ok && v != nil && cellsafe.StartsLikeFormula(t) {
+				cells[i].StyleID = st.quoted[cells[i].StyleID] // the quote prefix marks it, not an apostrophe
+			}
 			ref[i] = &cells[i]
 		}
 		cell, _ := excelize.CoordinatesToCellName(1, sr.n+1)

@@ -960,3 +960,133 @@ func TestHeadlineCutSaysWhereTheRestIs(t *testing.T) {
 		}
 	}
 }
+
+// TestWalletNotInLedgerYetSaysSo: a product topped up by a job (a reported balance in the
+// journal) whose ledger copy has no entry for it yet has no wallet to show; the sheets and the
+// headline say why instead of a blank, which read as unknown or as a bug.
+func TestWalletNotInLedgerYetSaysSo(t *testing.T) {
+	w := testWorld(t)
+	journal := filepath.Join(t.TempDir(), "billsync-jobs.duckdb")
+	// A customer and a product with no ledger entry between them.
+	execDB(t, journal, "ATTACH '"+w.db+"' AS wh (READ_ONLY)",
+		`CREATE TABLE credit_balance_reports(account VARCHAR, customer_id VARCHAR, product_id VARCHAR,
+			balance DECIMAL(20,4), reported_at TIMESTAMPTZ, job_run_id BIGINT, action_id VARCHAR)`,
+		`INSERT INTO credit_balance_reports
+		 SELECT 'main', c.id, p.id, 5000, TIMESTAMPTZ '2026-06-04 10:00:00+07', 1, 'a1'
+		 FROM wh.customers c, wh.products p
+		 WHERE NOT EXISTS (SELECT 1 FROM wh.credit_ledger l WHERE l.customer_id = c.id AND l.product_id = p.id)
+		 ORDER BY c.id, p.id LIMIT 1`)
+	for _, locale := range []string{"id", "en"} {
+		l := langs[locale]
+		want := map[string]string{"id": "(belum ada di buku besar)", "en": "(not in the ledger yet)"}[locale]
+		files := generateAll(t, Options{Names: []string{"credit"}, Journal: journal, Locale: locale, Formats: []string{"xlsx"}})
+		f, err := excelize.OpenFile(files[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range []string{"By product", "Balances"} {
+			s := sheetOf(t, "credit", name)
+			rows, err := f.GetRows(s.tab(locale))
+			if err != nil {
+				t.Fatal(err)
+			}
+			wallet := slices.Index(rows[0], s.column("wallet_type").Title.In(locale))
+			n := 0
+			for _, r := range rows[1:] {
+				if len(r) < 3 || (s.Check != nil && strings.HasPrefix(r[0], s.Check.Label.In(locale))) {
+					continue
+				}
+				switch at(r, wallet) {
+				case "":
+					t.Errorf("%s %s: a blank wallet: %q", locale, name, r)
+				case want:
+					n++
+				}
+			}
+			if n != 1 {
+				t.Errorf("%s %s: %d rows say %q, want the one topped up", locale, name, n, want)
+			}
+		}
+		summary, err := f.GetRows(l.w("summary"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.ContainsFunc(summary, func(r []string) bool { return len(r) > 1 && strings.Contains(r[0], " · "+want) }) {
+			t.Errorf("%s: no headline line says %q", locale, want)
+		}
+		f.Close()
+	}
+}
+
+// TestLongSummaryBreaksBeforeSheets: a summary too long for one printed page (many products'
+// headline lines) breaks before its Sheets section, so the headline figures and checks print
+// together and the sheets, notes and settings start the next page, rather than a few lines of
+// settings running onto it; a summary that fits has no break.
+func TestLongSummaryBreaksBeforeSheets(t *testing.T) {
+	w := testWorld(t)
+	db := filepath.Join(t.TempDir(), "billsync.duckdb")
+	if err := copyFile(w.db, db); err != nil {
+		t.Fatal(err)
+	}
+	// Each product's ledger spread over five products of short names: 30 headline lines of two
+	// lines each, which fit a page with the checks but not with the rest.
+	execDB(t, db, `UPDATE credit_ledger SET product_id = product_id || '-' || (hash(id) % 5)::VARCHAR`,
+		`INSERT INTO products (account, id, name) SELECT DISTINCT account, product_id, 'Produk ' || right(product_id, 6) FROM credit_ledger`)
+	for _, tc := range []struct {
+		db     string
+		break_ bool
+	}{{w.db, false}, {db, true}} {
+		files := generateAll(t, Options{DB: tc.db, Names: []string{"credit"}, Formats: []string{"xlsx"}})
+		f, err := excelize.OpenFile(files[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, err := f.GetRows(langs["id"].w("summary"))
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		sheets := slices.IndexFunc(rows, func(r []string) bool { return len(r) == 1 && r[0] == langs["id"].w("sheets") }) + 1
+		brk := summaryBreaks(t, files[0])
+		switch {
+		case tc.break_ && !slices.Equal(brk, []int{sheets}):
+			t.Errorf("%d summary rows: page breaks before rows %v, want before %d (Sheets)", len(rows), brk, sheets)
+		case !tc.break_ && len(brk) > 0:
+			t.Errorf("%d summary rows: page breaks before rows %v, want none", len(rows), brk)
+		}
+	}
+}
+
+// summaryBreaks are the rows a manual page break of the workbook's summary comes before.
+func summaryBreaks(t *testing.T, path string) []int {
+	t.Helper()
+	z, err := zip.OpenReader(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer z.Close()
+	for _, zf := range z.File {
+		if zf.Name != "xl/worksheets/sheet1.xml" {
+			continue
+		}
+		rc, err := zf.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(rc)
+		rc.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []int
+		for _, m := range regexp.MustCompile(`<rowBreaks[^>]*>(.*?)</rowBreaks>`).FindAllSubmatch(b, -1) {
+			for _, id := range regexp.MustCompile(`<brk id="(\d+)"`).FindAllSubmatch(m[1], -1) {
+				n, _ := strconv.Atoi(string(id[1]))
+				out = append(out, n+1)
+			}
+		}
+		return out
+	}
+	t.Fatal("no summary sheet")
+	return nil
+}

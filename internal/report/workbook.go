@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/billsync/billsync/internal/cellsafe"
 	"github.com/billsync/billsync/queries"
 	"github.com/xuri/excelize/v2"
 )
@@ -28,6 +29,7 @@ type workbook struct {
 	cur    string
 	footer string // printed on every page
 	sheets []*xlsxSheet
+	same   *sameNames // names several customers or products carry
 }
 
 func newWorkbook(s *settings) (*workbook, error) {
@@ -157,6 +159,9 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 		if style == 0 {
 			style = w.st.value
 		}
+		if t, ok := v.(string); ok && cellsafe.StartsLikeFormula(t) && w.st.quoted[style] != 0 {
+			style = w.st.quoted[style] // a product named "-Promo": text as it is, kept text when edited
+		}
 		f.SetCellStyle(sh, cell, cell, style)
 	}
 	line := func(label string, v any, style int) {
@@ -233,6 +238,7 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 			line(o.sheet.tab(l.code), text, style)
 		}
 	}
+	sheetsRow := row + 1 // subtitle leaves a row empty first
 	subtitle(l.w("sheets"))
 	for _, o := range outs {
 		line(o.sheet.tab(l.code), fmt.Sprintf(l.w("rows_from"), l.count(o.rows), o.sheet.Query), 0)
@@ -261,6 +267,14 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 	line(l.w("params"), params(d, vars, l), w.st.wrap)
 	line(l.w("reproduce"), reproduce(d, s), w.st.wrap)
 	line(l.w("queries"), queryDigests(d), w.st.wrap)
+	if summaryHeight(f, row, d.Chart != nil) > summaryPageHeight && summaryHeight(f, sheetsRow, false) <= summaryPageHeight {
+		// Too long for one page: what the report says (headline, checks) on the first, how it
+		// was made (sheets, notes, settings) from the top of the next, not a few lines cut off.
+		// (When the headline alone is longer than a page, the summary just runs on.)
+		if err := f.InsertPageBreak(sh, cellName(1, sheetsRow)); err != nil {
+			return err
+		}
+	}
 	f.SetColWidth(sh, "A", "A", labelWidth)
 	f.SetColWidth(sh, "B", "B", summaryWidth)
 	f.SetColWidth(sh, "C", "C", noteExtraWidth)
@@ -351,11 +365,20 @@ func (w *workbook) headlineLines(o sheetOutput, line func(string, any, int)) {
 					if c.codes {
 						v = l.codeName(v)
 					}
+					if c.apartKind != "" {
+						// a name another product carries too, as the sheet prints it
+						id, _ := r[c.apartID].(string)
+						v += w.same.suffix(c.apartKind, v, id)
+					}
 					label = append(label, v)
+				} else if r[i] == nil && c.empty != "" {
+					label = append(label, c.empty) // why there is none, as the sheet says
 				}
 				continue
 			}
-			figures = append(figures, c.title+" "+l.format(r[i], c, w.cur))
+			if !c.offHeadline {
+				figures = append(figures, c.title+" "+l.format(r[i], c, w.cur))
+			}
 		}
 		text := strings.Join(label, " · ")
 		if len(label) == 1 && labels == 1 {
@@ -556,6 +579,30 @@ func (w *workbook) chart(c *Chart, outs []sheetOutput, row int) error {
 		PlotArea:  excelize.ChartPlotArea{ShowVal: false},
 		Format:    excelize.GraphicOptions{OffsetX: 4, OffsetY: 4},
 	})
+}
+
+// summaryPageHeight is how many points of summary rows print on one A4 page at the scale
+// that fits the summary's columns to the page width: LibreOffice prints 1,340 to 1,370; less,
+// for readers whose fonts run wider.
+const summaryPageHeight = 1300
+
+// chartHeight is the summary chart's height in points (360 pixels) and the row above it.
+const chartHeight = 270 + 15
+
+// summaryHeight is the height of the summary's rows before row, and of its chart, in points.
+func summaryHeight(f *excelize.File, row int, chart bool) float64 {
+	h := 0.0
+	for r := 1; r < row; r++ {
+		rh, err := f.GetRowHeight(summarySheet, r)
+		if err != nil {
+			rh = 15
+		}
+		h += rh
+	}
+	if chart {
+		h += chartHeight
+	}
+	return h
 }
 
 // summaryWidth is the summary sheet's value column width, in characters.

@@ -36,6 +36,10 @@ type styles struct {
 	// with the numbers, not left against the column before it.
 	reason            int
 	body, total, left map[string]int
+	// quoted is each body style's twin with the quote prefix: a text cell a spreadsheet would
+	// read as a formula when edited (= + - @) is marked by its style, not by an apostrophe
+	// in the text, so it shows as it is ("-Budi") and stays text when a reader edits it.
+	quoted map[int]int
 }
 
 // numFmts are the number formats per column format; "money" is set per
@@ -82,6 +86,7 @@ func numFmt(format, currency string, l *lang) (string, bool) {
 }
 
 func newStyles(f *excelize.File, currency string, l *lang) (*styles, error) {
+	var err error
 	s := &styles{body: map[string]int{}, total: map[string]int{}, left: map[string]int{}}
 	border := []excelize.Border{{Type: "top", Color: "000000", Style: 1}, {Type: "bottom", Color: "000000", Style: 6}}
 	add := func(st *excelize.Style) int {
@@ -118,7 +123,26 @@ func newStyles(f *excelize.File, currency string, l *lang) (*styles, error) {
 		s.addFormat(add, k, currency, l, border)
 	}
 	s.addFormat(add, "money", currency, l, border)
+	s.quoted = map[int]int{}
+	for _, id := range append(slices.Sorted(maps.Values(s.body)), s.text, s.value, s.wrap, s.label) {
+		if s.quoted[id], err = quotePrefixed(f, id); err != nil {
+			return nil, err
+		}
+	}
 	return s, nil
+}
+
+// quotePrefixed adds a twin of style id with the quote prefix ("text, even when edited"),
+// which excelize's Style cannot say: the cell format is copied in the workbook's style sheet.
+func quotePrefixed(f *excelize.File, id int) (int, error) {
+	if f.Styles == nil || f.Styles.CellXfs == nil || id < 0 || id >= len(f.Styles.CellXfs.Xf) {
+		return 0, fmt.Errorf("style %d: not in the workbook's cell formats", id)
+	}
+	xf := f.Styles.CellXfs.Xf[id]
+	xf.QuotePrefix = boolPtr(true)
+	f.Styles.CellXfs.Xf = append(f.Styles.CellXfs.Xf, xf)
+	f.Styles.CellXfs.Count = len(f.Styles.CellXfs.Xf)
+	return len(f.Styles.CellXfs.Xf) - 1, nil
 }
 
 func (s *styles) addFormat(add func(*excelize.Style) int, format, currency string, l *lang, border []excelize.Border) {
@@ -139,6 +163,10 @@ const widthSample = 2000
 // values wrap.
 const maxTextWidth = 40
 
+// idStartWidth is the room a name gets for the start of the ID after it, " (9b1431cf…)",
+// where other customers or products carry the name too (sameNames).
+const idStartWidth = 12
+
 // xlsxSheet streams one data sheet: header, rows, totals and check rows, and
 // a table over header and rows for the autofilter. The first widthSample rows
 // are held back until the columns' widths are known.
@@ -157,6 +185,10 @@ type xlsxSheet struct {
 	widths   []float64
 	rows     *sheetRows // the body rows, spliced in when the workbook is saved
 	footer   string
+	// same are the names several customers or products carry, for the columns that tell
+	// them apart; labelled is the row as printed when one of them does.
+	same     *sameNames
+	labelled []any
 }
 
 // newXLSXSheet makes a data sheet of f whose rows can be written apart from
@@ -210,6 +242,9 @@ func headerWidth(title string) float64 {
 }
 
 func (x *xlsxSheet) write(vals []any) error {
+	if x.same != nil {
+		vals = x.tellApart(vals)
+	}
 	if x.rows == nil {
 		x.measure(vals)
 		x.held = append(x.held, slices.Clone(vals))
@@ -219,6 +254,32 @@ func (x *xlsxSheet) write(vals []any) error {
 		return x.startRows(nil)
 	}
 	return x.put(vals)
+}
+
+// tellApart is the row with the names other customers or products carry too followed by
+// the start of their IDs (sameNames); the row itself, which the CSV writes, is unchanged.
+func (x *xlsxSheet) tellApart(vals []any) []any {
+	out := vals
+	for i := range x.cols {
+		c := &x.cols[i]
+		if c.apartKind == "" {
+			continue
+		}
+		name, _ := vals[i].(string)
+		id, _ := vals[c.apartID].(string)
+		if sfx := x.same.suffix(c.apartKind, name, id); sfx != "" {
+			if utf8.RuneCountInString(name) > maxTextWidth {
+				// the column is as wide as a long name and the ID's start: the start must show
+				name = string([]rune(name)[:maxTextWidth-1]) + "…"
+			}
+			if &out[0] == &vals[0] {
+				out = append(x.labelled[:0], vals...)
+				x.labelled = out
+			}
+			out[i] = name + sfx
+		}
+	}
+	return out
 }
 
 func (x *xlsxSheet) put(vals []any) error {
@@ -249,6 +310,9 @@ func (x *xlsxSheet) displayLen(v any, c column) int {
 	case string:
 		if c.codes {
 			t = c.codeName(t, x.l)
+		}
+		if c.apartKind != "" {
+			return min(utf8.RuneCountInString(t), maxTextWidth+idStartWidth)
 		}
 		return min(utf8.RuneCountInString(t), maxTextWidth)
 	case time.Time:
@@ -334,7 +398,11 @@ func (x *xlsxSheet) header() error {
 		if c.width > 0 && c.format == "text" {
 			w = min(w, c.width)
 		}
-		w = min(w, maxTextWidth+2)
+		if c.apartKind != "" {
+			w = min(w, maxTextWidth+idStartWidth+2)
+		} else {
+			w = min(w, maxTextWidth+2)
+		}
 		x.widths[i] = w
 		if err := sw.SetColWidth(i+1, i+1, w); err != nil {
 			return err
