@@ -18,15 +18,15 @@ var sameNamesSQL string
 // every sheet and workbook, "Budi Santoso (9b1431cf…)"; a name nobody else carries is
 // printed as it is.
 type sameNames struct {
-	// keys holds, per kind, every way a shared name is written (the sheets print names from
-	// the same lists) → the name's key; looked up for every printed name, so without
-	// building a string
-	keys   map[string]map[string]string
-	prefix map[string]int // kind, name key, ID → runes of the ID that tell it apart
+	// chars holds, per kind, every way a shared name is written (the sheets print names from
+	// the same lists) → how many runes of an ID tell that name's IDs apart; looked up for every
+	// printed name, so without building a string
+	chars map[string]map[string]int
 }
 
 // minIDPrefix is the shortest start of an ID shown: eight hex digits of a UUID tell a few
 // thousand namesakes apart, and are as many as the credit summary shows for products.
+// samenames.sql says so too.
 const minIDPrefix = 8
 
 func loadSameNames(ctx context.Context, conn *sql.Conn) (*sameNames, error) {
@@ -35,58 +35,22 @@ func loadSameNames(ctx context.Context, conn *sql.Conn) (*sameNames, error) {
 		return nil, fmt.Errorf("shared names: %w", err)
 	}
 	defer rows.Close()
-	n := &sameNames{keys: map[string]map[string]string{}, prefix: map[string]int{}}
-	var group []string // the IDs of one kind and name key
-	var groupKey string
-	flush := func() {
-		p := idPrefixLen(group)
-		for _, id := range group {
-			n.prefix[groupKey+"\x00"+id] = p
-		}
-		group = group[:0]
-	}
+	n := &sameNames{chars: map[string]map[string]int{}}
 	for rows.Next() {
-		var kind, key, name, account, id string
-		if err := rows.Scan(&kind, &key, &name, &account, &id); err != nil {
+		var kind, name string
+		var chars int
+		if err := rows.Scan(&kind, &name, &chars); err != nil {
 			return nil, fmt.Errorf("shared names: %w", err)
 		}
-		if gk := kind + "\x00" + key; gk != groupKey {
-			flush()
-			groupKey = gk
+		if n.chars[kind] == nil {
+			n.chars[kind] = map[string]int{}
 		}
-		if n.keys[kind] == nil {
-			n.keys[kind] = map[string]string{}
-		}
-		n.keys[kind][name] = key
-		if len(group) == 0 || group[len(group)-1] != id {
-			group = append(group, id)
-		}
+		n.chars[kind][name] = max(chars, minIDPrefix)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("shared names: %w", err)
 	}
-	flush()
 	return n, nil
-}
-
-// idPrefixLen is how many runes of each ID tell the IDs apart: minIDPrefix, or more when two
-// of them begin alike.
-func idPrefixLen(ids []string) int {
-	p := minIDPrefix
-	for {
-		seen := make(map[string]bool, len(ids))
-		longest, clash := 0, false
-		for _, id := range ids {
-			longest = max(longest, utf8.RuneCountInString(id))
-			s := prefix(id, p)
-			clash = clash || seen[s]
-			seen[s] = true
-		}
-		if !clash || p >= longest {
-			return p
-		}
-		p++
-	}
 }
 
 func prefix(s string, n int) string {
@@ -103,13 +67,9 @@ func (n *sameNames) suffix(kind, name, id string) string {
 	if n == nil || name == "" || id == "" {
 		return ""
 	}
-	key, ok := n.keys[kind][name]
+	p, ok := n.chars[kind][name]
 	if !ok {
 		return ""
-	}
-	p, ok := n.prefix[kind+"\x00"+key+"\x00"+id]
-	if !ok {
-		p = minIDPrefix // an ID the lists do not hold under this name
 	}
 	if short := prefix(id, p); short != id {
 		return " (" + short + "…)"

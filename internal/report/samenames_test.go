@@ -1,6 +1,8 @@
 package report
 
 import (
+	"context"
+	"database/sql"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -126,6 +128,57 @@ func TestSameNamesToldApartInPrint(t *testing.T) {
 	for _, c := range cellsOf(t, findFile(t, files, "credit_2026-06-05_balances.csv"), "") {
 		if strings.Contains(c, "…)") {
 			t.Errorf("credit balances CSV: %q: the CSV carries the ID, the name stays as it is", c)
+		}
+	}
+}
+
+// TestSameNamesIDStart: a shared name's IDs get as much of their start as tells them apart, the
+// same for every way the name is written; a name one ID carries, from however many lists, is
+// not shared.
+func TestSameNamesIDStart(t *testing.T) {
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	for _, q := range []string{
+		`CREATE TABLE customers (account VARCHAR, id VARCHAR, name VARCHAR)`,
+		`CREATE TABLE invoices (account VARCHAR, customer_id VARCHAR, customer_name VARCHAR)`,
+		`CREATE TABLE unpaid_transactions (account VARCHAR, customer_id VARCHAR, customer_name VARCHAR)`,
+		`CREATE TABLE reviews (account VARCHAR, customer_id VARCHAR, customer_name VARCHAR, payment_link_id VARCHAR, product_name VARCHAR)`,
+		`CREATE TABLE products (account VARCHAR, id VARCHAR, name VARCHAR)`,
+		`INSERT INTO customers VALUES ('a', 'abcdefgh-1111', 'Budi Santoso'), ('a', 'abcdefgh-2222', 'Budi Santoso'),
+			('a', 'c-1', 'Ani'), ('a', 'c-9', 'Citra')`,
+		`INSERT INTO invoices VALUES ('a', 'zz000000-0000', ' budi   santoso'), ('a', 'c-1', 'Ani'), ('a', 'c-2', 'Dewi')`,
+		`INSERT INTO unpaid_transactions VALUES ('a', 'c-2', 'Dewi'), ('b', 'c-2', 'Dewi')`,
+		`INSERT INTO reviews VALUES ('a', 'c-9', 'Citra', 'p-2', 'Zakat'), ('a', NULL, 'Eko', 'p-3', NULL)`,
+		`INSERT INTO products VALUES ('a', 'p-1', 'Zakat'), ('a', 'p-3', 'Infaq')`,
+	} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	n, err := loadSameNames(ctx, conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ kind, name, id, want string }{
+		{"customer", "Budi Santoso", "abcdefgh-1111", " (abcdefgh-111…)"}, // the first eight alike
+		{"customer", " budi   santoso", "zz000000-0000", " (zz000000-000…)"},
+		{"customer", "Ani", "c-1", ""},        // one customer, named by two lists
+		{"customer", "Dewi", "c-2", " (c-2)"}, // one ID in two accounts: two customers
+		{"customer", "Citra", "c-9", ""},
+		{"product", "Zakat", "p-1", " (p-1)"}, // the product list and a review's payment link
+		{"product", "Infaq", "p-3", ""},
+	} {
+		if got := n.suffix(tc.kind, tc.name, tc.id); got != tc.want {
+			t.Errorf("%s %q (%s): suffix %q, want %q", tc.kind, tc.name, tc.id, got, tc.want)
 		}
 	}
 }
