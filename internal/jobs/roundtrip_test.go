@@ -102,12 +102,7 @@ func TestDataQualityEmailSheetRoundTrip(t *testing.T) {
 	f.Close()
 
 	// The same edit in the sheet's CSV, through a spreadsheet-like CSV round trip.
-	cf, _ := os.Open(sheetCSV)
-	recs, err := csv.NewReader(cf).ReadAll()
-	cf.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs := readCSV(t, sheetCSV)
 	col = map[string]int{}
 	for i, h := range recs[0] {
 		col[key(h)] = i
@@ -117,7 +112,7 @@ func TestDataQualityEmailSheetRoundTrip(t *testing.T) {
 			rec[col["toemail"]] = strings.Replace(to, "fixed.", "csv.", 1)
 		}
 	}
-	cf, _ = os.Create(sheetCSV)
+	cf, _ := os.Create(sheetCSV)
 	csv.NewWriter(cf).WriteAll(recs)
 	cf.Close()
 
@@ -222,12 +217,7 @@ func TestFormulaLikeEmailsReadBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	cf, _ := os.Open(sheetCSV)
-	recs, err := csv.NewReader(cf).ReadAll()
-	cf.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs := readCSV(t, sheetCSV)
 	recs[0][0] = strings.TrimPrefix(recs[0][0], "\ufeff") // the byte-order mark
 	from, toCol = slices.Index(recs[0], "fromEmail"), slices.Index(recs[0], "toEmail")
 	for _, rec := range recs[1:] {
@@ -238,7 +228,7 @@ func TestFormulaLikeEmailsReadBack(t *testing.T) {
 			rec[toCol] = to(rec[from][1:])
 		}
 	}
-	cf, _ = os.Create(sheetCSV)
+	cf, _ := os.Create(sheetCSV)
 	csv.NewWriter(cf).WriteAll(recs)
 	cf.Close()
 
@@ -258,4 +248,19 @@ func TestFormulaLikeEmailsReadBack(t *testing.T) {
 			t.Errorf("%s: the plan has %d of the %d e-mails as the warehouse has them: %v", filepath.Base(in), len(got), len(emails), got)
 		}
 	}
+}
+
+// readCSV reads a CSV file whole.
+func readCSV(t *testing.T, path string) [][]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return recs
 }
