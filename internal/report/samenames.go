@@ -60,19 +60,24 @@ func prefix(s string, n int) string {
 	return string([]rune(s)[:n])
 }
 
-// suffix is what follows the name of the customer or product id (kind "customer", "product")
-// when printed: the start of the ID, " (9b1431cf…)", when another one carries the name too,
-// else nothing.
-func (n *sameNames) suffix(kind, name, id string) string {
+// label is name as a printed sheet and the summary's headline show it (kind "customer" or
+// "product"): when another one carries the name too, followed by the start of id,
+// "Budi Santoso (9b1431cf…)", a name longer than a column's text cut so that the start shows;
+// ok is false, and name to be printed as it is, when nobody else carries it.
+func (n *sameNames) label(kind, name, id string) (string, bool) {
 	if n == nil || name == "" || id == "" {
-		return ""
+		return name, false
 	}
 	p, ok := n.chars[kind][name]
 	if !ok {
-		return ""
+		return name, false
+	}
+	if utf8.RuneCountInString(name) > maxTextWidth {
+		// the column is as wide as a long name and the ID's start: the start must show
+		name = string([]rune(name)[:maxTextWidth-1]) + "…"
 	}
 	if short := prefix(id, p); short != id {
-		return " (" + short + "…)"
+		return name + " (" + short + "…)", true
 	}
-	return " (" + id + ")"
+	return name + " (" + id + ")", true
 }

@@ -177,8 +177,8 @@ func TestSameNamesIDStart(t *testing.T) {
 		{"product", "Zakat", "p-1", " (p-1)"}, // the product list and a review's payment link
 		{"product", "Infaq", "p-3", ""},
 	} {
-		if got := n.suffix(tc.kind, tc.name, tc.id); got != tc.want {
-			t.Errorf("%s %q (%s): suffix %q, want %q", tc.kind, tc.name, tc.id, got, tc.want)
+		if got, ok := n.label(tc.kind, tc.name, tc.id); got != tc.name+tc.want || ok != (tc.want != "") {
+			t.Errorf("%s %q (%s): printed %q (%v), want %q", tc.kind, tc.name, tc.id, got, ok, tc.name+tc.want)
 		}
 	}
 }

@@ -368,7 +368,7 @@ func (w *workbook) headlineLines(o sheetOutput, line func(string, any, int)) {
 					if c.apartKind != "" {
 						// a name another product carries too, as the sheet prints it
 						id, _ := r[c.apartID].(string)
-						v += w.same.suffix(c.apartKind, v, id)
+						v, _ = w.same.label(c.apartKind, v, id)
 					}
 					label = append(label, v)
 				} else if r[i] == nil && c.empty != "" {

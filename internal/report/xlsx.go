@@ -267,16 +267,12 @@ func (x *xlsxSheet) tellApart(vals []any) []any {
 		}
 		name, _ := vals[i].(string)
 		id, _ := vals[c.apartID].(string)
-		if sfx := x.same.suffix(c.apartKind, name, id); sfx != "" {
-			if utf8.RuneCountInString(name) > maxTextWidth {
-				// the column is as wide as a long name and the ID's start: the start must show
-				name = string([]rune(name)[:maxTextWidth-1]) + "…"
-			}
+		if label, ok := x.same.label(c.apartKind, name, id); ok {
 			if &out[0] == &vals[0] {
 				out = append(x.labelled[:0], vals...)
 				x.labelled = out
 			}
-			out[i] = name + sfx
+			out[i] = label
 		}
 	}
 	return out
