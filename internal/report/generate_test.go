@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -199,17 +200,34 @@ func at(r []string, i int) string {
 
 func hasChart(t *testing.T, path string) bool {
 	t.Helper()
+	return len(xlsxParts(t, path, "xl/charts/chart")) > 0
+}
+
+// xlsxParts reads the parts of the workbook at path whose names start with prefix, by name.
+func xlsxParts(t *testing.T, path, prefix string) map[string][]byte {
+	t.Helper()
 	z, err := zip.OpenReader(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer z.Close()
+	parts := map[string][]byte{}
 	for _, f := range z.File {
-		if strings.HasPrefix(f.Name, "xl/charts/chart") {
-			return true
+		if !strings.HasPrefix(f.Name, prefix) {
+			continue
 		}
+		r, err := f.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(r)
+		r.Close()
+		if err != nil {
+			t.Fatalf("%s %s: %v", path, f.Name, err)
+		}
+		parts[f.Name] = b
 	}
-	return false
+	return parts
 }
 
 func findFile(t *testing.T, files []string, base string) string {

@@ -1,10 +1,8 @@
 package report
 
 import (
-	"archive/zip"
 	"context"
 	"html"
-	"io"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -756,23 +754,9 @@ func TestNotesNameWhatTheSheetsShow(t *testing.T) {
 // marked as one: "Des 25" reads as the 25th of December, "Des '25" cannot.
 func TestChartMonthsShowTheirYear(t *testing.T) {
 	files := generateAll(t, Options{Names: []string{"collections"}, Formats: []string{"xlsx"}})
-	z, err := zip.OpenReader(files[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer z.Close()
 	formats := regexp.MustCompile(`formatCode="([^"]*)"`)
 	found := false
-	for _, f := range z.File {
-		if !strings.HasPrefix(f.Name, "xl/charts/chart") {
-			continue
-		}
-		r, err := f.Open()
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(r)
-		r.Close()
+	for _, b := range xlsxParts(t, files[0], "xl/charts/chart") {
 		for _, m := range formats.FindAllStringSubmatch(string(b), -1) {
 			code := html.UnescapeString(m[1])
 			if !strings.Contains(code, "mmm") {
@@ -1060,33 +1044,16 @@ func TestLongSummaryBreaksBeforeSheets(t *testing.T) {
 // summaryBreaks are the rows a manual page break of the workbook's summary comes before.
 func summaryBreaks(t *testing.T, path string) []int {
 	t.Helper()
-	z, err := zip.OpenReader(path)
-	if err != nil {
-		t.Fatal(err)
+	b, ok := xlsxParts(t, path, "xl/worksheets/sheet1.xml")["xl/worksheets/sheet1.xml"]
+	if !ok {
+		t.Fatal("no summary sheet")
 	}
-	defer z.Close()
-	for _, zf := range z.File {
-		if zf.Name != "xl/worksheets/sheet1.xml" {
-			continue
+	var out []int
+	for _, m := range regexp.MustCompile(`<rowBreaks[^>]*>(.*?)</rowBreaks>`).FindAllSubmatch(b, -1) {
+		for _, id := range regexp.MustCompile(`<brk id="(\d+)"`).FindAllSubmatch(m[1], -1) {
+			n, _ := strconv.Atoi(string(id[1]))
+			out = append(out, n+1)
 		}
-		rc, err := zf.Open()
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := io.ReadAll(rc)
-		rc.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out []int
-		for _, m := range regexp.MustCompile(`<rowBreaks[^>]*>(.*?)</rowBreaks>`).FindAllSubmatch(b, -1) {
-			for _, id := range regexp.MustCompile(`<brk id="(\d+)"`).FindAllSubmatch(m[1], -1) {
-				n, _ := strconv.Atoi(string(id[1]))
-				out = append(out, n+1)
-			}
-		}
-		return out
 	}
-	t.Fatal("no summary sheet")
-	return nil
+	return out
 }
