@@ -61,7 +61,10 @@ func (c *Client) do(ctx context.Context, cl *call) error {
 
 func (c *Client) run(ctx context.Context, cl *call) error {
 	var last error
-	started := c.clk.Now()
+	if a := c.keyRefused.Load(); a != nil {
+		// The key was refused: every call would be, and each would say so again.
+		return a.again(cl)
+	}
 	for n := 1; ; n++ {
 		if err := c.lim.wait(ctx, func(d time.Duration, paused bool) { c.limiterWait(ctx, cl, d, paused) }); err != nil {
 			if last != nil {
@@ -75,12 +78,10 @@ func (c *Client) run(ctx context.Context, cl *call) error {
 		}
 		if o.noAnswer {
 			// No answer at all: a service that has said nothing, to any call, for c.unreachable is
-			// not reachable; stop rather than spend minutes on the remaining attempts.
-			ref := started
-			if la := time.Unix(0, c.lastAnswer.Load()); la.After(ref) {
-				ref = la
-			}
-			silent := c.clk.Now().Sub(ref)
+			// not reachable; stop rather than spend minutes on the remaining attempts. Silence is
+			// the client's, not this call's: calls queued behind the rate limiter started late, and
+			// measured alone each took its own 30 s, so the run took minutes for "30 s".
+			silent := c.clk.Now().Sub(c.silentSince())
 			if !o.retry || n >= c.maxAttempts || silent >= c.unreachable {
 				return attemptsNote(&unreachableError{host: c.origin(), silent: silent, err: o.err}, n)
 			}
@@ -90,7 +91,7 @@ func (c *Client) run(ctx context.Context, cl *call) error {
 		last = o.err
 		wait := max(c.backoff(n), o.retryAfter)
 		if o.noAnswer {
-			wait = min(wait, c.unreachable-c.clk.Now().Sub(started))
+			wait = max(min(wait, c.unreachable-c.clk.Now().Sub(c.silentSince())), 0)
 		}
 		cause := "retry after " + o.cause
 		if o.cause == "429 Retry-After" {
@@ -131,6 +132,12 @@ func (c *Client) noteWait(ctx context.Context, cl *call, d time.Duration, cause 
 	c.log.LogAttrs(ctx, level, "api waiting", attrs...)
 }
 
+// silentSince is when the service last answered, or the client first sent a request when it
+// never has.
+func (c *Client) silentSince() time.Time {
+	return time.Unix(0, c.lastAnswer.Load())
+}
+
 // unreachableError is a call that got no answer from the service.
 type unreachableError struct {
 	host   string
@@ -139,7 +146,7 @@ type unreachableError struct {
 }
 
 func (e *unreachableError) Error() string {
-	return fmt.Sprintf("cannot reach %s (no answer for %s): %v", e.host, e.silent.Round(time.Second), e.err)
+	return fmt.Sprintf("cannot reach %s (no answer to any request for %s): %v", e.host, e.silent.Round(time.Second), e.err)
 }
 
 func (e *unreachableError) Unwrap() error { return e.err }
@@ -173,18 +180,20 @@ func (c *Client) attempt(ctx context.Context, cl *call, n int) outcome {
 	}
 	c.requests.Add(1)
 	start := time.Now()
+	c.lastAnswer.CompareAndSwap(0, c.clk.Now().UnixNano()) // the first attempt starts the silence
 	resp, err := c.http.Do(req)
 	if err != nil {
 		o := c.failed(ctx, actx, cl, err, wrote.Load(), false)
 		c.logAttempt(ctx, cl, n, 0, start, o.err)
 		return o
 	}
-	c.lastAnswer.Store(c.clk.Now().UnixNano())
+	arrived := c.clk.Now()
+	c.lastAnswer.Store(arrived.UnixNano())
 	buf := getBuf()
 	defer putBuf(buf)
 	readErr := readBody(resp.Body, buf)
 	resp.Body.Close()
-	c.noteDate(resp.Header)
+	c.noteDate(resp.Header, time.Now()) // the machine's clock, whatever clock paces the client
 	o := c.answered(ctx, actx, cl, resp, buf.Bytes(), readErr)
 	c.logAttempt(ctx, cl, n, resp.StatusCode, start, o.err)
 	return o
@@ -305,6 +314,12 @@ func (c *Client) refused(cl *call, e *APIError, h http.Header) outcome {
 	now := c.clk.Now()
 	e.RetryAfter = retryAfter(h, now)
 	switch {
+	case e.Status == http.StatusUnauthorized:
+		a := &AuthError{Host: c.origin(), First: e}
+		if !c.keyRefused.CompareAndSwap(nil, a) {
+			a = c.keyRefused.Load()
+		}
+		return outcome{err: a}
 	case e.Status == http.StatusTooManyRequests && cl.write() && IsDuplicateRequest(e):
 		return outcome{err: e} // about this write, not a rate limit: the caller reconciles, never retries
 	case e.Status == http.StatusTooManyRequests:

@@ -52,7 +52,7 @@ func TestCreditAfterTopUp(t *testing.T) {
 			hints = append(hints, warehouse.CreditHint{Account: s.Account, CustomerID: s.CustomerID, At: s.At})
 		}
 		if _, err := fetch.Run(ctx, db, []fetch.Account{{Name: "main", Client: client}},
-			fetch.Options{Account: "main", PageSize: 100, Concurrency: 4, Details: true, Log: quiet, CreditHints: hints}); err != nil {
+			fetch.Options{Account: "main", PageSize: 100, Concurrency: 4, Details: true, Log: quiet, CreditHints: hints, MaxClockSkew: fetch.TrustServiceClock}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -46,6 +46,11 @@ const (
 	FaultFutureTime           FaultKind = "future_time"           // the first record's createdAt in 2999
 	FaultRedirect             FaultKind = "redirect"              // 302 (307 for a POST) to RedirectTo
 	FaultEchoKey500           FaultKind = "echo_key_500"          // 500 with an HTML body echoing the Authorization header across a 120-character cut
+	FaultHasMoreString        FaultKind = "has_more_string"       // lists: hasMore the string "false" on every page, counts true
+	FaultNullData             FaultKind = "null_data"             // lists: data null, total 0, pageCount 0, hasMore false
+	FaultUnannouncedEndless   FaultKind = "unannounced_endless"   // lists: neither pageCount nor total, hasMore forever, new ids on every page
+	FaultDotIDs               FaultKind = "dot_ids"               // lists: page 1's first two records have the ids "." and ".."
+	FaultDateAhead            FaultKind = "date_ahead"            // the Date header 5 years ahead of the simulated clock; records as they are
 )
 
 // Faults are the fractions of requests (0..1, summing to at most 1) that fail
@@ -80,6 +85,11 @@ type Faults struct {
 	FutureTime           float64 `json:"futureTime"`
 	Redirect             float64 `json:"redirect"`
 	EchoKey500           float64 `json:"echoKey500"`
+	HasMoreString        float64 `json:"hasMoreString"`
+	NullData             float64 `json:"nullData"`
+	UnannouncedEndless   float64 `json:"unannouncedEndless"`
+	DotIDs               float64 `json:"dotIds"`
+	DateAhead            float64 `json:"dateAhead"`
 
 	// RedirectTo is the scheme and host the redirect fault sends clients to, the request's path and
 	// query appended; "" = the same host on the next port.
@@ -108,6 +118,8 @@ func (f *Faults) fractions() []struct {
 		{FaultCursorLoop, f.CursorLoop}, {FaultEndlessCredit, f.EndlessCredit},
 		{FaultEpochSeconds, f.EpochSeconds}, {FaultEpochZero, f.EpochZero}, {FaultEpochMicros, f.EpochMicros},
 		{FaultFutureTime, f.FutureTime}, {FaultRedirect, f.Redirect}, {FaultEchoKey500, f.EchoKey500},
+		{FaultHasMoreString, f.HasMoreString}, {FaultNullData, f.NullData}, {FaultUnannouncedEndless, f.UnannouncedEndless},
+		{FaultDotIDs, f.DotIDs}, {FaultDateAhead, f.DateAhead},
 	}
 }
 
@@ -135,7 +147,8 @@ func (k FaultKind) appliesTo(post bool) bool {
 		return post
 	case FaultTruncate, FaultTruncateDrop, FaultStringNumbers, FaultInsertWhilePaging, FaultDuplicatePage,
 		FaultEndlessList, FaultSamePageForever, FaultInflatedPageCount, FaultConflictingDuplicate, FaultCursorLoop,
-		FaultEndlessCredit, FaultEpochSeconds, FaultEpochZero, FaultEpochMicros, FaultFutureTime:
+		FaultEndlessCredit, FaultEpochSeconds, FaultEpochZero, FaultEpochMicros, FaultFutureTime,
+		FaultHasMoreString, FaultNullData, FaultUnannouncedEndless, FaultDotIDs:
 		return !post
 	}
 	return true
@@ -289,6 +302,10 @@ func (p *faultPlan) before(c *reqCtx) bool {
 	case FaultEchoKey500:
 		echoKey(c)
 		return true
+	case FaultDateAhead:
+		if d, err := http.ParseTime(c.w.Header().Get("Date")); err == nil {
+			c.w.Header().Set("Date", d.AddDate(dateAheadYears, 0, 0).Format(http.TimeFormat))
+		}
 	case FaultSlow:
 		select {
 		case <-time.After(p.delay):
