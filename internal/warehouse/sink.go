@@ -541,8 +541,12 @@ func (li *List) EndPass(ctx context.Context, end ListEnd) (whole bool, err error
 		li.s.b.log.Warn("list envelope not believed: nothing marked deleted from it", "stream", end.Stream,
 			"pass", li.passes, "distinct", seen, "doubts", strings.Join(end.Doubts, "; "))
 	case !li.whole:
-		li.doubt = fmt.Sprintf("not read whole, nothing marked deleted: %d distinct records of the %d announced, count stable %t, %d conflicting duplicates",
-			seen, end.Expected, end.Stable, len(end.Conflicts))
+		// Conflicting duplicates alone are recorded as such (Finish), and said by the caller.
+		li.doubt = ""
+		if !end.Stable || seen < end.Expected {
+			li.doubt = fmt.Sprintf("not read whole, nothing marked deleted: %d distinct records of the %d announced, the count stable %t",
+				seen, end.Expected, end.Stable)
+		}
 		li.s.b.log.Warn("list changed while paging", "stream", end.Stream, "pass", li.passes,
 			"distinct", seen, "expected", end.Expected, "conflicting_duplicates", len(end.Conflicts))
 	default:
