@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -123,6 +124,9 @@ type Client struct {
 	// attempt before any answer: silence is measured from there, for every call alike, so "no
 	// answer for 30s" is the time the service has been silent, not one call's share of it.
 	lastAnswer atomic.Int64
+	failMu     sync.Mutex
+	failing    bool          // the latest attempt to end got no answer at all
+	fell       chan struct{} // closed when failing turns true
 	keyRefused atomic.Pointer[AuthError] // the first 401: later calls fail with it, unsent
 
 	requests, retries, throttled, errs atomic.Int64
@@ -191,6 +195,7 @@ func New(cfg Config) (*Client, error) {
 	}
 	c.ratePerMin = rate
 	c.lim = newLimiter(c.clk, rate)
+	c.fell = make(chan struct{})
 	return c, nil
 }
 

@@ -66,7 +66,13 @@ func (c *Client) run(ctx context.Context, cl *call) error {
 		return a.again(cl)
 	}
 	for n := 1; ; n++ {
-		if err := c.lim.wait(ctx, func(d time.Duration, paused bool) { c.limiterWait(ctx, cl, d, paused) }); err != nil {
+			if err := c.limiterTurn(ctx, cl); err != nil {
+			if errors.Is(err, errGaveUp) {
+				if last == nil {
+					last = fmt.Errorf("%s: not sent: %w", cl.where(), err)
+				}
+				return c.giveUp(c.clk.Now().Sub(c.silentSince()), last, n-1)
+			}
 			if last != nil {
 				return fmt.Errorf("%w; stopped waiting for the rate limiter: %w", attemptsNote(last, n-1), err)
 			}
@@ -83,7 +89,7 @@ func (c *Client) run(ctx context.Context, cl *call) error {
 			// measured alone each took its own 30 s, so the run took minutes for "30 s".
 			silent := c.clk.Now().Sub(c.silentSince())
 			if !o.retry || n >= c.maxAttempts || silent >= c.unreachable {
-				return attemptsNote(&unreachableError{host: c.origin(), silent: silent, err: o.err}, n)
+				return c.giveUp(silent, o.err, n)
 			}
 		} else if !o.retry || n >= c.maxAttempts {
 			return attemptsNote(o.err, n)
@@ -103,6 +109,46 @@ func (c *Client) run(ctx context.Context, cl *call) error {
 			return fmt.Errorf("%w; stopped waiting to retry: %w", attemptsNote(last, n), err)
 		}
 		c.retries.Add(1)
+	}
+}
+
+// limiterTurn waits for the call's turn at the rate limiter. While the service answers nothing,
+// the wait ends with errGaveUp once it has been silent for c.unreachable: calls queued behind
+// others' retries would otherwise each wait their turn to learn the same, and the run end many
+// seconds after the time its message states.
+func (c *Client) limiterTurn(ctx context.Context, cl *call) error {
+	report := func(d time.Duration, paused bool) { c.limiterWait(ctx, cl, d, paused) }
+	for {
+		failing, fell := c.failState()
+		if !failing {
+			// Wait, but stop waiting when the service falls silent meanwhile: the wait is then
+			// bounded by the silence allowed (below). The booked turn is left unused.
+			wctx, cancel := context.WithCancel(ctx)
+			go func() {
+				select {
+				case <-fell:
+					cancel()
+				case <-wctx.Done():
+				}
+			}()
+			err := c.lim.wait(wctx, report)
+			cancel()
+			if err == nil || ctx.Err() != nil {
+				return err
+			}
+			continue
+		}
+		silentUntil := c.silentSince().Add(c.unreachable)
+		if !c.clk.Now().Before(silentUntil) {
+			return errGaveUp
+		}
+		wctx, cancel := context.WithDeadline(ctx, silentUntil)
+		err := c.lim.wait(wctx, report)
+		cancel()
+		if err == nil || ctx.Err() != nil {
+			return err
+		}
+		// the deadline passed: give up if still nothing has answered, else wait again
 	}
 }
 
@@ -136,6 +182,36 @@ func (c *Client) noteWait(ctx context.Context, cl *call, d time.Duration, cause 
 // never has.
 func (c *Client) silentSince() time.Time {
 	return time.Unix(0, c.lastAnswer.Load())
+}
+
+// setFailing records whether the latest attempt to end got no answer at all; the channel of
+// failState is closed when it turns true.
+func (c *Client) setFailing(v bool) {
+	c.failMu.Lock()
+	defer c.failMu.Unlock()
+	switch {
+	case v && !c.failing:
+		close(c.fell)
+	case !v && c.failing:
+		c.fell = make(chan struct{})
+	}
+	c.failing = v
+}
+
+// failState says whether the service is answering nothing, and gives a channel closed when it
+// stops answering.
+func (c *Client) failState() (bool, <-chan struct{}) {
+	c.failMu.Lock()
+	defer c.failMu.Unlock()
+	return c.failing, c.fell
+}
+
+// errGaveUp is a call not sent: the service had answered nothing for the silence allowed.
+var errGaveUp = errors.New("the service has answered nothing, to any call, for the time allowed")
+
+// giveUp ends a call that got no answer.
+func (c *Client) giveUp(silent time.Duration, err error, attempts int) error {
+	return attemptsNote(&unreachableError{host: c.origin(), silent: silent, err: err}, attempts)
 }
 
 // unreachableError is a call that got no answer from the service.
@@ -184,11 +260,15 @@ func (c *Client) attempt(ctx context.Context, cl *call, n int) outcome {
 	resp, err := c.http.Do(req)
 	if err != nil {
 		o := c.failed(ctx, actx, cl, err, wrote.Load(), false)
+		if o.noAnswer {
+			c.setFailing(true)
+		}
 		c.logAttempt(ctx, cl, n, 0, start, o.err)
 		return o
 	}
 	arrived := c.clk.Now()
 	c.lastAnswer.Store(arrived.UnixNano())
+	c.setFailing(false)
 	buf := getBuf()
 	defer putBuf(buf)
 	readErr := readBody(resp.Body, buf)

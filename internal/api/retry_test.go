@@ -479,3 +479,36 @@ func TestSilenceIsTheClients(t *testing.T) {
 		t.Errorf("%v not taken for an unavailable service", err)
 	}
 }
+
+// TestQueuedCallsGiveUpWithTheService: calls queued at the rate limiter behind others' retries do
+// not each wait their turn to find the service silent: they all end once it has said nothing for
+// UnreachableAfter, so a run ends near the time its message states.
+func TestQueuedCallsGiveUpWithTheService(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	cfg := fastConfig("http://" + addr)
+	cfg.Unlimited, cfg.RatePerMin = false, 60 // a turn a second: four calls' turns take seconds
+	cfg.MaxAttempts = 100
+	cfg.UnreachableAfter = 500 * time.Millisecond
+	c := newClient(t, cfg)
+	start := time.Now()
+	errs := make(chan error, 4)
+	for _, p := range []string{"/hl/v1/customer", "/hl/v1/invoice", "/hl/v1/reviews", "/hl/v1/payment"} {
+		go func() {
+			_, err := c.List(context.Background(), p, nil)
+			errs <- err
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err == nil || !strings.Contains(err.Error(), "no answer to any request for ") {
+			t.Errorf("call: %v", err)
+		}
+	}
+	if took := time.Since(start); took > 1500*time.Millisecond {
+		t.Errorf("the calls took %s to give up on a service silent for 500ms", took)
+	}
+}
