@@ -125,8 +125,8 @@ type Client struct {
 	// answer for 30s" is the time the service has been silent, not one call's share of it.
 	lastAnswer atomic.Int64
 	failMu     sync.Mutex
-	failing    bool          // the latest attempt to end got no answer at all
-	fell       chan struct{} // closed when failing turns true
+	failing    bool                      // the latest attempt to end got no answer at all
+	fell       chan struct{}             // closed when failing turns true
 	keyRefused atomic.Pointer[AuthError] // the first 401: later calls fail with it, unsent
 
 	requests, retries, throttled, errs atomic.Int64

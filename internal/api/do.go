@@ -66,7 +66,7 @@ func (c *Client) run(ctx context.Context, cl *call) error {
 		return a.again(cl)
 	}
 	for n := 1; ; n++ {
-			if err := c.limiterTurn(ctx, cl); err != nil {
+		if err := c.limiterTurn(ctx, cl); err != nil {
 			if errors.Is(err, errGaveUp) {
 				if last == nil {
 					last = fmt.Errorf("%s: not sent: %w", cl.where(), err)
