@@ -170,8 +170,8 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdout, 
 		return job(ctx)
 	}
 
+	// the runner logs "stopping" and "stopped"
 	log.Info("syncer started", "mode", "daemon", "schedule", cfg.Schedule, "tz", cfg.TZ, "db", cfg.DB, "accounts", len(accounts))
-	defer log.Info("syncer stopped")
 	r := &schedule.Runner{Schedule: cfg.sched, Location: cfg.loc, Job: job, Grace: cfg.StopGrace, Log: log}
 	if tty {
 		// The log keeps to warnings on a terminal; the person watching still learns the plan.
