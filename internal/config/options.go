@@ -61,6 +61,7 @@ type Report struct {
 	TZ         string `env:"BILLSYNC_TZ, default=Asia/Jakarta" flag:"tz" help:"time zone (IANA name) of the schedule and of report dates and day boundaries"`
 	Currency   string `env:"BILLSYNC_CURRENCY, default=IDR" flag:"currency" help:"currency code printed on amounts; formatting only, amounts are never converted"`
 	Locale     string `env:"BILLSYNC_LOCALE, default=id" flag:"locale" help:"language of the reports: id or en"`
+	CSVDialect string `env:"BILLSYNC_CSV_DIALECT, default=rfc" flag:"csv-dialect" help:"CSV files: rfc (commas, ISO 8601 times; for programs) or id (semicolons, decimal commas; for a spreadsheet with Indonesian settings)"`
 	ReportsOut string `env:"BILLSYNC_REPORTS_OUT, default=./out" flag:"reports-out" help:"directory the reports are written to"`
 }
 
