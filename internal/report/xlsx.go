@@ -96,11 +96,7 @@ func newStyles(f *excelize.File, currency string, l *lang) (*styles, error) {
 		}
 		return id
 	}
-	s.header = add(&excelize.Style{
-		Font:      &excelize.Font{Family: "Calibri", Bold: true, Color: "FFFFFF"},
-		Fill:      excelize.Fill{Type: "pattern", Pattern: 1, Color: []string{"1F4E79"}},
-		Alignment: &excelize.Alignment{Vertical: "center", WrapText: true},
-	})
+	s.header = add(HeaderStyle())
 	s.title = add(&excelize.Style{Font: &excelize.Font{Family: "Calibri", Bold: true, Size: 16, Color: "1F4E79"}})
 	s.subtitle = add(&excelize.Style{Font: &excelize.Font{Family: "Calibri", Bold: true, Size: 12, Color: "1F4E79"}, Alignment: &excelize.Alignment{Vertical: "top"}})
 	s.value = add(&excelize.Style{Alignment: &excelize.Alignment{Vertical: "top"}})
