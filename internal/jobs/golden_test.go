@@ -18,7 +18,7 @@ func TestPlanAndResultFilesGolden(t *testing.T) {
 	plan := e.mustPlan(jobs.CreditTopup, in)
 	res := e.apply(plan.ID)
 	for _, f := range []struct {
-		name string
+		name  string
 		table *jobs.Table
 	}{{"plan_topup.golden.csv", jobs.PlanTable(plan, jobs.FileOptions{})},
 		{"result_topup.golden.csv", jobs.ResultTable(res.Plan, nil, jobs.FileOptions{})}} {

@@ -2,9 +2,10 @@ package jobs
 
 import (
 	"strconv"
+	"strings"
 	"time"
 
-	"github.com/billsync/billsync/internal/report"
+	"github.com/billsync/billsync/internal/sheetfmt"
 )
 
 // What the plan and result files and the printed summaries call things, in Indonesian (the default) and
@@ -76,7 +77,7 @@ var words = map[string][2]string{
 	"action_id": {"ID aksi (kunci idempotensi)", "Action ID (idempotency key)"}, "sends": {"Kali dikirim", "Times sent"},
 	"error": {"Galat", "Error"}, "reconciled": {"Hasil pemeriksaan", "Reconciled"}, "read": {"Yang dibaca", "Read"},
 	"missing": {"Yang kurang", "Missing"}, "settle": {"Cara menyelesaikan", "To settle"},
-	"current": {"%s (saat rencana)", "%s (at planning)"},
+	"current":         {"%s (saat rencana)", "%s (at planning)"},
 	"current.balance": {"Saldo saat rencana", "Balance at planning"}, "current.customerName": {"Nama pelanggan", "Customer name"},
 	"current.customerEmail": {"E-mail pelanggan", "Customer e-mail"}, "current.productName": {"Nama produk", "Product name"},
 	// sheets
@@ -89,16 +90,16 @@ var words = map[string][2]string{
 	"approved": {"Disetujui", "Approved"}, "not_approved": {"belum", "not yet"},
 	"approved_by": {"%s oleh %s untuk %s", "%s by %s for %s"}, "self": {" (oleh perencananya sendiri)", " (by its planner)"},
 	"old_approval": {"%s oleh %s, tanpa layanan tujuan (setujui lagi)", "%s by %s, without a target service (approve again)"},
-	"production": {"%s (PRODUKSI)", "%s (PRODUCTION)"}, "not_production": {"%s (bukan produksi)", "%s (not production)"},
+	"production":   {"%s (PRODUKSI)", "%s (PRODUCTION)"}, "not_production": {"%s (bukan produksi)", "%s (not production)"},
 	"tz": {"Zona waktu", "Time zone"}, "rows": {"Baris", "Rows"}, "states": {"Status baris", "Row states"},
 	"run": {"Jalan", "Run"}, "run_of": {"ke-%d dari rencana ini (jalan %d di jurnal), %s oleh %s", "%d of this plan (run %d in the journal), %s by %s"},
 	"service": {"Layanan", "Service"}, "run_status": {"Status jalan", "Run status"}, "sent_n": {"Dikirim", "Sent"},
 	"group": {"Kelompok", "Group"}, "group.productName": {"Produk", "Product"}, "group.linkName": {"Tautan", "Link"},
 	"all": {"(semua)", "(all)"}, "total": {"Total", "Total"}, "to_send": {"Baris yang masih dikirim", "Rows still to send"},
 	"sum.money": {"Jumlah (Rp)", "Amount (Rp)"}, "sum.credit": {"Jumlah kredit (unit)", "Credit (units)"},
-	"sum_to_send.money": {"Jumlah yang masih dikirim (Rp)", "Amount still to send (Rp)"},
+	"sum_to_send.money":  {"Jumlah yang masih dikirim (Rp)", "Amount still to send (Rp)"},
 	"sum_to_send.credit": {"Kredit yang masih dikirim (unit)", "Credit still to send (units)"},
-	"page_footer": {"dibuat", "made"},
+	"page_footer":        {"dibuat", "made"},
 }
 
 // lang is the locale of a file or a printed summary.
@@ -134,7 +135,7 @@ func (l lang) state(s State) string {
 }
 
 // group is n with the locale's thousands separator.
-func (l lang) group(n int64) string { return report.Group(n, string(l)) }
+func (l lang) group(n int64) string { return sheetfmt.Group(n, string(l)) }
 
 // number is a number's text (digits, maybe a decimal point) as the locale writes it; other text as it is.
 func (l lang) number(s string) string {
@@ -142,7 +143,8 @@ func (l lang) number(s string) string {
 		return l.group(n)
 	}
 	if f, err := strconv.ParseFloat(s, 64); err == nil {
-		return report.Figure(f, string(l))
+		_, frac, _ := strings.Cut(s, ".")
+		return sheetfmt.Decimal(f, len(frac), string(l))
 	}
 	return s
 }

@@ -16,7 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/billsync/billsync/internal/cellsafe"
-	"github.com/billsync/billsync/internal/report"
+	"github.com/billsync/billsync/internal/sheetfmt"
 	"github.com/xuri/excelize/v2"
 )
 
@@ -424,7 +424,7 @@ func writeXLSX(path string, t *Table, o FileOptions) error {
 	if err := f.SetSheetName("Sheet1", summary); err != nil {
 		return err
 	}
-	footer := report.Footer(t.Title, clock(time.Now(), o.loc()), string(l))
+	footer := sheetfmt.Footer(t.Title+" · "+l.w("page_footer")+" "+clock(time.Now(), o.loc()), string(l))
 	if err := writeSummarySheet(f, summary, t, st, l, footer); err != nil {
 		return fmt.Errorf("sheet %s: %w", summary, err)
 	}
@@ -450,7 +450,7 @@ type sheetStyles struct {
 func newSheetStyles(f *excelize.File, currency string, l lang) (*sheetStyles, error) {
 	st := &sheetStyles{number: map[unit]int{}, total: map[unit]int{}}
 	var err error
-	if st.header, err = f.NewStyle(report.HeaderStyle()); err != nil {
+	if st.header, err = f.NewStyle(sheetfmt.HeaderStyle()); err != nil {
 		return nil, err
 	}
 	top := &excelize.Alignment{Vertical: "top"}
@@ -469,9 +469,9 @@ func newSheetStyles(f *excelize.File, currency string, l lang) (*sheetStyles, er
 		return nil, err
 	}
 	for _, u := range []unit{unitRupiah, unitCredit, unitCount} {
-		nf, err := report.NumberFormat(string(u), currency, string(l))
-		if err != nil {
-			return nil, err
+		nf, ok := sheetfmt.NumberFormat(string(u), currency, string(l))
+		if !ok {
+			return nil, fmt.Errorf("no number format for %s", u)
 		}
 		if st.number[u], err = f.NewStyle(&excelize.Style{CustomNumFmt: &nf, Alignment: top}); err != nil {
 			return nil, err
@@ -574,7 +574,7 @@ func headerWidth(title string) int {
 
 // printSetup is the reports' page setup, with the header row repeated on every page.
 func printSetup(f *excelize.File, sh, footer string, titles bool) error {
-	if err := report.PageSetup(f, sh, footer); err != nil {
+	if err := sheetfmt.PageSetup(f, sh, footer); err != nil {
 		return err
 	}
 	if !titles {
@@ -722,47 +722,77 @@ func PrintPlan(w io.Writer, p *Plan, limit int, o FileOptions) {
 }
 
 // PrintSummary writes what a plan adds up to: rows per state, and per product the rows and amounts, all and
-// still to send; an approver reads it before approving.
+// still to send; an approver reads it before approving. Names are aligned left, figures right.
 func PrintSummary(w io.Writer, p *Plan, o FileOptions) {
 	s := Summarize(p)
 	l := o.lang()
-	fmt.Fprintf(w, "  rows: %s\n", statesText(s, l))
-	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
-	amount := ""
-	switch s.Unit {
-	case unitCredit:
-		amount = "\tCREDIT\tCREDIT TO SEND"
-	case unitRupiah:
-		amount = "\tRUPIAH\tRUPIAH TO SEND"
+	var states []string
+	for _, st := range stateOrder {
+		if n := s.States[st]; n > 0 {
+			states = append(states, l.group(int64(n))+" "+string(st))
+		}
 	}
+	for st, n := range s.States { // a state missing from stateOrder still shows
+		if _, known := stateTexts[st]; !known {
+			states = append(states, l.group(int64(n))+" "+string(st))
+		}
+	}
+	fmt.Fprintf(w, "  rows: %s (%s)\n", l.group(int64(s.Rows)), strings.Join(states, ", "))
 	group := "ALL ROWS"
-	if s.GroupBy == "productName" {
+	switch {
+	case s.GroupBy == "productName":
 		group = "PRODUCT"
-	} else if s.GroupBy != "" {
+	case s.GroupBy != "":
 		group = strings.ToUpper(strings.TrimSuffix(s.GroupBy, "Name"))
 	}
-	fmt.Fprintf(tw, "  %s\tROWS\tTO SEND%s\t\n", group, amount)
-	var rows, toSend int
-	var total, totalToSend float64
+	head := []string{group, "ROWS", "TO SEND"}
+	switch s.Unit {
+	case unitCredit:
+		head = append(head, "CREDIT", "CREDIT TO SEND")
+	case unitRupiah:
+		head = append(head, "RUPIAH", "RUPIAH TO SEND")
+	}
+	lines := [][]string{head}
+	var total Group
 	for _, g := range s.Groups {
 		name := g.Name
 		if name == "" {
 			name = "(all)"
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s%s\t\n", name, l.group(int64(g.Rows)), l.group(int64(g.ToSend)), amounts(s, l, g.Total, g.TotalToSend))
-		rows, toSend, total, totalToSend = rows+g.Rows, toSend+g.ToSend, total+g.Total, totalToSend+g.TotalToSend
+		lines = append(lines, summaryLine(s, l, name, g))
+		total.Rows, total.ToSend = total.Rows+g.Rows, total.ToSend+g.ToSend
+		total.Total, total.TotalToSend = total.Total+g.Total, total.TotalToSend+g.TotalToSend
 	}
 	if len(s.Groups) > 1 {
-		fmt.Fprintf(tw, "  total\t%s\t%s%s\t\n", l.group(int64(rows)), l.group(int64(toSend)), amounts(s, l, total, totalToSend))
+		lines = append(lines, summaryLine(s, l, "total", &total))
 	}
-	tw.Flush()
+	widths := make([]int, len(head))
+	for _, ln := range lines {
+		for i, c := range ln {
+			widths[i] = max(widths[i], utf8.RuneCountInString(c))
+		}
+	}
+	for _, ln := range lines {
+		var b strings.Builder
+		b.WriteString("  ")
+		for i, c := range ln {
+			pad := strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c))
+			if i == 0 {
+				b.WriteString(c + pad)
+			} else {
+				b.WriteString("  " + pad + c)
+			}
+		}
+		fmt.Fprintln(w, b.String())
+	}
 }
 
-func amounts(s *Summary, l lang, total, toSend float64) string {
-	if s.Unit == unitNone {
-		return ""
+func summaryLine(s *Summary, l lang, name string, g *Group) []string {
+	ln := []string{name, l.group(int64(g.Rows)), l.group(int64(g.ToSend))}
+	if s.Unit != unitNone {
+		ln = append(ln, l.number(strconv.FormatFloat(g.Total, 'f', -1, 64)), l.number(strconv.FormatFloat(g.TotalToSend, 'f', -1, 64)))
 	}
-	return "\t" + l.number(strconv.FormatFloat(total, 'f', -1, 64)) + "\t" + l.number(strconv.FormatFloat(toSend, 'f', -1, 64))
+	return ln
 }
 
 // PrintResult writes a short human summary of a run.

@@ -63,8 +63,8 @@ type Plan struct {
 	ApprovedAt        time.Time // zero when not approved
 	ApprovedBy        string
 	Approval          *Approval // the approval with its target; nil when none recorded one
-	Existing          bool  // planning found this identical plan already stored
-	SkippedLines      []int // email-fix lines left out because their toEmail is blank
+	Existing          bool      // planning found this identical plan already stored
+	SkippedLines      []int     // email-fix lines left out because their toEmail is blank
 	Actions           []*Action
 }
 
