@@ -8,6 +8,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -41,6 +43,9 @@ type Column struct {
 	Key   string // stable: seq, state, send.amount, current.balance, result.balance …
 	Title string // as printed, in the file's locale
 	Unit  unit   // numbers of this unit; "" = text
+	// Ref marks a reference column (IDs, links, the idempotency key): last, and out of a workbook's print
+	// area, so the printed page keeps what a reviewer reads at a readable size.
+	Ref bool
 }
 
 // Table is a plan or result as rows under a header. Numbers are digits (a decimal point at most), written
@@ -67,27 +72,36 @@ func PlanTable(p *Plan, o FileOptions) *Table {
 	t.add(l, "state", unitNone)
 	t.add(l, "target", unitNone)
 	t.add(l, "change", unitNone)
+	type src struct {
+		m   func(a *Action) string
+		col Column
+	}
+	var cols []src
 	for _, c := range reqCols {
-		t.Columns = append(t.Columns, Column{Key: "send." + c, Title: c, Unit: fieldUnit(p.Kind, c)})
+		cols = append(cols, src{func(a *Action) string { return a.Request[c] },
+			Column{Key: "send." + c, Title: c, Unit: fieldUnit(p.Kind, c), Ref: isReference(c)}})
 	}
 	for _, c := range curCols {
 		name := fmt.Sprintf(l.w("current"), c)
 		if _, ok := words["current."+c]; ok {
 			name = l.w("current." + c)
 		}
-		t.Columns = append(t.Columns, Column{Key: "current." + c, Title: name, Unit: fieldUnit(p.Kind, c)})
+		cols = append(cols, src{func(a *Action) string { return a.Current[c] },
+			Column{Key: "current." + c, Title: name, Unit: fieldUnit(p.Kind, c), Ref: isReference(c)}})
 	}
-	t.add(l, "note", unitNone)
-	t.add(l, "action_id", unitNone)
+	cols = append(cols, src{note, Column{Key: "note", Title: l.w("note")}})
+	// What a reviewer reads first, the references after it.
+	sort.SliceStable(cols, func(i, k int) bool { return !cols[i].col.Ref && cols[k].col.Ref })
+	for _, c := range cols {
+		t.Columns = append(t.Columns, c.col)
+	}
+	t.Columns = append(t.Columns, Column{Key: "action_id", Title: l.w("action_id"), Ref: true})
 	for _, a := range p.Actions {
 		row := []string{strconv.Itoa(a.Seq), strconv.Itoa(a.Line), l.state(a.State), a.Target, a.Change}
-		for _, c := range reqCols {
-			row = append(row, a.Request[c])
+		for _, c := range cols {
+			row = append(row, c.m(a))
 		}
-		for _, c := range curCols {
-			row = append(row, a.Current[c])
-		}
-		t.Rows = append(t.Rows, append(row, note(a), a.ID))
+		t.Rows = append(t.Rows, append(row, a.ID))
 	}
 	t.Facts = planFacts(p, o)
 	return t
@@ -116,19 +130,33 @@ func ResultTable(p *Plan, run *Run, o FileOptions) *Table {
 	t.add(l, "state", unitNone)
 	t.add(l, "sends", unitCount)
 	t.add(l, "error", unitNone)
+	var refs []string
 	for _, c := range results {
+		if isReference(c) {
+			refs = append(refs, c)
+			continue
+		}
 		t.Columns = append(t.Columns, Column{Key: "result." + c, Title: c, Unit: fieldUnit(p.Kind, c)})
 	}
-	for _, k := range []string{"reconciled", "read", "missing", "settle", "note", "action_id"} {
+	for _, k := range []string{"reconciled", "read", "missing", "settle", "note"} {
 		t.add(l, k, unitNone)
 	}
+	for _, c := range refs {
+		t.Columns = append(t.Columns, Column{Key: "result." + c, Title: c, Ref: true})
+	}
+	t.Columns = append(t.Columns, Column{Key: "action_id", Title: l.w("action_id"), Ref: true})
 	for _, a := range p.Actions {
 		row := []string{strconv.Itoa(a.Seq), strconv.Itoa(a.Line), a.Target, l.state(a.State), strconv.Itoa(a.Sends), a.Error}
 		for _, c := range results {
+			if !isReference(c) {
+				row = append(row, a.Detail[c])
+			}
+		}
+		row = append(row, a.Detail["reconciled"], a.Detail["read"], a.Detail["missing"], a.Detail["settle"], note(a))
+		for _, c := range refs {
 			row = append(row, a.Detail[c])
 		}
-		t.Rows = append(t.Rows, append(row, a.Detail["reconciled"], a.Detail["read"], a.Detail["missing"], a.Detail["settle"],
-			note(a), a.ID))
+		t.Rows = append(t.Rows, append(row, a.ID))
 	}
 	t.Facts = planFacts(p, o)
 	if run != nil {
@@ -140,6 +168,19 @@ func ResultTable(p *Plan, run *Run, o FileOptions) *Table {
 	}
 	return t
 }
+
+// isReference says whether a request, warehouse or result field is an ID or a link: a reference column.
+func isReference(field string) bool {
+	return field == "id" || field == "idProd" || field == "link" || strings.HasSuffix(field, "Id") ||
+		strings.HasSuffix(field, "Url")
+}
+
+// uuidRe is a UUID, as the service's IDs are.
+var uuidRe = regexp.MustCompile(`\b([0-9a-fA-F]{8})-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b`)
+
+// shortIDs are the columns of people's text whose IDs a workbook shows by their start ("customer
+// 00304804… (Made)"), as the reports do: the whole IDs are in the reference columns and the CSV.
+var shortIDs = map[string]bool{"target": true, "change": true, "note": true, "reconciled": true, "read": true, "missing": true}
 
 func (t *Table) add(l lang, key string, u unit) {
 	t.Columns = append(t.Columns, Column{Key: key, Title: l.w(key), Unit: u})
@@ -527,6 +568,9 @@ func writeRowsSheet(f *excelize.File, t *Table, st *sheetStyles, l lang, footer 
 		for i, v := range row {
 			c := t.Columns[i]
 			cell, _ := excelize.CoordinatesToCellName(i+1, r+2)
+			if shortIDs[c.Key] {
+				v = uuidRe.ReplaceAllString(v, "$1…")
+			}
 			val, isNum := cellValue(v, c.Unit)
 			if err := f.SetCellValue(sh, cell, val); err != nil {
 				return err
@@ -557,7 +601,16 @@ func writeRowsSheet(f *excelize.File, t *Table, st *sheetStyles, l lang, footer 
 	if err := f.AutoFilter(sh, "A1:"+end, nil); err != nil {
 		return err
 	}
-	return printSetup(f, sh, footer, true)
+	if err := printSetup(f, sh, footer, true); err != nil {
+		return err
+	}
+	printed := slices.IndexFunc(t.Columns, func(c Column) bool { return c.Ref })
+	if printed <= 0 {
+		return nil
+	}
+	lastCol, _ := excelize.ColumnNumberToName(printed)
+	return f.SetDefinedName(&excelize.DefinedName{Name: "_xlnm.Print_Area",
+		RefersTo: fmt.Sprintf("'%s'!$A$1:$%s$%d", strings.ReplaceAll(sh, "'", "''"), lastCol, len(t.Rows)+1), Scope: sh})
 }
 
 // headerWidth is the width a header needs: it wraps, so its longest word, or the whole title when short.
@@ -657,11 +710,11 @@ func writeSummarySheet(f *excelize.File, sh string, t *Table, st *sheetStyles, l
 	}
 	for i := 2; i <= len(head); i++ {
 		col, _ := excelize.ColumnNumberToName(i)
-		if err := f.SetColWidth(sh, col, col, float64(max(14, headerWidth(head[i-1])))); err != nil {
+		if err := f.SetColWidth(sh, col, col, float64(max(18, headerWidth(head[i-1])))); err != nil {
 			return err
 		}
 	}
-	if err := f.SetRowHeight(sh, headRow, 32); err != nil {
+	if err := f.SetRowHeight(sh, headRow, 48); err != nil {
 		return err
 	}
 	return printSetup(f, sh, footer, false)
