@@ -407,7 +407,7 @@ func (f *jobFlags) approveOrShow(ctx context.Context, sub, id string, stdout io.
 		return err
 	}
 	jobs.PrintHistory(stdout, p, runs, res, o)
-	jobs.PrintUnresolved(stdout, p)
+	jobs.PrintUnresolved(stdout, p, o)
 	if f.result != "" {
 		return f.writeResult(ctx, j, p, 0, stdout)
 	}

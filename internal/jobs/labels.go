@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -167,4 +168,22 @@ func clock(t time.Time, loc *time.Location) string {
 		loc = time.UTC
 	}
 	return t.In(loc).Format("2006-01-02 15:04 MST")
+}
+
+// utcStampRe is an RFC 3339 UTC time as the journal's evidence writes it.
+var utcStampRe = regexp.MustCompile(`\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z\b`)
+
+// localTimes shows the UTC times in a text (evidence, messages) in loc, its zone named, so one zone is
+// printed everywhere. Times without a zone (as a service sent them) are left as they are.
+func localTimes(s string, loc *time.Location) string {
+	if loc == nil || loc == time.UTC {
+		return s
+	}
+	return utcStampRe.ReplaceAllStringFunc(s, func(m string) string {
+		t, err := time.Parse(time.RFC3339Nano, m)
+		if err != nil {
+			return m
+		}
+		return t.In(loc).Format("2006-01-02 15:04:05 MST")
+	})
 }

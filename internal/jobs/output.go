@@ -89,7 +89,7 @@ func PlanTable(p *Plan, o FileOptions) *Table {
 		cols = append(cols, src{func(a *Action) string { return a.Current[c] },
 			Column{Key: "current." + c, Title: name, Unit: fieldUnit(p.Kind, c), Ref: isReference(c)}})
 	}
-	cols = append(cols, src{note, Column{Key: "note", Title: l.w("note")}})
+	cols = append(cols, src{func(a *Action) string { return localTimes(note(a), o.loc()) }, Column{Key: "note", Title: l.w("note")}})
 	// What a reviewer reads first, the references after it.
 	sort.SliceStable(cols, func(i, k int) bool { return !cols[i].col.Ref && cols[k].col.Ref })
 	for _, c := range cols {
@@ -152,7 +152,9 @@ func ResultTable(p *Plan, run *Run, o FileOptions) *Table {
 				row = append(row, a.Detail[c])
 			}
 		}
-		row = append(row, a.Detail["reconciled"], a.Detail["read"], a.Detail["missing"], a.Detail["settle"], note(a))
+		loc := o.loc()
+		row = append(row, localTimes(a.Detail["reconciled"], loc), localTimes(a.Detail["read"], loc),
+			localTimes(a.Detail["missing"], loc), a.Detail["settle"], localTimes(note(a), loc))
 		for _, c := range refs {
 			row = append(row, a.Detail[c])
 		}
@@ -767,7 +769,7 @@ func PrintPlan(w io.Writer, p *Plan, limit int, o FileOptions) {
 		}
 		change := a.Change
 		if n := note(a); n != "" {
-			change += " (" + n + ")"
+			change += " (" + localTimes(n, loc) + ")"
 		}
 		fmt.Fprintf(tw, "  %d\t%d\t%s\t%s\t%s\n", a.Seq, a.Line, a.State, a.Target, change)
 	}
@@ -858,7 +860,7 @@ func PrintResult(w io.Writer, r *RunResult, o FileOptions) {
 			fmt.Fprintf(w, ", %s unresolved (waiting for a person)", n(r.Unresolved))
 		}
 		fmt.Fprintln(w)
-		PrintUnresolved(w, r.Plan)
+		PrintUnresolved(w, r.Plan, o)
 		return
 	}
 	fmt.Fprintf(w, "run %d of plan %s (run %d in the journal): %s; sent %s, reconciled %s; plan now %s succeeded, %s failed, %s unresolved\n",
@@ -869,30 +871,31 @@ func PrintResult(w io.Writer, r *RunResult, o FileOptions) {
 	for _, a := range r.Plan.Actions {
 		switch a.State {
 		case Failed, Unknown, Sent:
-			fmt.Fprintf(w, "  row %d, line %d (%s): %s %s\n", a.Seq, a.Line, a.Target, a.State, a.Error)
+			fmt.Fprintf(w, "  row %d, line %d (%s): %s %s\n", a.Seq, a.Line, a.Target, a.State, localTimes(a.Error, o.loc()))
 		case Unresolved:
-			printUnresolved(w, r.Plan, a)
+			printUnresolved(w, r.Plan, a, o.loc())
 		}
 	}
 }
 
 // PrintUnresolved lists the plan's unresolved actions with what a person needs to settle each.
-func PrintUnresolved(w io.Writer, p *Plan) {
+func PrintUnresolved(w io.Writer, p *Plan, o FileOptions) {
 	for _, a := range p.Actions {
 		if a.State == Unresolved {
-			printUnresolved(w, p, a)
+			printUnresolved(w, p, a, o.loc())
 		}
 	}
 }
 
 // printUnresolved shows a person everything needed to settle an action by hand.
-func printUnresolved(w io.Writer, p *Plan, a *Action) {
-	fmt.Fprintf(w, "  row %d, line %d (%s): UNRESOLVED, not sent again: %s\n", a.Seq, a.Line, a.Target, a.Detail["reconciled"])
+func printUnresolved(w io.Writer, p *Plan, a *Action, loc *time.Location) {
+	fmt.Fprintf(w, "  row %d, line %d (%s): UNRESOLVED, not sent again: %s\n", a.Seq, a.Line, a.Target,
+		localTimes(a.Detail["reconciled"], loc))
 	if v := a.Detail["read"]; v != "" {
-		fmt.Fprintf(w, "    read:    %s\n", v)
+		fmt.Fprintf(w, "    read:    %s\n", localTimes(v, loc))
 	}
 	if v := a.Detail["missing"]; v != "" {
-		fmt.Fprintf(w, "    missing: %s\n", v)
+		fmt.Fprintf(w, "    missing: %s\n", localTimes(v, loc))
 	}
 	fmt.Fprintf(w, "    check on the service whether %s happened, then: %s\n", a.Change, ResolveCommand(p.ID, a.Seq))
 }

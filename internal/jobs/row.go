@@ -192,7 +192,7 @@ func (r *rowReader) future(col string) string {
 		return ""
 	}
 	if !t.After(r.now) {
-		r.fail(col, "%s %s is not in the future", col, t.Format(time.RFC3339))
+		r.fail(col, "%s %s is not in the future", col, t.In(r.loc).Format("2006-01-02 15:04:05 MST"))
 		return ""
 	}
 	return t.UTC().Format("2006-01-02T15:04:05.000Z")
