@@ -51,7 +51,7 @@ var subUsage = map[string]struct {
 		[]string{"max", "confirm-production", "result", "kind", "in", "skip-blank", "again", "out", "base-url", "api-key-file", "environment", "tz", "locale"}},
 	"approve": {"syncer job approve PLAN_ID: show the plan's summary and approve it for the service of BILLSYNC_BASE_URL: the daemon sends it there (and nowhere else) after its next sync (BILLSYNC_APPLY_APPROVED=true); the login that planned it may not approve it unless BILLSYNC_ALLOW_SELF_APPROVE=true",
 		[]string{"base-url", "environment", "allow-self-approve", "tz", "locale"}},
-	"resolve": {"syncer job resolve PLAN_ID ROW applied|not-applied -why TEXT: settle an unresolved row after checking it on the service; ROW is the plan's seq", []string{"why", "by"}},
+	"resolve": {"syncer job resolve PLAN_ID ROW applied|not-applied -why TEXT: settle an unresolved row after checking it on the service; ROW is the plan's SEQ (Baris/Row in the plan file)", []string{"why", "by"}},
 	"show": {"syncer job show PLAN_ID [-result FILE]: print the plan with every action's state, its totals, and who planned, approved, applied and resolved it",
 		[]string{"result", "tz", "locale"}},
 	"list":     {"syncer job list: every plan in the journal, newest first", []string{"tz"}},
@@ -464,7 +464,7 @@ func (f *jobFlags) resolve(ctx context.Context, pos []string, stdout io.Writer) 
 	}
 	row, err := strconv.Atoi(pos[1])
 	if err != nil || row < 1 {
-		return usageErr("syncer job resolve: ROW %q: want the row number (the plan's seq column)", pos[1])
+		return usageErr("syncer job resolve: ROW %q: want the row number (SEQ in syncer job show, Baris/Row in the plan file)", pos[1])
 	}
 	if pos[2] != jobs.ResolvedApplied && pos[2] != jobs.ResolvedNotApplied {
 		return usageErr("syncer job resolve: %q: want applied or not-applied", pos[2])

@@ -147,7 +147,7 @@ func TestJobCommandAsAFinanceUserRunsIt(t *testing.T) {
 	// Who planned, approved and applied it, in WIB.
 	out, _, code = syncer(t, vars, "job", "show", id[1])
 	t.Logf("job show prints:\n%s", out)
-	for _, want := range []string{"history of plan " + id[1] + " (times in WIB (Asia/Jakarta))", "  planned   ", "WIB by ",
+	for _, want := range []string{"history of plan " + id[1] + ", times in WIB (Asia/Jakarta):", "  planned   ", "WIB by ",
 		"  approved  ", "a self-approval", "  applied   ", "run 1 of the plan", "1.500.000"} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("job show: exit %d, no %q", code, want)

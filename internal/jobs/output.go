@@ -750,7 +750,7 @@ func PrintPlan(w io.Writer, p *Plan, limit int, o FileOptions) {
 		a := p.Approval
 		self := ""
 		if a.Self {
-			self = " (a self-approval: BILLSYNC_ALLOW_SELF_APPROVE)"
+			self = ", a self-approval (BILLSYNC_ALLOW_SELF_APPROVE)"
 		}
 		fmt.Fprintf(w, "  approved %s by %s for %s%s\n", clock(a.At, loc), a.By, describeTarget(a.BaseURL, a.Production), self)
 	case !p.ApprovedAt.IsZero():
@@ -905,7 +905,7 @@ func printUnresolved(w io.Writer, p *Plan, a *Action, loc *time.Location) {
 func PrintHistory(w io.Writer, p *Plan, runs []Run, res []Resolution, o FileOptions) {
 	loc := o.loc()
 	l := o.lang()
-	fmt.Fprintf(w, "history of plan %s (times in %s):\n", p.ID, zone(p.CreatedAt, loc))
+	fmt.Fprintf(w, "history of plan %s, times in %s:\n", p.ID, zone(p.CreatedAt, loc))
 	fmt.Fprintf(w, "  planned   %s by %s on %s\n", clock(p.CreatedAt, loc), p.CreatedBy, p.Host)
 	switch {
 	case p.Approval != nil:
