@@ -3,10 +3,15 @@ package jobs_test
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"testing/fstest"
 
+	"github.com/billsync/billsync/internal/duckfile"
 	"github.com/billsync/billsync/internal/jobs"
+	"github.com/billsync/billsync/internal/sqlfile"
 )
 
 // TestSelfApprovalRefusedUnlessAllowed: the login that planned a job cannot approve it (nothing is recorded);
@@ -132,5 +137,39 @@ func TestApplyApprovedOnlyToTheApprovedTarget(t *testing.T) {
 	runs, err := j.Runs(ctx, plan.ID)
 	if err != nil || len(runs) != 1 || runs[0].By == "" || runs[0].N != 1 || runs[0].BaseURL != e.srv.URL+"/" {
 		t.Errorf("runs: %v %+v", err, runs)
+	}
+}
+
+// TestJournalBeforeApprovalsUpgrades: a journal written before job_approvals existed (only the first
+// migration applied, a plan approved the old way) opens, gains the table, and its old approval loads as one
+// without a target, which the daemon does not send.
+func TestJournalBeforeApprovalsUpgrades(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, jobs.JournalFile)
+	first, err := os.ReadFile("migrations/0001_journal.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := duckfile.Open(path, duckfile.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := fstest.MapFS{"migrations/0001_journal.sql": {Data: first}}
+	if err := sqlfile.Migrate(context.Background(), db, old, "migrations"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`INSERT INTO job_plans (id, kind, account, plan_hash, actions, created_at, created_by, approved_at, approved_by)
+		VALUES ('0123456789ab', 'credit-topup', 'test', 'h', 0, now(), 'budi', now(), 'siti')`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	j, err := jobs.OpenJournal(context.Background(), path)
+	if err != nil {
+		t.Fatalf("open the old journal: %v", err)
+	}
+	defer j.Close()
+	p, err := j.LoadPlan(context.Background(), "0123456789ab")
+	if err != nil || p.Approval != nil || p.ApprovedBy != "siti" {
+		t.Fatalf("old approval: %v %+v", err, p)
 	}
 }
