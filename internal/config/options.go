@@ -68,3 +68,9 @@ type Report struct {
 // DefaultTZ is the zone of schedules, dates and day boundaries unless BILLSYNC_TZ says
 // otherwise: the default of Report.TZ.
 var DefaultTZ = defaultOf(Report{}, "TZ")
+
+// Jobs is how the write jobs (syncer job) are reviewed.
+type Jobs struct {
+	// Four eyes: whoever planned a job may not approve it for the daemon, unless a team of one says so.
+	AllowSelfApprove bool `env:"BILLSYNC_ALLOW_SELF_APPROVE, default=false" flag:"allow-self-approve" help:"let the login that planned a job approve it too (the approval is journaled as a self-approval)"`
+}
