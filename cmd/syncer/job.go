@@ -37,7 +37,7 @@ kinds: email-fix, credit-topup, invoice-create, payment-edit, license-activate, 
        checkout-link, coupon-check (see docs/jobs.md)`
 
 // jobConfigFlags are the syncer's options a job reads (declared in internal/config).
-var jobConfigFlags = []string{"db", "journal", "account", "base-url", "api-key-file", "environment"}
+var jobConfigFlags = []string{"db", "journal", "account", "base-url", "api-key-file", "environment", "repeat-window"}
 
 // subUsage is each subcommand's synopsis and the flags it reads (besides -db, -journal and -account).
 var subUsage = map[string]struct {
@@ -45,9 +45,9 @@ var subUsage = map[string]struct {
 	flags    []string
 }{
 	"plan": {"syncer job plan -kind KIND -in FILE [flags]: validate a file against the warehouse and store the plan; sends nothing",
-		[]string{"kind", "in", "skip-blank", "again", "out", "apply", "max", "confirm-production", "result", "base-url", "api-key-file", "environment"}},
+		[]string{"kind", "in", "skip-blank", "again", "out", "apply", "max", "confirm-production", "result", "base-url", "api-key-file", "environment", "repeat-window"}},
 	"apply": {"syncer job apply PLAN_ID [flags] | syncer job apply -kind KIND -in FILE [flags]: send what is left of a plan, exactly once",
-		[]string{"max", "confirm-production", "result", "kind", "in", "skip-blank", "again", "out", "base-url", "api-key-file", "environment"}},
+		[]string{"max", "confirm-production", "result", "kind", "in", "skip-blank", "again", "out", "base-url", "api-key-file", "environment", "repeat-window"}},
 	"approve":  {"syncer job approve PLAN_ID: let the daemon apply the plan after its next sync (BILLSYNC_APPLY_APPROVED=true)", nil},
 	"resolve":  {"syncer job resolve PLAN_ID ROW applied|not-applied -why TEXT: settle an unresolved row after checking it on the service; ROW is the plan's seq", []string{"why", "by"}},
 	"show":     {"syncer job show PLAN_ID [-result FILE]: print the plan with every action's state", []string{"result"}},
@@ -144,7 +144,7 @@ func (f *jobFlags) flagSet(sub string) *flag.FlagSet {
 	fs.StringVar(&f.out, "out", "", "plan file to write (.csv or .xlsx)")
 	fs.StringVar(&f.result, "result", "", "result file to write (.csv or .xlsx)")
 	fs.BoolVar(&f.skipBlank, "skip-blank", false, "accepted for old command lines: email-fix always leaves rows with a blank toEmail out")
-	fs.BoolVar(&f.again, "again", false, "plan as a new job even if this exact file was planned before")
+	fs.BoolVar(&f.again, "again", false, "plan as a new job even if this exact file was planned before, and send every row even if billsync sent the same change before (e.g. next month's top-up)")
 	fs.BoolVar(&f.apply, "apply", false, "send the plan right away (default: dry run)")
 	fs.IntVar(&f.max, "max", 0, "send at most N actions in this run (0 = all)")
 	fs.BoolVar(&f.confirm, "confirm-production", false, "required to send to a production base URL")
@@ -190,6 +190,10 @@ func (f *jobFlags) parse(sub string, fs *flag.FlagSet, args []string) ([]string,
 	if f.max < 0 {
 		return nil, usageErr("syncer job %s: -max %d: must be 0 (no cap) or positive", sub, f.max)
 	}
+	if f.cfg.RepeatWindow <= 0 {
+		return nil, usageErr("syncer job %s: -repeat-window (BILLSYNC_JOB_REPEAT_WINDOW) %s: must be positive, e.g. 840h", sub,
+			f.cfg.RepeatWindow)
+	}
 	return pos, nil
 }
 
@@ -214,9 +218,14 @@ func (f *jobFlags) planOrApply(ctx context.Context, sub string, pos []string, st
 	}
 	if sub == "plan" && !f.apply {
 		left, unresolved := openActions(p)
+		c := p.Counts()
 		switch {
 		case left > 0:
 			fmt.Fprintf(stdout, "dry run: nothing was sent. To send it: syncer job apply %s\n", p.ID)
+		case c.Held > 0 && c.Succeeded+c.Failed+unresolved == 0:
+			fmt.Fprintf(stdout, "nothing to send: every row of plan %s repeats a change billsync already sent (held above). "+
+				"To send a row anyway write yes in its repeat column and plan again; to send the whole file again as a new job: "+
+				"syncer job plan -kind %s -in %s -again\n", p.ID, p.Kind, f.in)
 		case unresolved > 0:
 			fmt.Fprintf(stdout, "nothing to send: %d row(s) of plan %s are unresolved and wait for a person (see syncer job show %s)\n",
 				unresolved, p.ID, p.ID)
@@ -240,7 +249,7 @@ func (f *jobFlags) plan(ctx context.Context, j *jobs.Journal, stdout io.Writer) 
 	}
 	defer wh.Close()
 	p, err := j.Plan(ctx, wh, jobs.PlanOptions{Kind: jobs.Kind(f.kind), Input: f.in, Account: f.cfg.Account,
-		SkipBlank: f.skipBlank, Again: f.again, Location: loc})
+		SkipBlank: f.skipBlank, Again: f.again, Location: loc, RepeatWindow: f.cfg.RepeatWindow})
 	if err != nil {
 		return nil, err
 	}
@@ -273,8 +282,13 @@ func (f *jobFlags) send(ctx context.Context, j *jobs.Journal, p *jobs.Plan, stdo
 	if err != nil {
 		return err
 	}
+	loc, err := time.LoadLocation(f.cfg.TZ)
+	if err != nil {
+		return fmt.Errorf("BILLSYNC_TZ %q: %w", f.cfg.TZ, err)
+	}
 	res, err := j.Apply(ctx, p.ID, jobs.ApplyOptions{Client: c, Account: f.cfg.Account, BaseURL: f.cfg.BaseURL,
-		Max: f.max, Production: isProduction(f.cfg.BaseURL, f.cfg.Environment), Confirmed: f.confirm, Log: log})
+		Max: f.max, Production: isProduction(f.cfg.BaseURL, f.cfg.Environment), Confirmed: f.confirm, Log: log,
+		RepeatWindow: f.cfg.RepeatWindow, Location: loc})
 	if errors.Is(err, jobs.ErrNeedsConfirmation) {
 		return fmt.Errorf("%w: %s is a production base URL (not loopback, and BILLSYNC_ENVIRONMENT is not sandbox); "+
 			"review the plan, then run again with -confirm-production", err, f.cfg.BaseURL)
@@ -293,7 +307,8 @@ func (f *jobFlags) send(ctx context.Context, j *jobs.Journal, p *jobs.Plan, stdo
 			"check each on the service and settle it with the syncer job resolve command shown above", p.ID, waiting)
 	}
 	if res.Failed > 0 || res.Status == jobs.RunIncomplete && res.Stopped == "" {
-		return fmt.Errorf("plan %s: %d action(s) failed, %d not finished: see the result file", p.ID, res.Failed, res.Unresolved)
+		return fmt.Errorf("plan %s: %d action(s) failed, %d not finished: see the result file", p.ID, res.Failed,
+			res.Planned+res.Counts.Sent)
 	}
 	return nil
 }
@@ -314,7 +329,7 @@ func (f *jobFlags) writeResult(j *jobs.Journal, p *jobs.Plan, runID int64, stdou
 func openActions(p *jobs.Plan) (left, unresolved int) {
 	for _, a := range p.Actions {
 		switch a.State {
-		case jobs.Succeeded, jobs.Failed:
+		case jobs.Succeeded, jobs.Failed, jobs.Held:
 		case jobs.Unresolved:
 			unresolved++
 		default:
@@ -423,15 +438,15 @@ func (f *jobFlags) list(ctx context.Context, stdout io.Writer) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "PLAN\tKIND\tACCOUNT\tCREATED (%s)\tBY\tACTIONS\tSUCCEEDED\tFAILED\tUNRESOLVED\tAPPROVED\t\n", loc)
+	fmt.Fprintf(tw, "PLAN\tKIND\tACCOUNT\tCREATED (%s)\tBY\tACTIONS\tPLANNED\tHELD\tSENT\tSUCCEEDED\tFAILED\tUNRESOLVED\tSKIPPED\tAPPROVED\t\n", loc)
 	for _, s := range ps {
 		approved := "no"
 		if s.Approved {
 			approved = "yes"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", s.ID, s.Kind, s.Account,
-			s.CreatedAt.In(loc).Format("2006-01-02 15:04"), s.CreatedBy, group(s.Actions), group(s.Succeeded), group(s.Failed),
-			group(s.Unknown), approved)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", s.ID, s.Kind, s.Account,
+			s.CreatedAt.In(loc).Format("2006-01-02 15:04"), s.CreatedBy, group(s.Actions), group(s.Planned), group(s.Held),
+			group(s.Sent), group(s.Succeeded), group(s.Failed), group(s.Unresolved), group(s.Skipped), approved)
 	}
 	return tw.Flush()
 }

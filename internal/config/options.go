@@ -64,6 +64,11 @@ type Report struct {
 	ReportsOut string `env:"BILLSYNC_REPORTS_OUT, default=./out" flag:"reports-out" help:"directory the reports are written to"`
 }
 
+// Jobs is how write jobs (syncer job) compare rows with what was sent before.
+type Jobs struct {
+	RepeatWindow time.Duration `env:"BILLSYNC_JOB_REPEAT_WINDOW, default=840h" flag:"repeat-window" help:"a job row that makes a change billsync sent within this window (from any plan) is held unless marked repeat=yes or planned with -again"`
+}
+
 // DefaultTZ is the zone of schedules, dates and day boundaries unless BILLSYNC_TZ says
 // otherwise: the default of Report.TZ.
 var DefaultTZ = defaultOf(Report{}, "TZ")

@@ -37,7 +37,28 @@ func PlanTable(p *Plan) [][]string {
 		}
 		out = append(out, row)
 	}
-	return out
+	return withRepeats(p, out)
+}
+
+// withRepeats adds the repeat columns when a row is held or marked to repeat: whether it may repeat, and the
+// earlier send it repeats (plan, row, line, time, outcome).
+func withRepeats(p *Plan, rows [][]string) [][]string {
+	has := false
+	for _, a := range p.Actions {
+		has = has || a.AllowRepeat || a.Detail["repeatOf"] != ""
+	}
+	if !has {
+		return rows
+	}
+	rows[0] = append(rows[0], "repeat", "repeat_of")
+	for i, a := range p.Actions {
+		mark := ""
+		if a.AllowRepeat {
+			mark = "yes"
+		}
+		rows[i+1] = append(rows[i+1], mark, a.Detail["repeatOf"])
+	}
+	return rows
 }
 
 // ResultTable is each action's outcome: state, error, and what the service answered (new balance, links).
@@ -58,7 +79,7 @@ func ResultTable(p *Plan) [][]string {
 		}
 		out = append(out, append(row, a.Detail["reconciled"], a.Detail["read"], a.Detail["missing"], a.Detail["settle"]))
 	}
-	return out
+	return withRepeats(p, out)
 }
 
 // fieldOrder lists the keys used by any action: the kind's input columns first, then the rest sorted.
@@ -175,28 +196,50 @@ func PrintPlan(w io.Writer, p *Plan, limit int) {
 		fmt.Fprintf(tw, "  %d\t%d\t%s\t%s\t%s\n", a.Seq, a.Line, a.State, a.Target, a.Change)
 	}
 	tw.Flush()
+	fmt.Fprintf(w, "  rows: %s\n", p.Counts())
+	PrintHeld(w, p)
+}
+
+// PrintHeld lists the rows held as repeats of earlier sends, and the rows marked to repeat one.
+func PrintHeld(w io.Writer, p *Plan) {
+	held := 0
+	for _, a := range p.Actions {
+		switch {
+		case a.State == Held:
+			if held++; held == 1 {
+				fmt.Fprintln(w, "  HELD, not sent: billsync already sent the same change (write yes in a row's repeat column, "+
+					"or plan with -again, to send it anyway):")
+			}
+			fmt.Fprintf(w, "    row %d, line %d (%s): repeats %s\n", a.Seq, a.Line, a.Target, a.Detail["repeatOf"])
+		case a.AllowRepeat && a.Detail["repeatOf"] != "" && (a.State == Planned || a.State == NotApplied):
+			fmt.Fprintf(w, "    row %d, line %d (%s): marked to repeat %s\n", a.Seq, a.Line, a.Target, a.Detail["repeatOf"])
+		}
+	}
 }
 
 // PrintResult writes a short human summary of a run.
 func PrintResult(w io.Writer, r *RunResult) {
 	if r.RunID == 0 {
-		fmt.Fprintf(w, "plan %s: nothing to send: %d succeeded, %d failed earlier", r.Plan.ID, r.Succeeded, r.Failed)
-		if r.Unresolved > 0 {
-			fmt.Fprintf(w, ", %d unresolved (waiting for a person)", r.Unresolved)
-		}
-		fmt.Fprintln(w)
+		fmt.Fprintf(w, "plan %s: nothing to send: %s\n", r.Plan.ID, r.Counts)
 		for _, a := range r.Plan.Actions {
 			if a.State == Unresolved {
 				printUnresolved(w, r.Plan, a)
 			}
 		}
+		PrintHeld(w, r.Plan)
 		return
 	}
-	fmt.Fprintf(w, "run %d of plan %s: %s; sent %d, reconciled %d; plan now %d succeeded, %d failed, %d unresolved\n",
-		r.RunID, r.Plan.ID, r.Status, r.Sent, r.Reconciled, r.Succeeded, r.Failed, r.Unresolved)
+	fmt.Fprintf(w, "run %d of plan %s: %s; sent %d, reconciled %d; this run: %s\n", r.RunID, r.Plan.ID, r.Status, r.Sent,
+		r.Reconciled, r.Run)
+	plan := r.Counts.String()
+	if r.Stopped != "" && r.Planned > 0 {
+		plan = strings.Replace(plan, "still planned", "still planned (not sent: "+r.Stopped+")", 1)
+	}
+	fmt.Fprintf(w, "  plan now: %s\n", plan)
 	if r.Stopped != "" {
 		fmt.Fprintf(w, "  stopped early: %s\n", r.Stopped)
 	}
+	PrintHeld(w, r.Plan)
 	for _, a := range r.Plan.Actions {
 		switch a.State {
 		case Failed, Unknown, Sent:
