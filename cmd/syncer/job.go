@@ -230,8 +230,12 @@ func (f *jobFlags) planOrApply(ctx context.Context, sub string, pos []string, st
 			fmt.Fprintf(stdout, "nothing to send: %d row(s) of plan %s are unresolved and wait for a person (see syncer job show %s)\n",
 				unresolved, p.ID, p.ID)
 		default:
-			fmt.Fprintf(stdout, "nothing to send: plan %s is fully applied. To send the same file again as a new job: "+
-				"syncer job plan -kind %s -in %s -again\n", p.ID, p.Kind, f.in)
+			held := ""
+			if c.Held > 0 {
+				held = fmt.Sprintf(" (%d held row(s) repeat changes sent by other plans)", c.Held)
+			}
+			fmt.Fprintf(stdout, "nothing to send: plan %s is fully applied%s. To send the same file again as a new job: "+
+				"syncer job plan -kind %s -in %s -again\n", p.ID, held, p.Kind, f.in)
 		}
 		return nil
 	}
