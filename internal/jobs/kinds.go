@@ -63,8 +63,9 @@ type kindSpec struct {
 	// account) repeats it and is held (repeats.go). It compares what reaches the service, never the file, so
 	// row order, added rows and re-saved workbooks change nothing. nil: the kind changes nothing and is never held.
 	repeatKey func(q request) string
-	send      func(ctx context.Context, c *api.Client, q request) (map[string]string, error)
-	results   []string // result columns, in order
+
+	send    func(ctx context.Context, c *api.Client, q request) (map[string]string, error)
+	results []string // result columns, in order
 	// reconcile reads the service to settle an action whose outcome is unknown (see verdict).
 	reconcile func(rc *reconciler, ctx context.Context, a *Action) (verdict, map[string]string, error)
 	// conflictMeansExists: a 409 answer to a send is about this very write (something like it is

@@ -45,10 +45,11 @@ type PlanOptions struct {
 	Again bool
 	// RepeatWindow is how far back a row is compared with what billsync sent; zero = DefaultRepeatWindow.
 	RepeatWindow time.Duration
-	Location     *time.Location // zone of bare dates in the input; nil = UTC
-	Now          time.Time      // zero = time.Now()
-	User         string         // zero = the OS user
-	Host         string         // zero = the host name
+
+	Location *time.Location // zone of bare dates in the input; nil = UTC
+	Now      time.Time      // zero = time.Now()
+	User     string         // zero = the OS user
+	Host     string         // zero = the host name
 }
 
 // Plan is a validated, stored job.
