@@ -360,3 +360,25 @@ func TestSkippedRowsAreCounted(t *testing.T) {
 		t.Errorf("plan list: %+v", ps[0])
 	}
 }
+
+// TestHeldOnlyForTheSameChange: what a kind compares is what it changes. Another amount for the same customer
+// is a new top-up; an invoice with the same customer, text and amount is the same invoice whatever its expiry
+// or phone, and another amount makes it a new one.
+func TestHeldOnlyForTheSameChange(t *testing.T) {
+	e := newEnv(t)
+	cs := e.customers(1)
+	e.applyThrice(e.mustPlan(jobs.CreditTopup, e.topupCSV("first.csv", []topupRow{{c: cs[0], amount: 700}})).ID)
+	if p := e.mustPlan(jobs.CreditTopup, e.topupCSV("other.csv", []topupRow{{c: cs[0], amount: 701}})); countStates(p, jobs.Held) != 0 {
+		t.Errorf("another amount for the same customer: %v, want it planned", states(p))
+	}
+
+	head := "name,email,mobile,redirectUrl,description,expiredAt,quantity,rate"
+	e.applyThrice(e.mustPlan(jobs.InvoiceCreate, e.file("inv.csv", head,
+		"Budi Hartono,budi.h@example.com,0812000111,https://shop.example/thanks,Langganan Maret,2026-12-31,2,150000")).ID)
+	same := e.mustPlan(jobs.InvoiceCreate, e.file("inv2.csv", head,
+		"Budi Hartono,BUDI.H@example.com,0899999999,https://shop.example/other,Langganan Maret,2027-01-15,1,300000",
+		"Budi Hartono,budi.h@example.com,0812000111,https://shop.example/thanks,Langganan Maret,2026-12-31,2,175000"))
+	if got := states(same); got[2] != jobs.Held || got[3] != jobs.Planned {
+		t.Errorf("invoice rows: %v; want line 2 (same customer, text and total, other expiry and phone) held, line 3 (another total) planned", got)
+	}
+}
