@@ -26,6 +26,7 @@ type config struct {
 	conf.Service
 	conf.Sync
 	conf.Report
+	conf.Jobs
 
 	once      bool
 	demo      bool
