@@ -26,6 +26,7 @@ type config struct {
 	conf.Service
 	conf.Sync
 	conf.Report
+	conf.Jobs
 
 	once      bool
 	demo      bool
@@ -81,6 +82,9 @@ func (c *config) validate() error {
 		errs = append(errs, fmt.Errorf("page size %d: must be at least 1", c.PageSize))
 	}
 	if err := report.CheckLocale(c.Locale); err != nil {
+		errs = append(errs, err)
+	}
+	if err := report.CheckCSVDialect(c.CSVDialect); err != nil {
 		errs = append(errs, err)
 	}
 	if c.Concurrency < 1 {

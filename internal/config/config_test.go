@@ -19,6 +19,8 @@ type all struct {
 	config.Service
 	config.Sync
 	config.Report
+	config.Jobs
+	config.Approvals
 }
 
 func load(t *testing.T, env map[string]string, args ...string) (*all, []string, error) {

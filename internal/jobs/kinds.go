@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"strconv"
@@ -58,6 +59,11 @@ type kindSpec struct {
 	check func(q request, w *world, r *rowReader) (target, change string, current map[string]string)
 	// dupKeys name what must be unique within a file, with the column to point at.
 	dupKeys func(q request) []dupKey
+	// repeatKey is the change a row makes, by content: a row of a later plan with the same key (same kind and
+	// account) repeats it and is held (repeats.go). It compares what reaches the service, never the file, so
+	// row order, added rows and re-saved workbooks change nothing. nil: the kind changes nothing and is never held.
+	repeatKey func(q request) string
+
 	send    func(ctx context.Context, c *api.Client, q request) (map[string]string, error)
 	results []string // result columns, in order
 	// reconcile reads the service to settle an action whose outcome is unknown (see verdict).
@@ -138,6 +144,9 @@ var emailFix = &kindSpec{
 		return []dupKey{{"fromEmail", "fromEmail " + strings.ToLower(q["fromEmail"])},
 			{"toEmail", "toEmail " + strings.ToLower(q["toEmail"])}}
 	},
+	repeatKey: func(q request) string {
+		return strings.ToLower(q["fromEmail"]) + " → " + strings.ToLower(q["toEmail"])
+	},
 	send: func(ctx context.Context, c *api.Client, q request) (map[string]string, error) {
 		ack, err := c.UpdateCustomerEmail(ctx, q["fromEmail"], q["toEmail"])
 		if err != nil {
@@ -198,11 +207,14 @@ var creditTopup = &kindSpec{
 			after = strconv.FormatFloat(b+float64(amount), 'f', -1, 64)
 		}
 		return fmt.Sprintf("customer %s (%s) · %s", c.id, c.name, p.name),
-			fmt.Sprintf("balance %s → %s (+%s)", bal, after, q["amount"]),
+			fmt.Sprintf("balance %s → %s (+%s)", r.lang.number(bal), r.lang.number(after), r.lang.number(q["amount"])),
 			map[string]string{"balance": bal, "customerName": c.name, "customerEmail": c.email, "productName": p.name}
 	},
 	dupKeys: func(q request) []dupKey {
 		return []dupKey{{"productId", "a top-up of customer " + q["customerId"] + " for product " + q["productId"]}}
+	},
+	repeatKey: func(q request) string {
+		return fmt.Sprintf("customer %s product %s amount %s", q["customerId"], q["productId"], q["amount"])
 	},
 	send: func(ctx context.Context, c *api.Client, q request) (map[string]string, error) {
 		amount, _ := strconv.ParseInt(q["amount"], 10, 64)
@@ -290,11 +302,18 @@ var invoiceCreate = &kindSpec{
 			cur["customerId"], cur["customerName"] = cs[0].id, cs[0].name
 		}
 		return fmt.Sprintf("%s <%s>", q["name"], q["email"]),
-			fmt.Sprintf("new invoice %s × %s = %d, expires %s", q["quantity"], q["rate"], invoiceAmount(q), q["expiredAt"]), cur
+			fmt.Sprintf("new invoice %s × %s = %s, expires %s", r.lang.number(q["quantity"]), r.lang.number(q["rate"]),
+				r.lang.group(invoiceAmount(q)), r.localTime(q["expiredAt"])), cur
 	},
 	dupKeys: func(q request) []dupKey {
 		return []dupKey{{"email", fmt.Sprintf("an invoice to %s for %d %q expiring %s", strings.ToLower(q["email"]),
 			invoiceAmount(q), q["description"], q["expiredAt"])}}
+	},
+	// The same customer, name, text and amount is the same invoice whatever its expiry, phone or redirect:
+	// a second one is what a person re-planning a sheet sends by mistake.
+	repeatKey: func(q request) string {
+		return fmt.Sprintf("%s|%s|%s|%s|%d", strings.ToLower(q["email"]), q["name"], q["description"],
+			q["itemDescription"], invoiceAmount(q))
 	},
 	send: func(ctx context.Context, c *api.Client, q request) (map[string]string, error) {
 		exp, _ := time.Parse(time.RFC3339, q["expiredAt"])
@@ -357,12 +376,16 @@ var paymentEdit = &kindSpec{
 				changes = append(changes, fmt.Sprintf("%s %q → %q", f[0], f[1], f[2]))
 			}
 		}
-		changes = append(changes, "expires "+q["expiredAt"])
+		changes = append(changes, "expires "+r.localTime(q["expiredAt"]))
 		return fmt.Sprintf("payment request %s (%s, %s)", p.id, p.name, p.status), strings.Join(changes, "; "),
 			map[string]string{"name": p.name, "amount": p.amount, "description": p.description, "status": p.status,
 				"redirectUrl": p.redirect}
 	},
 	dupKeys: func(q request) []dupKey { return []dupKey{{"id", "an edit of payment request " + q["id"]}} },
+	repeatKey: func(q request) string { // the request is its id and every value it sets
+		b, _ := json.Marshal(q)
+		return string(b)
+	},
 	send: func(ctx context.Context, c *api.Client, q request) (map[string]string, error) {
 		exp, _ := time.Parse(time.RFC3339, q["expiredAt"])
 		amount, _ := strconv.ParseInt(q["amount"], 10, 64)
@@ -407,6 +430,8 @@ func license(k Kind) *kindSpec {
 		dupKeys: func(q request) []dupKey {
 			return []dupKey{{"licenseCode", "license " + q["licenseCode"] + " of product " + q["productId"]}}
 		},
+		// The kind (activate or deactivate) is compared too: only plans of the same kind are.
+		repeatKey: func(q request) string { return q["licenseCode"] + "|" + q["productId"] },
 		send: func(ctx context.Context, c *api.Client, q request) (map[string]string, error) {
 			ack, err := call(c, ctx, q["licenseCode"], q["productId"])
 			if err != nil {
@@ -448,7 +473,7 @@ var checkoutLink = &kindSpec{
 		}
 		change := "new checkout link"
 		if q["creditAmount"] != "" {
-			change += " for " + q["creditAmount"] + " credit"
+			change += " for " + r.lang.number(q["creditAmount"]) + " credit"
 		}
 		return fmt.Sprintf("%s <%s> · %s", q["name"], q["email"], p.name), change,
 			map[string]string{"productName": p.name, "productStatus": p.status}
@@ -456,6 +481,9 @@ var checkoutLink = &kindSpec{
 	dupKeys: func(q request) []dupKey {
 		return []dupKey{{"email", fmt.Sprintf("a checkout of %s for %s (credit %q)", q["productId"],
 			strings.ToLower(q["email"]), q["creditAmount"])}}
+	},
+	repeatKey: func(q request) string {
+		return fmt.Sprintf("%s|%s|%s", q["productId"], strings.ToLower(q["email"]), q["creditAmount"])
 	},
 	send: func(ctx context.Context, c *api.Client, q request) (map[string]string, error) {
 		credit, _ := strconv.ParseFloat(q["creditAmount"], 64)
@@ -496,7 +524,7 @@ var couponCheck = &kindSpec{
 			return "", "", nil
 		}
 		return fmt.Sprintf("%s %s (%s)", l.what, l.id, l.name),
-			fmt.Sprintf("check coupon %s at %s", q["couponCode"], q["finalAmount"]),
+			fmt.Sprintf("check coupon %s at %s", q["couponCode"], r.lang.number(q["finalAmount"])),
 			map[string]string{"linkType": l.what, "linkName": l.name, "linkAmount": l.amount}
 	},
 	dupKeys: func(q request) []dupKey {
@@ -531,7 +559,7 @@ func stamp(t time.Time) string {
 	if t.IsZero() {
 		return "never"
 	}
-	return t.UTC().Format("2006-01-02 15:04 MST")
+	return t.Format("2006-01-02 15:04 MST") // in the zone it carries: the configured one (buildPlan)
 }
 
 func orNull(s string) string {
