@@ -67,3 +67,14 @@ type Report struct {
 // DefaultTZ is the zone of schedules, dates and day boundaries unless BILLSYNC_TZ says
 // otherwise: the default of Report.TZ.
 var DefaultTZ = defaultOf(Report{}, "TZ")
+
+// Delivery is how reports reach people by e-mail (docs/delivery.md).
+type Delivery struct {
+	Deliveries string `env:"BILLSYNC_DELIVERIES" flag:"deliveries" help:"the schedule file of e-mail deliveries (YAML, docs/delivery.md); unset = none"`
+	SMTPURL    string `env:"BILLSYNC_SMTP_URL" flag:"smtp-url" help:"smtp://USER@HOST:587 (STARTTLS) or smtps://USER@HOST:465 (implicit TLS); unset = .eml files in the outbox"`
+	// The password is never a flag (flags show in ps) nor a variable: a file, like the API key.
+	SMTPPasswordFile string `env:"BILLSYNC_SMTP_PASSWORD_FILE" flag:"smtp-password-file" help:"file holding the SMTP password"`
+	MailFrom         string `env:"BILLSYNC_MAIL_FROM, default=billsync@localhost" flag:"mail-from" help:"sender address of deliveries and alerts"`
+	AlertsTo         string `env:"BILLSYNC_ALERTS_TO" flag:"alerts-to" help:"operators' addresses, comma-separated, for alerts about syncs and deliveries"`
+	Outbox           string `env:"BILLSYNC_OUTBOX, default=./out/outbox" flag:"outbox" help:"where messages go as .eml files without BILLSYNC_SMTP_URL, and with -dry-run"`
+}
