@@ -64,3 +64,12 @@ func DateTime(t time.Time, locale string, loc *time.Location) string {
 	}
 	return l.dateTime(t, loc)
 }
+
+// Date is a calendar date as the reports print it in the locale ("30 Nov 2026").
+func Date(t time.Time, locale string) string {
+	l, err := langOf(locale)
+	if err != nil {
+		l, _ = langOf("")
+	}
+	return l.date(t)
+}
