@@ -157,11 +157,14 @@ type Occurrence struct {
 	// SyncFailed is what the caller knows of a sync that failed after the published one
 	// ("" = nothing): it makes the occurrence stale.
 	SyncFailed string
+	// WaitUntil: while the figures are stale and this time is ahead, Deliver sends nothing and
+	// returns the state waiting (the daemon waits for a sync up to the delivery's stale_wait).
+	WaitUntil time.Time
 }
 
 // Result is what became of an occurrence.
 type Result struct {
-	State     string // sent, already (sent before), failed, dry-run
+	State     string // sent, already (sent before), failed, dry-run, waiting (for a fresh sync)
 	ID        int64  // journal row; 0 for already and dry-run
 	Kind      string
 	Subject   string
@@ -203,24 +206,27 @@ func Deliver(ctx context.Context, o Options, occ Occurrence) (Result, error) {
 		if err != nil {
 			return Result{State: "failed"}, err
 		}
-		sent, sending := false, false
+		sent, sending, unknown := false, false, false
 		for _, s := range states {
 			sent = sent || s == "sent"
 			sending = sending || s == "sending"
+			unknown = unknown || s == "unknown"
 		}
-		switch {
-		case sending:
+		if sending {
 			// A crash between the hand-over and the record: it may have arrived.
 			if err := j.interrupted(ctx, d.Name, asOf); err != nil {
 				return Result{State: "failed"}, err
 			}
-			log.Warn("an earlier send of this occurrence was interrupted; sending it again marked as resent")
-			kind = "resend"
-		case sent && !occ.Again:
-			log.Info("delivery already sent")
-			return Result{State: "already"}, nil
+			log.Warn("an earlier send of this occurrence was interrupted; it goes again marked as resent")
+		}
+		switch {
 		case occ.Again:
 			kind = "again"
+		case sending || unknown && !sent:
+			kind = "resend"
+		case sent:
+			log.Info("delivery already sent")
+			return Result{State: "already"}, nil
 		}
 	}
 	res := Result{Kind: kind}
@@ -231,6 +237,11 @@ func Deliver(ctx context.Context, o Options, occ Occurrence) (Result, error) {
 		return fail(ctx, j, res, row{name: d.Name, asOf: asOf, kind: kind}, d, o, err)
 	}
 	res.Stale = fresh.Stale
+	if fresh.Stale != "" && now.Before(occ.WaitUntil) {
+		res.State = "waiting"
+		log.Info("delivery waits for a sync that reflects its as-of date", "until", occ.WaitUntil, "stale", fresh.Stale)
+		return res, nil
+	}
 	dir := filepath.Join(o.ReportsOut, "deliveries", d.Name, asOf)
 	formats := []string{d.Format}
 	if d.Format == "both" {
@@ -282,7 +293,7 @@ func Deliver(ctx context.Context, o Options, occ Occurrence) (Result, error) {
 	}
 	if occ.DryRun {
 		res.State = "dry-run"
-		res.EML, err = toOutbox(m, o.Outbox, now, d.Name, asOf)
+		res.EML, err = toOutbox(m, o.Outbox, d.Name, asOf)
 		if err != nil {
 			return res, err
 		}
@@ -300,9 +311,12 @@ func Deliver(ctx context.Context, o Options, occ Occurrence) (Result, error) {
 	var sendErr error
 	for attempt := 1; ; attempt++ {
 		res.Attempts = attempt
+		if testBeforeSend != nil {
+			testBeforeSend()
+		}
 		if o.SMTP == nil {
 			var p string
-			if p, sendErr = toOutbox(m, o.Outbox, now, d.Name, asOf); sendErr == nil {
+			if p, sendErr = toOutbox(m, o.Outbox, d.Name, asOf); sendErr == nil {
 				res.EML = p
 			}
 		} else {
@@ -340,6 +354,10 @@ func Deliver(ctx context.Context, o Options, occ Occurrence) (Result, error) {
 		"message_id", res.MessageID, "files", len(res.Files), "attached", attach, "stale", fresh.Stale, "late", occ.Late)
 	return res, nil
 }
+
+// testBeforeSend, when set by a test, runs after the journal's row in state sending is written
+// and before the message leaves.
+var testBeforeSend func()
 
 // testAfterAccept, when set by a test, runs between the server's acceptance and the journal's
 // record (where a crash leaves a row in state sending).
@@ -450,8 +468,8 @@ func writeEML(m *gomail.Msg, path string) error {
 }
 
 // toOutbox writes the message into the outbox under a name that sorts by time.
-func toOutbox(m *gomail.Msg, dir string, now time.Time, name, asOf string) (string, error) {
-	p := filepath.Join(dir, fmt.Sprintf("%s_%s_%s.eml", now.UTC().Format("20060102T150405Z"), name, asOf))
+func toOutbox(m *gomail.Msg, dir, name, asOf string) (string, error) {
+	p := filepath.Join(dir, fmt.Sprintf("%s_%s_%s.eml", time.Now().UTC().Format("20060102T150405.000000Z"), name, asOf))
 	if err := writeEML(m, p); err != nil {
 		return "", fmt.Errorf("outbox: %w", err)
 	}

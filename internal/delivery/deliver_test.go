@@ -69,7 +69,6 @@ func TestOutboxOnce(t *testing.T) {
 	}
 	again := occ
 	again.Again = true
-	time.Sleep(time.Second) // the outbox names files by the second
 	if res, err = Deliver(ctx, o, again); err != nil || res.State != "sent" || len(outbox(t, o)) != 2 {
 		t.Fatalf("-again: %v %+v, outbox %v", err, res, outbox(t, o))
 	}
@@ -104,7 +103,6 @@ func TestCrashResendsOnce(t *testing.T) {
 	// Undo the record the cancelled context let through, as a kill would have prevented it.
 	execJournal(t, JournalPath(db), "UPDATE deliveries SET state = 'sending', finished_at = NULL")
 
-	time.Sleep(time.Second)
 	res, err = Deliver(ctx, o, occ)
 	if err != nil || res.State != "sent" || res.Kind != "resend" || !strings.Contains(res.Subject, "(dikirim ulang)") {
 		t.Fatalf("after the crash: %v %+v", err, res)

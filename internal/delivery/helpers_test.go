@@ -88,6 +88,9 @@ func testWarehouse(t *testing.T) string {
 }
 
 func TestMain(m *testing.M) {
+	if kind := os.Getenv(childEnv); kind != "" {
+		os.Exit(childMain(kind))
+	}
 	code := m.Run()
 	if worldDB != "" {
 		os.RemoveAll(filepath.Dir(worldDB))
