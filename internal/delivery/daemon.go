@@ -63,19 +63,24 @@ func (s *Scheduler) init() {
 	}
 }
 
-// SyncFinished tells the scheduler how a sync ended (err nil: published): a failure makes
-// the deliveries that follow stale until a sync succeeds; either way waiting occurrences are
-// looked at again at once.
-func (s *Scheduler) SyncFinished(err error, at time.Time) {
+// SyncFinished tells the scheduler how a sync ended (err nil: published; partial names the
+// accounts published incomplete, "" for none): a failure makes the deliveries that follow
+// stale until a sync succeeds; either way waiting occurrences are looked at again at once.
+func (s *Scheduler) SyncFinished(err error, partial string, at time.Time) {
 	s.init()
 	s.mu.Lock()
+	clear(s.retryAt) // a new sync is a reason to try the failed ones again
 	if err != nil {
 		s.syncFailed = fmt.Sprintf(texts("id")["stale_failed"], at.In(s.Options.Loc).Format("2006-01-02 15:04 MST"), oneLine(err.Error()))
 	} else {
 		s.syncFailed = ""
 	}
 	s.mu.Unlock()
-	s.Alerts.State(context.Background(), "sync", err == nil, "sync", errString(err))
+	s.Alerts.State(context.Background(), "sync", err == nil, "sync failed", errString(err))
+	if err == nil {
+		s.Alerts.State(context.Background(), "partial", partial == "", "partial sync",
+			"The last sync was published incomplete for: "+partial+" (the warehouse's sync_runs and sync_streams say what is missing).")
+	}
 	s.poke()
 }
 

@@ -134,11 +134,11 @@ func TestDaemonStaleWait(t *testing.T) {
 			t.Fatalf("sent while waiting for a sync, at %s", at)
 		}
 	}
-	s.SyncFinished(context.DeadlineExceeded, wib(t, "2026-12-01 08:45"))
+	s.SyncFinished(context.DeadlineExceeded, "", wib(t, "2026-12-01 08:45"))
 	c.t = wib(t, "2026-12-01 09:01")
 	s.Check(context.Background(), c.t)
 	got := strings.Join(subjects(t, o), "\n")
-	for _, want := range []string{"[DATA BELUM TERBARU] Laporan close per 30 Nov 2026\n", "[billsync] PROBLEM: sync",
+	for _, want := range []string{"[DATA BELUM TERBARU] Laporan close per 30 Nov 2026\n", "[billsync] PROBLEM: sync failed",
 		"[billsync] delivery close as of 2026-11-30 went out stale"} {
 		if !strings.Contains(got+"\n", want) {
 			t.Errorf("messages lack %q:\n%s", want, got)

@@ -232,6 +232,11 @@ func Deliver(ctx context.Context, o Options, occ Occurrence) (Result, error) {
 	res := Result{Kind: kind}
 
 	now := o.now()
+	if _, err := os.Stat(o.DB); errors.Is(err, os.ErrNotExist) && now.Before(occ.WaitUntil) {
+		// The daemon's first sync has not published yet.
+		log.Info("delivery waits for the first sync", "until", occ.WaitUntil)
+		return Result{State: "waiting", Kind: kind, Stale: texts(d.Locale)["stale_none"]}, nil
+	}
 	fresh, err := freshness(ctx, o.DB, d.Account, occ.AsOf, o.Loc, d.Locale, occ.SyncFailed)
 	if err != nil {
 		return fail(ctx, j, res, row{name: d.Name, asOf: asOf, kind: kind}, d, o, err)
