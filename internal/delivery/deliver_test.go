@@ -243,6 +243,7 @@ func TestParseSMTP(t *testing.T) {
 		{"smtp://bot@mail.example:2525", pw, "smtp://bot@mail.example:2525", ""},
 		{"smtps://bot%40toko.example@smtp.example", pw, "smtps://bot%40toko.example@smtp.example:465", ""},
 		{"smtp://relay.internal", "", "smtp://relay.internal:587", ""},
+		{"smtp://billing@toko.co.id@smtp.gmail.com:587", pw, "smtp://billing%40toko.co.id@smtp.gmail.com:587", ""},
 		{"", "", "", ""},
 		{"http://x", "", "", "scheme \"http\""},
 		{"smtp://bot:pw@x", "", "", "holds a password"},
