@@ -43,26 +43,42 @@ func deliverCommand(ctx context.Context, sub string, args []string, lookup envco
 		fmt.Fprintln(w, "Exit 0: sent or already sent; 1: failed; 2: usage or settings. See docs/delivery.md.\n\nflags:")
 		fs.PrintDefaults()
 	}
-	conf.Bind(fs, &c)
 	if sub == "deliver" {
+		// The locale is each delivery's (the schedule file), alerts are the daemon's.
+		conf.Bind(fs, &c, "db", "journal", "tz", "currency", "reports-out", "deliveries", "smtp-url",
+			"smtp-password-file", "mail-from", "outbox")
 		fs.StringVar(&asOf, "as-of", "", "the occurrence's as-of date YYYY-MM-DD (default: the delivery's as_of rule, today)")
 		fs.BoolVar(&dryRun, "dry-run", false, "write the message as an .eml into the outbox; send and journal nothing")
 		fs.BoolVar(&again, "again", false, "send it even if the journal has it sent (journaled as again)")
 	} else {
+		conf.Bind(fs, &c, "db")
 		fs.IntVar(&limit, "n", 20, "rows to show")
 	}
-	if err := cli.Parse(fs, args); err != nil {
-		return err
+	// Flags may follow the name too (report deliver daily -dry-run), as the usage shows them.
+	var names []string
+	for {
+		if err := cli.Parse(fs, args); err != nil {
+			return err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		names = append(names, fs.Arg(0))
+		args = fs.Args()[1:]
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{ReplaceAttr: logfmt.Durations}))
 	if sub == "deliveries" {
-		if fs.NArg() > 1 {
-			return cli.Usagef(fs, "want at most one delivery name, got %s", strings.Join(fs.Args(), " "))
+		if len(names) > 1 {
+			return cli.Usagef(fs, "want at most one delivery name, got %s", strings.Join(names, " "))
 		}
-		return listDeliveries(ctx, c, fs.Arg(0), limit, stdout)
+		name := ""
+		if len(names) == 1 {
+			name = names[0]
+		}
+		return listDeliveries(ctx, c, name, limit, stdout)
 	}
-	if fs.NArg() != 1 {
-		return cli.Usagef(fs, "want one delivery name")
+	if len(names) != 1 {
+		return cli.Usagef(fs, "want one delivery name, got %d", len(names))
 	}
 	var errs []error
 	if c.Deliveries == "" {
@@ -84,7 +100,7 @@ func deliverCommand(ctx context.Context, sub string, args []string, lookup envco
 	if err := errors.Join(errs...); err != nil {
 		return cli.Usage(fs, err)
 	}
-	d, err := file.Find(fs.Arg(0))
+	d, err := file.Find(names[0])
 	if err != nil {
 		return cli.Usage(fs, err)
 	}

@@ -247,7 +247,15 @@ func Deliver(ctx context.Context, o Options, occ Occurrence) (Result, error) {
 		log.Info("delivery waits for a sync that reflects its as-of date", "until", occ.WaitUntil, "stale", fresh.Stale)
 		return res, nil
 	}
+	// The files of an occurrence's first send stay as journaled: a dry run, -again and a
+	// resend write beside them.
 	dir := filepath.Join(o.ReportsOut, "deliveries", d.Name, asOf)
+	switch {
+	case occ.DryRun:
+		dir += "_dry-run"
+	case kind == "again" || kind == "resend":
+		dir += "_" + kind + "_" + time.Now().UTC().Format("20060102T150405Z")
+	}
 	formats := []string{d.Format}
 	if d.Format == "both" {
 		formats = []string{"xlsx", "csv"}
