@@ -32,6 +32,7 @@ var words = map[string]map[string]string{
 		"again":        "Pesan ini dikirim lagi atas permintaan (report deliver -again).",
 		"headline":     "Angka utama",
 		"checks":       "Pemeriksaan",
+		"sheets":       "Lembar",
 		"warnings":     "Peringatan",
 		"runs":         "Sinkronisasi",
 		"ok":           "OK",
@@ -60,6 +61,7 @@ var words = map[string]map[string]string{
 		"again":        "This message is sent again on request (report deliver -again).",
 		"headline":     "Headline figures",
 		"checks":       "Checks",
+		"sheets":       "Sheets",
 		"warnings":     "Warnings",
 		"runs":         "Sync runs",
 		"ok":           "OK",
@@ -143,12 +145,12 @@ func compose(c content) (message, error) {
 	}
 	v.Reports = c.digests
 	for _, f := range c.files {
-		v.Files = append(v.Files, fileLine{Name: filepath.Base(f.Path), Size: size(f.Bytes)})
+		v.Files = append(v.Files, fileLine{Name: filepath.Base(f.Path), Size: size(f.Bytes, c.d.Locale)})
 	}
 	if c.attached {
-		v.FilesHead = fmt.Sprintf(t["attached"], len(c.files), size(c.totalBytes))
+		v.FilesHead = fmt.Sprintf(t["attached"], len(c.files), size(c.totalBytes, c.d.Locale))
 	} else {
-		v.FilesHead = fmt.Sprintf(t["not_attached"], size(c.totalBytes), size(int64(c.d.MaxAttachMB*1e6)), c.dir)
+		v.FilesHead = fmt.Sprintf(t["not_attached"], size(c.totalBytes, c.d.Locale), size(int64(c.d.MaxAttachMB*1e6), c.d.Locale), c.dir)
 	}
 	v.Footer = fmt.Sprintf(t["footer"], c.d.Name, c.asOf.Format(time.DateOnly), c.messageID)
 
@@ -197,6 +199,12 @@ func plain(v view) string {
 				w("  %s: %s\n", l.Label, l.Value)
 			}
 		}
+		if len(r.Headline) == 0 && len(r.Checks) == 0 {
+			w("%s:\n", v.T["sheets"])
+			for _, l := range r.Sheets {
+				w("  %s: %s\n", l.Label, l.Value)
+			}
+		}
 		if len(r.Checks) > 0 {
 			w("%s:\n", v.T["checks"])
 			for _, l := range r.Checks {
@@ -232,6 +240,10 @@ var htmlTmpl = template.Must(template.New("mail").Parse(`<!DOCTYPE html>
 <table style="border-collapse: collapse;">{{range .Headline}}
 <tr><td style="padding: 2px 12px 2px 0; vertical-align: top;">{{.Label}}</td><td style="padding: 2px 0; text-align: right; vertical-align: top; white-space: nowrap;"><strong>{{.Value}}</strong></td></tr>{{end}}
 </table>{{end}}
+{{if and (not .Headline) (not .Checks)}}<h3 style="font-size: 14px;">{{$.T.sheets}}</h3>
+<table style="border-collapse: collapse;">{{range .Sheets}}
+<tr><td style="padding: 2px 12px 2px 0; vertical-align: top;">{{.Label}}</td><td style="padding: 2px 0;">{{.Value}}</td></tr>{{end}}
+</table>{{end}}
 {{if .Checks}}<h3 style="font-size: 14px;">{{$.T.checks}}</h3>
 <table style="border-collapse: collapse;">{{range .Checks}}
 <tr><td style="padding: 2px 8px 2px 0; vertical-align: top;">{{if .Bad}}<span style="color: #fff; background: #c0392b; padding: 0 4px;">{{$.T.bad}}</span>{{else if .Plain}}-{{else}}<span style="color: #fff; background: #2e7d32; padding: 0 4px;">{{$.T.ok}}</span>{{end}}</td><td style="padding: 2px 12px 2px 0; vertical-align: top;">{{.Label}}</td><td style="padding: 2px 0;">{{.Value}}</td></tr>{{end}}
@@ -243,11 +255,15 @@ var htmlTmpl = template.Must(template.New("mail").Parse(`<!DOCTYPE html>
 </body></html>
 `))
 
-// size is a file size for people: 1.2 MB, 830 kB.
-func size(n int64) string {
+// size is a file size for people: 1.2 MB, 830 kB (Indonesian writes 1,2 MB).
+func size(n int64, locale string) string {
 	switch {
 	case n >= 1e6:
-		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
+		s := fmt.Sprintf("%.1f MB", float64(n)/1e6)
+		if locale != "en" {
+			s = strings.Replace(s, ".", ",", 1)
+		}
+		return s
 	case n >= 1e3:
 		return fmt.Sprintf("%d kB", (n+500)/1e3)
 	}

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"time"
 )
 
@@ -17,6 +18,7 @@ type Digest struct {
 	Warnings []string // the as-of warnings and Options.Notice, as the summary says them
 	Headline []Line
 	Checks   []Line
+	Sheets   []Line // each data sheet's rows, as the summary's Sheets section says them
 }
 
 // Line is one line of a digest: a label and its value, as the summary sheet prints them.
@@ -52,6 +54,9 @@ func digestOf(d *Definition, s *settings, srcs []source, outs []sheetOutput, sam
 	w.checkLines(outs, subtitle, func(label, text string, ok, plain bool) {
 		dg.Checks = append(dg.Checks, Line{Label: label, Value: text, Bad: !ok, Plain: plain})
 	})
+	for _, o := range outs {
+		dg.Sheets = append(dg.Sheets, Line{Label: o.sheet.tab(l.code), Value: fmt.Sprintf(l.w("rows_from"), l.count(o.rows), o.sheet.Query)})
+	}
 	return dg
 }
 
