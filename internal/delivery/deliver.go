@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"net/mail"
+	"net/textproto"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -335,7 +336,7 @@ func Deliver(ctx context.Context, o Options, occ Occurrence) (Result, error) {
 		} else {
 			sendErr = send(ctx, o.SMTP, m)
 		}
-		if sendErr == nil || attempt > o.Retries || ctx.Err() != nil {
+		if sendErr == nil || attempt > o.Retries || ctx.Err() != nil || permanent(sendErr) {
 			break
 		}
 		wait := o.Backoff << (attempt - 1)
@@ -487,6 +488,13 @@ func toOutbox(m *gomail.Msg, dir, name, asOf string) (string, error) {
 		return "", fmt.Errorf("outbox: %w", err)
 	}
 	return p, nil
+}
+
+// permanent is an SMTP reply of the 5xx class (a refused password, an unknown recipient):
+// trying again would get the same answer.
+func permanent(err error) bool {
+	var te *textproto.Error
+	return errors.As(err, &te) && te.Code >= 500
 }
 
 // send hands the message to the SMTP server.

@@ -32,14 +32,15 @@ func TestMailpitSTARTTLS(t *testing.T) {
 	mp := startMailpit(t, "finance-bot", "s3cret-pass", false)
 	db := testWarehouse(t)
 	o := testOptions(t, db)
+	o.Retries = 2
 	d := testDelivery(t, pack)
 	asOf := time.Date(2026, 5, 31, 0, 0, 0, 0, time.UTC)
 	ctx := context.Background()
 
 	o.SMTP = mp.smtp("finance-bot", "wrong-pass", false)
 	res, err := Deliver(ctx, o, Occurrence{Delivery: d, AsOf: asOf})
-	if err == nil || res.State != "failed" {
-		t.Fatalf("wrong password: %v, %+v", err, res)
+	if err == nil || res.State != "failed" || res.Attempts != 1 {
+		t.Fatalf("wrong password: %v, %+v (a refused password is not retried)", err, res)
 	}
 	if strings.Contains(err.Error(), "wrong-pass") {
 		t.Errorf("the error shows the password: %v", err)
