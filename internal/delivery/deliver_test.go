@@ -149,6 +149,9 @@ func TestStaleAndLimits(t *testing.T) {
 		t.Errorf("subject %q, stale %q", res.Subject, res.Stale)
 	}
 	eml := readFile(t, outbox(t, o)[0])
+	if n := strings.Count(qpDecode(eml), "PERHATIAN: angka-angka ini"); n != 2 {
+		t.Errorf("the staleness is said %d times, want once in each part", n)
+	}
 	if strings.Contains(eml, "Content-Disposition: attachment") {
 		t.Error("files above the limit were attached")
 	}

@@ -143,7 +143,17 @@ func compose(c content) (message, error) {
 	case "again":
 		v.Notes = append(v.Notes, t["again"])
 	}
-	v.Reports = c.digests
+	// The staleness is said once at the top, not again among each report's warnings.
+	for _, dg := range c.digests {
+		var ws []string
+		for _, w := range dg.Warnings {
+			if w != v.Stale {
+				ws = append(ws, w)
+			}
+		}
+		dg.Warnings = ws
+		v.Reports = append(v.Reports, dg)
+	}
 	for _, f := range c.files {
 		v.Files = append(v.Files, fileLine{Name: filepath.Base(f.Path), Size: size(f.Bytes, c.d.Locale)})
 	}
