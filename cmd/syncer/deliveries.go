@@ -36,7 +36,7 @@ func startDeliveries(ctx context.Context, cfg *config, log *slog.Logger) (*deliv
 	if f == nil {
 		f = &delivery.File{Loc: cfg.loc} // alerts only
 	}
-	s := &delivery.Scheduler{File: f, Options: o, Log: log}
+	s := &delivery.Scheduler{File: f, Options: o, Log: log, NoSyncAlert: cfg.AlertNoSync}
 	if to, _ := delivery.CheckAddresses(cfg.AlertsTo); len(to) > 0 {
 		s.Alerts = &delivery.Alerter{To: to, Options: o, Log: log}
 	}

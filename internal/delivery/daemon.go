@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/billsync/billsync/internal/report"
 	"github.com/robfig/cron/v3"
 )
 
@@ -31,14 +32,20 @@ type Scheduler struct {
 	// LateAfter: an occurrence sent more than this after its time is marked late, unless the
 	// delay was the wait for a fresh sync. Default 10 minutes.
 	LateAfter time.Duration
-	Log       *slog.Logger
+	// NoSyncAlert: the operators are alerted when no sync succeeded for this long (counted from
+	// the daemon's start until it saw one); 0 = never.
+	NoSyncAlert time.Duration
+	Log         *slog.Logger
 
-	mu         sync.Mutex
-	syncFailed string               // the last sync's failure, "" after a success
-	waited     map[occKey]bool      // occurrences that waited for a fresh sync
-	retryAt    map[occKey]time.Time // failed occurrences: not before
-	failures   map[occKey]int
-	nudge      chan struct{}
+	mu        sync.Mutex
+	failedAt  time.Time // the last sync's failure; zero after a success
+	failedErr string
+	lastOK    time.Time // the last successful sync this daemon saw; zero: none yet
+	started   time.Time
+	waited    map[occKey]bool      // occurrences that waited for a fresh sync
+	retryAt   map[occKey]time.Time // failed occurrences: not before
+	failures  map[occKey]int
+	nudge     chan struct{}
 }
 
 type occKey struct{ name, asOf string }
@@ -61,6 +68,9 @@ func (s *Scheduler) init() {
 	if s.Log == nil {
 		s.Log = slog.New(slog.DiscardHandler)
 	}
+	if s.started.IsZero() {
+		s.started = s.Options.now()
+	}
 }
 
 // SyncFinished tells the scheduler how a sync ended (err nil: published; partial names the
@@ -71,9 +81,9 @@ func (s *Scheduler) SyncFinished(err error, partial string, at time.Time) {
 	s.mu.Lock()
 	clear(s.retryAt) // a new sync is a reason to try the failed ones again
 	if err != nil {
-		s.syncFailed = fmt.Sprintf(texts("id")["stale_failed"], at.In(s.Options.Loc).Format("2006-01-02 15:04 MST"), oneLine(err.Error()))
+		s.failedAt, s.failedErr = at, oneLine(err.Error())
 	} else {
-		s.syncFailed = ""
+		s.failedAt, s.failedErr, s.lastOK = time.Time{}, "", at
 	}
 	s.mu.Unlock()
 	s.Alerts.State(context.Background(), "sync", err == nil, "sync failed", errString(err))
@@ -150,6 +160,17 @@ func (d *Delivery) due(now time.Time, loc *time.Location) []Occurrence {
 // logged, journaled and alerted; it never stops the others.
 func (s *Scheduler) Check(ctx context.Context, now time.Time) {
 	s.init()
+	if s.NoSyncAlert > 0 {
+		s.mu.Lock()
+		since := s.lastOK
+		if since.IsZero() {
+			since = s.started
+		}
+		s.mu.Unlock()
+		quiet := now.Sub(since) > s.NoSyncAlert
+		s.Alerts.State(ctx, "no sync", !quiet, fmt.Sprintf("no successful sync for more than %s", s.NoSyncAlert),
+			fmt.Sprintf("The last successful sync this daemon saw: %s.", whenText(s.lastOK, s.Options.Loc)))
+	}
 	var occs []Occurrence
 	for _, d := range s.File.Deliveries {
 		occs = append(occs, d.due(now, s.File.Loc)...)
@@ -171,7 +192,9 @@ func (s *Scheduler) one(ctx context.Context, now time.Time, occ Occurrence) {
 		s.mu.Unlock()
 		return
 	}
-	occ.SyncFailed = s.syncFailed
+	if !s.failedAt.IsZero() {
+		occ.SyncFailed = fmt.Sprintf(texts(d.Locale)["stale_failed"], report.DateTime(s.failedAt, d.Locale, s.Options.Loc), s.failedErr)
+	}
 	occ.Late = now.Sub(occ.Scheduled) > s.LateAfter && !s.waited[k]
 	s.mu.Unlock()
 	occ.WaitUntil = occ.Scheduled.Add(d.StaleWait.Duration)
@@ -233,4 +256,11 @@ func (s *Scheduler) reportMissed(ctx context.Context, now time.Time) {
 		"missed", strings.Join(missed, "; "))
 	s.Alerts.Event(ctx, fmt.Sprintf("%d delivery occurrences missed", len(missed)),
 		"Not sent, older than their late_window (report deliver NAME -as-of DATE sends one):\n"+strings.Join(missed, "\n"))
+}
+
+func whenText(t time.Time, loc *time.Location) string {
+	if t.IsZero() {
+		return "none since it started"
+	}
+	return t.In(loc).Format("2006-01-02 15:04 MST")
 }

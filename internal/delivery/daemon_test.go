@@ -213,3 +213,41 @@ func TestDaemonKilled(t *testing.T) {
 		})
 	}
 }
+
+// TestAlertsOncePerChange: the operators hear once when a problem starts and once when it
+// ends, however many checks and syncs see it meanwhile.
+func TestAlertsOncePerChange(t *testing.T) {
+	db := testWarehouse(t)
+	c := &clock{t: wib(t, "2026-12-01 02:00")}
+	s, o := scheduler(t, db, closePack, c)
+	s.NoSyncAlert = 3 * time.Hour
+	s.Alerts = &Alerter{To: []string{"ops@toko.example"}, Options: o, Log: quiet}
+	ctx := context.Background()
+	for _, step := range []struct {
+		at   string
+		sync string // "", "ok" or "fail"
+	}{
+		{"2026-12-01 02:00", ""}, {"2026-12-01 04:00", "fail"}, {"2026-12-01 04:30", "fail"},
+		{"2026-12-01 05:30", ""}, {"2026-12-01 06:00", ""}, {"2026-12-01 06:30", "ok"}, {"2026-12-01 06:31", "ok"},
+	} {
+		c.t = wib(t, step.at)
+		switch step.sync {
+		case "fail":
+			s.SyncFinished(context.DeadlineExceeded, "", c.t)
+		case "ok":
+			s.SyncFinished(nil, "", c.t)
+		}
+		s.Check(ctx, c.t)
+	}
+	var alerts []string
+	for _, sub := range subjects(t, o) {
+		if strings.HasPrefix(sub, "[billsync]") {
+			alerts = append(alerts, sub)
+		}
+	}
+	want := []string{"[billsync] PROBLEM: sync failed", "[billsync] PROBLEM: no successful sync for more than 3h0m0s",
+		"[billsync] RESOLVED: sync failed", "[billsync] RESOLVED: no successful sync for more than 3h0m0s"}
+	if strings.Join(alerts, "\n") != strings.Join(want, "\n") {
+		t.Errorf("alerts:\n%s\nwant:\n%s", strings.Join(alerts, "\n"), strings.Join(want, "\n"))
+	}
+}
