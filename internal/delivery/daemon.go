@@ -41,6 +41,8 @@ type Scheduler struct {
 	failedAt  time.Time // the last sync's failure; zero after a success
 	failedErr string
 	lastOK    time.Time // the last successful sync this daemon saw; zero: none yet
+	partial   string    // accounts the last published sync left incomplete
+	synced    bool      // a sync ended since the start
 	started   time.Time
 	waited    map[occKey]bool      // occurrences that waited for a fresh sync
 	retryAt   map[occKey]time.Time // failed occurrences: not before
@@ -85,20 +87,27 @@ func (s *Scheduler) SyncFinished(err error, partial string, at time.Time) {
 	} else {
 		s.failedAt, s.failedErr, s.lastOK = time.Time{}, "", at
 	}
-	s.mu.Unlock()
-	s.Alerts.State(context.Background(), "sync", err == nil, "sync failed", errString(err))
 	if err == nil {
-		s.Alerts.State(context.Background(), "partial", partial == "", "partial sync",
-			"The last sync was published incomplete for: "+partial+" (the warehouse's sync_runs and sync_streams say what is missing).")
+		s.partial = partial
 	}
+	s.synced = true
+	s.mu.Unlock()
+	// The alerts are the scheduler's goroutine's to send (Check): a slow mail server must not
+	// hold the sync that reports here.
 	s.poke()
 }
 
-func errString(err error) string {
-	if err == nil {
-		return ""
+// syncAlerts tells the operators of a change in the last sync's state.
+func (s *Scheduler) syncAlerts(ctx context.Context) {
+	s.mu.Lock()
+	synced, failedAt, failedErr, partial := s.synced, s.failedAt, s.failedErr, s.partial
+	s.mu.Unlock()
+	if !synced {
+		return
 	}
-	return oneLine(err.Error())
+	s.Alerts.State(ctx, "sync", failedAt.IsZero(), "sync failed", failedErr)
+	s.Alerts.State(ctx, "partial", partial == "", "partial sync",
+		"The last sync was published incomplete for: "+partial+" (the warehouse's sync_runs and sync_streams say what is missing).")
 }
 
 func oneLine(s string) string {
@@ -160,6 +169,7 @@ func (d *Delivery) due(now time.Time, loc *time.Location) []Occurrence {
 // logged, journaled and alerted; it never stops the others.
 func (s *Scheduler) Check(ctx context.Context, now time.Time) {
 	s.init()
+	s.syncAlerts(ctx)
 	if s.NoSyncAlert > 0 {
 		s.mu.Lock()
 		since := s.lastOK
@@ -200,6 +210,13 @@ func (s *Scheduler) one(ctx context.Context, now time.Time, occ Occurrence) {
 	occ.WaitUntil = occ.Scheduled.Add(d.StaleWait.Duration)
 	log := s.Log.With("delivery", d.Name, "as_of", k.asOf)
 	res, err := Deliver(ctx, s.Options, occ)
+	// Alerts go out once the bookkeeping is done, without the lock SyncFinished takes.
+	var alerts []func()
+	defer func() {
+		for _, a := range alerts {
+			a()
+		}
+	}()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
@@ -212,15 +229,19 @@ func (s *Scheduler) one(ctx context.Context, now time.Time, occ Occurrence) {
 		wait := min(5*time.Minute<<(s.failures[k]-1), time.Hour)
 		s.retryAt[k] = now.Add(wait)
 		log.Error("delivery failed; trying again later", "in", wait, "failures", s.failures[k], "err", err)
-		s.Alerts.State(ctx, "delivery "+d.Name, false, "delivery "+d.Name+" as of "+k.asOf, oneLine(err.Error()))
+		alerts = append(alerts, func() {
+			s.Alerts.State(ctx, "delivery "+d.Name, false, "delivery "+d.Name+" as of "+k.asOf, oneLine(err.Error()))
+		})
 	case res.State == "sent":
 		delete(s.retryAt, k)
 		delete(s.failures, k)
 		delete(s.waited, k)
 		if res.Stale != "" {
-			s.Alerts.Event(ctx, fmt.Sprintf("delivery %s as of %s went out stale", d.Name, k.asOf), res.Stale)
+			alerts = append(alerts, func() {
+				s.Alerts.Event(ctx, fmt.Sprintf("delivery %s as of %s went out stale", d.Name, k.asOf), res.Stale)
+			})
 		}
-		s.Alerts.State(ctx, "delivery "+d.Name, true, "delivery "+d.Name, "")
+		alerts = append(alerts, func() { s.Alerts.State(ctx, "delivery "+d.Name, true, "delivery "+d.Name, "") })
 	}
 }
 
