@@ -2,9 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/billsync/billsync/internal/delivery"
 	"github.com/billsync/billsync/internal/fetch"
@@ -48,4 +53,41 @@ func startDeliveries(ctx context.Context, cfg *config, log *slog.Logger) (*deliv
 		s.Run(ctx)
 	}()
 	return s, wg.Wait
+}
+
+// demoSchedule is the shipped schedule file the demo shows a delivery of, when run from the
+// repository's root (make demo).
+const demoSchedule = "deliveries.example.yaml"
+
+// demoDelivery writes the example's daily delivery into the outbox as it would be sent (a dry
+// run: nothing is sent or journaled), so the demo shows a message too. Not being able to is
+// logged, never the demo's failure.
+func demoDelivery(ctx context.Context, cfg *config, stdout io.Writer, log *slog.Logger) {
+	if _, err := os.Stat(demoSchedule); err != nil {
+		return // not in the repository's root
+	}
+	f, err := delivery.Load(demoSchedule, cfg.loc)
+	if err == nil && cfg.Outbox == "" {
+		err = errors.New("BILLSYNC_OUTBOX is empty")
+	}
+	var d *delivery.Delivery
+	if err == nil {
+		d, err = f.Find("daily")
+	}
+	var asOf time.Time
+	if err == nil {
+		asOf, err = delivery.AsOfDate(d.AsOf, time.Now(), cfg.loc)
+	}
+	var res delivery.Result
+	if err == nil {
+		o := cfg.delivery
+		o.Log = slog.New(slog.DiscardHandler)
+		res, err = delivery.Deliver(ctx, o, delivery.Occurrence{Delivery: d, AsOf: asOf, DryRun: true})
+	}
+	if err != nil {
+		log.Warn("demo: the example delivery was not written", "err", err)
+		return
+	}
+	fmt.Fprintf(stdout, "\nE-mail: the example's daily delivery (%s) as it would be sent, in any mail client:\n  %s\n",
+		demoSchedule, res.EML)
 }
