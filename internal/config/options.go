@@ -61,6 +61,7 @@ type Report struct {
 	TZ         string `env:"BILLSYNC_TZ, default=Asia/Jakarta" flag:"tz" help:"time zone (IANA name) of the schedule and of report dates and day boundaries"`
 	Currency   string `env:"BILLSYNC_CURRENCY, default=IDR" flag:"currency" help:"currency code printed on amounts; formatting only, amounts are never converted"`
 	Locale     string `env:"BILLSYNC_LOCALE, default=id" flag:"locale" help:"language of the reports: id or en"`
+	CSVDialect string `env:"BILLSYNC_CSV_DIALECT, default=rfc" flag:"csv-dialect" help:"CSV files: rfc (commas, ISO 8601 times; for programs) or id (semicolons, decimal commas; for a spreadsheet with Indonesian settings)"`
 	ReportsOut string `env:"BILLSYNC_REPORTS_OUT, default=./out" flag:"reports-out" help:"directory the reports are written to"`
 }
 
@@ -78,4 +79,10 @@ type Delivery struct {
 	AlertsTo         string        `env:"BILLSYNC_ALERTS_TO" flag:"alerts-to" help:"operators' addresses, comma-separated, for alerts about syncs and deliveries"`
 	AlertNoSync      time.Duration `env:"BILLSYNC_ALERT_NO_SYNC, default=26h" flag:"alert-no-sync" help:"the daemon alerts the operators when no sync succeeded for this long; 0 = never"`
 	Outbox           string        `env:"BILLSYNC_OUTBOX, default=./out/outbox" flag:"outbox" help:"where messages go as .eml files without BILLSYNC_SMTP_URL, and with -dry-run"`
+}
+
+// Jobs is how the write jobs (syncer job) are reviewed.
+type Jobs struct {
+	// Four eyes: whoever planned a job may not approve it for the daemon, unless a team of one says so.
+	AllowSelfApprove bool `env:"BILLSYNC_ALLOW_SELF_APPROVE, default=false" flag:"allow-self-approve" help:"let the login that planned a job approve it too (the approval is journaled as a self-approval)"`
 }

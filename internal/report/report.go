@@ -41,6 +41,9 @@ type Options struct {
 	Names    []string          // reports to produce; empty = all
 	Vars     map[string]string // report variables (see -list), e.g. aging_basis=created
 	Locale   string            // language of labels, numbers and dates: "id" or "en"; "" = id
+	// CSVDialect is how the CSV files write numbers and times: "rfc" (""), or "id" for a
+	// spreadsheet with Indonesian settings (CSVDialects).
+	CSVDialect string
 	// Notice is printed on every summary sheet among the as-of warnings: what the caller knows
 	// about the figures that the warehouse cannot say (a delivery's staleness).
 	Notice string
@@ -62,6 +65,7 @@ type settings struct {
 	mem     *nativeMemory
 	digests bool // GenerateDigests: each report's Digest is made
 	lang    *lang
+	dialect *csvDialect
 	zone    *fixedZone // where local_time() may skip ICU; nil: nowhere
 	// warnings about the as-of date (asOfWarnings), logged and on every summary sheet
 	warnings []asOfWarning
@@ -93,6 +97,9 @@ func (o Options) resolve() (*settings, error) {
 		return nil, err
 	}
 	s.Locale = s.lang.code
+	if s.dialect, err = dialectOf(s.CSVDialect); err != nil {
+		return nil, err
+	}
 	if s.Currency == "" {
 		s.Currency = defaultCurrency
 	}
@@ -805,7 +812,7 @@ func (r *reportRun) runSheet(ctx context.Context, db *sql.DB, s *settings, sh *S
 		}
 		var err error
 		if slices.Contains(s.Formats, "csv") {
-			done.cs, err = newCSVSheet(r.base+"_"+slug(sh.Name)+".csv", out.cols, s.loc, s.lang)
+			done.cs, err = newCSVSheet(r.base+"_"+slug(sh.Name)+".csv", out.cols, s.loc, s.lang, s.dialect)
 		}
 		return err
 	}
