@@ -28,6 +28,7 @@ type config struct {
 	conf.Sync
 	conf.Report
 	conf.Delivery
+	conf.Jobs
 
 	once      bool
 	demo      bool

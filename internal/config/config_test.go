@@ -21,6 +21,7 @@ type all struct {
 	config.Report
 	config.Delivery
 	config.Jobs
+	config.Approvals
 }
 
 func load(t *testing.T, env map[string]string, args ...string) (*all, []string, error) {

@@ -81,8 +81,14 @@ type Delivery struct {
 	Outbox           string        `env:"BILLSYNC_OUTBOX, default=./out/outbox" flag:"outbox" help:"where messages go as .eml files without BILLSYNC_SMTP_URL, and with -dry-run"`
 }
 
-// Jobs is how the write jobs (syncer job) are reviewed.
+// Jobs is how write jobs (syncer job, and the daemon's -apply-approved) compare rows with what was
+// sent before.
 type Jobs struct {
+	RepeatWindow time.Duration `env:"BILLSYNC_JOB_REPEAT_WINDOW, default=840h" flag:"repeat-window" help:"a job row that makes a change billsync sent within this window (from any plan) is held unless marked repeat=yes or planned with -again"`
+}
+
+// Approvals is who may approve a write job (syncer job approve); the daemon never approves.
+type Approvals struct {
 	// Four eyes: whoever planned a job may not approve it for the daemon, unless a team of one says so.
 	AllowSelfApprove bool `env:"BILLSYNC_ALLOW_SELF_APPROVE, default=false" flag:"allow-self-approve" help:"let the login that planned a job approve it too (the approval is journaled as a self-approval)"`
 }
