@@ -21,6 +21,7 @@ import (
 
 	"github.com/billsync/billsync/internal/api"
 	"github.com/billsync/billsync/internal/cli"
+	"github.com/billsync/billsync/internal/delivery"
 	"github.com/billsync/billsync/internal/fetch"
 	"github.com/billsync/billsync/internal/logfmt"
 	"github.com/billsync/billsync/internal/metrics"
@@ -120,6 +121,7 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdout, 
 		opts.MaxClockSkew = max(opts.MaxClockSkew, demoDayAgo+time.Hour)
 	}
 	journal := journalPath(cfg)
+	var deliveries *delivery.Scheduler
 	job := func(ctx context.Context) error {
 		// read at each run: a job applied between runs (or after the previous one) is seen
 		opts.CreditHints = creditHints(ctx, journal, log)
@@ -139,6 +141,9 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdout, 
 		sums, err := fetch.Run(ctx, cfg.DB, accounts, opts)
 		err = explainKeyRefused(err, cfg)
 		recordRun(ctx, &m, log, sums, err, start)
+		if deliveries != nil && ctx.Err() == nil {
+			deliveries.SyncFinished(err, partialAccounts(accounts, sums), time.Now())
+		}
 		if err != nil {
 			return err
 		}
@@ -170,6 +175,9 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdout, 
 		return job(ctx)
 	}
 
+	var waitDeliveries func()
+	deliveries, waitDeliveries = startDeliveries(ctx, cfg, log)
+	defer waitDeliveries()
 	// the runner logs "stopping" and "stopped"
 	log.Info("syncer started", "mode", "daemon", "schedule", cfg.Schedule, "tz", cfg.TZ, "db", cfg.DB, "accounts", len(accounts))
 	r := &schedule.Runner{Schedule: cfg.sched, Location: cfg.loc, Job: job, Grace: cfg.StopGrace, Log: log}
