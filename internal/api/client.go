@@ -127,6 +127,10 @@ type Client struct {
 	failMu     sync.Mutex
 	failing    bool                      // the latest attempt to end got no answer at all
 	fell       chan struct{}             // closed when failing turns true
+	down       bool                      // a call gave the service up as unreachable, and nothing answered since
+	downCh     chan struct{}             // closed when down turns true
+	downAt     time.Time                 // when down turned true
+	failedAt   time.Time                 // when the latest attempt without an answer ended
 	keyRefused atomic.Pointer[AuthError] // the first 401: later calls fail with it, unsent
 
 	requests, retries, throttled, errs atomic.Int64
@@ -195,7 +199,7 @@ func New(cfg Config) (*Client, error) {
 	}
 	c.ratePerMin = rate
 	c.lim = newLimiter(c.clk, rate)
-	c.fell = make(chan struct{})
+	c.fell, c.downCh = make(chan struct{}), make(chan struct{})
 	return c, nil
 }
 

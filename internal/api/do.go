@@ -65,7 +65,17 @@ func (c *Client) run(ctx context.Context, cl *call) error {
 		// The key was refused: every call would be, and each would say so again.
 		return a.again(cl)
 	}
+	c.forgetStaleSilence()
 	for n := 1; ; n++ {
+		if c.givenUp() {
+			// Another call gave the service up and nothing has answered since: this one would
+			// only spend its own attempts to learn the same, and the run end long after its
+			// message's figure.
+			if last == nil {
+				last = fmt.Errorf("%s: not sent: %w", cl.where(), errGaveUp)
+			}
+			return c.giveUp(c.clk.Now().Sub(c.silentSince()), last, n-1)
+		}
 		if err := c.limiterTurn(ctx, cl); err != nil {
 			if errors.Is(err, errGaveUp) {
 				if last == nil {
@@ -105,7 +115,10 @@ func (c *Client) run(ctx context.Context, cl *call) error {
 		}
 		c.noteWait(ctx, cl, wait, cause, slog.LevelInfo, slog.Int("attempt", n),
 			slog.String("err", c.redact(o.err.Error())))
-		if err := c.clk.Sleep(ctx, wait); err != nil {
+		sctx, stop := c.until(ctx, c.downChan())
+		err := c.clk.Sleep(sctx, wait)
+		stop()
+		if err != nil && ctx.Err() != nil {
 			return fmt.Errorf("%w; stopped waiting to retry: %w", attemptsNote(last, n), err)
 		}
 		c.retries.Add(1)
@@ -119,18 +132,14 @@ func (c *Client) run(ctx context.Context, cl *call) error {
 func (c *Client) limiterTurn(ctx context.Context, cl *call) error {
 	report := func(d time.Duration, paused bool) { c.limiterWait(ctx, cl, d, paused) }
 	for {
+		if c.givenUp() {
+			return errGaveUp
+		}
 		failing, fell := c.failState()
 		if !failing {
 			// Wait, but stop waiting when the service falls silent meanwhile: the wait is then
 			// bounded by the silence allowed (below). The booked turn is left unused.
-			wctx, cancel := context.WithCancel(ctx)
-			go func() {
-				select {
-				case <-fell:
-					cancel()
-				case <-wctx.Done():
-				}
-			}()
+			wctx, cancel := c.until(ctx, fell)
 			err := c.lim.wait(wctx, report)
 			cancel()
 			if err == nil || ctx.Err() != nil {
@@ -142,9 +151,11 @@ func (c *Client) limiterTurn(ctx context.Context, cl *call) error {
 		if !c.clk.Now().Before(silentUntil) {
 			return errGaveUp
 		}
-		wctx, cancel := context.WithDeadline(ctx, silentUntil)
+		dctx, dcancel := context.WithDeadline(ctx, silentUntil)
+		wctx, cancel := c.until(dctx, c.downChan())
 		err := c.lim.wait(wctx, report)
 		cancel()
+		dcancel()
 		if err == nil || ctx.Err() != nil {
 			return err
 		}
@@ -184,6 +195,58 @@ func (c *Client) silentSince() time.Time {
 	return time.Unix(0, c.lastAnswer.Load())
 }
 
+// until is ctx, also cancelled when ch closes.
+func (c *Client) until(ctx context.Context, ch <-chan struct{}) (context.Context, context.CancelFunc) {
+	wctx, cancel := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-ch:
+			cancel()
+		case <-wctx.Done():
+		}
+	}()
+	return wctx, cancel
+}
+
+// givenUp says whether a call gave the service up as unreachable, nothing has answered since,
+// and that was within the silence allowed: a later call (the daemon's next run) tries again.
+func (c *Client) givenUp() bool {
+	c.failMu.Lock()
+	defer c.failMu.Unlock()
+	return c.givenUpLocked()
+}
+
+// givenUpLocked is givenUp with failMu held; an expired verdict is cleared.
+func (c *Client) givenUpLocked() bool {
+	if c.down && c.clk.Now().Sub(c.downAt) >= c.unreachable {
+		c.down, c.downCh = false, make(chan struct{})
+	}
+	return c.down
+}
+
+// downChan is closed when a call gives the service up.
+func (c *Client) downChan() <-chan struct{} {
+	c.failMu.Lock()
+	defer c.failMu.Unlock()
+	return c.downCh
+}
+
+// forgetStaleSilence starts the reachability state afresh when the latest attempt without an
+// answer ended longer than the silence allowed ago (a stopped run, the daemon's previous run):
+// what was silent then says nothing now, and a call must try before anything is concluded.
+func (c *Client) forgetStaleSilence() {
+	c.failMu.Lock()
+	defer c.failMu.Unlock()
+	if !c.failing || c.clk.Now().Sub(c.failedAt) < c.unreachable {
+		return
+	}
+	c.failing, c.fell = false, make(chan struct{})
+	if c.down {
+		c.down, c.downCh = false, make(chan struct{})
+	}
+	c.lastAnswer.Store(0) // the next attempt starts the silence
+}
+
 // setFailing records whether the latest attempt to end got no answer at all; the channel of
 // failState is closed when it turns true.
 func (c *Client) setFailing(v bool) {
@@ -196,6 +259,12 @@ func (c *Client) setFailing(v bool) {
 		c.fell = make(chan struct{})
 	}
 	c.failing = v
+	if v {
+		c.failedAt = c.clk.Now()
+	}
+	if !v && c.down {
+		c.down, c.downCh = false, make(chan struct{}) // it answers again
+	}
 }
 
 // failState says whether the service is answering nothing, and gives a channel closed when it
@@ -209,8 +278,15 @@ func (c *Client) failState() (bool, <-chan struct{}) {
 // errGaveUp is a call not sent: the service had answered nothing for the silence allowed.
 var errGaveUp = errors.New("the service has answered nothing, to any call, for the time allowed")
 
-// giveUp ends a call that got no answer.
+// giveUp ends a call that got no answer, and every other call of the client with it until the
+// service answers again.
 func (c *Client) giveUp(silent time.Duration, err error, attempts int) error {
+	c.failMu.Lock()
+	if !c.givenUpLocked() {
+		c.down, c.downAt = true, c.clk.Now()
+		close(c.downCh)
+	}
+	c.failMu.Unlock()
 	return attemptsNote(&unreachableError{host: c.origin(), silent: silent, err: err}, attempts)
 }
 

@@ -512,3 +512,33 @@ func TestQueuedCallsGiveUpWithTheService(t *testing.T) {
 		t.Errorf("the calls took %s to give up on a service silent for 500ms", took)
 	}
 }
+
+// TestGivenUpEndsTheOtherCalls: once a call has given the service up (its attempts spent, nothing
+// answering), the client's other calls end with it instead of each spending their own attempts,
+// so the run ends near the figure its message states; a call after the silence allowed (the
+// daemon's next run) tries again.
+func TestGivenUpEndsTheOtherCalls(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	cfg := fastConfig("http://" + addr)
+	cfg.MaxAttempts = 4
+	cfg.MinBackoff, cfg.MaxBackoff = 100*time.Millisecond, 400*time.Millisecond
+	cfg.UnreachableAfter = 2 * time.Second
+	c := newClient(t, cfg)
+	if _, err := c.List(context.Background(), "/hl/v1/customer", nil); err == nil || !strings.Contains(err.Error(), "(after 4 attempts)") {
+		t.Fatalf("first call: %v", err)
+	}
+	start := time.Now()
+	_, err = c.List(context.Background(), "/hl/v1/invoice", nil)
+	if err == nil || !strings.Contains(err.Error(), "not sent: the service has answered nothing") || time.Since(start) > 50*time.Millisecond {
+		t.Errorf("a call after the first gave up: %v after %s, want it ended at once", err, time.Since(start))
+	}
+	time.Sleep(2 * time.Second)
+	if _, err = c.List(context.Background(), "/hl/v1/reviews", nil); err == nil || strings.Contains(err.Error(), "not sent") {
+		t.Errorf("a call after the silence allowed: %v, want it sent again", err)
+	}
+}
