@@ -64,7 +64,7 @@ func (c *csvSheet) write(vals []any) error {
 			if col.codes {
 				t = col.codeName(t, c.l)
 			}
-			line = appendCSVField(line, i, cellsafe.Text(t))
+			line = appendCSVField(line, i, cellsafe.Text(cellsafe.Visible(t)))
 		case nil:
 			line = appendCSVField(line, i, col.empty)
 		default:
