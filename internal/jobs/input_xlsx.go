@@ -288,6 +288,9 @@ func (w *workbookReader) readSheet(sh xlsxSheetRef, wanted func([]string) bool) 
 					}
 					n = v
 				}
+				if n > excelize.TotalRows {
+					return nil, false, w.fail(sh.name, excelize.TotalRows, "the sheet has more rows than a spreadsheet may have: save the workbook again in Excel")
+				}
 				line, cells, types = n, nil, nil
 			case "c":
 				col := len(cells)
