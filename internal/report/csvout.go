@@ -215,8 +215,11 @@ func appendCSVValue(dst []byte, v any, k kind, loc *time.Location) []byte {
 	case bool:
 		return strconv.AppendBool(dst, x)
 	case time.Time:
-		if k == kindDate {
+		switch k {
+		case kindDate:
 			return appendDate(dst, x.UTC())
+		case kindWall:
+			return x.UTC().AppendFormat(dst, "2006-01-02T15:04:05.999999999")
 		}
 		return x.In(loc).AppendFormat(dst, time.RFC3339Nano)
 	}

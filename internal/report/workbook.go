@@ -563,7 +563,7 @@ func (w *workbook) chart(c *Chart, outs []sheetOutput, row int) error {
 	xAxis := excelize.ChartAxis{Font: dark}
 	if c.From == "rows" {
 		cat := o.cols[slices.IndexFunc(o.cols, func(col column) bool { return col.name == c.Category })]
-		if cat.kind == kindDate || cat.kind == kindTime {
+		if cat.kind == kindDate || cat.kind == kindTime || cat.kind == kindWall {
 			// Date categories have no cached text in the file; the axis
 			// formats them, short enough for a year of months side by side,
 			// the year marked as one ("Des 25" reads as the 25th of December).
