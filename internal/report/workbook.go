@@ -658,7 +658,6 @@ func wrappedLines(s string, width int) int {
 }
 
 func strPtr(s string) *string { return &s }
-func intPtr(i int) *int       { return &i }
 
 func absRange(c1, r1, c2, r2 int) string {
 	a, _ := excelize.CoordinatesToCellName(c1, r1, true)
