@@ -19,7 +19,9 @@ type all struct {
 	config.Service
 	config.Sync
 	config.Report
+	config.Delivery
 	config.Jobs
+	config.Approvals
 }
 
 func load(t *testing.T, env map[string]string, args ...string) (*all, []string, error) {
