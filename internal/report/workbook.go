@@ -155,6 +155,9 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 	}
 	row := 1
 	put := func(cell string, v any, style int) {
+		if t, ok := v.(string); ok {
+			v = cellsafe.Visible(t) // a product's name in the headline, as its sheet shows it
+		}
 		f.SetCellValue(sh, cell, v)
 		if style == 0 {
 			style = w.st.value
