@@ -160,11 +160,9 @@ func (rc *reconciler) place(send sent) placed {
 			now.UTC().Format(time.RFC3339), ClockBound)}
 	}
 	since := send.at.Add(skew)
-	if !send.server.IsZero() {
-		if d := send.server.Sub(send.at); d.Abs() > ClockBound {
-			return placed{serverNow: date, doubt: fmt.Sprintf("at the send the service's clock (Date %s) was %s off billsync's (%s), more "+
-				"than %s", send.server.UTC().Format(time.RFC3339), d.Abs().Round(time.Second), send.at.UTC().Format(time.RFC3339), ClockBound)}
-		}
+	// The Date known at the send, when it agrees with billsync's clock, may place the send a little earlier
+	// on the service's clock; one that does not agree is one wild answer, and is not used.
+	if !send.server.IsZero() && send.server.Sub(send.at).Abs() <= ClockBound {
 		since = minTime(since, send.server)
 	}
 	return placed{since: since.Add(-clockMargin), serverNow: date}
