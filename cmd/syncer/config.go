@@ -25,6 +25,7 @@ type config struct {
 	conf.Scope
 	conf.Service
 	conf.Sync
+	conf.Settle
 	conf.Report
 
 	once      bool

@@ -56,6 +56,11 @@ type Sync struct {
 	ApplyApproved bool   `env:"BILLSYNC_APPLY_APPROVED, default=false" flag:"apply-approved" help:"after each successful sync, send the job plans approved with syncer job approve"`
 }
 
+// Settle is how a write job judges a read of a write whose answer was lost.
+type Settle struct {
+	JobSettle time.Duration `env:"BILLSYNC_JOB_SETTLE, default=5m" flag:"settle" help:"write jobs: how long after a send a read that does not find the change is not yet proof it is absent (the service may show it late)"`
+}
+
 // Report is how reports are made.
 type Report struct {
 	TZ         string `env:"BILLSYNC_TZ, default=Asia/Jakarta" flag:"tz" help:"time zone (IANA name) of the schedule and of report dates and day boundaries"`

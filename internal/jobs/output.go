@@ -201,6 +201,9 @@ func PrintResult(w io.Writer, r *RunResult) {
 		switch a.State {
 		case Failed, Unknown, Sent:
 			fmt.Fprintf(w, "  row %d, line %d (%s): %s %s\n", a.Seq, a.Line, a.Target, a.State, a.Error)
+			if v := a.Detail["waiting"]; v != "" && a.State == Unknown {
+				fmt.Fprintf(w, "    %s\n", v)
+			}
 		case Unresolved:
 			printUnresolved(w, r.Plan, a)
 		}
