@@ -48,7 +48,7 @@ var subUsage = map[string]struct {
 		[]string{"kind", "in", "skip-blank", "again", "out", "apply", "max", "confirm-production", "result", "base-url", "api-key-file", "environment", "settle"}},
 	"apply": {"syncer job apply PLAN_ID [flags] | syncer job apply -kind KIND -in FILE [flags]: send what is left of a plan, exactly once",
 		[]string{"max", "confirm-production", "result", "kind", "in", "skip-blank", "again", "out", "base-url", "api-key-file", "environment", "settle"}},
-	"approve":  {"syncer job approve PLAN_ID: let the daemon apply the plan after its next sync (BILLSYNC_APPLY_APPROVED=true)", nil},
+	"approve": {"syncer job approve PLAN_ID: let the daemon apply the plan after its next sync (BILLSYNC_APPLY_APPROVED=true)", nil},
 	"resolve": {"syncer job resolve PLAN_ID ROW applied|not-applied -why TEXT [-force]: settle an unresolved row after checking it on the service; ROW is the plan's seq. The service is read first: a resolution its evidence contradicts is refused unless -force",
 		[]string{"why", "by", "force", "base-url", "api-key-file", "environment", "settle"}},
 	"show":     {"syncer job show PLAN_ID [-result FILE]: print the plan with every action's state", []string{"result"}},
