@@ -1,14 +1,19 @@
 package api
 
-import "encoding/json"
+import (
+	"bytes"
+	"encoding/json"
+)
 
 // RepeatedKey returns the first key that occurs twice in one object of the JSON value raw, at any depth.
 // Decoders disagree on such a record (Go's encoding/json keeps the last value, DuckDB's JSON functions
 // the first), so a record with one has no single reading: whoever reads it must treat it as invalid. raw
 // is expected to be well-formed JSON (a list item the page's decoder already split out); a key written
-// with escapes is compared as it decodes ("a" and "\u0061" are the same key).
+// with escapes is compared as it decodes ("a" and "\u0061" are the same key). It allocates nothing for a
+// record of a few levels and keys without escapes: the sync scans every record with it.
 func RepeatedKey(raw []byte) (string, bool) {
-	var stack []keyFrame
+	var buf [8]keyFrame
+	stack := buf[:0]
 	expectKey := false
 	for i := 0; i < len(raw); i++ {
 		switch raw[i] {
@@ -36,15 +41,15 @@ func RepeatedKey(raw []byte) (string, bool) {
 				}
 			}
 			if expectKey && len(stack) > 0 {
-				key := string(raw[i+1 : min(j, len(raw))])
+				key := raw[i+1 : min(j, len(raw))]
 				if escaped {
 					var s string
 					if json.Unmarshal(raw[i:min(j+1, len(raw))], &s) == nil {
-						key = s
+						key = []byte(s)
 					}
 				}
 				if stack[len(stack)-1].seen(key) {
-					return key, true
+					return string(key), true
 				}
 			}
 			i = j
@@ -56,32 +61,35 @@ func RepeatedKey(raw []byte) (string, bool) {
 
 // keyFrame is one open object or array of RepeatedKey's scan.
 type keyFrame struct {
-	obj  bool
-	keys []string        // an object's keys so far
-	set  map[string]bool // the same, once there are many
+	obj   bool
+	first [12][]byte      // an object's first keys, without allocating
+	n     int             // keys in first
+	set   map[string]bool // every key, once there are more than first holds
 }
 
 // seen records key in the object and says whether it was there already.
-func (f *keyFrame) seen(key string) bool {
+func (f *keyFrame) seen(key []byte) bool {
 	if f.set != nil {
-		if f.set[key] {
+		if f.set[string(key)] {
 			return true
 		}
-		f.set[key] = true
+		f.set[string(key)] = true
 		return false
 	}
-	for _, k := range f.keys {
-		if k == key {
+	for _, k := range f.first[:f.n] {
+		if bytes.Equal(k, key) {
 			return true
 		}
 	}
-	f.keys = append(f.keys, key)
-	if len(f.keys) > 16 {
-		f.set = make(map[string]bool, 2*len(f.keys))
-		for _, k := range f.keys {
-			f.set[k] = true
-		}
-		f.keys = nil
+	if f.n < len(f.first) {
+		f.first[f.n] = key
+		f.n++
+		return false
 	}
+	f.set = make(map[string]bool, 4*len(f.first))
+	for _, k := range f.first {
+		f.set[string(k)] = true
+	}
+	f.set[string(key)] = true
 	return false
 }

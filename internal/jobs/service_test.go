@@ -64,6 +64,8 @@ func serviceCases() []serviceCase {
 		{name: "history holds the neighbour row's new entry of the same amount, not applied",
 			faults: sandbox.Faults{PathPrefix: creditHistoryPath, ForeignCredit: 1}, second: true,
 			fail: sandbox.FaultServerError, want: jobs.Unresolved, apps: 0, says: "entries of other customers"},
+		{name: "an entry gives its id twice", faults: sandbox.Faults{PathPrefix: creditHistoryPath, RepeatedKey: 1},
+			fail: sandbox.FaultApplyThen500, want: jobs.Unresolved, apps: 1, says: `gives "id" twice`},
 		{name: "the new entry's createdAt in epoch seconds", faults: sandbox.Faults{TopupEpochSeconds: true},
 			fail: sandbox.FaultApplyThen500, want: jobs.Unresolved, apps: 1, says: "looks like epoch seconds"},
 		{name: "the new entry shows 10 s after the write, reruns at once", faults: sandbox.Faults{TopupVisibleAfterMs: 10_000},

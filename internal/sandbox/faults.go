@@ -46,6 +46,7 @@ const (
 	FaultFutureTime           FaultKind = "future_time"           // the first record's createdAt in 2999
 	FaultRedirect             FaultKind = "redirect"              // 302 (307 for a POST) to RedirectTo
 	FaultEchoKey500           FaultKind = "echo_key_500"          // 500 with an HTML body echoing the Authorization header across a 120-character cut
+	FaultRepeatedKey          FaultKind = "repeated_key"          // lists: the page's first record gives "id" twice, with two values
 
 	// A service whose clock or identity is off (clockfaults.go), against which a write's lost answer is
 	// reconciled. The Date offsets and the add-credit entry's faults are Faults fields, set for every answer.
@@ -87,6 +88,7 @@ type Faults struct {
 	Redirect             float64 `json:"redirect"`
 	EchoKey500           float64 `json:"echoKey500"`
 
+	RepeatedKey         float64 `json:"repeatedKey"`
 	WildDate            float64 `json:"wildDate"`
 	ForeignCredit       float64 `json:"foreignCredit"`
 	OtherCustomerCredit float64 `json:"otherCustomerCredit"`
@@ -130,7 +132,7 @@ func (f *Faults) fractions() []struct {
 		{FaultCursorLoop, f.CursorLoop}, {FaultEndlessCredit, f.EndlessCredit},
 		{FaultEpochSeconds, f.EpochSeconds}, {FaultEpochZero, f.EpochZero}, {FaultEpochMicros, f.EpochMicros},
 		{FaultFutureTime, f.FutureTime}, {FaultRedirect, f.Redirect}, {FaultEchoKey500, f.EchoKey500},
-		{FaultWildDate, f.WildDate}, {FaultForeignCredit, f.ForeignCredit}, {FaultOtherCustomerCredit, f.OtherCustomerCredit},
+		{FaultRepeatedKey, f.RepeatedKey}, {FaultWildDate, f.WildDate}, {FaultForeignCredit, f.ForeignCredit}, {FaultOtherCustomerCredit, f.OtherCustomerCredit},
 	}
 }
 
@@ -159,7 +161,7 @@ func (k FaultKind) appliesTo(post bool) bool {
 	case FaultTruncate, FaultTruncateDrop, FaultStringNumbers, FaultInsertWhilePaging, FaultDuplicatePage,
 		FaultEndlessList, FaultSamePageForever, FaultInflatedPageCount, FaultConflictingDuplicate, FaultCursorLoop,
 		FaultEndlessCredit, FaultEpochSeconds, FaultEpochZero, FaultEpochMicros, FaultFutureTime,
-		FaultForeignCredit, FaultOtherCustomerCredit:
+		FaultForeignCredit, FaultOtherCustomerCredit, FaultRepeatedKey:
 		return !post
 	}
 	return true
