@@ -33,16 +33,10 @@ func RepeatedKey(raw []byte) (string, bool) {
 		case ':':
 			expectKey = false
 		case '"':
-			j, escaped := i+1, false
-			for ; j < len(raw) && raw[j] != '"'; j++ {
-				if raw[j] == '\\' {
-					escaped = true
-					j++
-				}
-			}
+			j := stringEnd(raw, i+1)
 			if expectKey && len(stack) > 0 {
 				key := raw[i+1 : min(j, len(raw))]
-				if escaped {
+				if bytes.IndexByte(key, '\\') >= 0 {
 					var s string
 					if json.Unmarshal(raw[i:min(j+1, len(raw))], &s) == nil {
 						key = []byte(s)
@@ -57,6 +51,26 @@ func RepeatedKey(raw []byte) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// stringEnd is the index of the quote that ends the string starting at from (just after its opening quote),
+// len(raw) when it does not end: a quote preceded by an odd number of backslashes is escaped.
+func stringEnd(raw []byte, from int) int {
+	for j := from; ; {
+		k := bytes.IndexByte(raw[j:], '"')
+		if k < 0 {
+			return len(raw)
+		}
+		j += k
+		n := 0
+		for b := j - 1; b >= from && raw[b] == '\\'; b-- {
+			n++
+		}
+		if n%2 == 0 {
+			return j
+		}
+		j++
+	}
 }
 
 // keyFrame is one open object or array of RepeatedKey's scan.
