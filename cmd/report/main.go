@@ -146,7 +146,8 @@ func (c *config) validate() error {
 
 func (c *config) options(log *slog.Logger) report.Options {
 	o := report.Options{DB: c.DB, Journal: c.Journal, OutDir: c.ReportsOut, TZ: c.TZ, Currency: c.Currency,
-		Account: c.Account, Names: c.names, Vars: c.vars, Locale: c.Locale, Log: log}
+		Account: c.Account, Names: c.names, Vars: c.vars, Locale: c.Locale,
+		CSVDialect: c.CSVDialect, Log: log}
 	if c.asOf != "" {
 		o.AsOf, _ = time.Parse(time.DateOnly, c.asOf)
 	}

@@ -16,7 +16,8 @@ import (
 
 // applyApproved sends the job plans a person approved (syncer job approve), one account after the
 // other, after a successful sync: planning validated against the warehouse this sync just
-// published. Approval is the production confirmation.
+// published. Approval is the production confirmation, for the service it named only: a plan
+// approved for another one is logged as not sent, with why.
 func applyApproved(ctx context.Context, cfg *config, accounts []fetch.Account,
 	baseURLs map[string]string, log *slog.Logger) error {
 	journal := journalPath(cfg)
@@ -31,6 +32,11 @@ func applyApproved(ctx context.Context, cfg *config, accounts []fetch.Account,
 			planID := ""
 			if r.Plan != nil {
 				planID = r.Plan.ID
+			}
+			if r.Status == jobs.RunRefused {
+				log.Warn("approved job plan not sent", "account", a.Name, "plan", planID, "base_url", baseURLs[a.Name],
+					"reason", r.Refused)
+				continue
 			}
 			log.Info("approved job plan applied", "account", a.Name, "plan", planID, "run", r.RunID,
 				"status", r.Status, "sent", r.Sent, "reconciled", r.Reconciled, "succeeded", r.Succeeded,
@@ -66,7 +72,7 @@ func writeReports(ctx context.Context, cfg *config, stdout io.Writer, log *slog.
 	}
 	files, err := report.Generate(ctx, report.Options{
 		DB: cfg.DB, Journal: cfg.Journal, OutDir: cfg.ReportsOut, TZ: cfg.TZ, Currency: cfg.Currency,
-		Names: names, Locale: cfg.Locale, Log: log,
+		Names: names, Locale: cfg.Locale, CSVDialect: cfg.CSVDialect, Log: log,
 	})
 	if err != nil {
 		return fmt.Errorf("reports: %w", err)

@@ -84,6 +84,9 @@ func (c *config) validate() error {
 	if err := report.CheckLocale(c.Locale); err != nil {
 		errs = append(errs, err)
 	}
+	if err := report.CheckCSVDialect(c.CSVDialect); err != nil {
+		errs = append(errs, err)
+	}
 	if c.Concurrency < 1 {
 		errs = append(errs, fmt.Errorf("concurrency %d: must be at least 1", c.Concurrency))
 	}

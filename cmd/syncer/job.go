@@ -18,6 +18,7 @@ import (
 	"github.com/billsync/billsync/internal/api"
 	conf "github.com/billsync/billsync/internal/config"
 	"github.com/billsync/billsync/internal/jobs"
+	"github.com/billsync/billsync/internal/report"
 	"github.com/billsync/billsync/internal/warehouse"
 	"github.com/sethvargo/go-envconfig"
 )
@@ -37,7 +38,7 @@ kinds: email-fix, credit-topup, invoice-create, payment-edit, license-activate, 
        checkout-link, coupon-check (see docs/jobs.md)`
 
 // jobConfigFlags are the syncer's options a job reads (declared in internal/config).
-var jobConfigFlags = []string{"db", "journal", "account", "base-url", "api-key-file", "environment", "settle"}
+var jobConfigFlags = []string{"db", "journal", "account", "base-url", "api-key-file", "environment", "tz", "locale", "currency", "settle"}
 
 // subUsage is each subcommand's synopsis and the flags it reads (besides -db, -journal and -account).
 var subUsage = map[string]struct {
@@ -45,19 +46,22 @@ var subUsage = map[string]struct {
 	flags    []string
 }{
 	"plan": {"syncer job plan -kind KIND -in FILE [flags]: validate a file against the warehouse and store the plan; sends nothing",
-		[]string{"kind", "in", "skip-blank", "again", "out", "apply", "max", "confirm-production", "result", "base-url", "api-key-file", "environment", "settle"}},
+		[]string{"kind", "in", "skip-blank", "again", "out", "apply", "max", "confirm-production", "result", "base-url", "api-key-file", "environment", "tz", "locale", "settle"}},
 	"apply": {"syncer job apply PLAN_ID [flags] | syncer job apply -kind KIND -in FILE [flags]: send what is left of a plan, exactly once",
-		[]string{"max", "confirm-production", "result", "kind", "in", "skip-blank", "again", "out", "base-url", "api-key-file", "environment", "settle"}},
-	"approve": {"syncer job approve PLAN_ID: let the daemon apply the plan after its next sync (BILLSYNC_APPLY_APPROVED=true)", nil},
-	"resolve": {"syncer job resolve PLAN_ID ROW applied|not-applied -why TEXT [-force]: settle an unresolved row after checking it on the service; ROW is the plan's seq. The service is read first: a resolution its evidence contradicts is refused unless -force",
-		[]string{"why", "by", "force", "base-url", "api-key-file", "environment", "settle"}},
-	"show":     {"syncer job show PLAN_ID [-result FILE]: print the plan with every action's state", []string{"result"}},
-	"list":     {"syncer job list: every plan in the journal, newest first", nil},
+		[]string{"max", "confirm-production", "result", "kind", "in", "skip-blank", "again", "out", "base-url", "api-key-file", "environment", "tz", "locale", "settle"}},
+	"approve": {"syncer job approve PLAN_ID: show the plan's summary and approve it for the service of BILLSYNC_BASE_URL: the daemon sends it there (and nowhere else) after its next sync (BILLSYNC_APPLY_APPROVED=true); the login that planned it may not approve it unless BILLSYNC_ALLOW_SELF_APPROVE=true",
+		[]string{"base-url", "environment", "allow-self-approve", "tz", "locale"}},
+	"resolve": {"syncer job resolve PLAN_ID ROW applied|not-applied -why TEXT [-force]: settle an unresolved row after checking it on the service; ROW is the plan's SEQ (Baris/Row in the plan file). The service is read first: a resolution its evidence contradicts is refused unless -force",
+		[]string{"why", "by", "force", "base-url", "api-key-file", "environment", "settle", "tz"}},
+	"show": {"syncer job show PLAN_ID [-result FILE]: print the plan with every action's state, its totals, and who planned, approved, applied and resolved it",
+		[]string{"result", "tz", "locale"}},
+	"list":     {"syncer job list: every plan in the journal, newest first", []string{"tz"}},
 	"products": {"syncer job products: the credit-usage products of the account, with their ids", nil},
 }
 
 type jobFlags struct {
 	cfg       config
+	jobs      conf.Jobs
 	kind      string
 	in        string
 	out       string
@@ -102,6 +106,9 @@ func jobCommand(ctx context.Context, args []string, lookup envconfig.Lookuper, s
 	if _, err := conf.Load(ctx, &f.cfg, lookup); err != nil {
 		return err
 	}
+	if _, err := conf.Load(ctx, &f.jobs, lookup); err != nil {
+		return err
+	}
 	fs = f.flagSet(sub) // defaults from the environment
 	pos, err := f.parse(sub, fs, args[1:])
 	if err != nil {
@@ -141,6 +148,7 @@ func (f *jobFlags) flagSet(sub string) *flag.FlagSet {
 	fs := flag.NewFlagSet("syncer job "+sub, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	conf.Bind(fs, &f.cfg, jobConfigFlags...)
+	conf.Bind(fs, &f.jobs)
 	fs.StringVar(&f.kind, "kind", "", "job kind")
 	fs.StringVar(&f.in, "in", "", "input .csv or .xlsx")
 	fs.StringVar(&f.out, "out", "", "plan file to write (.csv or .xlsx)")
@@ -193,6 +201,12 @@ func (f *jobFlags) parse(sub string, fs *flag.FlagSet, args []string) ([]string,
 	if f.max < 0 {
 		return nil, usageErr("syncer job %s: -max %d: must be 0 (no cap) or positive", sub, f.max)
 	}
+	if err := report.CheckLocale(f.cfg.Locale); err != nil {
+		return nil, usageErr("syncer job %s: %v", sub, err)
+	}
+	if _, err := f.location(); err != nil {
+		return nil, usageErr("syncer job %s: %v", sub, err)
+	}
 	return pos, nil
 }
 
@@ -233,9 +247,9 @@ func (f *jobFlags) planOrApply(ctx context.Context, sub string, pos []string, st
 }
 
 func (f *jobFlags) plan(ctx context.Context, j *jobs.Journal, stdout io.Writer) (*jobs.Plan, error) {
-	loc, err := time.LoadLocation(f.cfg.TZ)
+	loc, err := f.location()
 	if err != nil {
-		return nil, fmt.Errorf("BILLSYNC_TZ %q: %w", f.cfg.TZ, err)
+		return nil, err
 	}
 	wh, err := warehouse.OpenReadOnly(ctx, f.cfg.DB)
 	if err != nil {
@@ -243,22 +257,19 @@ func (f *jobFlags) plan(ctx context.Context, j *jobs.Journal, stdout io.Writer) 
 	}
 	defer wh.Close()
 	p, err := j.Plan(ctx, wh, jobs.PlanOptions{Kind: jobs.Kind(f.kind), Input: f.in, Account: f.cfg.Account,
-		SkipBlank: f.skipBlank, Again: f.again, Location: loc})
+		SkipBlank: f.skipBlank, Again: f.again, Location: loc, Locale: f.cfg.Locale})
 	if err != nil {
 		return nil, err
 	}
 	if p.Existing {
 		fmt.Fprintf(stdout, "this file was planned before as plan %s; its state:\n", p.ID)
 	}
-	jobs.PrintPlan(stdout, p, 50)
-	out := f.out
-	if out == "" {
-		out = filepath.Join(filepath.Dir(j.Path()), "jobs", "plan-"+p.ID+".csv")
-	}
-	if err := jobs.WriteTableFile(out, "plan", jobs.PlanTable(p)); err != nil {
+	o := f.fileOptions()
+	jobs.PrintPlan(stdout, p, 50, o)
+	jobs.PrintSummary(stdout, p, o)
+	if err := f.writeFiles(j, f.out, "plan-"+p.ID, jobs.PlanTable(p, o), stdout); err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(stdout, "plan written to %s\n", out)
 	return p, nil
 }
 
@@ -278,14 +289,16 @@ func (f *jobFlags) send(ctx context.Context, j *jobs.Journal, p *jobs.Plan, stdo
 	}
 	res, err := j.Apply(ctx, p.ID, jobs.ApplyOptions{Client: c, Account: f.cfg.Account, BaseURL: f.cfg.BaseURL,
 		Max: f.max, Production: isProduction(f.cfg.BaseURL, f.cfg.Environment), Confirmed: f.confirm, Log: log,
-		Settle: f.cfg.JobSettle, Location: f.location()})
+		Settle: f.cfg.JobSettle, Location: f.fileOptions().Location})
 	if errors.Is(err, jobs.ErrNeedsConfirmation) {
 		return fmt.Errorf("%w: %s is a production base URL (not loopback, and BILLSYNC_ENVIRONMENT is not sandbox); "+
 			"review the plan, then run again with -confirm-production", err, f.cfg.BaseURL)
 	}
 	if res != nil {
-		jobs.PrintResult(stdout, res)
-		if werr := f.writeResult(j, res.Plan, res.RunID, stdout); werr != nil {
+		jobs.PrintResult(stdout, res, f.fileOptions())
+		if res.RunID == 0 {
+			fmt.Fprintf(stdout, "nothing to do: no run recorded and no result file written (syncer job show %s -result FILE writes the plan's outcome)\n", p.ID)
+		} else if werr := f.writeResult(ctx, j, res.Plan, res.RunID, stdout); werr != nil {
 			return errors.Join(err, werr)
 		}
 	}
@@ -302,16 +315,61 @@ func (f *jobFlags) send(ctx context.Context, j *jobs.Journal, p *jobs.Plan, stdo
 	return nil
 }
 
-func (f *jobFlags) writeResult(j *jobs.Journal, p *jobs.Plan, runID int64, stdout io.Writer) error {
-	out := f.result
-	if out == "" {
-		out = filepath.Join(filepath.Dir(j.Path()), "jobs", fmt.Sprintf("result-%s-run%d.csv", p.ID, runID))
+// writeResult writes the result file of run runID of the plan (0: the plan as it stands), named by the
+// run's number among the plan's runs (result-PLAN-run2), not by the journal-wide run id.
+func (f *jobFlags) writeResult(ctx context.Context, j *jobs.Journal, p *jobs.Plan, runID int64, stdout io.Writer) error {
+	var run *jobs.Run
+	if runID != 0 {
+		runs, err := j.Runs(ctx, p.ID)
+		if err != nil {
+			return err
+		}
+		for i := range runs {
+			if runs[i].ID == runID {
+				run = &runs[i]
+			}
+		}
+		if run == nil {
+			return fmt.Errorf("plan %s has no run %d in the journal", p.ID, runID)
+		}
 	}
-	if err := jobs.WriteTableFile(out, "result", jobs.ResultTable(p)); err != nil {
-		return err
+	base := "result-" + p.ID
+	if run != nil {
+		base = fmt.Sprintf("result-%s-run%d", p.ID, run.N)
 	}
-	fmt.Fprintf(stdout, "result written to %s\n", out)
+	return f.writeFiles(j, f.result, base, jobs.ResultTable(p, run, f.fileOptions()), stdout)
+}
+
+// writeFiles writes a plan or result table to path, or by default to base.csv and base.xlsx in the jobs
+// directory beside the journal: the CSV for programs, the workbook for the reviewer.
+func (f *jobFlags) writeFiles(j *jobs.Journal, path, base string, t *jobs.Table, stdout io.Writer) error {
+	paths := []string{path}
+	if path == "" {
+		dir := filepath.Join(filepath.Dir(j.Path()), "jobs")
+		paths = []string{filepath.Join(dir, base+".csv"), filepath.Join(dir, base+".xlsx")}
+	}
+	for _, p := range paths {
+		if err := jobs.WriteTableFile(p, t, f.fileOptions()); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(stdout, "%s written to %s\n", strings.SplitN(base, "-", 2)[0], strings.Join(paths, " and "))
 	return nil
+}
+
+// fileOptions are the locale, zone and currency of what a job prints and writes.
+func (f *jobFlags) fileOptions() jobs.FileOptions {
+	loc, _ := f.location() // checked when the flags were parsed
+	return jobs.FileOptions{Locale: f.cfg.Locale, Location: loc, Currency: f.cfg.Currency}
+}
+
+// location is the configured zone (BILLSYNC_TZ): every time a job prints is in it, its zone named.
+func (f *jobFlags) location() (*time.Location, error) {
+	loc, err := time.LoadLocation(f.cfg.TZ)
+	if err != nil || f.cfg.TZ == "" || f.cfg.TZ == "Local" {
+		return nil, fmt.Errorf("time zone %q (BILLSYNC_TZ / -tz): want an IANA name such as %s", f.cfg.TZ, conf.DefaultTZ)
+	}
+	return loc, nil
 }
 
 // openActions counts the actions a run would still send or reconcile, and those waiting for a person.
@@ -334,36 +392,73 @@ func (f *jobFlags) approveOrShow(ctx context.Context, sub, id string, stdout io.
 		return err
 	}
 	defer j.Close()
-	if sub == "approve" {
-		p, err := j.LoadPlan(ctx, id)
-		if err != nil {
-			return err
-		}
-		if !p.ApprovedAt.IsZero() {
-			fmt.Fprintf(stdout, "plan %s is already approved (by %s on %s); nothing changed\n", p.ID, p.ApprovedBy,
-				f.localTime(p.ApprovedAt))
-			return nil
-		}
-		if left, _ := openActions(p); left == 0 {
-			fmt.Fprintf(stdout, "note: plan %s has nothing left to send\n", p.ID)
-		}
-		if p, err = j.Approve(ctx, id, ""); err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "plan %s approved by %s: the daemon applies it after its next sync when BILLSYNC_APPLY_APPROVED=true\n",
-			p.ID, p.ApprovedBy)
-		return nil
-	}
 	p, err := j.LoadPlan(ctx, id)
 	if err != nil {
 		return err
 	}
-	jobs.PrintPlan(stdout, p, 0)
-	jobs.PrintUnresolved(stdout, p)
+	o := f.fileOptions()
+	if sub == "approve" {
+		return f.approve(ctx, j, p, stdout)
+	}
+	jobs.PrintPlan(stdout, p, 0, o)
+	jobs.PrintSummary(stdout, p, o)
+	runs, err := j.Runs(ctx, p.ID)
+	if err != nil {
+		return err
+	}
+	res, err := j.Resolutions(ctx, p.ID)
+	if err != nil {
+		return err
+	}
+	jobs.PrintHistory(stdout, p, runs, res, o)
+	jobs.PrintUnresolved(stdout, p, o)
 	if f.result != "" {
-		return f.writeResult(j, p, 0, stdout)
+		return f.writeResult(ctx, j, p, 0, stdout)
 	}
 	return nil
+}
+
+// approve shows what the plan adds up to and the service it is approved for, then records the approval:
+// refused for the login that planned it unless BILLSYNC_ALLOW_SELF_APPROVE=true (four eyes).
+func (f *jobFlags) approve(ctx context.Context, j *jobs.Journal, p *jobs.Plan, stdout io.Writer) error {
+	o := f.fileOptions()
+	if p.Approval != nil {
+		a := p.Approval
+		fmt.Fprintf(stdout, "plan %s is already approved (by %s on %s, for %s); nothing changed\n", p.ID, a.By,
+			f.localTime(a.At), targetText(a.BaseURL, a.Production))
+		return nil
+	}
+	if f.cfg.BaseURL == "" {
+		return errors.New("BILLSYNC_BASE_URL is not set: an approval is for one service, the one the daemon will send the plan to")
+	}
+	prod := isProduction(f.cfg.BaseURL, f.cfg.Environment)
+	var summary strings.Builder
+	jobs.PrintPlan(&summary, p, 20, o)
+	jobs.PrintSummary(&summary, p, o)
+	fmt.Fprintf(&summary, "  target: account %s at %s\n", p.Account, targetText(f.cfg.BaseURL, prod))
+	fmt.Fprint(stdout, summary.String())
+	if left, _ := openActions(p); left == 0 {
+		fmt.Fprintf(stdout, "note: plan %s has nothing left to send\n", p.ID)
+	}
+	p, err := j.Approve(ctx, p.ID, jobs.ApproveOptions{Account: f.cfg.Account, BaseURL: f.cfg.BaseURL, Production: prod,
+		AllowSelf: f.jobs.AllowSelfApprove, Summary: summary.String()})
+	if err != nil {
+		return err
+	}
+	self := ""
+	if p.Approval.Self {
+		self = " (a self-approval, allowed by BILLSYNC_ALLOW_SELF_APPROVE and journaled as such)"
+	}
+	fmt.Fprintf(stdout, "plan %s approved by %s%s for %s: the daemon sends it there, and nowhere else, after its next sync "+
+		"when BILLSYNC_APPLY_APPROVED=true\n", p.ID, p.ApprovedBy, self, targetText(f.cfg.BaseURL, prod))
+	return nil
+}
+
+func targetText(baseURL string, production bool) string {
+	if production {
+		return baseURL + " (PRODUCTION)"
+	}
+	return baseURL + " (not production)"
 }
 
 // resolve settles an unresolved row by a person's word.
@@ -373,7 +468,7 @@ func (f *jobFlags) resolve(ctx context.Context, pos []string, stdout io.Writer) 
 	}
 	row, err := strconv.Atoi(pos[1])
 	if err != nil || row < 1 {
-		return usageErr("syncer job resolve: ROW %q: want the row number (the plan's seq column)", pos[1])
+		return usageErr("syncer job resolve: ROW %q: want the row number (SEQ in syncer job show, Baris/Row in the plan file)", pos[1])
 	}
 	if pos[2] != jobs.ResolvedApplied && pos[2] != jobs.ResolvedNotApplied {
 		return usageErr("syncer job resolve: %q: want applied or not-applied", pos[2])
@@ -382,7 +477,7 @@ func (f *jobFlags) resolve(ctx context.Context, pos []string, stdout io.Writer) 
 		return usageErr("syncer job resolve: -why is required: say what you checked on the service (it is kept in the journal)")
 	}
 	// The service is read first: a resolution its evidence contradicts is refused unless forced.
-	o := jobs.ResolveOptions{Force: f.force, Settle: f.cfg.JobSettle, Location: f.location()}
+	o := jobs.ResolveOptions{Force: f.force, Settle: f.cfg.JobSettle, Location: f.fileOptions().Location}
 	if c, err := f.client(); err == nil {
 		o.Client = c
 	} else if !f.force {
@@ -423,15 +518,6 @@ func (f *jobFlags) client() (*api.Client, error) {
 		Logger: newLogger(os.Stderr, f.cfg.LogFormat, isTerminal(os.Stderr))})
 }
 
-// location is the configured zone (BILLSYNC_TZ), UTC when it does not load.
-func (f *jobFlags) location() *time.Location {
-	loc, err := time.LoadLocation(f.cfg.TZ)
-	if err != nil {
-		return time.UTC
-	}
-	return loc
-}
-
 // localTime shows a time in the configured zone (BILLSYNC_TZ), as the finance team reads it.
 func (f *jobFlags) localTime(t time.Time) string {
 	loc, err := time.LoadLocation(f.cfg.TZ)
@@ -442,9 +528,9 @@ func (f *jobFlags) localTime(t time.Time) string {
 }
 
 func (f *jobFlags) list(ctx context.Context, stdout io.Writer) error {
-	loc, err := time.LoadLocation(f.cfg.TZ)
+	loc, err := f.location()
 	if err != nil {
-		return fmt.Errorf("BILLSYNC_TZ %q: %w", f.cfg.TZ, err)
+		return err
 	}
 	j, err := jobs.OpenJournal(ctx, f.cfg.Journal)
 	if err != nil {
@@ -460,7 +546,8 @@ func (f *jobFlags) list(ctx context.Context, stdout io.Writer) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "PLAN\tKIND\tACCOUNT\tCREATED (%s)\tBY\tACTIONS\tSUCCEEDED\tFAILED\tUNRESOLVED\tAPPROVED\t\n", loc)
+	zone, _ := time.Now().In(loc).Zone()
+	fmt.Fprintf(tw, "PLAN\tKIND\tACCOUNT\tCREATED (%s)\tBY\tACTIONS\tSUCCEEDED\tFAILED\tUNRESOLVED\tAPPROVED\t\n", zone)
 	for _, s := range ps {
 		approved := "no"
 		if s.Approved {

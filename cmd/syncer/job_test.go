@@ -89,11 +89,22 @@ func TestJobPlanThenApply(t *testing.T) {
 		t.Errorf("apply printed:\n%s\nwith %d POSTs", out.String(), posts())
 	}
 	result, err := os.ReadFile(filepath.Join(dir, "jobs", "result-"+id+"-run1.csv"))
-	if err != nil || !strings.Contains(string(result), "succeeded") {
+	if err != nil || !strings.Contains(string(result), "berhasil") { // the state in the default locale, Indonesian
 		t.Errorf("result file: %v\n%s", err, result)
 	}
+	if _, err := os.Stat(filepath.Join(dir, "jobs", "result-"+id+"-run1.xlsx")); err != nil {
+		t.Errorf("no result workbook: %v", err)
+	}
+	out.Reset()
 	if err := jobCommand(context.Background(), []string{"apply", id}, env, &out); err != nil || posts() != 2 {
 		t.Errorf("second apply: %v, %d POSTs", err, posts())
+	}
+	// Nothing to do: said so, and no result file (a run0 or run2 would read as a run that happened).
+	if !strings.Contains(out.String(), "nothing to do") || strings.Contains(out.String(), "result written") {
+		t.Errorf("a no-op apply printed:\n%s", out.String())
+	}
+	if files, _ := filepath.Glob(filepath.Join(dir, "jobs", "result-*")); len(files) != 2 {
+		t.Errorf("result files after a no-op apply: %v", files)
 	}
 	if strings.Contains(out.String(), secret) {
 		t.Error("the API key appears in the output")
@@ -145,6 +156,12 @@ func TestDaemonAppliesApprovedPlans(t *testing.T) {
 	if topups() != 0 {
 		t.Fatal("an unapproved plan was sent")
 	}
+	if err := jobCommand(context.Background(), []string{"approve", id}, env, &out); err == nil ||
+		!strings.Contains(err.Error(), "may not approve it too") {
+		t.Fatalf("self-approval: %v", err)
+	}
+	vars["BILLSYNC_ALLOW_SELF_APPROVE"] = "true" // the test's login planned it: a team of one
+	env = envconfig.MapLookuper(vars)
 	if err := jobCommand(context.Background(), []string{"approve", id}, env, &out); err != nil {
 		t.Fatalf("approve: %v", err)
 	}

@@ -127,12 +127,36 @@ func TestJobCommandAsAFinanceUserRunsIt(t *testing.T) {
 		t.Errorf("re-planning an applied file: exit %d\n%s", code, out)
 	}
 
-	// Approve twice.
-	if out, _, code = syncer(t, vars, "job", "approve", id[1]); code != 0 || !strings.Contains(out, "approved by") {
-		t.Errorf("approve: exit %d %s", code, out)
+	// Four eyes: the login that planned it may not approve it; the summary shows first. A team of one
+	// allows it with BILLSYNC_ALLOW_SELF_APPROVE, and the approval says so. Approving twice changes nothing.
+	out, errs, code = syncer(t, vars, "job", "approve", id[1])
+	target := "target: account main at " + srv.URL + " (not production)"
+	if code != 1 || !strings.Contains(out, "PRODUCT") || !strings.Contains(out, "1.500.000") || !strings.Contains(out, target) ||
+		!strings.Contains(errs, "may not approve it too") || !strings.Contains(errs, "BILLSYNC_ALLOW_SELF_APPROVE=true") {
+		t.Errorf("self-approval: exit %d\nstdout %s\nstderr %s", code, out, errs)
 	}
-	if out, _, code = syncer(t, vars, "job", "approve", id[1]); code != 0 || !strings.Contains(out, "already approved") {
+	self := map[string]string{"BILLSYNC_ALLOW_SELF_APPROVE": "true"}
+	for k, v := range vars {
+		self[k] = v
+	}
+	if out, errs, code = syncer(t, self, "job", "approve", id[1]); code != 0 || !strings.Contains(out, "approved by") ||
+		!strings.Contains(out, "a self-approval") || !strings.Contains(out, srv.URL+" (not production)") {
+		t.Errorf("approve: exit %d %s%s", code, out, errs)
+	}
+	if out, _, code = syncer(t, self, "job", "approve", id[1]); code != 0 || !strings.Contains(out, "already approved") {
 		t.Errorf("approve again: exit %d %s", code, out)
+	}
+	// Who planned, approved and applied it, in WIB.
+	out, _, code = syncer(t, vars, "job", "show", id[1])
+	t.Logf("job show prints:\n%s", out)
+	for _, want := range []string{"history of plan " + id[1] + ", times in WIB (Asia/Jakarta):", "  planned   ", "WIB by ",
+		"  approved  ", "a self-approval", "  applied   ", "run 1 of the plan", "1.500.000"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("job show: exit %d, no %q", code, want)
+		}
+	}
+	if strings.Contains(out, " UTC") {
+		t.Errorf("job show prints a time in UTC:\n%s", out)
 	}
 
 	// An unknown outcome the history cannot settle (its times carry no zone): unresolved, exit 1, the command shown.
@@ -178,7 +202,7 @@ func TestJobCommandAsAFinanceUserRunsIt(t *testing.T) {
 	out, _, code = syncer(t, vars, "job", "list")
 	t.Logf("job list prints:\n%s", out)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if code != 0 || len(lines) != 3 || !strings.Contains(lines[0], "CREATED (Asia/Jakarta)") || !strings.Contains(lines[0], "UNRESOLVED") ||
+	if code != 0 || len(lines) != 3 || !strings.Contains(lines[0], "CREATED (WIB)") || !strings.Contains(lines[0], "UNRESOLVED") ||
 		!strings.Contains(out, id[1]) || !strings.Contains(out, "yes") {
 		t.Errorf("job list: exit %d\n%s", code, out)
 	}

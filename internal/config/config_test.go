@@ -19,6 +19,7 @@ type all struct {
 	config.Service
 	config.Sync
 	config.Report
+	config.Jobs
 }
 
 func load(t *testing.T, env map[string]string, args ...string) (*all, []string, error) {

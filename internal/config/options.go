@@ -66,9 +66,16 @@ type Report struct {
 	TZ         string `env:"BILLSYNC_TZ, default=Asia/Jakarta" flag:"tz" help:"time zone (IANA name) of the schedule and of report dates and day boundaries"`
 	Currency   string `env:"BILLSYNC_CURRENCY, default=IDR" flag:"currency" help:"currency code printed on amounts; formatting only, amounts are never converted"`
 	Locale     string `env:"BILLSYNC_LOCALE, default=id" flag:"locale" help:"language of the reports: id or en"`
+	CSVDialect string `env:"BILLSYNC_CSV_DIALECT, default=rfc" flag:"csv-dialect" help:"CSV files: rfc (commas, ISO 8601 times; for programs) or id (semicolons, decimal commas; for a spreadsheet with Indonesian settings)"`
 	ReportsOut string `env:"BILLSYNC_REPORTS_OUT, default=./out" flag:"reports-out" help:"directory the reports are written to"`
 }
 
 // DefaultTZ is the zone of schedules, dates and day boundaries unless BILLSYNC_TZ says
 // otherwise: the default of Report.TZ.
 var DefaultTZ = defaultOf(Report{}, "TZ")
+
+// Jobs is how the write jobs (syncer job) are reviewed.
+type Jobs struct {
+	// Four eyes: whoever planned a job may not approve it for the daemon, unless a team of one says so.
+	AllowSelfApprove bool `env:"BILLSYNC_ALLOW_SELF_APPROVE, default=false" flag:"allow-self-approve" help:"let the login that planned a job approve it too (the approval is journaled as a self-approval)"`
+}

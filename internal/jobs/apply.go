@@ -48,11 +48,13 @@ const (
 	RunIncomplete            = "incomplete"              // some actions are still to send or unresolved
 	RunAborted               = "aborted"                 // stopped by an error (key, service, journal)
 	RunNothingToDo           = "nothing_to_do"           // every action was already settled; no run recorded
+	RunRefused               = "refused"                 // ApplyApproved: not approved for this service; no run recorded
 )
 
 // RunResult is what one Apply did; Plan holds every action's state afterwards.
 type RunResult struct {
 	RunID      int64 // 0 when nothing was to do
+	PlanRun    int   // the run's number among the plan's runs: 1, 2, 3 …
 	Plan       *Plan
 	Status     string
 	Sent       int // requests sent by this run
@@ -61,6 +63,7 @@ type RunResult struct {
 	Failed     int
 	Unresolved int    // planned, not_applied, sent or unknown after this run
 	Stopped    string // why the run stopped before the end, if it did
+	Refused    string // why ApplyApproved did not send the plan (RunRefused)
 }
 
 // afterSend runs right after a request returns and before its outcome is journaled; tests use it to kill
@@ -453,7 +456,10 @@ func (r *run) finish(runErr error) (*RunResult, error) {
 		res.Succeeded, res.Failed, res.Unresolved, errText, r.id); err != nil {
 		return res, errors.Join(runErr, fmt.Errorf("job journal: finish run %d: %w", r.id, err))
 	}
-	r.o.Log.Info("job run finished", "run", r.id, "plan", r.p.ID, "status", res.Status, "sent", res.Sent,
+	if n, err := r.j.runNumber(r.jctx, r.p.ID, r.id); err == nil {
+		res.PlanRun = n
+	}
+	r.o.Log.Info("job run finished", "run", r.id, "plan_run", res.PlanRun, "plan", r.p.ID, "status", res.Status, "sent", res.Sent,
 		"succeeded", res.Succeeded, "failed", res.Failed, "unresolved", res.Unresolved)
 	if runErr != nil && !errors.Is(runErr, errRateLimited) {
 		return res, fmt.Errorf("job run %d of plan %s: %w", r.id, r.p.ID, runErr)
@@ -473,37 +479,4 @@ func (res *RunResult) count() {
 			res.Unresolved++
 		}
 	}
-}
-
-// ApplyApproved sends every approved plan of the account that still has actions to send or reconcile,
-// oldest first. It is for the daemon, after a sync: approval is the person's confirmation, so production
-// needs no further flag. It stops at the first plan whose run fails.
-func ApplyApproved(ctx context.Context, journalPath string, o ApplyOptions) ([]*RunResult, error) {
-	j, err := OpenJournal(ctx, journalPath)
-	if err != nil {
-		return nil, err
-	}
-	defer j.Close()
-	var ids []string
-	err = queryEach(ctx, j.db, journalSQL["approved_open_plans"], func(r *sql.Rows) error {
-		var id string
-		err := r.Scan(&id)
-		ids = append(ids, id)
-		return err
-	}, o.Account)
-	if err != nil {
-		return nil, fmt.Errorf("job journal: approved plans: %w", err)
-	}
-	o.Confirmed = true
-	var out []*RunResult
-	for _, id := range ids {
-		res, err := j.Apply(ctx, id, o)
-		if res != nil {
-			out = append(out, res)
-		}
-		if err != nil {
-			return out, err
-		}
-	}
-	return out, nil
 }

@@ -18,11 +18,12 @@ func TestPlanAndResultFilesGolden(t *testing.T) {
 	plan := e.mustPlan(jobs.CreditTopup, in)
 	res := e.apply(plan.ID)
 	for _, f := range []struct {
-		name string
-		rows [][]string
-	}{{"plan_topup.golden.csv", jobs.PlanTable(plan)}, {"result_topup.golden.csv", jobs.ResultTable(res.Plan)}} {
+		name  string
+		table *jobs.Table
+	}{{"plan_topup.golden.csv", jobs.PlanTable(plan, jobs.FileOptions{})},
+		{"result_topup.golden.csv", jobs.ResultTable(res.Plan, nil, jobs.FileOptions{})}} {
 		path := e.dir + "/" + f.name
-		if err := jobs.WriteTableFile(path, "x", f.rows); err != nil {
+		if err := jobs.WriteTableFile(path, f.table, jobs.FileOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		b, _ := os.ReadFile(path)

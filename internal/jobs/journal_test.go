@@ -28,7 +28,8 @@ func TestApplyApprovedSendsOnlyApprovedPlans(t *testing.T) {
 	approved := e.mustPlan(jobs.CreditTopup, e.file("a.csv", "customerId,productId,amount", cs[0].ID+","+p.ID+",111"))
 	other := e.mustPlan(jobs.CreditTopup, e.file("b.csv", "customerId,productId,amount", cs[1].ID+","+p.ID+",222"))
 	j := e.open()
-	if _, err := j.Approve(context.Background(), approved.ID, "finance-lead"); err != nil {
+	if _, err := j.Approve(context.Background(), approved.ID, jobs.ApproveOptions{By: "finance-lead", Account: "test",
+		BaseURL: e.srv.URL, Production: true}); err != nil {
 		t.Fatal(err)
 	}
 	j.Close()
@@ -101,7 +102,7 @@ func TestXLSXWorkbookPicksTheSheetWithTheColumns(t *testing.T) {
 		t.Fatalf("plan: %+v", p.Actions)
 	}
 	out := e.dir + "/plan.xlsx"
-	if err := jobs.WriteTableFile(out, "plan", jobs.PlanTable(p)); err != nil {
+	if err := jobs.WriteTableFile(out, jobs.PlanTable(p, jobs.FileOptions{}), jobs.FileOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	back, err := excelize.OpenFile(out)
@@ -109,7 +110,7 @@ func TestXLSXWorkbookPicksTheSheetWithTheColumns(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer back.Close()
-	if v, _ := back.GetCellValue("plan", "G3"); v != cs[1].Email {
-		t.Errorf("plan.xlsx G3 = %q, want the fromEmail %q", v, cs[1].Email)
+	if v, _ := back.GetCellValue("Rencana", "F3"); v != cs[1].Email {
+		t.Errorf("plan.xlsx F3 = %q, want the fromEmail %q", v, cs[1].Email)
 	}
 }

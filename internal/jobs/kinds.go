@@ -198,7 +198,7 @@ var creditTopup = &kindSpec{
 			after = strconv.FormatFloat(b+float64(amount), 'f', -1, 64)
 		}
 		return fmt.Sprintf("customer %s (%s) · %s", c.id, c.name, p.name),
-			fmt.Sprintf("balance %s → %s (+%s)", bal, after, q["amount"]),
+			fmt.Sprintf("balance %s → %s (+%s)", r.lang.number(bal), r.lang.number(after), r.lang.number(q["amount"])),
 			map[string]string{"balance": bal, "customerName": c.name, "customerEmail": c.email, "productName": p.name}
 	},
 	dupKeys: func(q request) []dupKey {
@@ -290,7 +290,8 @@ var invoiceCreate = &kindSpec{
 			cur["customerId"], cur["customerName"] = cs[0].id, cs[0].name
 		}
 		return fmt.Sprintf("%s <%s>", q["name"], q["email"]),
-			fmt.Sprintf("new invoice %s × %s = %d, expires %s", q["quantity"], q["rate"], invoiceAmount(q), q["expiredAt"]), cur
+			fmt.Sprintf("new invoice %s × %s = %s, expires %s", r.lang.number(q["quantity"]), r.lang.number(q["rate"]),
+				r.lang.group(invoiceAmount(q)), r.localTime(q["expiredAt"])), cur
 	},
 	dupKeys: func(q request) []dupKey {
 		return []dupKey{{"email", fmt.Sprintf("an invoice to %s for %d %q expiring %s", strings.ToLower(q["email"]),
@@ -357,7 +358,7 @@ var paymentEdit = &kindSpec{
 				changes = append(changes, fmt.Sprintf("%s %q → %q", f[0], f[1], f[2]))
 			}
 		}
-		changes = append(changes, "expires "+q["expiredAt"])
+		changes = append(changes, "expires "+r.localTime(q["expiredAt"]))
 		return fmt.Sprintf("payment request %s (%s, %s)", p.id, p.name, p.status), strings.Join(changes, "; "),
 			map[string]string{"name": p.name, "amount": p.amount, "description": p.description, "status": p.status,
 				"redirectUrl": p.redirect}
@@ -448,7 +449,7 @@ var checkoutLink = &kindSpec{
 		}
 		change := "new checkout link"
 		if q["creditAmount"] != "" {
-			change += " for " + q["creditAmount"] + " credit"
+			change += " for " + r.lang.number(q["creditAmount"]) + " credit"
 		}
 		return fmt.Sprintf("%s <%s> · %s", q["name"], q["email"], p.name), change,
 			map[string]string{"productName": p.name, "productStatus": p.status}
@@ -496,7 +497,7 @@ var couponCheck = &kindSpec{
 			return "", "", nil
 		}
 		return fmt.Sprintf("%s %s (%s)", l.what, l.id, l.name),
-			fmt.Sprintf("check coupon %s at %s", q["couponCode"], q["finalAmount"]),
+			fmt.Sprintf("check coupon %s at %s", q["couponCode"], r.lang.number(q["finalAmount"])),
 			map[string]string{"linkType": l.what, "linkName": l.name, "linkAmount": l.amount}
 	},
 	dupKeys: func(q request) []dupKey {
@@ -531,7 +532,7 @@ func stamp(t time.Time) string {
 	if t.IsZero() {
 		return "never"
 	}
-	return t.UTC().Format("2006-01-02 15:04 MST")
+	return t.Format("2006-01-02 15:04 MST") // in the zone it carries: the configured one (buildPlan)
 }
 
 func orNull(s string) string {

@@ -1,64 +1,348 @@
 package jobs
 
 import (
+	"bytes"
 	"encoding/csv"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
+	"unicode/utf8"
 
 	"github.com/billsync/billsync/internal/cellsafe"
+	"github.com/billsync/billsync/internal/sheetfmt"
 	"github.com/xuri/excelize/v2"
 )
 
-// PlanTable is the plan as rows under a header: what will be sent and the values it will change.
-func PlanTable(p *Plan) [][]string {
+// FileOptions say how the plan and result files and the printed summaries read.
+type FileOptions struct {
+	Locale   string         // id (default) or en: headers, labels, digit grouping
+	Location *time.Location // every time is shown in it, its zone named; nil = UTC
+	Currency string         // money cells' format; "" = IDR
+}
+
+func (o FileOptions) loc() *time.Location {
+	if o.Location == nil {
+		return time.UTC
+	}
+	return o.Location
+}
+
+func (o FileOptions) lang() lang { return langOf(o.Locale) }
+
+// Column is one column of a plan or result file.
+type Column struct {
+	Key   string // stable: seq, state, send.amount, current.balance, result.balance …
+	Title string // as printed, in the file's locale
+	Unit  unit   // numbers of this unit; "" = text
+	// Ref marks a reference column (IDs, links, the idempotency key): last, and out of a workbook's print
+	// area, so the printed page keeps what a reviewer reads at a readable size.
+	Ref bool
+}
+
+// Table is a plan or result as rows under a header. Numbers are digits (a decimal point at most), written
+// as numbers into a workbook; everything else is text.
+type Table struct {
+	Name    string // the sheet's name
+	Columns []Column
+	Rows    [][]string
+	Summary *Summary
+	// Facts are the label/value lines of the workbook's summary sheet.
+	Facts [][2]string
+	Title string
+}
+
+// PlanTable is the plan as rows under a header: what will be sent and the values it will change. The
+// request's fields keep the names of the input's columns, so a plan file can be planned again as it is.
+func PlanTable(p *Plan, o FileOptions) *Table {
+	l := o.lang()
 	reqCols := fieldOrder(p, func(a *Action) map[string]string { return a.Request })
 	curCols := fieldOrder(p, func(a *Action) map[string]string { return a.Current })
-	head := []string{"seq", "line", "action_id", "state", "target", "change"}
+	t := &Table{Name: l.w("sheet.plan"), Summary: Summarize(p), Title: fmt.Sprintf(l.w("title.plan"), p.ID)}
+	t.add(l, "seq", unitCount)
+	t.add(l, "line", unitCount)
+	t.add(l, "state", unitNone)
+	t.add(l, "target", unitNone)
+	t.add(l, "change", unitNone)
+	type src struct {
+		m   func(a *Action) string
+		col Column
+	}
+	var cols []src
 	for _, c := range reqCols {
-		head = append(head, "send."+c)
+		cols = append(cols, src{func(a *Action) string { return a.Request[c] },
+			Column{Key: "send." + c, Title: c, Unit: fieldUnit(p.Kind, c), Ref: isReference(c)}})
 	}
 	for _, c := range curCols {
-		head = append(head, "current."+c)
+		name := fmt.Sprintf(l.w("current"), c)
+		if _, ok := words["current."+c]; ok {
+			name = l.w("current." + c)
+		}
+		cols = append(cols, src{func(a *Action) string { return a.Current[c] },
+			Column{Key: "current." + c, Title: name, Unit: fieldUnit(p.Kind, c), Ref: isReference(c)}})
 	}
-	out := [][]string{head}
+	cols = append(cols, src{func(a *Action) string { return localTimes(note(a), o.loc()) }, Column{Key: "note", Title: l.w("note")}})
+	// What a reviewer reads first, the references after it.
+	sort.SliceStable(cols, func(i, k int) bool { return !cols[i].col.Ref && cols[k].col.Ref })
+	for _, c := range cols {
+		t.Columns = append(t.Columns, c.col)
+	}
+	t.Columns = append(t.Columns, Column{Key: "action_id", Title: l.w("action_id"), Ref: true})
 	for _, a := range p.Actions {
-		row := []string{strconv.Itoa(a.Seq), strconv.Itoa(a.Line), a.ID, string(a.State), a.Target, a.Change}
-		for _, c := range reqCols {
-			row = append(row, a.Request[c])
+		row := []string{strconv.Itoa(a.Seq), strconv.Itoa(a.Line), l.state(a.State), a.Target, a.Change}
+		for _, c := range cols {
+			row = append(row, c.m(a))
 		}
-		for _, c := range curCols {
-			row = append(row, a.Current[c])
-		}
-		out = append(out, row)
+		t.Rows = append(t.Rows, append(row, a.ID))
 	}
-	return out
+	t.Facts = planFacts(p, o)
+	return t
 }
 
 // ResultTable is each action's outcome: state, error, and what the service answered (new balance, links).
-func ResultTable(p *Plan) [][]string {
+// run is the run the file is written for (nil: the plan as it stands).
+func ResultTable(p *Plan, run *Run, o FileOptions) *Table {
+	l := o.lang()
 	s, _ := spec(p.Kind)
 	var results []string
 	if s != nil {
 		results = s.results
 	}
-	head := append([]string{"seq", "line", "action_id", "target", "state", "sends", "error"}, results...)
-	head = append(head, "reconciled", "read", "missing", "to settle")
-	out := [][]string{head}
+	n := 0
+	if run != nil {
+		n = run.N
+	}
+	t := &Table{Name: l.w("sheet.result"), Summary: Summarize(p), Title: fmt.Sprintf(l.w("title.result"), p.ID, n)}
+	if run == nil {
+		t.Title = fmt.Sprintf(l.w("title.plan"), p.ID)
+	}
+	t.add(l, "seq", unitCount)
+	t.add(l, "line", unitCount)
+	t.add(l, "target", unitNone)
+	t.add(l, "state", unitNone)
+	t.add(l, "sends", unitCount)
+	t.add(l, "error", unitNone)
+	var refs []string
+	for _, c := range results {
+		if isReference(c) {
+			refs = append(refs, c)
+			continue
+		}
+		t.Columns = append(t.Columns, Column{Key: "result." + c, Title: c, Unit: fieldUnit(p.Kind, c)})
+	}
+	for _, k := range []string{"reconciled", "read", "missing", "settle", "note"} {
+		t.add(l, k, unitNone)
+	}
+	for _, c := range refs {
+		t.Columns = append(t.Columns, Column{Key: "result." + c, Title: c, Ref: true})
+	}
+	t.Columns = append(t.Columns, Column{Key: "action_id", Title: l.w("action_id"), Ref: true})
 	for _, a := range p.Actions {
-		row := []string{strconv.Itoa(a.Seq), strconv.Itoa(a.Line), a.ID, a.Target, string(a.State),
-			strconv.Itoa(a.Sends), a.Error}
+		row := []string{strconv.Itoa(a.Seq), strconv.Itoa(a.Line), a.Target, l.state(a.State), strconv.Itoa(a.Sends), a.Error}
 		for _, c := range results {
+			if !isReference(c) {
+				row = append(row, a.Detail[c])
+			}
+		}
+		loc := o.loc()
+		row = append(row, localTimes(a.Detail["reconciled"], loc), localTimes(a.Detail["read"], loc),
+			localTimes(a.Detail["missing"], loc), a.Detail["settle"], localTimes(note(a), loc))
+		for _, c := range refs {
 			row = append(row, a.Detail[c])
 		}
-		out = append(out, append(row, a.Detail["reconciled"], a.Detail["read"], a.Detail["missing"], a.Detail["settle"]))
+		t.Rows = append(t.Rows, append(row, a.ID))
 	}
-	return out
+	t.Facts = planFacts(p, o)
+	if run != nil {
+		t.Facts = append(t.Facts,
+			[2]string{l.w("run"), fmt.Sprintf(l.w("run_of"), run.N, run.ID, clock(run.Started, o.loc()), run.By)},
+			[2]string{l.w("service"), run.BaseURL},
+			[2]string{l.w("run_status"), run.Status},
+			[2]string{l.w("sent_n"), l.group(int64(run.Sent))})
+	}
+	return t
+}
+
+// isReference says whether a request, warehouse or result field is an ID or a link: a reference column.
+func isReference(field string) bool {
+	return field == "id" || field == "idProd" || field == "link" || strings.HasSuffix(field, "Id") ||
+		strings.HasSuffix(field, "Url")
+}
+
+// uuidRe is a UUID, as the service's IDs are.
+var uuidRe = regexp.MustCompile(`\b([0-9a-fA-F]{8})-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b`)
+
+// shortIDs are the columns of people's text whose IDs a workbook shows by their start ("customer
+// 00304804… (Made)"), as the reports do: the whole IDs are in the reference columns and the CSV.
+var shortIDs = map[string]bool{"target": true, "change": true, "note": true, "reconciled": true, "read": true, "missing": true}
+
+func (t *Table) add(l lang, key string, u unit) {
+	t.Columns = append(t.Columns, Column{Key: key, Title: l.w(key), Unit: u})
+}
+
+// note explains a row in its state from its detail (noteKeys).
+func note(a *Action) string {
+	var parts []string
+	for _, k := range noteKeys[a.State] {
+		if v := a.Detail[k]; v != "" && v != a.Error {
+			parts = append(parts, v)
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// planFacts are the summary sheet's lines: what the plan is, who planned and approved it, for which service.
+func planFacts(p *Plan, o FileOptions) [][2]string {
+	l, loc := o.lang(), o.loc()
+	facts := [][2]string{
+		{l.w("plan"), p.ID}, {l.w("kind"), string(p.Kind)}, {l.w("account"), p.Account}, {l.w("input"), p.Input},
+		{l.w("planned"), fmt.Sprintf(l.w("by_on"), clock(p.CreatedAt, loc), p.CreatedBy, p.Host)},
+		{l.w("synced"), clockOr(p.WarehouseSyncedAt, loc, l.w("never"))},
+		{l.w("approved"), approvalText(p, o)},
+		{l.w("tz"), zone(p.CreatedAt, loc)},
+		{l.w("states"), statesText(Summarize(p), l)},
+	}
+	return facts
+}
+
+func clockOr(t time.Time, loc *time.Location, never string) string {
+	if t.IsZero() {
+		return never
+	}
+	return clock(t, loc)
+}
+
+func approvalText(p *Plan, o FileOptions) string {
+	l := o.lang()
+	switch {
+	case p.Approval != nil:
+		a := p.Approval
+		s := fmt.Sprintf(l.w("approved_by"), clock(a.At, o.loc()), a.By, targetText(l, a.BaseURL, a.Production))
+		if a.Self {
+			s += l.w("self")
+		}
+		return s
+	case !p.ApprovedAt.IsZero():
+		return fmt.Sprintf(l.w("old_approval"), clock(p.ApprovedAt, o.loc()), p.ApprovedBy)
+	}
+	return l.w("not_approved")
+}
+
+func targetText(l lang, baseURL string, production bool) string {
+	if production {
+		return fmt.Sprintf(l.w("production"), baseURL)
+	}
+	return fmt.Sprintf(l.w("not_production"), baseURL)
+}
+
+// Summary is what a plan adds up to: its rows per state, and per product (or the kind's other grouping) the
+// rows and the total amount, all of them and those a run still sends.
+type Summary struct {
+	Kind    Kind
+	Rows    int
+	States  map[State]int
+	GroupBy string // the Current field rows are grouped by; "" = one group
+	Unit    unit   // of Total; "" = the kind sums no amount
+	Groups  []*Group
+}
+
+// Group is one product's (or link's) share of a plan.
+type Group struct {
+	Name               string
+	Rows, ToSend       int
+	Total, TotalToSend float64
+}
+
+// measure is how a kind's rows add up: grouped by a warehouse value, summing an amount.
+type measure struct {
+	group string
+	unit  unit
+	value func(a *Action) (float64, bool)
+}
+
+func field(name string) func(a *Action) (float64, bool) {
+	return func(a *Action) (float64, bool) {
+		f, err := strconv.ParseFloat(a.Request[name], 64)
+		return f, err == nil
+	}
+}
+
+// measures: one line per kind.
+var measures = map[Kind]measure{
+	CreditTopup:       {group: "productName", unit: unitCredit, value: field("amount")},
+	CheckoutLink:      {group: "productName", unit: unitCredit, value: field("creditAmount")},
+	InvoiceCreate:     {unit: unitRupiah, value: func(a *Action) (float64, bool) { return float64(invoiceAmount(a.Request)), true }},
+	PaymentEdit:       {unit: unitRupiah, value: field("amount")},
+	CouponCheck:       {group: "linkName"},
+	LicenseActivate:   {group: "productName"},
+	LicenseDeactivate: {group: "productName"},
+}
+
+// Summarize adds a plan up.
+func Summarize(p *Plan) *Summary {
+	m := measures[p.Kind]
+	s := &Summary{Kind: p.Kind, Rows: len(p.Actions), States: map[State]int{}, GroupBy: m.group, Unit: m.unit}
+	by := map[string]*Group{}
+	for _, a := range p.Actions {
+		s.States[a.State]++
+		name := ""
+		if m.group != "" {
+			name = a.Current[m.group]
+		}
+		g := by[name]
+		if g == nil {
+			g = &Group{Name: name}
+			by[name] = g
+			s.Groups = append(s.Groups, g)
+		}
+		g.Rows++
+		open := stateTexts[a.State].toSend
+		if open {
+			g.ToSend++
+		}
+		if m.value != nil {
+			if v, ok := m.value(a); ok {
+				g.Total += v
+				if open {
+					g.TotalToSend += v
+				}
+			}
+		}
+	}
+	sort.SliceStable(s.Groups, func(i, k int) bool { return s.Groups[i].Name < s.Groups[k].Name })
+	return s
+}
+
+// ToSend is the rows a run still sends or first checks.
+func (s *Summary) ToSend() int {
+	n := 0
+	for _, g := range s.Groups {
+		n += g.ToSend
+	}
+	return n
+}
+
+func statesText(s *Summary, l lang) string {
+	var parts []string
+	for _, st := range stateOrder {
+		if n := s.States[st]; n > 0 {
+			parts = append(parts, l.group(int64(n))+" "+l.state(st))
+		}
+	}
+	for st, n := range s.States { // a state missing from stateOrder still shows
+		if _, known := stateTexts[st]; !known {
+			parts = append(parts, l.group(int64(n))+" "+string(st))
+		}
+	}
+	return l.group(int64(s.Rows)) + ": " + strings.Join(parts, ", ")
 }
 
 // fieldOrder lists the keys used by any action: the kind's input columns first, then the rest sorted.
@@ -86,35 +370,68 @@ func fieldOrder(p *Plan, m func(*Action) map[string]string) []string {
 	return append(out, rest...)
 }
 
-// WriteTableFile writes rows as .csv or .xlsx, by the path's extension.
-func WriteTableFile(path, sheet string, rows [][]string) error {
+// WriteTableFile writes a plan or result table as .csv or .xlsx, by the path's extension.
+func WriteTableFile(path string, t *Table, o FileOptions) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
+	var err error
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".csv":
-		return writeCSV(path, rows)
+		err = writeCSV(path, t)
 	case ".xlsx":
-		return writeXLSX(path, sheet, rows)
+		err = writeXLSX(path, t, o)
+	default:
+		return fmt.Errorf("write %s: unknown file type: want .csv or .xlsx", path)
 	}
-	return fmt.Errorf("write %s: unknown file type: want .csv or .xlsx", path)
-}
-
-func writeCSV(path string, rows [][]string) error {
-	f, err := os.Create(path)
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	w := csv.NewWriter(f)
-	for _, r := range rows {
+	return nil
+}
+
+// writeCSV writes the table as the reports' CSVs are: UTF-8 with a byte-order mark (Excel in an Indonesian
+// Windows reads names such as Ñoño right only with it), CRLF, numbers in plain digits.
+func writeCSV(path string, t *Table) error {
+	var b bytes.Buffer
+	b.WriteString("\ufeff")
+	w := csv.NewWriter(&b)
+	w.UseCRLF = true
+	head := make([]string, len(t.Columns))
+	for i, c := range t.Columns {
+		head[i] = c.Title
+	}
+	w.Write(defuse(head))
+	for _, r := range t.Rows {
 		w.Write(defuse(r))
 	}
 	w.Flush()
 	if err := w.Error(); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
+		return err
 	}
-	return f.Close()
+	return writeAtomic(path, b.Bytes())
+}
+
+// writeAtomic writes a file under a temporary name and renames it into place: a reader never sees half.
+func writeAtomic(path string, b []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(f.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
 }
 
 // defuse keeps a spreadsheet from running text that came from customers (names, descriptions) as a
@@ -127,40 +444,318 @@ func defuse(r []string) []string {
 	return out
 }
 
-func writeXLSX(path, sheet string, rows [][]string) error {
+// maxColWidth is the widest a column gets, in characters; longer text runs on into the empty cells.
+const maxColWidth = 48
+
+// writeXLSX writes a workbook a reviewer can use: a summary sheet (what the plan is, who planned and approved
+// it for which service, the total per product) and the rows, numbers as numbers in the reports' formats,
+// columns as wide as their contents, printed like the reports (A4 landscape, one page wide, the header row
+// on every page, a footer).
+func writeXLSX(path string, t *Table, o FileOptions) error {
+	l := o.lang()
+	cur := o.Currency
+	if cur == "" {
+		cur = "IDR"
+	}
 	f := excelize.NewFile()
 	defer f.Close()
-	if err := f.SetSheetName("Sheet1", sheet); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+	st, err := newSheetStyles(f, cur, l)
+	if err != nil {
+		return err
 	}
-	for i, r := range rows {
-		cells := make([]any, len(r))
-		for k, v := range r {
-			cells[k] = v // strings stay text: nothing a customer typed becomes a formula
+	summary := l.w("sheet.summary")
+	if err := f.SetSheetName("Sheet1", summary); err != nil {
+		return err
+	}
+	footer := sheetfmt.Footer(t.Title+" · "+l.w("page_footer")+" "+clock(time.Now(), o.loc()), string(l))
+	if err := writeSummarySheet(f, summary, t, st, l, footer); err != nil {
+		return fmt.Errorf("sheet %s: %w", summary, err)
+	}
+	if _, err := f.NewSheet(t.Name); err != nil {
+		return err
+	}
+	if err := writeRowsSheet(f, t, st, l, footer); err != nil {
+		return fmt.Errorf("sheet %s: %w", t.Name, err)
+	}
+	var buf bytes.Buffer
+	if err := f.Write(&buf); err != nil {
+		return err
+	}
+	return writeAtomic(path, buf.Bytes())
+}
+
+// sheetStyles are the workbook's cell styles: the reports' header, numbers per unit, bold totals.
+type sheetStyles struct {
+	header, text, title, label, totalText int
+	number, total                         map[unit]int
+}
+
+func newSheetStyles(f *excelize.File, currency string, l lang) (*sheetStyles, error) {
+	st := &sheetStyles{number: map[unit]int{}, total: map[unit]int{}}
+	var err error
+	if st.header, err = f.NewStyle(sheetfmt.HeaderStyle()); err != nil {
+		return nil, err
+	}
+	top := &excelize.Alignment{Vertical: "top"}
+	if st.text, err = f.NewStyle(&excelize.Style{Alignment: &excelize.Alignment{Horizontal: "left", Vertical: "top", Indent: 1}}); err != nil {
+		return nil, err
+	}
+	if st.title, err = f.NewStyle(&excelize.Style{Font: &excelize.Font{Family: "Calibri", Bold: true, Size: 16, Color: "1F4E79"}}); err != nil {
+		return nil, err
+	}
+	if st.label, err = f.NewStyle(&excelize.Style{Font: &excelize.Font{Family: "Calibri", Bold: true}, Alignment: top}); err != nil {
+		return nil, err
+	}
+	border := []excelize.Border{{Type: "top", Color: "000000", Style: 1}, {Type: "bottom", Color: "000000", Style: 6}}
+	bold := &excelize.Font{Family: "Calibri", Bold: true}
+	if st.totalText, err = f.NewStyle(&excelize.Style{Font: bold, Border: border}); err != nil {
+		return nil, err
+	}
+	for _, u := range []unit{unitRupiah, unitCredit, unitCount} {
+		nf, ok := sheetfmt.NumberFormat(string(u), currency, string(l))
+		if !ok {
+			return nil, fmt.Errorf("no number format for %s", u)
 		}
-		cell, _ := excelize.CoordinatesToCellName(1, i+1)
-		if err := f.SetSheetRow(sheet, cell, &cells); err != nil {
-			return fmt.Errorf("write %s: %w", path, err)
+		if st.number[u], err = f.NewStyle(&excelize.Style{CustomNumFmt: &nf, Alignment: top}); err != nil {
+			return nil, err
+		}
+		if st.total[u], err = f.NewStyle(&excelize.Style{CustomNumFmt: &nf, Font: bold, Border: border, Alignment: top}); err != nil {
+			return nil, err
 		}
 	}
-	if len(rows) > 0 {
-		f.SetPanes(sheet, &excelize.Panes{Freeze: true, YSplit: 1, TopLeftCell: "A2", ActivePane: "bottomLeft"})
-		last, _ := excelize.CoordinatesToCellName(len(rows[0]), len(rows))
-		f.AutoFilter(sheet, "A1:"+last, nil)
+	return st, nil
+}
+
+// cellValue is a table value as its cell holds it: a number for a number column, else text.
+func cellValue(v string, u unit) (any, bool) {
+	if u == unitNone || v == "" {
+		return v, false
 	}
-	if err := f.SaveAs(path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+		return n, true
+	}
+	if f, err := strconv.ParseFloat(v, 64); err == nil && !math.IsInf(f, 0) && !math.IsNaN(f) {
+		return f, true
+	}
+	return v, false
+}
+
+// shownWidth is about how many characters a value takes as its cell shows it.
+func shownWidth(v string, u unit, l lang) int {
+	if _, ok := cellValue(v, u); ok {
+		n := utf8.RuneCountInString(l.number(v))
+		if u == unitRupiah {
+			n += 3 // "Rp "
+		}
+		return n
+	}
+	return utf8.RuneCountInString(v)
+}
+
+func writeRowsSheet(f *excelize.File, t *Table, st *sheetStyles, l lang, footer string) error {
+	sh := t.Name
+	widths := make([]int, len(t.Columns))
+	for i, c := range t.Columns {
+		widths[i] = min(maxColWidth, headerWidth(c.Title))
+		cell, _ := excelize.CoordinatesToCellName(i+1, 1)
+		if err := f.SetCellValue(sh, cell, c.Title); err != nil {
+			return err
+		}
+	}
+	last, _ := excelize.CoordinatesToCellName(len(t.Columns), 1)
+	if err := f.SetCellStyle(sh, "A1", last, st.header); err != nil {
+		return err
+	}
+	for r, row := range t.Rows {
+		for i, v := range row {
+			c := t.Columns[i]
+			cell, _ := excelize.CoordinatesToCellName(i+1, r+2)
+			if shortIDs[c.Key] {
+				v = uuidRe.ReplaceAllString(v, "$1…")
+			}
+			val, isNum := cellValue(v, c.Unit)
+			if err := f.SetCellValue(sh, cell, val); err != nil {
+				return err
+			}
+			style := st.text
+			if isNum {
+				style = st.number[c.Unit]
+			}
+			if err := f.SetCellStyle(sh, cell, cell, style); err != nil {
+				return err
+			}
+			widths[i] = max(widths[i], min(maxColWidth, shownWidth(v, c.Unit, l)+3))
+		}
+	}
+	for i, w := range widths {
+		col, _ := excelize.ColumnNumberToName(i + 1)
+		if err := f.SetColWidth(sh, col, col, float64(w)); err != nil {
+			return err
+		}
+	}
+	if err := f.SetRowHeight(sh, 1, 32); err != nil {
+		return err
+	}
+	if err := f.SetPanes(sh, &excelize.Panes{Freeze: true, YSplit: 1, TopLeftCell: "A2", ActivePane: "bottomLeft"}); err != nil {
+		return err
+	}
+	end, _ := excelize.CoordinatesToCellName(len(t.Columns), max(len(t.Rows)+1, 2))
+	if err := f.AutoFilter(sh, "A1:"+end, nil); err != nil {
+		return err
+	}
+	if err := printSetup(f, sh, footer, true); err != nil {
+		return err
+	}
+	printed := slices.IndexFunc(t.Columns, func(c Column) bool { return c.Ref })
+	if printed <= 0 {
+		return nil
+	}
+	lastCol, _ := excelize.ColumnNumberToName(printed)
+	return f.SetDefinedName(&excelize.DefinedName{Name: "_xlnm.Print_Area",
+		RefersTo: fmt.Sprintf("'%s'!$A$1:$%s$%d", strings.ReplaceAll(sh, "'", "''"), lastCol, len(t.Rows)+1), Scope: sh})
+}
+
+// headerWidth is the width a header needs: it wraps, so its longest word, or the whole title when short.
+func headerWidth(title string) int {
+	w := 0
+	for _, word := range strings.Fields(title) {
+		w = max(w, utf8.RuneCountInString(word))
+	}
+	if n := utf8.RuneCountInString(title); n <= 14 {
+		w = n
+	}
+	return w + 3
+}
+
+// printSetup is the reports' page setup, with the header row repeated on every page.
+func printSetup(f *excelize.File, sh, footer string, titles bool) error {
+	if err := sheetfmt.PageSetup(f, sh, footer); err != nil {
+		return err
+	}
+	if !titles {
+		return nil
+	}
+	ref := "'" + strings.ReplaceAll(sh, "'", "''") + "'!$1:$1"
+	return f.SetDefinedName(&excelize.DefinedName{Name: "_xlnm.Print_Titles", RefersTo: ref, Scope: sh})
+}
+
+// writeSummarySheet writes the plan's facts and its total per product (or the kind's grouping).
+func writeSummarySheet(f *excelize.File, sh string, t *Table, st *sheetStyles, l lang, footer string) error {
+	set := func(cell string, v any, style int) error {
+		if err := f.SetCellValue(sh, cell, v); err != nil {
+			return err
+		}
+		return f.SetCellStyle(sh, cell, cell, style)
+	}
+	if err := set("A1", t.Title, st.title); err != nil {
+		return err
+	}
+	row := 3
+	labelW, valueW := 12, 20
+	for _, fact := range t.Facts {
+		if err := set(fmt.Sprintf("A%d", row), fact[0], st.label); err != nil {
+			return err
+		}
+		if err := set(fmt.Sprintf("B%d", row), fact[1], st.text); err != nil {
+			return err
+		}
+		labelW = max(labelW, utf8.RuneCountInString(fact[0])+2)
+		valueW = max(valueW, min(utf8.RuneCountInString(fact[1])+2, 90))
+		row++
+	}
+	row++
+	s := t.Summary
+	groupTitle := l.w("group")
+	if s.GroupBy != "" {
+		groupTitle = l.w("group." + s.GroupBy)
+	}
+	head := []string{groupTitle, l.w("rows"), l.w("to_send")}
+	if s.Unit != unitNone {
+		head = append(head, l.w("sum."+string(s.Unit)), l.w("sum_to_send."+string(s.Unit)))
+	}
+	headRow := row
+	for i, h := range head {
+		cell, _ := excelize.CoordinatesToCellName(i+1, row)
+		if err := set(cell, h, st.header); err != nil {
+			return err
+		}
+	}
+	row++
+	var rows, toSend int
+	var total, totalToSend float64
+	for _, g := range s.Groups {
+		name := g.Name
+		if name == "" {
+			name = l.w("all")
+		}
+		vals := []any{name, g.Rows, g.ToSend}
+		if s.Unit != unitNone {
+			vals = append(vals, g.Total, g.TotalToSend)
+		}
+		if err := setRow(f, sh, row, vals, []int{st.text, st.number[unitCount], st.number[unitCount], st.number[s.Unit], st.number[s.Unit]}); err != nil {
+			return err
+		}
+		labelW = max(labelW, utf8.RuneCountInString(name)+3)
+		rows, toSend, total, totalToSend = rows+g.Rows, toSend+g.ToSend, total+g.Total, totalToSend+g.TotalToSend
+		row++
+	}
+	vals := []any{l.w("total"), rows, toSend}
+	if s.Unit != unitNone {
+		vals = append(vals, total, totalToSend)
+	}
+	if err := setRow(f, sh, row, vals, []int{st.totalText, st.total[unitCount], st.total[unitCount], st.total[s.Unit], st.total[s.Unit]}); err != nil {
+		return err
+	}
+	// The facts' values run on over the empty cells to their right; the totals' columns fit their titles.
+	if err := f.SetColWidth(sh, "A", "A", float64(min(labelW, maxColWidth))); err != nil {
+		return err
+	}
+	for i := 2; i <= len(head); i++ {
+		col, _ := excelize.ColumnNumberToName(i)
+		if err := f.SetColWidth(sh, col, col, float64(max(18, headerWidth(head[i-1])))); err != nil {
+			return err
+		}
+	}
+	if err := f.SetRowHeight(sh, headRow, 48); err != nil {
+		return err
+	}
+	return printSetup(f, sh, footer, false)
+}
+
+func setRow(f *excelize.File, sh string, row int, vals []any, styles []int) error {
+	for i, v := range vals {
+		cell, _ := excelize.CoordinatesToCellName(i+1, row)
+		if fv, ok := v.(float64); ok && fv == math.Trunc(fv) && math.Abs(fv) < 1e15 {
+			v = int64(fv)
+		}
+		if err := f.SetCellValue(sh, cell, v); err != nil {
+			return err
+		}
+		if err := f.SetCellStyle(sh, cell, cell, styles[i]); err != nil {
+			return err
+		}
 	}
 	return nil
 }
 
 // PrintPlan writes a short human summary of a plan: header and up to limit actions (0 = all).
-func PrintPlan(w io.Writer, p *Plan, limit int) {
-	fmt.Fprintf(w, "plan %s: %s, %d action(s), account %s, from %s\n", p.ID, p.Kind, len(p.Actions), p.Account, p.Input)
-	fmt.Fprintf(w, "  created %s by %s on %s; validated against the warehouse synced %s\n",
-		p.CreatedAt.UTC().Format("2006-01-02 15:04:05 MST"), p.CreatedBy, p.Host, stamp(p.WarehouseSyncedAt))
-	if !p.ApprovedAt.IsZero() {
-		fmt.Fprintf(w, "  approved %s by %s\n", p.ApprovedAt.UTC().Format("2006-01-02 15:04:05 MST"), p.ApprovedBy)
+func PrintPlan(w io.Writer, p *Plan, limit int, o FileOptions) {
+	l, loc := o.lang(), o.loc()
+	fmt.Fprintf(w, "plan %s: %s, %s action(s), account %s, from %s\n", p.ID, p.Kind, l.group(int64(len(p.Actions))),
+		p.Account, p.Input)
+	fmt.Fprintf(w, "  planned %s by %s on %s; validated against the warehouse synced %s\n",
+		clock(p.CreatedAt, loc), p.CreatedBy, p.Host, clock(p.WarehouseSyncedAt, loc))
+	switch {
+	case p.Approval != nil:
+		a := p.Approval
+		self := ""
+		if a.Self {
+			self = ", a self-approval (BILLSYNC_ALLOW_SELF_APPROVE)"
+		}
+		fmt.Fprintf(w, "  approved %s by %s for %s%s\n", clock(a.At, loc), a.By, describeTarget(a.BaseURL, a.Production), self)
+	case !p.ApprovedAt.IsZero():
+		fmt.Fprintf(w, "  approved %s by %s, for no recorded service: the daemon does not send it until it is approved again\n",
+			clock(p.ApprovedAt, loc), p.ApprovedBy)
 	}
 	if len(p.SkippedLines) > 0 {
 		fmt.Fprintf(w, "  left out (blank toEmail): lines %s\n", joinInts(p.SkippedLines))
@@ -169,66 +764,172 @@ func PrintPlan(w io.Writer, p *Plan, limit int) {
 	fmt.Fprintln(tw, "  SEQ\tLINE\tSTATE\tTARGET\tCHANGE")
 	for i, a := range p.Actions {
 		if limit > 0 && i == limit {
-			fmt.Fprintf(tw, "  …\t\t\t%d more in the plan file\t\n", len(p.Actions)-limit)
+			fmt.Fprintf(tw, "  …\t\t\t%s more in the plan file\t\n", l.group(int64(len(p.Actions)-limit)))
 			break
 		}
-		fmt.Fprintf(tw, "  %d\t%d\t%s\t%s\t%s\n", a.Seq, a.Line, a.State, a.Target, a.Change)
+		change := a.Change
+		if n := note(a); n != "" {
+			change += " (" + localTimes(n, loc) + ")"
+		}
+		fmt.Fprintf(tw, "  %d\t%d\t%s\t%s\t%s\n", a.Seq, a.Line, a.State, a.Target, change)
 	}
 	tw.Flush()
 }
 
-// PrintResult writes a short human summary of a run.
-func PrintResult(w io.Writer, r *RunResult) {
-	if r.RunID == 0 {
-		fmt.Fprintf(w, "plan %s: nothing to send: %d succeeded, %d failed earlier", r.Plan.ID, r.Succeeded, r.Failed)
-		if r.Unresolved > 0 {
-			fmt.Fprintf(w, ", %d unresolved (waiting for a person)", r.Unresolved)
+// PrintSummary writes what a plan adds up to: rows per state, and per product the rows and amounts, all and
+// still to send; an approver reads it before approving. Names are aligned left, figures right.
+func PrintSummary(w io.Writer, p *Plan, o FileOptions) {
+	s := Summarize(p)
+	l := o.lang()
+	var states []string
+	for _, st := range stateOrder {
+		if n := s.States[st]; n > 0 {
+			states = append(states, l.group(int64(n))+" "+string(st))
 		}
-		fmt.Fprintln(w)
-		for _, a := range r.Plan.Actions {
-			if a.State == Unresolved {
-				printUnresolved(w, r.Plan, a)
+	}
+	for st, n := range s.States { // a state missing from stateOrder still shows
+		if _, known := stateTexts[st]; !known {
+			states = append(states, l.group(int64(n))+" "+string(st))
+		}
+	}
+	fmt.Fprintf(w, "  rows: %s (%s)\n", l.group(int64(s.Rows)), strings.Join(states, ", "))
+	group := "ALL ROWS"
+	switch {
+	case s.GroupBy == "productName":
+		group = "PRODUCT"
+	case s.GroupBy != "":
+		group = strings.ToUpper(strings.TrimSuffix(s.GroupBy, "Name"))
+	}
+	head := []string{group, "ROWS", "TO SEND"}
+	switch s.Unit {
+	case unitCredit:
+		head = append(head, "CREDIT", "CREDIT TO SEND")
+	case unitRupiah:
+		head = append(head, "RUPIAH", "RUPIAH TO SEND")
+	}
+	lines := [][]string{head}
+	var total Group
+	for _, g := range s.Groups {
+		name := g.Name
+		if name == "" {
+			name = "(all)"
+		}
+		lines = append(lines, summaryLine(s, l, name, g))
+		total.Rows, total.ToSend = total.Rows+g.Rows, total.ToSend+g.ToSend
+		total.Total, total.TotalToSend = total.Total+g.Total, total.TotalToSend+g.TotalToSend
+	}
+	if len(s.Groups) > 1 {
+		lines = append(lines, summaryLine(s, l, "total", &total))
+	}
+	widths := make([]int, len(head))
+	for _, ln := range lines {
+		for i, c := range ln {
+			widths[i] = max(widths[i], utf8.RuneCountInString(c))
+		}
+	}
+	for _, ln := range lines {
+		var b strings.Builder
+		b.WriteString("  ")
+		for i, c := range ln {
+			pad := strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c))
+			if i == 0 {
+				b.WriteString(c + pad)
+			} else {
+				b.WriteString("  " + pad + c)
 			}
 		}
+		fmt.Fprintln(w, b.String())
+	}
+}
+
+func summaryLine(s *Summary, l lang, name string, g *Group) []string {
+	ln := []string{name, l.group(int64(g.Rows)), l.group(int64(g.ToSend))}
+	if s.Unit != unitNone {
+		ln = append(ln, l.number(strconv.FormatFloat(g.Total, 'f', -1, 64)), l.number(strconv.FormatFloat(g.TotalToSend, 'f', -1, 64)))
+	}
+	return ln
+}
+
+// PrintResult writes a short human summary of a run.
+func PrintResult(w io.Writer, r *RunResult, o FileOptions) {
+	l := o.lang()
+	n := func(v int) string { return l.group(int64(v)) }
+	if r.RunID == 0 {
+		fmt.Fprintf(w, "plan %s: nothing to do, nothing was sent: %s succeeded, %s failed earlier", r.Plan.ID, n(r.Succeeded), n(r.Failed))
+		if r.Unresolved > 0 {
+			fmt.Fprintf(w, ", %s unresolved (waiting for a person)", n(r.Unresolved))
+		}
+		fmt.Fprintln(w)
+		PrintUnresolved(w, r.Plan, o)
 		return
 	}
-	fmt.Fprintf(w, "run %d of plan %s: %s; sent %d, reconciled %d; plan now %d succeeded, %d failed, %d unresolved\n",
-		r.RunID, r.Plan.ID, r.Status, r.Sent, r.Reconciled, r.Succeeded, r.Failed, r.Unresolved)
+	fmt.Fprintf(w, "run %d of plan %s (run %d in the journal): %s; sent %s, reconciled %s; plan now %s succeeded, %s failed, %s unresolved\n",
+		r.PlanRun, r.Plan.ID, r.RunID, r.Status, n(r.Sent), n(r.Reconciled), n(r.Succeeded), n(r.Failed), n(r.Unresolved))
 	if r.Stopped != "" {
 		fmt.Fprintf(w, "  stopped early: %s\n", r.Stopped)
 	}
 	for _, a := range r.Plan.Actions {
 		switch a.State {
 		case Failed, Unknown, Sent:
-			fmt.Fprintf(w, "  row %d, line %d (%s): %s %s\n", a.Seq, a.Line, a.Target, a.State, a.Error)
+			fmt.Fprintf(w, "  row %d, line %d (%s): %s %s\n", a.Seq, a.Line, a.Target, a.State, localTimes(a.Error, o.loc()))
 			if v := a.Detail["waiting"]; v != "" && a.State == Unknown {
 				fmt.Fprintf(w, "    %s\n", v)
 			}
 		case Unresolved:
-			printUnresolved(w, r.Plan, a)
+			printUnresolved(w, r.Plan, a, o.loc())
 		}
 	}
 }
 
 // PrintUnresolved lists the plan's unresolved actions with what a person needs to settle each.
-func PrintUnresolved(w io.Writer, p *Plan) {
+func PrintUnresolved(w io.Writer, p *Plan, o FileOptions) {
 	for _, a := range p.Actions {
 		if a.State == Unresolved {
-			printUnresolved(w, p, a)
+			printUnresolved(w, p, a, o.loc())
 		}
 	}
 }
 
 // printUnresolved shows a person everything needed to settle an action by hand.
-func printUnresolved(w io.Writer, p *Plan, a *Action) {
-	fmt.Fprintf(w, "  row %d, line %d (%s): UNRESOLVED, not sent again: %s\n", a.Seq, a.Line, a.Target, a.Detail["reconciled"])
+func printUnresolved(w io.Writer, p *Plan, a *Action, loc *time.Location) {
+	fmt.Fprintf(w, "  row %d, line %d (%s): UNRESOLVED, not sent again: %s\n", a.Seq, a.Line, a.Target,
+		localTimes(a.Detail["reconciled"], loc))
 	if v := a.Detail["read"]; v != "" {
-		fmt.Fprintf(w, "    read:    %s\n", v)
+		fmt.Fprintf(w, "    read:    %s\n", localTimes(v, loc))
 	}
 	if v := a.Detail["missing"]; v != "" {
-		fmt.Fprintf(w, "    missing: %s\n", v)
+		fmt.Fprintf(w, "    missing: %s\n", localTimes(v, loc))
 	}
 	fmt.Fprintf(w, "    check on the service whether %s happened, then: %s\n", a.Change, ResolveCommand(p.ID, a.Seq))
+}
+
+// PrintHistory writes who did what to a plan: planned, approved (for which service), each run and each row
+// settled by hand, times in the configured zone.
+func PrintHistory(w io.Writer, p *Plan, runs []Run, res []Resolution, o FileOptions) {
+	loc := o.loc()
+	l := o.lang()
+	fmt.Fprintf(w, "history of plan %s, times in %s:\n", p.ID, zone(p.CreatedAt, loc))
+	fmt.Fprintf(w, "  planned   %s by %s on %s\n", clock(p.CreatedAt, loc), p.CreatedBy, p.Host)
+	switch {
+	case p.Approval != nil:
+		a := p.Approval
+		self := ""
+		if a.Self {
+			self = ", a self-approval (BILLSYNC_ALLOW_SELF_APPROVE)"
+		}
+		fmt.Fprintf(w, "  approved  %s by %s on %s for %s%s\n", clock(a.At, loc), a.By, a.Host,
+			describeTarget(a.BaseURL, a.Production), self)
+	case !p.ApprovedAt.IsZero():
+		fmt.Fprintf(w, "  approved  %s by %s for no recorded service (approve again for the daemon to send it)\n",
+			clock(p.ApprovedAt, loc), p.ApprovedBy)
+	}
+	for _, r := range runs {
+		fmt.Fprintf(w, "  applied   %s by %s on %s: run %d of the plan (run %d in the journal) to %s, %s, sent %s\n",
+			clock(r.Started, loc), r.By, r.Host, r.N, r.ID, r.BaseURL, r.Status, l.group(int64(r.Sent)))
+	}
+	for _, x := range res {
+		fmt.Fprintf(w, "  resolved  %s by %s: row %d as %s: %q\n", clock(x.At, loc), x.By, x.Seq, x.State, x.Why)
+	}
 }
 
 func joinInts(ns []int) string {

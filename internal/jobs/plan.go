@@ -42,7 +42,8 @@ type PlanOptions struct {
 	SkipBlank bool
 	// Again plans the file as a new job even when an identical plan exists (a repeated monthly top-up).
 	Again    bool
-	Location *time.Location // zone of bare dates in the input; nil = UTC
+	Location *time.Location // zone of bare dates in the input and of the times in messages; nil = UTC
+	Locale   string         // digit grouping of the change texts: id (default) or en
 	Now      time.Time      // zero = time.Now()
 	User     string         // zero = the OS user
 	Host     string         // zero = the host name
@@ -61,8 +62,9 @@ type Plan struct {
 	WarehouseSyncedAt time.Time
 	ApprovedAt        time.Time // zero when not approved
 	ApprovedBy        string
-	Existing          bool  // planning found this identical plan already stored
-	SkippedLines      []int // email-fix lines left out because their toEmail is blank
+	Approval          *Approval // the approval with its target; nil when none recorded one
+	Existing          bool      // planning found this identical plan already stored
+	SkippedLines      []int     // email-fix lines left out because their toEmail is blank
 	Actions           []*Action
 }
 
@@ -205,7 +207,7 @@ func buildPlan(ctx context.Context, s *kindSpec, t *table, wh *sql.DB, o *PlanOp
 		if blank(row.cells) {
 			continue
 		}
-		r := &rowReader{t: t, row: row, pos: pos, errs: &errs, loc: o.Location, now: o.Now}
+		r := &rowReader{t: t, row: row, pos: pos, errs: &errs, loc: o.Location, now: o.Now, kind: s.kind, lang: langOf(o.Locale)}
 		if extra := len(row.cells) - len(t.header); extra > 0 && !blank(row.cells[len(t.header):]) {
 			r.fail("", "%d cells but the header has %d columns", len(row.cells), len(t.header))
 		}
@@ -231,6 +233,7 @@ func buildPlan(ctx context.Context, s *kindSpec, t *table, wh *sql.DB, o *PlanOp
 	if err != nil {
 		return nil, err
 	}
+	w.syncedAt = w.syncedAt.In(o.Location) // messages name the sync in the configured zone
 	p.WarehouseSyncedAt = w.syncedAt
 	seen := map[string]int{}
 	for _, pr := range rows {
@@ -340,6 +343,9 @@ func (j *Journal) LoadPlan(ctx context.Context, id string) (*Plan, error) {
 		return nil, fmt.Errorf("job journal: read plan %s: %w", id, err)
 	}
 	p.Kind, p.WarehouseSyncedAt, p.ApprovedAt = Kind(kind), synced.Time, approved.Time
+	if p.Approval, err = j.approval(ctx, id); err != nil {
+		return nil, err
+	}
 	err = queryEach(ctx, j.db, journalSQL["plan_actions"], func(r *sql.Rows) error {
 		a := &Action{}
 		var req, cur, detail, state string
@@ -362,23 +368,6 @@ func (j *Journal) LoadPlan(ctx context.Context, id string) (*Plan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("job journal: read actions of plan %s: %w", id, err)
 	}
-	return p, nil
-}
-
-// Approve marks a plan as approved by a person, which lets ApplyApproved send it from the daemon.
-func (j *Journal) Approve(ctx context.Context, id, by string) (*Plan, error) {
-	p, err := j.LoadPlan(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	if by == "" {
-		by = currentUser()
-	}
-	now := time.Now().UTC()
-	if _, err := j.db.ExecContext(ctx, journalSQL["approve_plan"], now, by, id); err != nil {
-		return nil, fmt.Errorf("job journal: approve plan %s: %w", id, err)
-	}
-	p.ApprovedAt, p.ApprovedBy = now, by
 	return p, nil
 }
 

@@ -20,6 +20,8 @@ type rowReader struct {
 	errs *InputErrors
 	loc  *time.Location
 	now  time.Time
+	kind Kind // says what a column's numbers count (fieldUnits)
+	lang lang // of the change texts
 	bad  bool
 }
 
@@ -121,7 +123,7 @@ func (r *rowReader) posInt(col string) string {
 	case typed && (typ == excelize.CellTypeNumber || typ == excelize.CellTypeUnset): // no type attribute: a number
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil || f != math.Trunc(f) || math.IsInf(f, 0) {
-			r.fail(col, "%s %s is not a whole number: amounts are whole rupiah, write e.g. 150000", col, v)
+			r.fail(col, "%s %s is not a whole number: %s", col, v, r.wholeHint(col))
 			return ""
 		}
 		if f > maxAmount {
@@ -149,6 +151,14 @@ func (r *rowReader) posInt(col string) string {
 		return ""
 	}
 	return strconv.FormatInt(n, 10)
+}
+
+// wholeHint says what a whole number of the column counts and what to write.
+func (r *rowReader) wholeHint(col string) string {
+	if h, ok := unitWords[fieldUnit(r.kind, col)]; ok {
+		return h
+	}
+	return "write a whole number, e.g. 150000"
 }
 
 // suggestAmount says what to write instead of an amount that is not digits only.
@@ -182,7 +192,7 @@ func (r *rowReader) future(col string) string {
 		return ""
 	}
 	if !t.After(r.now) {
-		r.fail(col, "%s %s is not in the future", col, t.Format(time.RFC3339))
+		r.fail(col, "%s %s is not in the future", col, t.In(r.loc).Format("2006-01-02 15:04:05 MST"))
 		return ""
 	}
 	return t.UTC().Format("2006-01-02T15:04:05.000Z")
@@ -212,6 +222,15 @@ func parseTime(v string, loc *time.Location, excel bool) (time.Time, error) {
 		return time.Time{}, err
 	}
 	return endOfDay(t), nil
+}
+
+// localTime is an RFC 3339 time of a request as the configured zone shows it, for a change text.
+func (r *rowReader) localTime(v string) string {
+	t, err := time.Parse(time.RFC3339, v)
+	if err != nil || r.loc == nil {
+		return v
+	}
+	return t.In(r.loc).Format("2006-01-02 15:04:05 MST")
 }
 
 func endOfDay(t time.Time) time.Time {

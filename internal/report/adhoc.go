@@ -16,6 +16,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/billsync/billsync/internal/duckfile"
 	"github.com/billsync/billsync/internal/warehouse"
 )
 
@@ -66,23 +67,114 @@ func Query(ctx context.Context, o Options, text, format string, w io.Writer) (st
 	if err := setAdhocVars(ctx, conn, o.Vars); err != nil {
 		return "", err
 	}
-	rows, err := conn.QueryContext(ctx, text)
+	if err := setSessionZone(ctx, conn, s.TZ); err != nil {
+		return "", err
+	}
+	run, names := asText(ctx, conn, text)
+	rows, err := conn.QueryContext(ctx, run)
 	if err != nil {
 		return "", fmt.Errorf("query: %w", err)
 	}
 	defer rows.Close()
+	a := adhocRows{rows, names}
 	switch format {
 	case "csv", "":
-		return "", adhocCSV(rows, w, s.loc)
+		return "", adhocCSV(a, w, s.loc)
 	case "table":
-		return "", adhocTable(rows, w, s.loc)
+		return "", adhocTable(a, w, s.loc)
 	case "xlsx":
-		return adhocXLSX(rows, s, text)
+		return adhocXLSX(a, s, text)
 	}
 	return "", fmt.Errorf("format %q: want csv, xlsx or table", format)
 }
 
-func adhocCSV(rows *sql.Rows, w io.Writer, loc *time.Location) error {
+// setSessionZone makes the analyst's session compute in the report's zone, as a DuckDB client on
+// a laptop in Jakarta would: created_at::DATE, hour(), date_trunc('month', …) and current_date
+// then agree with the times printed. The report queries name their zone explicitly and give the
+// same rows in any session zone (TestQueryFilesAnyZone), so `-sql @queries/…` still matches the
+// report.
+func setSessionZone(ctx context.Context, conn *sql.Conn, tz string) error {
+	if _, err := conn.ExecContext(ctx, "SET TimeZone = "+duckfile.QuoteLiteral(tz)); err != nil {
+		return fmt.Errorf("time zone %s: %w", tz, err)
+	}
+	return nil
+}
+
+// adhocRows are a query's rows with the names its header shows (the names the query gave its
+// columns, also where asText renamed nothing but wrapped the query).
+type adhocRows struct {
+	*sql.Rows
+	names []string
+}
+
+// asText rewrites a query whose result holds values the driver cannot hand over exactly, so
+// DuckDB writes them as text: JSON (the driver decodes it into Go maps with float64 numbers:
+// 1795646446556 came out as 1.795646446556e+12), nested values (lists, structs, maps, unions),
+// 128-bit integers (more digits than a float64 holds), UUIDs, blobs, bits and times of day. The
+// query runs as a subquery and its columns are taken by position, so names given twice stay as
+// the query wrote them. A statement DuckDB cannot describe (SET, PRAGMA, several statements)
+// runs as written.
+func asText(ctx context.Context, conn *sql.Conn, text string) (string, []string) {
+	rows, err := conn.QueryContext(ctx, "DESCRIBE "+text)
+	if err != nil {
+		return text, nil
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil || len(cols) < 2 {
+		return text, nil
+	}
+	var names, list []string
+	wrap := false
+	vals := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	for rows.Next() {
+		if rows.Scan(ptrs...) != nil {
+			return text, nil
+		}
+		name, typ := fmt.Sprint(vals[0]), strings.ToUpper(fmt.Sprint(vals[1]))
+		pos := "#" + strconv.Itoa(len(names)+1)
+		names = append(names, name)
+		if textType(typ) {
+			wrap = true
+			list = append(list, "CAST("+pos+" AS VARCHAR)")
+			continue
+		}
+		list = append(list, pos)
+	}
+	if rows.Err() != nil || !wrap {
+		return text, nil
+	}
+	return "SELECT " + strings.Join(list, ", ") + " FROM (" + strings.TrimRight(strings.TrimSpace(text), ";") + "\n)", names
+}
+
+// scan is scanAll with the header the query wrote.
+func (a adhocRows) scan(start func(result) error, fn func([]any) error) error {
+	return scanAll(a.Rows, func(r result) error {
+		if len(a.names) == len(r.names) {
+			r.names = a.names
+		}
+		return start(r)
+	}, fn)
+}
+
+// textType says whether a column of this DuckDB type is printed from DuckDB's own text.
+func textType(typ string) bool {
+	switch {
+	case typ == "JSON", typ == "HUGEINT", typ == "UHUGEINT", typ == "UUID", typ == "BLOB", typ == "BIT",
+		strings.HasPrefix(typ, "TIME ") || typ == "TIME", typ == "TIMETZ":
+		return true
+	case strings.HasSuffix(typ, "]"), strings.HasPrefix(typ, "STRUCT"), strings.HasPrefix(typ, "MAP"),
+		strings.HasPrefix(typ, "UNION"):
+		return true
+	}
+	return false
+}
+
+func adhocCSV(rows adhocRows, w io.Writer, loc *time.Location) error {
 	cw := csv.NewWriter(w)
 	cw.UseCRLF = true
 	var kinds []kind
@@ -91,7 +183,7 @@ func adhocCSV(rows *sql.Rows, w io.Writer, loc *time.Location) error {
 		kinds = r.kinds
 		return cw.Write(r.names)
 	}
-	err := scanAll(rows, start, func(v []any) error {
+	err := rows.scan(start, func(v []any) error {
 		rec = rec[:0]
 		for i, x := range v {
 			rec = append(rec, csvValue(x, kinds[i], loc))
@@ -106,11 +198,11 @@ func adhocCSV(rows *sql.Rows, w io.Writer, loc *time.Location) error {
 }
 
 // adhocTable prints an aligned text table; numbers are right-aligned.
-func adhocTable(rows *sql.Rows, w io.Writer, loc *time.Location) error {
+func adhocTable(rows adhocRows, w io.Writer, loc *time.Location) error {
 	var res result
 	var cells [][]string
 	more := 0
-	err := scanAll(rows, func(r result) error { res = r; return nil }, func(v []any) error {
+	err := rows.scan(func(r result) error { res = r; return nil }, func(v []any) error {
 		if len(cells) >= tableRowLimit {
 			more++
 			return nil
@@ -169,8 +261,11 @@ func adhocTable(rows *sql.Rows, w io.Writer, loc *time.Location) error {
 func tableValue(v any, k kind, loc *time.Location) string {
 	switch x := v.(type) {
 	case time.Time:
-		if k == kindTime {
+		switch k {
+		case kindTime:
 			return x.In(loc).Format("2006-01-02 15:04:05 MST")
+		case kindWall:
+			return x.UTC().Format("2006-01-02 15:04:05")
 		}
 	case float64:
 		return strconv.FormatFloat(math.Round(x*1e4)/1e4, 'f', -1, 64)
@@ -211,7 +306,7 @@ func setAdhocVars(ctx context.Context, conn *sql.Conn, vars map[string]string) e
 	return nil
 }
 
-func adhocXLSX(rows *sql.Rows, s *settings, text string) (string, error) {
+func adhocXLSX(rows adhocRows, s *settings, text string) (string, error) {
 	if err := os.MkdirAll(s.OutDir, 0o755); err != nil {
 		return "", fmt.Errorf("output directory: %w", err)
 	}
@@ -223,7 +318,7 @@ func adhocXLSX(rows *sql.Rows, s *settings, text string) (string, error) {
 	sheet := &Sheet{Name: "Result"}
 	var xs *xlsxSheet
 	n := 0
-	err = scanAll(rows, func(r result) error {
+	err = rows.scan(func(r result) error {
 		xs = wb.dataSheet(sheet.Name, resolveColumns(nil, r, nil, s.Locale))
 		return nil
 	}, func(v []any) error {

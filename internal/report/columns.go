@@ -118,7 +118,7 @@ func defaultFormat(k kind) string {
 		return "decimal2"
 	case kindDate:
 		return "date"
-	case kindTime:
+	case kindTime, kindWall:
 		return "datetime"
 	}
 	return "text"

@@ -2,8 +2,10 @@ package report
 
 import (
 	"bufio"
+	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -24,7 +26,46 @@ type csvSheet struct {
 	digits []int // displayDigits of each column's format; noDigits when it has none
 	loc    *time.Location
 	l      *lang
+	d      *csvDialect
 	line   []byte
+}
+
+// csvDialect is how a CSV file writes what a spreadsheet must read back as numbers and dates.
+type csvDialect struct {
+	name    string
+	sep     byte // between fields
+	decimal byte // the decimal mark of numbers
+	// plain writes instants as the wall clock of the report's zone, "2006-01-02 15:04:05",
+	// which a spreadsheet reads as a date-time (it reads RFC 3339 as text).
+	plain bool
+}
+
+// CSV dialects. rfc is RFC 4180 with ISO 8601 times, what programs (DuckDB, pandas, R) read
+// without settings: the default, because the CSVs are also the data an analyst loads. id is
+// what a spreadsheet with Indonesian regional settings opens cleanly: semicolons, decimal
+// commas, plain date-times.
+var (
+	dialectRFC = &csvDialect{name: "rfc", sep: ',', decimal: '.'}
+	dialectID  = &csvDialect{name: "id", sep: ';', decimal: ',', plain: true}
+	// CSVDialects are the names -csv-dialect accepts.
+	CSVDialects = []string{dialectRFC.name, dialectID.name}
+)
+
+// dialectOf is the dialect of a name; "" is rfc.
+func dialectOf(name string) (*csvDialect, error) {
+	switch name {
+	case "", dialectRFC.name:
+		return dialectRFC, nil
+	case dialectID.name:
+		return dialectID, nil
+	}
+	return nil, fmt.Errorf("CSV dialect %q: want %s", name, strings.Join(CSVDialects, " or "))
+}
+
+// CheckCSVDialect fails for a name that is not a CSV dialect.
+func CheckCSVDialect(name string) error {
+	_, err := dialectOf(name)
+	return err
 }
 
 const bom = "\ufeff"
@@ -32,20 +73,23 @@ const bom = "\ufeff"
 // noDigits marks a column whose format is not numeric (displayDigits has no entry).
 const noDigits = -2
 
-func newCSVSheet(path string, cols []column, loc *time.Location, l *lang) (*csvSheet, error) {
+func newCSVSheet(path string, cols []column, loc *time.Location, l *lang, d *csvDialect) (*csvSheet, error) {
 	f, err := createAtomic(path)
 	if err != nil {
 		return nil, err
 	}
 	buf := bufio.NewWriterSize(f, 256<<10)
 	buf.WriteString(bom)
-	c := &csvSheet{file: f, buf: buf, cols: cols, digits: make([]int, len(cols)), loc: loc, l: l}
+	if d == nil {
+		d = dialectRFC
+	}
+	c := &csvSheet{file: f, buf: buf, cols: cols, digits: make([]int, len(cols)), loc: loc, l: l, d: d}
 	for i, col := range cols {
 		c.digits[i] = noDigits
 		if d, ok := displayDigits[col.format]; ok {
 			c.digits[i] = d
 		}
-		c.line = appendCSVField(c.line, i, cellsafe.Text(col.title))
+		c.line = appendCSVFieldSep(c.line, i, cellsafe.Text(col.title), d.sep)
 	}
 	c.line = append(c.line, "\r\n"...)
 	if _, err := buf.Write(c.line); err != nil {
@@ -57,6 +101,7 @@ func newCSVSheet(path string, cols []column, loc *time.Location, l *lang) (*csvS
 
 func (c *csvSheet) write(vals []any) error {
 	line := c.line[:0]
+	sep := c.d.sep
 	for i, v := range vals {
 		col := &c.cols[i]
 		switch t := v.(type) {
@@ -64,19 +109,40 @@ func (c *csvSheet) write(vals []any) error {
 			if col.codes {
 				t = col.codeName(t, c.l)
 			}
-			line = appendCSVField(line, i, cellsafe.Text(t))
+			line = appendCSVFieldSep(line, i, cellsafe.Text(t), sep)
 		case nil:
-			line = appendCSVField(line, i, col.empty)
+			empty := col.empty
+			// A number or time column stays one: where the workbook says in words why a
+			// value is missing, the CSV leaves it blank (words import as text and stop the
+			// column's sums, in a spreadsheet and in pandas alike).
+			if c.digits[i] != noDigits || col.kind == kindDate || col.kind == kindTime || col.kind == kindWall {
+				empty = ""
+			}
+			line = appendCSVFieldSep(line, i, empty, sep)
 		default:
 			if i > 0 {
-				line = append(line, ',')
+				line = append(line, sep)
 			}
 			start := len(line)
-			line = appendDisplay(line, v, c.digits[i], col.format == "percent", col.kind, c.loc)
-			if csvNeedsQuotes(line[start:]) {
+			if t, ok := v.(time.Time); ok && c.d.plain && col.kind != kindDate {
+				if col.kind != kindWall {
+					t = t.In(c.loc)
+				}
+				line = t.AppendFormat(line, "2006-01-02 15:04:05")
+			} else {
+				line = appendDisplay(line, v, c.digits[i], col.format == "percent", col.kind, c.loc)
+				if c.d.decimal != '.' && c.digits[i] != noDigits {
+					for k := start; k < len(line); k++ {
+						if line[k] == '.' {
+							line[k] = c.d.decimal
+						}
+					}
+				}
+			}
+			if csvNeedsQuotesSep(line[start:], sep) {
 				// Numbers and dates never do; quoted as any text would be if one did.
 				field := string(line[start:])
-				line = appendCSVField(line[:start-min(i, 1)], i, field)
+				line = appendCSVFieldSep(line[:start-min(i, 1)], i, field, sep)
 			}
 		}
 	}
@@ -90,10 +156,15 @@ func (c *csvSheet) write(vals []any) error {
 // writes it: quoted when it holds a quote, comma, CR or LF, is \. or starts with a space; in
 // quotes, a quote doubled, CR dropped and LF written as CRLF.
 func appendCSVField(dst []byte, i int, field string) []byte {
+	return appendCSVFieldSep(dst, i, field, ',')
+}
+
+// appendCSVFieldSep is appendCSVField with another separator, quoting where it appears too.
+func appendCSVFieldSep(dst []byte, i int, field string, sep byte) []byte {
 	if i > 0 {
-		dst = append(dst, ',')
+		dst = append(dst, sep)
 	}
-	if !csvNeedsQuotes([]byte(field)) {
+	if !csvNeedsQuotesSep([]byte(field), sep) {
 		return append(dst, field...)
 	}
 	dst = append(dst, '"')
@@ -112,7 +183,10 @@ func appendCSVField(dst []byte, i int, field string) []byte {
 }
 
 // csvNeedsQuotes is encoding/csv's fieldNeedsQuotes with a comma as separator.
-func csvNeedsQuotes(field []byte) bool {
+func csvNeedsQuotes(field []byte) bool { return csvNeedsQuotesSep(field, ',') }
+
+// csvNeedsQuotesSep is encoding/csv's fieldNeedsQuotes with sep as separator.
+func csvNeedsQuotesSep(field []byte, sep byte) bool {
 	if len(field) == 0 {
 		return false
 	}
@@ -120,7 +194,7 @@ func csvNeedsQuotes(field []byte) bool {
 		return true
 	}
 	for _, b := range field {
-		if csvSpecial[b] {
+		if csvSpecial[b] || b == sep {
 			return true
 		}
 	}
@@ -215,8 +289,11 @@ func appendCSVValue(dst []byte, v any, k kind, loc *time.Location) []byte {
 	case bool:
 		return strconv.AppendBool(dst, x)
 	case time.Time:
-		if k == kindDate {
+		switch k {
+		case kindDate:
 			return appendDate(dst, x.UTC())
+		case kindWall:
+			return x.UTC().AppendFormat(dst, "2006-01-02T15:04:05.999999999")
 		}
 		return x.In(loc).AppendFormat(dst, time.RFC3339Nano)
 	}

@@ -85,12 +85,21 @@ func ExportParquet(ctx context.Context, dbPath, outDir string) (string, []Export
 
 type parquetTable struct {
 	name      string
+	columns   []string // in table order
+	types     []string // DuckDB's type of each column
 	partition []string
 }
 
+// parquetText says which DuckDB types the Parquet file carries as text: Parquet has no 128-bit
+// integer and DuckDB would write HUGEINT and UHUGEINT as DOUBLE, which keeps 53 of their bits
+// (raw_hash, a 128-bit hash, would no longer tell records apart). Decimal digits keep every bit
+// and every reader can compare them or cast them back.
+func parquetText(typ string) bool { return typ == "HUGEINT" || typ == "UHUGEINT" }
+
 // exportTables lists the warehouse's analyst tables with their partition columns.
 func exportTables(ctx context.Context, db *sql.DB) ([]parquetTable, error) {
-	rows, err := db.QueryContext(ctx, `SELECT t.table_name, list(c.column_name ORDER BY c.column_index)
+	rows, err := db.QueryContext(ctx, `SELECT t.table_name, list(c.column_name ORDER BY c.column_index),
+			list(c.data_type ORDER BY c.column_index)
 		FROM duckdb_tables() t JOIN duckdb_columns() c USING (database_name, schema_name, table_name)
 		WHERE t.database_name = current_database() AND t.schema_name = 'main' AND NOT t.temporary
 		GROUP BY t.table_name ORDER BY t.table_name`)
@@ -101,14 +110,18 @@ func exportTables(ctx context.Context, db *sql.DB) ([]parquetTable, error) {
 	var out []parquetTable
 	for rows.Next() {
 		var name string
-		var cols []any
-		if err := rows.Scan(&name, &cols); err != nil {
+		var cols, types []any
+		if err := rows.Scan(&name, &cols, &types); err != nil {
 			return nil, fmt.Errorf("list tables: %w", err)
 		}
 		if !slices.Contains(AnalystTables, name) {
 			continue
 		}
 		t := parquetTable{name: name}
+		for i := range cols {
+			t.columns = append(t.columns, fmt.Sprint(cols[i]))
+			t.types = append(t.types, fmt.Sprint(types[i]))
+		}
 		has := func(c string) bool { return slices.Contains(cols, any(c)) }
 		if has("account") {
 			t.partition = append(t.partition, "account")
@@ -139,9 +152,26 @@ func exportTable(ctx context.Context, db *sql.DB, t parquetTable, dir string) er
 		}
 		target = filepath.Join(dir, "data.parquet")
 	}
-	q := "COPY (SELECT * FROM " + duckfile.QuoteIdent(t.name) + ") TO ? (" + opts + ")"
+	q := "COPY (SELECT " + t.selectList() + " FROM " + duckfile.QuoteIdent(t.name) + ") TO ? (" + opts + ")"
 	if _, err := db.ExecContext(ctx, q, target); err != nil {
 		return fmt.Errorf("export %s: %w", t.name, err)
 	}
 	return nil
+}
+
+// selectList is every column of the table, in order, as the Parquet file carries it.
+func (t parquetTable) selectList() string {
+	var b strings.Builder
+	for i, c := range t.columns {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		q := duckfile.QuoteIdent(c)
+		if parquetText(t.types[i]) {
+			b.WriteString("CAST(" + q + " AS VARCHAR) AS " + q)
+			continue
+		}
+		b.WriteString(q)
+	}
+	return b.String()
 }

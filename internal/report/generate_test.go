@@ -285,7 +285,11 @@ func TestCSVsEqualQueries(t *testing.T) {
 					var want string
 					switch x := v.(type) {
 					case nil:
-						want = c.Empty.In("id")
+						// a number or time column stays one in the CSV: blank, where the
+						// workbook says why in words
+						if _, numeric := displayDigits[c.Format]; !numeric && c.Format != "datetime" && c.Format != "date" && c.Format != "month" {
+							want = c.Empty.In("id")
+						}
 					case string:
 						if c.Codes {
 							x = id.codeName(x)

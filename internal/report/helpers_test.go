@@ -119,7 +119,8 @@ func TestMain(m *testing.M) {
 
 // queryRows runs one query file on a fresh read-only connection with vars set,
 // returning column names and normalized rows.
-func queryRows(t testing.TB, db, file string, vars map[string]string, journal string) ([]string, [][]any) {
+// A session zone, when given, is set on the connection first (as report -sql sets it).
+func queryRows(t testing.TB, db, file string, vars map[string]string, journal string, sessionZone ...string) ([]string, [][]any) {
 	t.Helper()
 	ctx := context.Background()
 	h, err := warehouse.OpenReadOnly(ctx, db)
@@ -135,6 +136,11 @@ func queryRows(t testing.TB, db, file string, vars map[string]string, journal st
 	defer conn.Close()
 	if err := prepareConn(ctx, conn, has); err != nil {
 		t.Fatal(err)
+	}
+	for _, z := range sessionZone {
+		if err := setSessionZone(ctx, conn, z); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for k, v := range vars {
 		typ := "VARCHAR"

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/billsync/billsync/internal/sheetfmt"
 	"gopkg.in/yaml.v3"
 )
 
@@ -31,13 +32,13 @@ type lang struct {
 }
 
 var langs = map[string]*lang{
-	"id": {code: "id", lcid: "[$-421]", millions: "juta", millionsAx: `#,##0,," jt"`, words: map[string]string{
+	"id": {code: "id", lcid: sheetfmt.LCID("id"), millions: "juta", millionsAx: `#,##0,," jt"`, words: map[string]string{
 		"as_of": "Per tanggal", "warning": "Peringatan", "tz": "Zona waktu", "currency": "Mata uang", "currency_note": "%s (jumlah dalam satuan utuh)",
 		"account": "Akun sumber", "all_accounts": "%s (semua akun di gudang data)", "runs": "Berdasarkan sinkronisasi",
 		"no_run": "belum ada sinkronisasi di gudang data", "warehouse": "Gudang data", "journal": "Jurnal",
 		"generated": "Dibuat", "params": "Parameter", "reproduce": "Buat ulang", "queries": "Kueri",
 		"sheets": "Lembar", "rows_from": "%s baris dari queries/%s", "checks": "Pemeriksaan", "notes": "Catatan",
-		"headline": "Angka utama", "no_chart": "Tidak ada data untuk grafik.", "page": "Halaman &P dari &N",
+		"headline": "Angka utama", "no_chart": "Tidak ada data untuk grafik.",
 		"as_of_footer": "per", "exceptions": "%s: %s dari %s baris yang diperiksa (dari %s baris)",
 		"exceptions_none": "Tidak diperiksa: %s (tidak ada baris yang dapat diperiksa dari %s baris)", "check_ok": "OK", "check_bad": "TIDAK COCOK",
 		"difference": "selisih", "all": "(semua)", "query_default": "(bawaan kueri)", "rows": "baris",
@@ -52,13 +53,13 @@ var langs = map[string]*lang{
 		"asof_before": "tanggal laporan %s berakhir sebelum sinkronisasi pertama billsync untuk akun %s (%s): riwayat perubahan baru dimulai saat itu, " +
 			"jadi hari itu tidak dapat dijawab; catatan yang sudah hilang sebelumnya tidak ada dan sisanya ditampilkan seperti saat pertama terlihat",
 	}},
-	"en": {code: "en", lcid: "[$-409]", millions: "million", millionsAx: `#,##0,," mn"`, words: map[string]string{
+	"en": {code: "en", lcid: sheetfmt.LCID("en"), millions: "million", millionsAx: `#,##0,," mn"`, words: map[string]string{
 		"as_of": "As of", "warning": "Warning", "tz": "Time zone", "currency": "Currency", "currency_note": "%s (amounts in whole units)",
 		"account": "Source account", "all_accounts": "%s (all accounts in the warehouse)", "runs": "Based on sync run",
 		"no_run": "no sync run in the warehouse", "warehouse": "Warehouse", "journal": "Journal",
 		"generated": "Generated", "params": "Parameters", "reproduce": "Reproduce", "queries": "Queries",
 		"sheets": "Sheets", "rows_from": "%s rows from queries/%s", "checks": "Checks", "notes": "Notes",
-		"headline": "Headline figures", "no_chart": "No data for the chart.", "page": "Page &P of &N",
+		"headline": "Headline figures", "no_chart": "No data for the chart.",
 		"as_of_footer": "as of", "exceptions": "%s: %s of %s rows checked (of %s rows)",
 		"exceptions_none": "Not checked: %s (no row could be checked of %s rows)", "check_ok": "OK", "check_bad": "MISMATCH",
 		"difference": "difference", "all": "(all)", "query_default": "(query default)", "rows": "rows",
@@ -268,26 +269,7 @@ func (l *lang) dateTime(t time.Time, loc *time.Location) string {
 }
 
 // number is an amount with the locale's thousands separator: 1.234.567 (id), 1,234,567 (en).
-func (l *lang) number(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	sep := ","
-	if l.code == "id" {
-		sep = "."
-	}
-	var b strings.Builder
-	for i, r := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteString(sep)
-		}
-		b.WriteRune(r)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
+func (l *lang) number(n int64) string { return sheetfmt.Group(n, l.code) }
 
 // format is a value as its cell shows it, for text on the summary.
 func (l *lang) format(v any, c column, currency string) string {
@@ -332,20 +314,4 @@ func (l *lang) figure(f float64) string {
 }
 
 // decimal is f with d decimals and the locale's separators.
-func (l *lang) decimal(f float64, d int) string {
-	s := strconv.FormatFloat(math.Abs(f), 'f', d, 64)
-	whole, frac, _ := strings.Cut(s, ".")
-	n, _ := strconv.ParseInt(whole, 10, 64)
-	out := l.number(n)
-	if frac != "" {
-		if l.code == "id" {
-			out += "," + frac
-		} else {
-			out += "." + frac
-		}
-	}
-	if f < 0 && strings.Trim(s, "0.") != "" {
-		out = "-" + out
-	}
-	return out
-}
+func (l *lang) decimal(f float64, d int) string { return sheetfmt.Decimal(f, d, l.code) }

@@ -27,8 +27,12 @@ const (
 	kindFloat
 	kindDecimal
 	kindDate
-	kindTime
+	kindTime // an instant (TIMESTAMPTZ): shown as the wall clock of the report's zone
 	kindBool
+	// kindWall is a wall-clock time without a zone (TIMESTAMP): shown as it stands. It is not
+	// an instant, so it is never moved into the report's zone (a query's local_time() or an
+	// analyst's TIMESTAMP '2026-11-27 00:00:00' would otherwise gain seven hours).
+	kindWall
 )
 
 func kindOf(dbType string) kind {
@@ -41,6 +45,8 @@ func kindOf(dbType string) kind {
 		return kindFloat
 	case t == "DATE":
 		return kindDate
+	case t == "TIMESTAMP" || t == "TIMESTAMP_S" || t == "TIMESTAMP_MS" || t == "TIMESTAMP_NS":
+		return kindWall
 	case strings.HasPrefix(t, "TIMESTAMP"):
 		return kindTime
 	case t == "BOOLEAN":

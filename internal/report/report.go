@@ -41,7 +41,10 @@ type Options struct {
 	Names    []string          // reports to produce; empty = all
 	Vars     map[string]string // report variables (see -list), e.g. aging_basis=created
 	Locale   string            // language of labels, numbers and dates: "id" or "en"; "" = id
-	Log      *slog.Logger
+	// CSVDialect is how the CSV files write numbers and times: "rfc" (""), or "id" for a
+	// spreadsheet with Indonesian settings (CSVDialects).
+	CSVDialect string
+	Log        *slog.Logger
 }
 
 const (
@@ -58,6 +61,7 @@ type settings struct {
 	hasJnl  bool
 	mem     *nativeMemory
 	lang    *lang
+	dialect *csvDialect
 	zone    *fixedZone // where local_time() may skip ICU; nil: nowhere
 	// warnings about the as-of date (asOfWarnings), logged and on every summary sheet
 	warnings []asOfWarning
@@ -89,6 +93,9 @@ func (o Options) resolve() (*settings, error) {
 		return nil, err
 	}
 	s.Locale = s.lang.code
+	if s.dialect, err = dialectOf(s.CSVDialect); err != nil {
+		return nil, err
+	}
 	if s.Currency == "" {
 		s.Currency = defaultCurrency
 	}
@@ -781,7 +788,7 @@ func (r *reportRun) runSheet(ctx context.Context, db *sql.DB, s *settings, sh *S
 		}
 		var err error
 		if slices.Contains(s.Formats, "csv") {
-			done.cs, err = newCSVSheet(r.base+"_"+slug(sh.Name)+".csv", out.cols, s.loc, s.lang)
+			done.cs, err = newCSVSheet(r.base+"_"+slug(sh.Name)+".csv", out.cols, s.loc, s.lang, s.dialect)
 		}
 		return err
 	}

@@ -26,7 +26,7 @@ func BenchmarkSheetRows1M(b *testing.B) {
 					b.Fatal(err)
 				}
 				x := wb.dataSheet(sh.tab(s.Locale), cols)
-				cs, err := newCSVSheet(filepath.Join(b.TempDir(), "rows.csv"), cols, s.loc, s.lang)
+				cs, err := newCSVSheet(filepath.Join(b.TempDir(), "rows.csv"), cols, s.loc, s.lang, nil)
 				if err != nil {
 					b.Fatal(err)
 				}

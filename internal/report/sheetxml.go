@@ -125,8 +125,11 @@ func (x *xlsxSheet) appendCell(b []byte, v any, c *column) []byte {
 	case decimal:
 		return appendNumber(b, t.Float64())
 	case time.Time:
-		if c.kind == kindDate {
+		switch c.kind {
+		case kindDate:
 			return appendNumber(b, serialDay(t))
+		case kindWall:
+			return appendNumber(b, serialTime(t, time.UTC))
 		}
 		return appendNumber(b, serialTime(t, x.loc))
 	case string:

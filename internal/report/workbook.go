@@ -560,7 +560,7 @@ func (w *workbook) chart(c *Chart, outs []sheetOutput, row int) error {
 	xAxis := excelize.ChartAxis{Font: dark}
 	if c.From == "rows" {
 		cat := o.cols[slices.IndexFunc(o.cols, func(col column) bool { return col.name == c.Category })]
-		if cat.kind == kindDate || cat.kind == kindTime {
+		if cat.kind == kindDate || cat.kind == kindTime || cat.kind == kindWall {
 			// Date categories have no cached text in the file; the axis
 			// formats them, short enough for a year of months side by side,
 			// the year marked as one ("Des 25" reads as the 25th of December).
@@ -655,7 +655,6 @@ func wrappedLines(s string, width int) int {
 }
 
 func strPtr(s string) *string { return &s }
-func intPtr(i int) *int       { return &i }
 
 func absRange(c1, r1, c2, r2 int) string {
 	a, _ := excelize.CoordinatesToCellName(c1, r1, true)

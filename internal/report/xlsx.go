@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/billsync/billsync/internal/sheetfmt"
 	"github.com/xuri/excelize/v2"
 )
 
@@ -42,28 +43,11 @@ type styles struct {
 	quoted map[int]int
 }
 
-// numFmts are the number formats per column format; "money" is set per
-// currency. Zero amounts show a dash, so an empty bucket does not read "Rp 0".
-var numFmts = map[string]string{
-	"int":      "#,##0",
-	"credit":   `#,##0;-#,##0;"-"`, // credit units: whole units, never a currency
-	"decimal1": "#,##0.0",
-	"decimal2": "#,##0.00",
-	"rating":   "0.00",
-	"percent":  "0.0%",
-	"date":     "d mmm yyyy",
-	"month":    "mmm yyyy",
-	"datetime": "d mmm yyyy hh:mm",
-}
+// numFmts are the number formats per column format, shared with every workbook billsync writes.
+var numFmts = sheetfmt.NumFmts
 
 // moneyFormat is a whole-unit amount with the currency's symbol or code.
-func moneyFormat(currency string) string {
-	symbols := map[string]string{"IDR": "Rp", "USD": "$", "EUR": "€", "SGD": "S$", "MYR": "RM", "GBP": "£", "JPY": "¥"}
-	if s, ok := symbols[currency]; ok {
-		return `"` + s + ` "#,##0;-"` + s + ` "#,##0;"-"`
-	}
-	return `#,##0" ` + currency + `";-#,##0" ` + currency + `";"-"`
-}
+func moneyFormat(currency string) string { return sheetfmt.MoneyFormat(currency) }
 
 // moneySymbol is the currency's symbol, or its code.
 func moneySymbol(currency string) string {
@@ -75,14 +59,7 @@ func moneySymbol(currency string) string {
 
 // numFmt is a column format's number format in the locale.
 func numFmt(format, currency string, l *lang) (string, bool) {
-	f, ok := numFmts[format]
-	if format == "money" {
-		f, ok = moneyFormat(currency), true
-	}
-	if !ok {
-		return "", false
-	}
-	return l.lcid + f, true
+	return sheetfmt.NumberFormat(format, currency, l.code)
 }
 
 func newStyles(f *excelize.File, currency string, l *lang) (*styles, error) {
@@ -96,11 +73,7 @@ func newStyles(f *excelize.File, currency string, l *lang) (*styles, error) {
 		}
 		return id
 	}
-	s.header = add(&excelize.Style{
-		Font:      &excelize.Font{Family: "Calibri", Bold: true, Color: "FFFFFF"},
-		Fill:      excelize.Fill{Type: "pattern", Pattern: 1, Color: []string{"1F4E79"}},
-		Alignment: &excelize.Alignment{Vertical: "center", WrapText: true},
-	})
+	s.header = add(sheetfmt.HeaderStyle())
 	s.title = add(&excelize.Style{Font: &excelize.Font{Family: "Calibri", Bold: true, Size: 16, Color: "1F4E79"}})
 	s.subtitle = add(&excelize.Style{Font: &excelize.Font{Family: "Calibri", Bold: true, Size: 12, Color: "1F4E79"}, Alignment: &excelize.Alignment{Vertical: "top"}})
 	s.value = add(&excelize.Style{Alignment: &excelize.Alignment{Vertical: "top"}})
@@ -206,26 +179,13 @@ func newXLSXSheet(f *excelize.File, st *styles, loc *time.Location, l *lang, nam
 // pageSetup prints a sheet on A4 landscape, one page wide, with a footer;
 // it must come before the sheet is streamed.
 func pageSetup(f *excelize.File, sheet, footer string) error {
-	if err := f.SetSheetProps(sheet, &excelize.SheetPropsOptions{FitToPage: boolPtr(true)}); err != nil {
-		return err
-	}
-	if err := f.SetPageLayout(sheet, &excelize.PageLayoutOptions{Size: intPtr(9), Orientation: strPtr("landscape"),
-		FitToWidth: intPtr(1), FitToHeight: intPtr(0)}); err != nil {
-		return err
-	}
-	m := func(v float64) *float64 { return &v }
-	if err := f.SetPageMargins(sheet, &excelize.PageLayoutMarginsOptions{Left: m(0.4), Right: m(0.4), Top: m(0.5),
-		Bottom: m(0.6), Header: m(0.2), Footer: m(0.25)}); err != nil {
-		return err
-	}
-	return f.SetHeaderFooter(sheet, &excelize.HeaderFooterOptions{OddFooter: footer})
+	return sheetfmt.PageSetup(f, sheet, footer)
 }
 
 // footerText is the printed footer: report and as-of left, sheet centre,
 // page x of y right.
 func footerText(title, asOf string, l *lang) string {
-	esc := func(s string) string { return strings.ReplaceAll(s, "&", "&&") }
-	return "&L&8" + esc(title) + " · " + l.w("as_of_footer") + " " + esc(asOf) + "&C&8&A&R&8" + l.w("page")
+	return sheetfmt.Footer(title+" · "+l.w("as_of_footer")+" "+asOf, l.code)
 }
 
 // headerWidth is the width a header needs: it wraps, so its longest word,

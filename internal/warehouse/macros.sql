@@ -177,6 +177,14 @@ SELECT coalesce(v.account, l.account) AS account, coalesce(v.record_id, l.record
 FROM vals v
 FULL JOIN life l ON l.account = v.account AND l.record_id = v.record_id;
 
+-- request_item(description, link, name): what a payment request asks payment for, as a report's
+-- Item column shows it: its description as one line of text (HTML tags and line breaks become
+-- spaces), cut at 80 characters, else its link, else its name (whom it was made out to; the
+-- service's name of a payment request is the payer's).
+CREATE OR REPLACE MACRO request_item(description, link, name) AS
+coalesce(nullif(left(trim(regexp_replace(regexp_replace(description, '<[^>]*>', ' ', 'g'), '\s+', ' ', 'g')), 80), ''),
+         link, name);
+
 -- aging_items(as_of[, tz, account, basis, payment_terms_days, bucket_1, bucket_2, bucket_3]): every
 -- item open at the end of the day as_of, as the aging report counts them: every unpaid
 -- transaction, plus open invoices and unpaid payment requests that never appeared in the
@@ -199,11 +207,16 @@ WITH p AS (
            bucket_1::INTEGER AS b1, bucket_2::INTEGER AS b2, bucket_3::INTEGER AS b3
 ),
 items AS (
+    -- The payment link's name of a payment request is the payer's name: the item is what the
+    -- request asks payment for, from the request itself when billsync holds it.
     SELECT u.account, 'unpaid transaction' AS source, u.type, u.id, u.payment_link_id,
-           u.payment_link_name AS name, u.customer_id, u.customer_name, u.customer_email,
+           CASE WHEN r.id IS NOT NULL THEN request_item(r.description, r.link, u.payment_link_name)
+                ELSE u.payment_link_name END AS name,
+           u.customer_id, u.customer_name, u.customer_email,
            u.created_at, u.expired_at,
            CASE WHEN h.known_2 THEN TRY_CAST(h.value_2 AS BIGINT) ELSE u.amount END AS amount, u.payment_url
     FROM unpaid_transactions u
+    LEFT JOIN payment_requests r ON u.type = 'payment_request' AND r.account = u.account AND r.id = u.payment_link_id
     LEFT JOIN changes_at('unpaid_transactions', end_of_day(as_of, tz), 'status', 'amount', account := account) h
            ON h.account = u.account AND h.record_id = u.id
     WHERE (account IS NULL OR u.account = account)
@@ -226,7 +239,7 @@ items AS (
     -- A payment request has no customer: its name (whom it was made out to)
     -- stands in for one; the item is what it asks payment for.
     SELECT r.account, 'payment request', 'payment_request', r.id, r.id,
-           coalesce(nullif(trim(left(regexp_replace(r.description, '<[^>]*>', '', 'g'), 80)), ''), r.link, r.name), NULL, r.name, NULL,
+           request_item(r.description, r.link, r.name), NULL, r.name, NULL,
            r.created_at, r.expired_at,
            CASE WHEN h.known_2 THEN TRY_CAST(h.value_2 AS BIGINT) ELSE r.amount END, NULL
     FROM payment_requests r
@@ -262,10 +275,11 @@ FROM items i, p;
 
 -- open_items(as_of[, tz]): what customers owed at the end of the day as_of (local day in tz), the
 -- items of aging_items, all accounts: a past date is answered from record_changes, and before the
--- first sync billsync knows nothing of records already gone. A payment request's name is its own.
+-- first sync billsync knows nothing of records already gone. A payment request's name is its own
+-- (whom it was made out to), also where it is listed as an unpaid transaction.
 CREATE OR REPLACE MACRO open_items(as_of, tz := 'Asia/Jakarta') AS TABLE
 SELECT a.account, a.source, a.id, a.payment_link_id,
-       CASE WHEN a.source = 'payment request' THEN a.customer_name ELSE a.name END AS name,
+       CASE WHEN a.type = 'payment_request' THEN a.customer_name ELSE a.name END AS name,
        a.customer_id, a.customer_name, a.customer_email, a.created_at, a.expired_at, a.amount, a.payment_url
 FROM aging_items(as_of, tz := tz) a;
 

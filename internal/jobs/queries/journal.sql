@@ -105,3 +105,28 @@ WHERE p.kind = ? AND coalesce(a.request->>'$.customerId', '') <> ''
   AND a.action_id IN (SELECT action_id FROM job_actions WHERE state = 'sent')
 GROUP BY ALL
 ORDER BY 1, 2;
+
+-- name: insert_approval
+INSERT INTO job_approvals (plan_id, approved_at, approved_by, host, planned_by, self_approved, account, base_url,
+                           production, summary)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+
+-- name: plan_approval
+-- The plan's approval with its target; none for a plan approved before approvals recorded one.
+SELECT approved_at, approved_by, coalesce(host, ''), self_approved, account, base_url, production
+FROM job_approvals WHERE plan_id = ?
+ORDER BY approved_at DESC LIMIT 1;
+
+-- name: plan_runs
+-- The runs of one plan, numbered 1, 2, 3 within the plan; id is the journal-wide run id.
+SELECT id, row_number() OVER (ORDER BY id) AS n, started_at, finished_at, coalesce(run_by, ''), coalesce(host, ''),
+       coalesce(base_url, ''), status, coalesce(sent, 0), coalesce(error, '')
+FROM job_runs WHERE plan_id = ?
+ORDER BY id;
+
+-- name: plan_resolutions
+-- The rows of one plan a person settled by hand (syncer job resolve), in order.
+SELECT seq, recorded_at, state, coalesce(detail->>'$.resolvedBy', ''), coalesce(detail->>'$.why', '')
+FROM job_actions
+WHERE plan_id = ? AND run_id IS NULL AND (detail->>'$.resolvedBy') IS NOT NULL
+ORDER BY id;

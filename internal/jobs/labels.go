@@ -1,0 +1,189 @@
+package jobs
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/billsync/billsync/internal/sheetfmt"
+)
+
+// What the plan and result files and the printed summaries call things, in Indonesian (the default) and
+// English, and which fields hold numbers of which unit. A new state, column or kind is one line in a
+// table here.
+
+// unit is what a number counts; it picks the number format of its cells.
+type unit string
+
+const (
+	unitNone   unit = ""       // text
+	unitRupiah unit = "money"  // whole rupiah (BILLSYNC_CURRENCY)
+	unitCredit unit = "credit" // whole credit units, never a currency
+	unitCount  unit = "int"    // items, rows, sends
+)
+
+// fieldUnits are the number fields of each kind's requests, warehouse values and results.
+var fieldUnits = map[Kind]map[string]unit{
+	CreditTopup:   {"amount": unitCredit, "balance": unitCredit},
+	InvoiceCreate: {"rate": unitRupiah, "quantity": unitCount},
+	PaymentEdit:   {"amount": unitRupiah},
+	CheckoutLink:  {"creditAmount": unitCredit},
+	CouponCheck:   {"finalAmount": unitRupiah, "linkAmount": unitRupiah, "minimumPurchase": unitRupiah},
+}
+
+func fieldUnit(k Kind, field string) unit { return fieldUnits[k][field] }
+
+// unitWords say what a whole number of the unit is, for the message refusing one that is not.
+var unitWords = map[unit]string{
+	unitRupiah: "amounts are whole rupiah, write e.g. 150000",
+	unitCredit: "credit is counted in whole credit units (not rupiah), write e.g. 150000",
+	unitCount:  "a count of items is a whole number, write e.g. 2",
+}
+
+// stateText is how a state reads, and whether a run still sends (or first checks) a row in it.
+type stateText struct {
+	id, en string
+	toSend bool
+}
+
+// stateTexts: one line per state.
+var stateTexts = map[State]stateText{
+	Planned:    {"direncanakan", "planned", true},
+	Sent:       {"terkirim, hasil belum dicatat", "sent, outcome not recorded", true},
+	Succeeded:  {"berhasil", "succeeded", false},
+	Failed:     {"gagal", "failed", false},
+	Unknown:    {"hasil belum diketahui", "outcome unknown", true},
+	NotApplied: {"belum diterapkan", "not applied", true},
+	Unresolved: {"belum terselesaikan", "unresolved", false},
+}
+
+// stateOrder is the order states are counted in.
+var stateOrder = []State{Planned, Sent, Succeeded, Failed, Unknown, NotApplied, Unresolved}
+
+// noteKeys are the detail fields that explain a row in its state, shown in the note column.
+var noteKeys = map[State][]string{
+	Failed:     {"reason"},
+	Unknown:    {"note"},
+	Unresolved: {"reconciled"},
+	NotApplied: {"reconciled"},
+	Succeeded:  {"resolvedBy"},
+}
+
+// words are the files' and summaries' own words: {id, en}.
+var words = map[string][2]string{
+	// columns
+	"seq": {"Baris", "Row"}, "line": {"Baris berkas", "File line"}, "state": {"Status", "State"},
+	"target": {"Sasaran", "Target"}, "change": {"Perubahan", "Change"}, "note": {"Keterangan", "Note"},
+	"action_id": {"ID aksi (kunci idempotensi)", "Action ID (idempotency key)"}, "sends": {"Kali dikirim", "Times sent"},
+	"error": {"Galat", "Error"}, "reconciled": {"Hasil pemeriksaan", "Reconciled"}, "read": {"Yang dibaca", "Read"},
+	"missing": {"Yang kurang", "Missing"}, "settle": {"Cara menyelesaikan", "To settle"},
+	"current":         {"%s (saat rencana)", "%s (at planning)"},
+	"current.balance": {"Saldo saat rencana", "Balance at planning"}, "current.customerName": {"Nama pelanggan", "Customer name"},
+	"current.customerEmail": {"E-mail pelanggan", "Customer e-mail"}, "current.productName": {"Nama produk", "Product name"},
+	// sheets
+	"sheet.plan": {"Rencana", "Plan"}, "sheet.result": {"Hasil", "Result"}, "sheet.summary": {"Ringkasan", "Summary"},
+	// summary
+	"title.plan": {"Rencana job %s", "Job plan %s"}, "title.result": {"Hasil job %s, jalan ke-%d", "Job result %s, run %d"},
+	"plan": {"Rencana", "Plan"}, "kind": {"Jenis", "Kind"}, "account": {"Akun", "Account"}, "input": {"Berkas masukan", "Input file"},
+	"planned": {"Direncanakan", "Planned"}, "by_on": {"%s oleh %s di %s", "%s by %s on %s"},
+	"synced": {"Gudang data disinkronkan", "Warehouse synced"}, "never": {"belum pernah", "never"},
+	"approved": {"Disetujui", "Approved"}, "not_approved": {"belum", "not yet"},
+	"approved_by": {"%s oleh %s untuk %s", "%s by %s for %s"}, "self": {" (oleh perencananya sendiri)", " (by its planner)"},
+	"old_approval": {"%s oleh %s, tanpa layanan tujuan (setujui lagi)", "%s by %s, without a target service (approve again)"},
+	"production":   {"%s (PRODUKSI)", "%s (PRODUCTION)"}, "not_production": {"%s (bukan produksi)", "%s (not production)"},
+	"tz": {"Zona waktu", "Time zone"}, "rows": {"Baris", "Rows"}, "states": {"Status baris", "Row states"},
+	"run": {"Jalan", "Run"}, "run_of": {"ke-%d dari rencana ini (jalan %d di jurnal), %s oleh %s", "%d of this plan (run %d in the journal), %s by %s"},
+	"service": {"Layanan", "Service"}, "run_status": {"Status jalan", "Run status"}, "sent_n": {"Dikirim", "Sent"},
+	"group": {"Kelompok", "Group"}, "group.productName": {"Produk", "Product"}, "group.linkName": {"Tautan", "Link"},
+	"all": {"(semua)", "(all)"}, "total": {"Total", "Total"}, "to_send": {"Baris yang masih dikirim", "Rows still to send"},
+	"sum.money": {"Jumlah (Rp)", "Amount (Rp)"}, "sum.credit": {"Jumlah kredit (unit)", "Credit (units)"},
+	"sum_to_send.money":  {"Jumlah yang masih dikirim (Rp)", "Amount still to send (Rp)"},
+	"sum_to_send.credit": {"Kredit yang masih dikirim (unit)", "Credit still to send (units)"},
+	"page_footer":        {"dibuat", "made"},
+}
+
+// lang is the locale of a file or a printed summary.
+type lang string
+
+func langOf(locale string) lang {
+	if locale == "en" {
+		return "en"
+	}
+	return "id"
+}
+
+func (l lang) w(key string) string {
+	ws, ok := words[key]
+	if !ok {
+		return key
+	}
+	if l == "en" {
+		return ws[1]
+	}
+	return ws[0]
+}
+
+func (l lang) state(s State) string {
+	t, ok := stateTexts[s]
+	if !ok {
+		return string(s)
+	}
+	if l == "en" {
+		return t.en
+	}
+	return t.id
+}
+
+// group is n with the locale's thousands separator.
+func (l lang) group(n int64) string { return sheetfmt.Group(n, string(l)) }
+
+// number is a number's text (digits, maybe a decimal point) as the locale writes it; other text as it is.
+func (l lang) number(s string) string {
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return l.group(n)
+	}
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		_, frac, _ := strings.Cut(s, ".")
+		return sheetfmt.Decimal(f, len(frac), string(l))
+	}
+	return s
+}
+
+// zone is loc's abbreviation at t, with its IANA name when that differs: WIB (Asia/Jakarta).
+func zone(t time.Time, loc *time.Location) string {
+	abbr, _ := t.In(loc).Zone()
+	if loc.String() == abbr || loc.String() == "" {
+		return abbr
+	}
+	return abbr + " (" + loc.String() + ")"
+}
+
+// clock is an instant in loc with its zone's abbreviation: 2026-11-27 07:05 WIB.
+func clock(t time.Time, loc *time.Location) string {
+	if t.IsZero() {
+		return "never"
+	}
+	if loc == nil {
+		loc = time.UTC
+	}
+	return t.In(loc).Format("2006-01-02 15:04 MST")
+}
+
+// utcStampRe is an RFC 3339 UTC time as the journal's evidence writes it.
+var utcStampRe = regexp.MustCompile(`\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z\b`)
+
+// localTimes shows the UTC times in a text (evidence, messages) in loc, its zone named, so one zone is
+// printed everywhere. Times without a zone (as a service sent them) are left as they are.
+func localTimes(s string, loc *time.Location) string {
+	if loc == nil || loc == time.UTC {
+		return s
+	}
+	return utcStampRe.ReplaceAllStringFunc(s, func(m string) string {
+		t, err := time.Parse(time.RFC3339Nano, m)
+		if err != nil {
+			return m
+		}
+		return t.In(loc).Format("2006-01-02 15:04:05 MST")
+	})
+}
