@@ -26,7 +26,7 @@ func applyApproved(ctx context.Context, cfg *config, accounts []fetch.Account,
 		results, err := jobs.ApplyApproved(ctx, journal, jobs.ApplyOptions{
 			Client: a.Client, Account: a.Name, BaseURL: baseURLs[a.Name],
 			Production: isProduction(baseURLs[a.Name], cfg.Environment), Confirmed: true,
-			User: "syncer daemon", Log: log, Settle: cfg.JobSettle, Location: cfg.loc,
+			User: "syncer daemon", Log: log, Settle: cfg.JobSettle, RepeatWindow: cfg.RepeatWindow, Location: cfg.loc,
 		})
 		for _, r := range results {
 			planID := ""
@@ -40,7 +40,7 @@ func applyApproved(ctx context.Context, cfg *config, accounts []fetch.Account,
 			}
 			log.Info("approved job plan applied", "account", a.Name, "plan", planID, "run", r.RunID,
 				"status", r.Status, "sent", r.Sent, "reconciled", r.Reconciled, "succeeded", r.Succeeded,
-				"failed", r.Failed, "unresolved", r.Unresolved, "stopped", r.Stopped)
+				"failed", r.Failed, "unresolved", r.Unresolved, "held", r.Held, "planned", r.Planned, "stopped", r.Stopped)
 			if r.Plan == nil {
 				continue
 			}

@@ -25,8 +25,8 @@ type config struct {
 	conf.Scope
 	conf.Service
 	conf.Sync
-	conf.Settle
 	conf.Report
+	conf.Jobs
 
 	once      bool
 	demo      bool

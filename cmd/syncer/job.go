@@ -38,7 +38,8 @@ kinds: email-fix, credit-topup, invoice-create, payment-edit, license-activate, 
        checkout-link, coupon-check (see docs/jobs.md)`
 
 // jobConfigFlags are the syncer's options a job reads (declared in internal/config).
-var jobConfigFlags = []string{"db", "journal", "account", "base-url", "api-key-file", "environment", "tz", "locale", "currency", "settle"}
+var jobConfigFlags = []string{"db", "journal", "account", "base-url", "api-key-file", "environment", "tz", "locale", "currency",
+	"repeat-window", "settle"}
 
 // subUsage is each subcommand's synopsis and the flags it reads (besides -db, -journal and -account).
 var subUsage = map[string]struct {
@@ -46,9 +47,9 @@ var subUsage = map[string]struct {
 	flags    []string
 }{
 	"plan": {"syncer job plan -kind KIND -in FILE [flags]: validate a file against the warehouse and store the plan; sends nothing",
-		[]string{"kind", "in", "skip-blank", "again", "out", "apply", "max", "confirm-production", "result", "base-url", "api-key-file", "environment", "tz", "locale", "settle"}},
+		[]string{"kind", "in", "skip-blank", "again", "out", "apply", "max", "confirm-production", "result", "base-url", "api-key-file", "environment", "tz", "locale", "repeat-window", "settle"}},
 	"apply": {"syncer job apply PLAN_ID [flags] | syncer job apply -kind KIND -in FILE [flags]: send what is left of a plan, exactly once",
-		[]string{"max", "confirm-production", "result", "kind", "in", "skip-blank", "again", "out", "base-url", "api-key-file", "environment", "tz", "locale", "settle"}},
+		[]string{"max", "confirm-production", "result", "kind", "in", "skip-blank", "again", "out", "base-url", "api-key-file", "environment", "tz", "locale", "repeat-window", "settle"}},
 	"approve": {"syncer job approve PLAN_ID: show the plan's summary and approve it for the service of BILLSYNC_BASE_URL: the daemon sends it there (and nowhere else) after its next sync (BILLSYNC_APPLY_APPROVED=true); the login that planned it may not approve it unless BILLSYNC_ALLOW_SELF_APPROVE=true",
 		[]string{"base-url", "environment", "allow-self-approve", "tz", "locale"}},
 	"resolve": {"syncer job resolve PLAN_ID ROW applied|not-applied -why TEXT [-force]: settle an unresolved row after checking it on the service; ROW is the plan's SEQ (Baris/Row in the plan file). The service is read first: a resolution its evidence contradicts is refused unless -force",
@@ -61,7 +62,7 @@ var subUsage = map[string]struct {
 
 type jobFlags struct {
 	cfg       config
-	jobs      conf.Jobs
+	approvals conf.Approvals
 	kind      string
 	in        string
 	out       string
@@ -106,7 +107,7 @@ func jobCommand(ctx context.Context, args []string, lookup envconfig.Lookuper, s
 	if _, err := conf.Load(ctx, &f.cfg, lookup); err != nil {
 		return err
 	}
-	if _, err := conf.Load(ctx, &f.jobs, lookup); err != nil {
+	if _, err := conf.Load(ctx, &f.approvals, lookup); err != nil {
 		return err
 	}
 	fs = f.flagSet(sub) // defaults from the environment
@@ -148,13 +149,13 @@ func (f *jobFlags) flagSet(sub string) *flag.FlagSet {
 	fs := flag.NewFlagSet("syncer job "+sub, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	conf.Bind(fs, &f.cfg, jobConfigFlags...)
-	conf.Bind(fs, &f.jobs)
+	conf.Bind(fs, &f.approvals)
 	fs.StringVar(&f.kind, "kind", "", "job kind")
 	fs.StringVar(&f.in, "in", "", "input .csv or .xlsx")
 	fs.StringVar(&f.out, "out", "", "plan file to write (.csv or .xlsx)")
 	fs.StringVar(&f.result, "result", "", "result file to write (.csv or .xlsx)")
 	fs.BoolVar(&f.skipBlank, "skip-blank", false, "accepted for old command lines: email-fix always leaves rows with a blank toEmail out")
-	fs.BoolVar(&f.again, "again", false, "plan as a new job even if this exact file was planned before")
+	fs.BoolVar(&f.again, "again", false, "plan as a new job even if this exact file was planned before, and send every row even if billsync sent the same change before (e.g. next month's top-up)")
 	fs.BoolVar(&f.apply, "apply", false, "send the plan right away (default: dry run)")
 	fs.IntVar(&f.max, "max", 0, "send at most N actions in this run (0 = all)")
 	fs.BoolVar(&f.confirm, "confirm-production", false, "required to send to a production base URL")
@@ -207,6 +208,10 @@ func (f *jobFlags) parse(sub string, fs *flag.FlagSet, args []string) ([]string,
 	if _, err := f.location(); err != nil {
 		return nil, usageErr("syncer job %s: %v", sub, err)
 	}
+	if f.cfg.RepeatWindow <= 0 {
+		return nil, usageErr("syncer job %s: -repeat-window (BILLSYNC_JOB_REPEAT_WINDOW) %s: must be positive, e.g. 840h", sub,
+			f.cfg.RepeatWindow)
+	}
 	return pos, nil
 }
 
@@ -231,15 +236,24 @@ func (f *jobFlags) planOrApply(ctx context.Context, sub string, pos []string, st
 	}
 	if sub == "plan" && !f.apply {
 		left, unresolved := openActions(p)
+		c := p.Counts()
 		switch {
 		case left > 0:
 			fmt.Fprintf(stdout, "dry run: nothing was sent. To send it: syncer job apply %s\n", p.ID)
+		case c.Held > 0 && c.Succeeded+c.Failed+unresolved == 0:
+			fmt.Fprintf(stdout, "nothing to send: every row of plan %s repeats a change billsync already sent (held above). "+
+				"To send a row anyway write yes in its repeat column and plan again; to send the whole file again as a new job: "+
+				"syncer job plan -kind %s -in %s -again\n", p.ID, p.Kind, f.in)
 		case unresolved > 0:
 			fmt.Fprintf(stdout, "nothing to send: %d row(s) of plan %s are unresolved and wait for a person (see syncer job show %s)\n",
 				unresolved, p.ID, p.ID)
 		default:
-			fmt.Fprintf(stdout, "nothing to send: plan %s is fully applied. To send the same file again as a new job: "+
-				"syncer job plan -kind %s -in %s -again\n", p.ID, p.Kind, f.in)
+			held := ""
+			if c.Held > 0 {
+				held = fmt.Sprintf(" (%d held row(s) repeat changes sent by other plans)", c.Held)
+			}
+			fmt.Fprintf(stdout, "nothing to send: plan %s is fully applied%s. To send the same file again as a new job: "+
+				"syncer job plan -kind %s -in %s -again\n", p.ID, held, p.Kind, f.in)
 		}
 		return nil
 	}
@@ -257,7 +271,7 @@ func (f *jobFlags) plan(ctx context.Context, j *jobs.Journal, stdout io.Writer) 
 	}
 	defer wh.Close()
 	p, err := j.Plan(ctx, wh, jobs.PlanOptions{Kind: jobs.Kind(f.kind), Input: f.in, Account: f.cfg.Account,
-		SkipBlank: f.skipBlank, Again: f.again, Location: loc, Locale: f.cfg.Locale})
+		SkipBlank: f.skipBlank, Again: f.again, Location: loc, Locale: f.cfg.Locale, RepeatWindow: f.cfg.RepeatWindow})
 	if err != nil {
 		return nil, err
 	}
@@ -287,9 +301,13 @@ func (f *jobFlags) send(ctx context.Context, j *jobs.Journal, p *jobs.Plan, stdo
 	if err != nil {
 		return err
 	}
+	loc, err := time.LoadLocation(f.cfg.TZ)
+	if err != nil {
+		return fmt.Errorf("BILLSYNC_TZ %q: %w", f.cfg.TZ, err)
+	}
 	res, err := j.Apply(ctx, p.ID, jobs.ApplyOptions{Client: c, Account: f.cfg.Account, BaseURL: f.cfg.BaseURL,
 		Max: f.max, Production: isProduction(f.cfg.BaseURL, f.cfg.Environment), Confirmed: f.confirm, Log: log,
-		Settle: f.cfg.JobSettle, Location: f.fileOptions().Location})
+		Settle: f.cfg.JobSettle, RepeatWindow: f.cfg.RepeatWindow, Location: loc})
 	if errors.Is(err, jobs.ErrNeedsConfirmation) {
 		return fmt.Errorf("%w: %s is a production base URL (not loopback, and BILLSYNC_ENVIRONMENT is not sandbox); "+
 			"review the plan, then run again with -confirm-production", err, f.cfg.BaseURL)
@@ -310,7 +328,8 @@ func (f *jobFlags) send(ctx context.Context, j *jobs.Journal, p *jobs.Plan, stdo
 			"check each on the service and settle it with the syncer job resolve command shown above", p.ID, waiting)
 	}
 	if res.Failed > 0 || res.Status == jobs.RunIncomplete && res.Stopped == "" {
-		return fmt.Errorf("plan %s: %d action(s) failed, %d not finished: see the result file", p.ID, res.Failed, res.Unresolved)
+		return fmt.Errorf("plan %s: %d action(s) failed, %d not finished: see the result file", p.ID, res.Failed,
+			res.Planned+res.Counts.Sent)
 	}
 	return nil
 }
@@ -376,7 +395,7 @@ func (f *jobFlags) location() (*time.Location, error) {
 func openActions(p *jobs.Plan) (left, unresolved int) {
 	for _, a := range p.Actions {
 		switch a.State {
-		case jobs.Succeeded, jobs.Failed:
+		case jobs.Succeeded, jobs.Failed, jobs.Held:
 		case jobs.Unresolved:
 			unresolved++
 		default:
@@ -441,7 +460,7 @@ func (f *jobFlags) approve(ctx context.Context, j *jobs.Journal, p *jobs.Plan, s
 		fmt.Fprintf(stdout, "note: plan %s has nothing left to send\n", p.ID)
 	}
 	p, err := j.Approve(ctx, p.ID, jobs.ApproveOptions{Account: f.cfg.Account, BaseURL: f.cfg.BaseURL, Production: prod,
-		AllowSelf: f.jobs.AllowSelfApprove, Summary: summary.String()})
+		AllowSelf: f.approvals.AllowSelfApprove, Summary: summary.String()})
 	if err != nil {
 		return err
 	}
@@ -547,15 +566,15 @@ func (f *jobFlags) list(ctx context.Context, stdout io.Writer) error {
 	}
 	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
 	zone, _ := time.Now().In(loc).Zone()
-	fmt.Fprintf(tw, "PLAN\tKIND\tACCOUNT\tCREATED (%s)\tBY\tACTIONS\tSUCCEEDED\tFAILED\tUNRESOLVED\tAPPROVED\t\n", zone)
+	fmt.Fprintf(tw, "PLAN\tKIND\tACCOUNT\tCREATED (%s)\tBY\tACTIONS\tPLANNED\tHELD\tSENT\tSUCCEEDED\tFAILED\tUNRESOLVED\tSKIPPED\tAPPROVED\t\n", zone)
 	for _, s := range ps {
 		approved := "no"
 		if s.Approved {
 			approved = "yes"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", s.ID, s.Kind, s.Account,
-			s.CreatedAt.In(loc).Format("2006-01-02 15:04"), s.CreatedBy, group(s.Actions), group(s.Succeeded), group(s.Failed),
-			group(s.Unknown), approved)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", s.ID, s.Kind, s.Account,
+			s.CreatedAt.In(loc).Format("2006-01-02 15:04"), s.CreatedBy, group(s.Actions), group(s.Planned), group(s.Held),
+			group(s.Sent), group(s.Succeeded), group(s.Failed), group(s.Unresolved), group(s.Skipped), approved)
 	}
 	return tw.Flush()
 }

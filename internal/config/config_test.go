@@ -20,6 +20,7 @@ type all struct {
 	config.Sync
 	config.Report
 	config.Jobs
+	config.Approvals
 }
 
 func load(t *testing.T, env map[string]string, args ...string) (*all, []string, error) {

@@ -56,11 +56,6 @@ type Sync struct {
 	ApplyApproved bool   `env:"BILLSYNC_APPLY_APPROVED, default=false" flag:"apply-approved" help:"after each successful sync, send the job plans approved with syncer job approve"`
 }
 
-// Settle is how a write job judges a read of a write whose answer was lost.
-type Settle struct {
-	JobSettle time.Duration `env:"BILLSYNC_JOB_SETTLE, default=5m" flag:"settle" help:"write jobs: how long after a send a read that does not find the change is not yet proof it is absent (the service may show it late)"`
-}
-
 // Report is how reports are made.
 type Report struct {
 	TZ         string `env:"BILLSYNC_TZ, default=Asia/Jakarta" flag:"tz" help:"time zone (IANA name) of the schedule and of report dates and day boundaries"`
@@ -74,8 +69,15 @@ type Report struct {
 // otherwise: the default of Report.TZ.
 var DefaultTZ = defaultOf(Report{}, "TZ")
 
-// Jobs is how the write jobs (syncer job) are reviewed.
+// Jobs is how write jobs (syncer job, and the daemon's -apply-approved) compare rows with what was
+// sent before, and judge a read of a write whose answer was lost.
 type Jobs struct {
+	RepeatWindow time.Duration `env:"BILLSYNC_JOB_REPEAT_WINDOW, default=840h" flag:"repeat-window" help:"a job row that makes a change billsync sent within this window (from any plan) is held unless marked repeat=yes or planned with -again"`
+	JobSettle    time.Duration `env:"BILLSYNC_JOB_SETTLE, default=5m" flag:"settle" help:"write jobs: how long after a send a read that does not find the change is not yet proof it is absent (the service may show it late)"`
+}
+
+// Approvals is who may approve a write job (syncer job approve); the daemon never approves.
+type Approvals struct {
 	// Four eyes: whoever planned a job may not approve it for the daemon, unless a team of one says so.
 	AllowSelfApprove bool `env:"BILLSYNC_ALLOW_SELF_APPROVE, default=false" flag:"allow-self-approve" help:"let the login that planned a job approve it too (the approval is journaled as a self-approval)"`
 }

@@ -33,8 +33,10 @@ type ApplyOptions struct {
 	// Settle is how long after a send a read that does not find the change is not yet proof of its absence;
 	// 0 = DefaultSettle.
 	Settle time.Duration
-	// Location is the zone of the times in messages (BILLSYNC_TZ); nil = UTC.
-	Location *time.Location
+	// RepeatWindow is how far back each row is compared, right before it is sent, with what other plans sent;
+	// zero = DefaultRepeatWindow.
+	RepeatWindow time.Duration
+	Location     *time.Location // zone of the times in messages (BILLSYNC_TZ); nil = UTC
 }
 
 // ErrNeedsConfirmation is returned, before anything is sent, when a plan would be sent to production
@@ -45,7 +47,7 @@ var ErrNeedsConfirmation = errors.New("this would change data on the production 
 const (
 	RunCompleted             = "completed"               // every action succeeded
 	RunCompletedWithFailures = "completed_with_failures" // every action is settled, some were refused
-	RunIncomplete            = "incomplete"              // some actions are still to send or unresolved
+	RunIncomplete            = "incomplete"              // some actions are still to send, of unknown outcome or unresolved
 	RunAborted               = "aborted"                 // stopped by an error (key, service, journal)
 	RunNothingToDo           = "nothing_to_do"           // every action was already settled; no run recorded
 	RunRefused               = "refused"                 // ApplyApproved: not approved for this service; no run recorded
@@ -59,11 +61,13 @@ type RunResult struct {
 	Status     string
 	Sent       int // requests sent by this run
 	Reconciled int // actions whose unknown outcome this run settled by reading
-	Succeeded  int // over the whole plan, after this run
-	Failed     int
-	Unresolved int    // planned, not_applied, sent or unknown after this run
-	Stopped    string // why the run stopped before the end, if it did
-	Refused    string // why ApplyApproved did not send the plan (RunRefused)
+	// Run counts the rows this run settled, by the state it left them in (its Sent: sent by it, outcome
+	// still unknown); job_runs keeps these.
+	Run Counts
+	// Counts are the whole plan's rows by state after this run (Succeeded, Failed, Unresolved, Planned, …).
+	Counts
+	Stopped string // why the run stopped before the end, if it did
+	Refused string // why ApplyApproved did not send the plan (RunRefused)
 }
 
 // afterSend runs right after a request returns and before its outcome is journaled; tests use it to kill
@@ -95,7 +99,7 @@ func (j *Journal) Apply(ctx context.Context, planID string, o ApplyOptions) (*Ru
 			recon = append(recon, a)
 		case Planned, NotApplied:
 			todo = append(todo, a)
-		}
+		} // held rows are never sent by this plan
 	}
 	if len(recon)+len(todo) == 0 {
 		res := &RunResult{Plan: p, Status: RunNothingToDo}
@@ -125,6 +129,9 @@ func (o *ApplyOptions) check(p *Plan, s *kindSpec) error {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
+	if o.RepeatWindow <= 0 {
+		o.RepeatWindow = DefaultRepeatWindow
+	}
 	if o.User == "" {
 		o.User = currentUser()
 	}
@@ -149,8 +156,10 @@ type run struct {
 	jctx context.Context // journal writes outlive a cancelled run: what was sent must be recorded
 	id   int64
 	rc   *reconciler
+	rp   *repeats
 
 	sent, reconciled int
+	touched          map[int]bool // seqs of the rows this run journaled a transition for
 	stopped          string
 }
 
@@ -161,6 +170,14 @@ func (r *run) start() error {
 		return fmt.Errorf("job journal: start run of plan %s: %w", r.p.ID, err)
 	}
 	r.rc = &reconciler{j: r.j, p: r.p, s: r.s, c: r.o.Client, now: r.o.Now, settle: r.o.Settle, loc: r.o.Location}
+	r.touched = map[int]bool{}
+	// Read once per run: the journal's lock keeps every other job process out until this run ends, and this
+	// run's own sends belong to this plan, which is never compared with itself.
+	rp, err := loadRepeats(r.jctx, r.j.db, r.s, r.p.Account, r.p.ID, r.o.Now().Add(-r.o.RepeatWindow), r.o.Location)
+	if err != nil {
+		return err
+	}
+	r.rp = rp
 	r.o.Log.Info("job run started", "run", r.id, "plan", r.p.ID, "kind", r.p.Kind, "base_url", r.o.BaseURL)
 	return nil
 }
@@ -190,10 +207,23 @@ func (r *run) do(ctx context.Context, recon, todo []*Action) error {
 			r.stopped = "interrupted: " + err.Error()
 			return nil
 		}
+		// Another plan may have sent the same change since this one was planned: checked right before sending.
+		if d := r.rp.hold(a, r.p.start, r.o.RepeatWindow); d != nil {
+			r.o.Log.Warn("job row held: another plan sent the same change", "run", r.id, "plan", r.p.ID, "seq", a.Seq,
+				"line", a.Line, "repeat_of", d["repeatOf"])
+			if err := r.transition(a, Held, d, ""); err != nil {
+				return err
+			}
+			continue
+		}
+		// A row a person resolved as not applied is read once more: held when the change shows now.
 		if a.State == NotApplied && a.Detail["resolvedBy"] != "" {
 			hold, err := r.recheck(ctx, a)
-			if err != nil || hold {
+			if err != nil {
 				return err
+			}
+			if hold {
+				continue
 			}
 		}
 		if err := r.send(ctx, a); err != nil {
@@ -413,6 +443,7 @@ func (r *run) record(a *Action, st State, serverAt time.Time, detail map[string]
 		return fmt.Errorf("job journal: record action %d of plan %s as %s: %w", a.Seq, r.p.ID, st, err)
 	}
 	a.State, a.Error = st, errText
+	r.touched[a.Seq] = true
 	if detail != nil {
 		a.Detail = detail
 	}
@@ -436,10 +467,15 @@ func (r *run) finish(runErr error) (*RunResult, error) {
 	}
 	res.Plan = p
 	res.count()
+	for _, a := range p.Actions {
+		if r.touched[a.Seq] {
+			res.Run.add(a.State)
+		}
+	}
 	switch {
 	case runErr != nil && !errors.Is(runErr, errRateLimited):
 		res.Status = RunAborted
-	case res.Unresolved > 0:
+	case res.Unresolved+res.Planned+res.Counts.Sent > 0:
 		res.Status = RunIncomplete
 	case res.Failed > 0:
 		res.Status = RunCompletedWithFailures
@@ -453,30 +489,19 @@ func (r *run) finish(runErr error) (*RunResult, error) {
 		errText = r.stopped
 	}
 	if _, err := r.j.db.ExecContext(r.jctx, journalSQL["finish_run"], r.o.Now().UTC(), res.Status, res.Sent,
-		res.Succeeded, res.Failed, res.Unresolved, errText, r.id); err != nil {
+		res.Run.Succeeded, res.Run.Failed, res.Run.Unresolved, res.Run.Held, errText, r.id); err != nil {
 		return res, errors.Join(runErr, fmt.Errorf("job journal: finish run %d: %w", r.id, err))
 	}
 	if n, err := r.j.runNumber(r.jctx, r.p.ID, r.id); err == nil {
 		res.PlanRun = n
 	}
 	r.o.Log.Info("job run finished", "run", r.id, "plan_run", res.PlanRun, "plan", r.p.ID, "status", res.Status, "sent", res.Sent,
-		"succeeded", res.Succeeded, "failed", res.Failed, "unresolved", res.Unresolved)
+		"succeeded", res.Run.Succeeded, "failed", res.Run.Failed, "unresolved", res.Run.Unresolved, "held", res.Run.Held,
+		"plan_counts", res.Counts.String())
 	if runErr != nil && !errors.Is(runErr, errRateLimited) {
 		return res, fmt.Errorf("job run %d of plan %s: %w", r.id, r.p.ID, runErr)
 	}
 	return res, nil
 }
 
-func (res *RunResult) count() {
-	res.Succeeded, res.Failed, res.Unresolved = 0, 0, 0
-	for _, a := range res.Plan.Actions {
-		switch a.State {
-		case Succeeded:
-			res.Succeeded++
-		case Failed:
-			res.Failed++
-		default:
-			res.Unresolved++
-		}
-	}
-}
+func (res *RunResult) count() { res.Counts = res.Plan.Counts() }

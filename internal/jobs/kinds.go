@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"strconv"
@@ -58,6 +59,11 @@ type kindSpec struct {
 	check func(q request, w *world, r *rowReader) (target, change string, current map[string]string)
 	// dupKeys name what must be unique within a file, with the column to point at.
 	dupKeys func(q request) []dupKey
+	// repeatKey is the change a row makes, by content: a row of a later plan with the same key (same kind and
+	// account) repeats it and is held (repeats.go). It compares what reaches the service, never the file, so
+	// row order, added rows and re-saved workbooks change nothing. nil: the kind changes nothing and is never held.
+	repeatKey func(q request) string
+
 	send    func(ctx context.Context, c *api.Client, q request) (map[string]string, error)
 	results []string // result columns, in order
 	// reconcile reads the service to settle an action whose outcome is unknown (see verdict).
@@ -138,6 +144,9 @@ var emailFix = &kindSpec{
 		return []dupKey{{"fromEmail", "fromEmail " + strings.ToLower(q["fromEmail"])},
 			{"toEmail", "toEmail " + strings.ToLower(q["toEmail"])}}
 	},
+	repeatKey: func(q request) string {
+		return strings.ToLower(q["fromEmail"]) + " → " + strings.ToLower(q["toEmail"])
+	},
 	send: func(ctx context.Context, c *api.Client, q request) (map[string]string, error) {
 		ack, err := c.UpdateCustomerEmail(ctx, q["fromEmail"], q["toEmail"])
 		if err != nil {
@@ -203,6 +212,9 @@ var creditTopup = &kindSpec{
 	},
 	dupKeys: func(q request) []dupKey {
 		return []dupKey{{"productId", "a top-up of customer " + q["customerId"] + " for product " + q["productId"]}}
+	},
+	repeatKey: func(q request) string {
+		return fmt.Sprintf("customer %s product %s amount %s", q["customerId"], q["productId"], q["amount"])
 	},
 	send: func(ctx context.Context, c *api.Client, q request) (map[string]string, error) {
 		amount, _ := strconv.ParseInt(q["amount"], 10, 64)
@@ -297,6 +309,12 @@ var invoiceCreate = &kindSpec{
 		return []dupKey{{"email", fmt.Sprintf("an invoice to %s for %d %q expiring %s", strings.ToLower(q["email"]),
 			invoiceAmount(q), q["description"], q["expiredAt"])}}
 	},
+	// The same customer, name, text and amount is the same invoice whatever its expiry, phone or redirect:
+	// a second one is what a person re-planning a sheet sends by mistake.
+	repeatKey: func(q request) string {
+		return fmt.Sprintf("%s|%s|%s|%s|%d", strings.ToLower(q["email"]), q["name"], q["description"],
+			q["itemDescription"], invoiceAmount(q))
+	},
 	send: func(ctx context.Context, c *api.Client, q request) (map[string]string, error) {
 		exp, _ := time.Parse(time.RFC3339, q["expiredAt"])
 		qty, _ := strconv.ParseFloat(q["quantity"], 64)
@@ -364,6 +382,10 @@ var paymentEdit = &kindSpec{
 				"redirectUrl": p.redirect}
 	},
 	dupKeys: func(q request) []dupKey { return []dupKey{{"id", "an edit of payment request " + q["id"]}} },
+	repeatKey: func(q request) string { // the request is its id and every value it sets
+		b, _ := json.Marshal(q)
+		return string(b)
+	},
 	send: func(ctx context.Context, c *api.Client, q request) (map[string]string, error) {
 		exp, _ := time.Parse(time.RFC3339, q["expiredAt"])
 		amount, _ := strconv.ParseInt(q["amount"], 10, 64)
@@ -408,6 +430,8 @@ func license(k Kind) *kindSpec {
 		dupKeys: func(q request) []dupKey {
 			return []dupKey{{"licenseCode", "license " + q["licenseCode"] + " of product " + q["productId"]}}
 		},
+		// The kind (activate or deactivate) is compared too: only plans of the same kind are.
+		repeatKey: func(q request) string { return q["licenseCode"] + "|" + q["productId"] },
 		send: func(ctx context.Context, c *api.Client, q request) (map[string]string, error) {
 			ack, err := call(c, ctx, q["licenseCode"], q["productId"])
 			if err != nil {
@@ -457,6 +481,9 @@ var checkoutLink = &kindSpec{
 	dupKeys: func(q request) []dupKey {
 		return []dupKey{{"email", fmt.Sprintf("a checkout of %s for %s (credit %q)", q["productId"],
 			strings.ToLower(q["email"]), q["creditAmount"])}}
+	},
+	repeatKey: func(q request) string {
+		return fmt.Sprintf("%s|%s|%s", q["productId"], strings.ToLower(q["email"]), q["creditAmount"])
 	},
 	send: func(ctx context.Context, c *api.Client, q request) (map[string]string, error) {
 		credit, _ := strconv.ParseFloat(q["creditAmount"], 64)

@@ -56,10 +56,11 @@ var stateTexts = map[State]stateText{
 	Unknown:    {"hasil belum diketahui", "outcome unknown", true},
 	NotApplied: {"belum diterapkan", "not applied", true},
 	Unresolved: {"belum terselesaikan", "unresolved", false},
+	Held:       {"ditahan: sudah dikirim sebelumnya", "held: sent before", false},
 }
 
 // stateOrder is the order states are counted in.
-var stateOrder = []State{Planned, Sent, Succeeded, Failed, Unknown, NotApplied, Unresolved}
+var stateOrder = []State{Planned, Sent, Succeeded, Failed, Unknown, NotApplied, Unresolved, Held}
 
 // noteKeys are the detail fields that explain a row in its state, shown in the note column.
 var noteKeys = map[State][]string{
@@ -68,12 +69,14 @@ var noteKeys = map[State][]string{
 	Unresolved: {"reconciled"},
 	NotApplied: {"reconciled"},
 	Succeeded:  {"resolvedBy"},
+	Held:       {"repeatOf"},
 }
 
 // words are the files' and summaries' own words: {id, en}.
 var words = map[string][2]string{
 	// columns
-	"seq": {"Baris", "Row"}, "line": {"Baris berkas", "File line"}, "state": {"Status", "State"},
+	"repeat_of": {"Mengulang kiriman", "Repeats"},
+	"seq":       {"Baris", "Row"}, "line": {"Baris berkas", "File line"}, "state": {"Status", "State"},
 	"target": {"Sasaran", "Target"}, "change": {"Perubahan", "Change"}, "note": {"Keterangan", "Note"},
 	"action_id": {"ID aksi (kunci idempotensi)", "Action ID (idempotency key)"}, "sends": {"Kali dikirim", "Times sent"},
 	"error": {"Galat", "Error"}, "reconciled": {"Hasil pemeriksaan", "Reconciled"}, "read": {"Yang dibaca", "Read"},

@@ -104,7 +104,34 @@ func PlanTable(p *Plan, o FileOptions) *Table {
 		t.Rows = append(t.Rows, append(row, a.ID))
 	}
 	t.Facts = planFacts(p, o)
+	withRepeats(p, t, l)
 	return t
+}
+
+// withRepeats adds the repeat columns when a row is held or marked to repeat: whether it may repeat, and the
+// earlier send it repeats (plan, row, line, time, outcome). They go before the reference columns.
+func withRepeats(p *Plan, t *Table, l lang) {
+	has := false
+	for _, a := range p.Actions {
+		has = has || a.AllowRepeat || a.Detail["repeatOf"] != ""
+	}
+	if !has {
+		return
+	}
+	at := len(t.Columns)
+	for at > 0 && t.Columns[at-1].Ref {
+		at--
+	}
+	cols := []Column{{Key: "repeat", Title: "repeat"}, {Key: "repeat_of", Title: l.w("repeat_of")}}
+	t.Columns = append(t.Columns[:at], append(cols, t.Columns[at:]...)...)
+	for i, a := range p.Actions {
+		mark := ""
+		if a.AllowRepeat {
+			mark = "yes"
+		}
+		row := t.Rows[i]
+		t.Rows[i] = append(row[:at:at], append([]string{mark, a.Detail["repeatOf"]}, row[at:]...)...)
+	}
 }
 
 // ResultTable is each action's outcome: state, error, and what the service answered (new balance, links).
@@ -168,6 +195,7 @@ func ResultTable(p *Plan, run *Run, o FileOptions) *Table {
 			[2]string{l.w("run_status"), run.Status},
 			[2]string{l.w("sent_n"), l.group(int64(run.Sent))})
 	}
+	withRepeats(p, t, l)
 	return t
 }
 
@@ -774,6 +802,25 @@ func PrintPlan(w io.Writer, p *Plan, limit int, o FileOptions) {
 		fmt.Fprintf(tw, "  %d\t%d\t%s\t%s\t%s\n", a.Seq, a.Line, a.State, a.Target, change)
 	}
 	tw.Flush()
+	fmt.Fprintf(w, "  rows: %s\n", p.Counts())
+	PrintHeld(w, p)
+}
+
+// PrintHeld lists the rows held as repeats of earlier sends, and the rows marked to repeat one.
+func PrintHeld(w io.Writer, p *Plan) {
+	held := 0
+	for _, a := range p.Actions {
+		switch {
+		case a.State == Held:
+			if held++; held == 1 {
+				fmt.Fprintln(w, "  HELD, not sent: billsync already sent the same change (write yes in a row's repeat column, "+
+					"or plan with -again, to send it anyway):")
+			}
+			fmt.Fprintf(w, "    row %d, line %d (%s): repeats %s\n", a.Seq, a.Line, a.Target, a.Detail["repeatOf"])
+		case a.AllowRepeat && a.Detail["repeatOf"] != "" && (a.State == Planned || a.State == NotApplied):
+			fmt.Fprintf(w, "    row %d, line %d (%s): marked to repeat %s\n", a.Seq, a.Line, a.Target, a.Detail["repeatOf"])
+		}
+	}
 }
 
 // PrintSummary writes what a plan adds up to: rows per state, and per product the rows and amounts, all and
@@ -850,24 +897,25 @@ func summaryLine(s *Summary, l lang, name string, g *Group) []string {
 	return ln
 }
 
-// PrintResult writes a short human summary of a run.
+// PrintResult writes a short human summary of a run: what this run did, and the plan's rows by state.
 func PrintResult(w io.Writer, r *RunResult, o FileOptions) {
-	l := o.lang()
-	n := func(v int) string { return l.group(int64(v)) }
 	if r.RunID == 0 {
-		fmt.Fprintf(w, "plan %s: nothing to do, nothing was sent: %s succeeded, %s failed earlier", r.Plan.ID, n(r.Succeeded), n(r.Failed))
-		if r.Unresolved > 0 {
-			fmt.Fprintf(w, ", %s unresolved (waiting for a person)", n(r.Unresolved))
-		}
-		fmt.Fprintln(w)
+		fmt.Fprintf(w, "plan %s: nothing to do, nothing was sent: %s\n", r.Plan.ID, r.Counts)
 		PrintUnresolved(w, r.Plan, o)
+		PrintHeld(w, r.Plan)
 		return
 	}
-	fmt.Fprintf(w, "run %d of plan %s (run %d in the journal): %s; sent %s, reconciled %s; plan now %s succeeded, %s failed, %s unresolved\n",
-		r.PlanRun, r.Plan.ID, r.RunID, r.Status, n(r.Sent), n(r.Reconciled), n(r.Succeeded), n(r.Failed), n(r.Unresolved))
+	fmt.Fprintf(w, "run %d of plan %s (run %d in the journal): %s; sent %d, reconciled %d; this run: %s\n",
+		r.PlanRun, r.Plan.ID, r.RunID, r.Status, r.Sent, r.Reconciled, r.Run)
+	plan := r.Counts.String()
+	if r.Stopped != "" && r.Planned > 0 {
+		plan = strings.Replace(plan, "still planned", "still planned (not sent: "+r.Stopped+")", 1)
+	}
+	fmt.Fprintf(w, "  plan now: %s\n", plan)
 	if r.Stopped != "" {
 		fmt.Fprintf(w, "  stopped early: %s\n", r.Stopped)
 	}
+	PrintHeld(w, r.Plan)
 	for _, a := range r.Plan.Actions {
 		switch a.State {
 		case Failed, Unknown, Sent:

@@ -40,8 +40,12 @@ type PlanOptions struct {
 	Account string // the warehouse account the rows refer to
 	// SkipBlank is kept so existing command lines work: an email-fix row with a blank toEmail is always left out.
 	SkipBlank bool
-	// Again plans the file as a new job even when an identical plan exists (a repeated monthly top-up).
-	Again    bool
+	// Again plans the file as a new job even when an identical plan exists (a repeated monthly top-up), and
+	// lets every row repeat what billsync sent before (as repeat = yes on each row).
+	Again bool
+	// RepeatWindow is how far back a row is compared with what billsync sent; zero = DefaultRepeatWindow.
+	RepeatWindow time.Duration
+
 	Location *time.Location // zone of bare dates in the input and of the times in messages; nil = UTC
 	Locale   string         // digit grouping of the change texts: id (default) or en
 	Now      time.Time      // zero = time.Now()
@@ -65,7 +69,11 @@ type Plan struct {
 	Approval          *Approval // the approval with its target; nil when none recorded one
 	Existing          bool      // planning found this identical plan already stored
 	SkippedLines      []int     // email-fix lines left out because their toEmail is blank
+	Again             bool      // planned with -again: every row may repeat what was sent before it was planned
 	Actions           []*Action
+	// start is the plan's first journal transition: sends journaled after it are ones the person did not see
+	// when marking rows to repeat.
+	start int64
 }
 
 // Action is one row of a plan with its latest journaled state.
@@ -81,6 +89,8 @@ type Action struct {
 	Detail  map[string]string // response summary or reconciliation evidence
 	Error   string
 	Sends   int // times journaled as sent
+	// AllowRepeat: the row may repeat what billsync sent before it was planned (repeat = yes, or -again).
+	AllowRepeat bool
 }
 
 // Plan validates the input against the warehouse wh (opened read-only) and stores the plan. An input with any
@@ -109,6 +119,9 @@ func (j *Journal) Plan(ctx context.Context, wh *sql.DB, o PlanOptions) (*Plan, e
 		old.Existing, old.SkippedLines = true, p.SkippedLines
 		return old, nil
 	}
+	if err := j.markRepeats(ctx, s, p, &o); err != nil {
+		return nil, err
+	}
 	if p.InputSHA256, err = fileSHA256(o.Input); err != nil {
 		return nil, err
 	}
@@ -124,6 +137,9 @@ func (o *PlanOptions) defaults() {
 	}
 	if o.Now.IsZero() {
 		o.Now = time.Now()
+	}
+	if o.RepeatWindow <= 0 {
+		o.RepeatWindow = DefaultRepeatWindow
 	}
 	if o.User == "" {
 		o.User = currentUser()
@@ -187,8 +203,9 @@ func headerErrors(s *kindSpec, t *table) InputErrors {
 }
 
 type plannedRow struct {
-	r *rowReader
-	q request
+	r      *rowReader
+	q      request
+	repeat bool
 }
 
 func buildPlan(ctx context.Context, s *kindSpec, t *table, wh *sql.DB, o *PlanOptions) (*Plan, error) {
@@ -200,7 +217,8 @@ func buildPlan(ctx context.Context, s *kindSpec, t *table, wh *sql.DB, o *PlanOp
 		pos[canonical(h)] = i
 	}
 	var errs InputErrors
-	p := &Plan{Kind: s.kind, Account: o.Account, Input: o.Input, CreatedAt: o.Now.UTC(), CreatedBy: o.User, Host: o.Host}
+	p := &Plan{Kind: s.kind, Account: o.Account, Input: o.Input, CreatedAt: o.Now.UTC(), CreatedBy: o.User, Host: o.Host,
+		Again: o.Again}
 	var rows []plannedRow
 	var k keys
 	for _, row := range t.rows {
@@ -212,6 +230,7 @@ func buildPlan(ctx context.Context, s *kindSpec, t *table, wh *sql.DB, o *PlanOp
 			r.fail("", "%d cells but the header has %d columns", len(row.cells), len(t.header))
 		}
 		q := s.parse(r, o)
+		repeat := repeatMark(r)
 		if r.bad {
 			continue
 		}
@@ -220,7 +239,7 @@ func buildPlan(ctx context.Context, s *kindSpec, t *table, wh *sql.DB, o *PlanOp
 			continue
 		}
 		s.keys(q, &k)
-		rows = append(rows, plannedRow{r, q})
+		rows = append(rows, plannedRow{r, q, repeat || o.Again})
 	}
 	if len(errs) == 0 && len(rows) == 0 {
 		if len(p.SkippedLines) > 0 {
@@ -249,7 +268,7 @@ func buildPlan(ctx context.Context, s *kindSpec, t *table, wh *sql.DB, o *PlanOp
 			continue
 		}
 		p.Actions = append(p.Actions, &Action{Seq: len(p.Actions) + 1, Line: pr.r.row.line, Target: target,
-			Change: change, Request: pr.q, Current: current, State: Planned})
+			Change: change, Request: pr.q, Current: current, State: Planned, AllowRepeat: pr.repeat})
 	}
 	if len(errs) > 0 {
 		return nil, errs
@@ -270,6 +289,9 @@ func (p *Plan) seal(o *PlanOptions) {
 		b, _ := json.Marshal(a.Request) // map keys are sorted: the encoding is canonical
 		h.Write(b)
 		h.Write([]byte{'\n'})
+		if a.AllowRepeat && !o.Again {
+			h.Write([]byte("repeat\n")) // marking a row makes a new plan: the old one holds it
+		}
 	}
 	p.Hash = hex.EncodeToString(h.Sum(nil))
 	p.ID = p.Hash[:12]
@@ -307,19 +329,26 @@ func (j *Journal) planIDByHash(ctx context.Context, hash string) (string, error)
 
 func (j *Journal) storePlan(ctx context.Context, p *Plan) error {
 	return inTx(ctx, j.db, func(tx *sql.Tx) error {
+		skipped, _ := json.Marshal(append([]int{}, p.SkippedLines...))
 		if _, err := tx.ExecContext(ctx, journalSQL["insert_plan"], p.ID, string(p.Kind), p.Account, p.Hash, p.Input,
-			p.InputSHA256, len(p.Actions), p.CreatedAt, p.CreatedBy, p.Host, nullTime(p.WarehouseSyncedAt)); err != nil {
+			p.InputSHA256, len(p.Actions), p.CreatedAt, p.CreatedBy, p.Host, nullTime(p.WarehouseSyncedAt), p.Again,
+			string(skipped)); err != nil {
 			return err
 		}
 		for _, a := range p.Actions {
 			req, _ := json.Marshal(a.Request)
 			cur, _ := json.Marshal(a.Current)
 			if _, err := tx.ExecContext(ctx, journalSQL["insert_plan_action"], p.ID, a.Seq, a.Line, a.ID, a.Target,
-				a.Change, string(req), string(cur)); err != nil {
+				a.Change, string(req), string(cur), a.AllowRepeat); err != nil {
 				return err
 			}
-			if _, err := tx.ExecContext(ctx, journalSQL["insert_transition"], p.ID, a.ID, a.Seq, nil, string(Planned),
-				p.CreatedAt, nil, nil, nil); err != nil {
+			var det any // a held row says what it repeats; a row marked to repeat, what it will repeat
+			if len(a.Detail) > 0 {
+				b, _ := json.Marshal(a.Detail)
+				det = string(b)
+			}
+			if _, err := tx.ExecContext(ctx, journalSQL["insert_transition"], p.ID, a.ID, a.Seq, nil, string(a.State),
+				p.CreatedAt, nil, det, nil); err != nil {
 				return err
 			}
 		}
@@ -334,8 +363,10 @@ func (j *Journal) LoadPlan(ctx context.Context, id string) (*Plan, error) {
 	p := &Plan{}
 	var kind string
 	var synced, approved sql.NullTime
+	var skipped string
 	err := j.db.QueryRowContext(ctx, journalSQL["plan_by_id"], id).Scan(&p.ID, &kind, &p.Account, &p.Hash, &p.Input,
-		&p.InputSHA256, &p.CreatedAt, &p.CreatedBy, &p.Host, &synced, &approved, &p.ApprovedBy)
+		&p.InputSHA256, &p.CreatedAt, &p.CreatedBy, &p.Host, &synced, &approved, &p.ApprovedBy, &p.Again, &skipped,
+		&p.start)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("no plan %q in the job journal %s", id, j.path)
 	}
@@ -346,11 +377,14 @@ func (j *Journal) LoadPlan(ctx context.Context, id string) (*Plan, error) {
 	if p.Approval, err = j.approval(ctx, id); err != nil {
 		return nil, err
 	}
+	if err := json.Unmarshal([]byte(skipped), &p.SkippedLines); err != nil {
+		return nil, fmt.Errorf("job journal: plan %s: skipped lines: %w", id, err)
+	}
 	err = queryEach(ctx, j.db, journalSQL["plan_actions"], func(r *sql.Rows) error {
 		a := &Action{}
 		var req, cur, detail, state string
 		if err := r.Scan(&a.Seq, &a.Line, &a.ID, &a.Target, &a.Change, &req, &cur, &state, &detail, &a.Error,
-			&a.Sends); err != nil {
+			&a.Sends, &a.AllowRepeat); err != nil {
 			return err
 		}
 		a.State = State(state)
@@ -380,9 +414,7 @@ type PlanSummary struct {
 	CreatedBy string
 	Approved  bool
 	Actions   int
-	Succeeded int
-	Failed    int
-	Unknown   int
+	Counts
 }
 
 // Plans lists the stored plans, newest first.
@@ -391,8 +423,8 @@ func (j *Journal) Plans(ctx context.Context) ([]PlanSummary, error) {
 	err := queryEach(ctx, j.db, journalSQL["list_plans"], func(r *sql.Rows) error {
 		var s PlanSummary
 		var kind string
-		err := r.Scan(&s.ID, &kind, &s.Account, &s.CreatedAt, &s.CreatedBy, &s.Approved, &s.Actions, &s.Succeeded,
-			&s.Failed, &s.Unknown)
+		err := r.Scan(&s.ID, &kind, &s.Account, &s.CreatedAt, &s.CreatedBy, &s.Approved, &s.Actions, &s.Planned,
+			&s.Held, &s.Sent, &s.Succeeded, &s.Failed, &s.Unresolved, &s.Skipped)
 		s.Kind = Kind(kind)
 		out = append(out, s)
 		return err

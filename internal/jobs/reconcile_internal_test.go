@@ -93,6 +93,9 @@ func TestEveryKindSpecIsComplete(t *testing.T) {
 			len(s.columns) == 0 || len(s.results) == 0 {
 			t.Errorf("kind %s: incomplete spec %+v", k, s)
 		}
+		if (s.repeatKey == nil) != s.readOnly {
+			t.Errorf("kind %s: a kind that changes something needs a repeat key, and one that changes nothing has none", k)
+		}
 	}
 	if len(specs) != len(Kinds()) {
 		t.Errorf("%d specs for %d kinds", len(specs), len(Kinds()))

@@ -182,9 +182,6 @@ func appendCSVFieldSep(dst []byte, i int, field string, sep byte) []byte {
 	return append(dst, '"')
 }
 
-// csvNeedsQuotes is encoding/csv's fieldNeedsQuotes with a comma as separator.
-func csvNeedsQuotes(field []byte) bool { return csvNeedsQuotesSep(field, ',') }
-
 // csvNeedsQuotesSep is encoding/csv's fieldNeedsQuotes with sep as separator.
 func csvNeedsQuotesSep(field []byte, sep byte) bool {
 	if len(field) == 0 {

@@ -2,16 +2,18 @@
 
 -- name: insert_plan
 INSERT INTO job_plans (id, kind, account, plan_hash, input_file, input_sha256, actions, created_at, created_by, host,
-                       warehouse_synced_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+                       warehouse_synced_at, again, skipped_lines)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::JSON);
 
 -- name: insert_plan_action
-INSERT INTO job_plan_actions (plan_id, seq, line, action_id, target, change, request, current_values)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?);
+INSERT INTO job_plan_actions (plan_id, seq, line, action_id, target, change, request, current_values, allow_repeat)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?);
 
 -- name: plan_by_id
 SELECT id, kind, account, plan_hash, coalesce(input_file, ''), coalesce(input_sha256, ''), created_at,
-       coalesce(created_by, ''), coalesce(host, ''), warehouse_synced_at, approved_at, coalesce(approved_by, '')
+       coalesce(created_by, ''), coalesce(host, ''), warehouse_synced_at, approved_at, coalesce(approved_by, ''),
+       coalesce(again, false), coalesce(skipped_lines::VARCHAR, '[]'),
+       (SELECT coalesce(min(j.id), 0) FROM job_actions j WHERE j.plan_id = job_plans.id)
 FROM job_plans WHERE id = ?;
 
 -- name: plan_id_by_hash
@@ -20,7 +22,7 @@ SELECT id FROM job_plans WHERE plan_hash = ?;
 -- name: plan_actions
 SELECT a.seq, a.line, a.action_id, coalesce(a.target, ''), coalesce(a.change, ''), a.request::VARCHAR,
        coalesce(a.current_values::VARCHAR, '{}'), coalesce(s.state, 'planned'), coalesce(s.detail::VARCHAR, '{}'),
-       coalesce(s.error, ''), coalesce(s.sends, 0)
+       coalesce(s.error, ''), coalesce(s.sends, 0), coalesce(a.allow_repeat, false)
 FROM job_plan_actions a
 LEFT JOIN job_action_state s ON s.plan_id = a.plan_id AND s.action_id = a.action_id
 WHERE a.plan_id = ?
@@ -30,13 +32,19 @@ ORDER BY a.seq;
 UPDATE job_plans SET approved_at = ?, approved_by = ? WHERE id = ?;
 
 -- name: list_plans
+-- Rows per state as people count them (Counts in plan.go): planned = planned or not_applied (still to send),
+-- sent = sent or unknown (outcome to be read by the next apply).
 SELECT p.id, p.kind, p.account, p.created_at, coalesce(p.created_by, ''), p.approved_at IS NOT NULL, p.actions,
-       count(*) FILTER (WHERE s.state = 'succeeded'),
-       count(*) FILTER (WHERE s.state = 'failed'),
-       count(*) FILTER (WHERE s.state IN ('sent', 'unknown', 'unresolved'))
+       count(s.state) FILTER (WHERE s.state IN ('planned', 'not_applied')),
+       count(s.state) FILTER (WHERE s.state = 'held'),
+       count(s.state) FILTER (WHERE s.state IN ('sent', 'unknown')),
+       count(s.state) FILTER (WHERE s.state = 'succeeded'),
+       count(s.state) FILTER (WHERE s.state = 'failed'),
+       count(s.state) FILTER (WHERE s.state = 'unresolved'),
+       coalesce(json_array_length(any_value(p.skipped_lines)), 0)
 FROM job_plans p
 LEFT JOIN job_action_state s ON s.plan_id = p.id
-GROUP BY ALL
+GROUP BY p.id, p.kind, p.account, p.created_at, p.created_by, p.approved_at, p.actions
 ORDER BY p.created_at DESC;
 
 -- name: approved_open_plans
@@ -45,7 +53,7 @@ SELECT p.id
 FROM job_plans p
 JOIN job_plan_actions a ON a.plan_id = p.id
 LEFT JOIN job_action_state s ON s.plan_id = a.plan_id AND s.action_id = a.action_id
-WHERE p.account = ? AND p.approved_at IS NOT NULL AND coalesce(s.state, 'planned') NOT IN ('succeeded', 'failed')
+WHERE p.account = ? AND p.approved_at IS NOT NULL AND coalesce(s.state, 'planned') NOT IN ('succeeded', 'failed', 'held')
 GROUP BY p.id, p.created_at
 ORDER BY p.created_at;
 
@@ -56,7 +64,7 @@ RETURNING id;
 
 -- name: finish_run
 UPDATE job_runs
-SET finished_at = ?, status = ?, sent = ?, succeeded = ?, failed = ?, unresolved = ?, error = ?
+SET finished_at = ?, status = ?, sent = ?, succeeded = ?, failed = ?, unresolved = ?, held = ?, error = ?
 WHERE id = ?;
 
 -- name: insert_transition
@@ -130,3 +138,17 @@ SELECT seq, recorded_at, state, coalesce(detail->>'$.resolvedBy', ''), coalesce(
 FROM job_actions
 WHERE plan_id = ? AND run_id IS NULL AND (detail->>'$.resolvedBy') IS NOT NULL
 ORDER BY id;
+-- name: repeat_candidates
+-- Rows of the account's other plans of a kind that billsync sent and that succeeded or may have been applied
+-- (sent, unknown, unresolved), last sent at or after a time: a row with the same content repeats them.
+-- sent_id orders the sends within the journal whatever the clocks say.
+SELECT a.plan_id, a.seq, a.line, coalesce(p.input_file, ''), a.request::VARCHAR, s.state, x.sent_at, x.sent_id
+FROM job_plan_actions a
+JOIN job_plans p ON p.id = a.plan_id
+JOIN job_action_state s ON s.plan_id = a.plan_id AND s.action_id = a.action_id
+JOIN (SELECT plan_id, action_id, max(recorded_at) AS sent_at, max(id) AS sent_id
+      FROM job_actions WHERE state = 'sent' GROUP BY plan_id, action_id) x
+  ON x.plan_id = a.plan_id AND x.action_id = a.action_id
+WHERE p.account = ? AND p.kind = ? AND a.plan_id <> ?
+  AND s.state IN ('succeeded', 'sent', 'unknown', 'unresolved') AND x.sent_at >= ?
+ORDER BY x.sent_id;

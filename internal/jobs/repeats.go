@@ -1,0 +1,220 @@
+package jobs
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Held: the row makes a change billsync already sent (or may have sent) for the account within the repeat
+// window, from another plan. It is never sent unless the person marks the row (repeat = yes) or the whole file
+// (-again) and plans it again. Holding is decided by content, never by the file, its name or its row order, so
+// a sheet edited and planned again cannot send what was already sent.
+const Held State = "held"
+
+// DefaultRepeatWindow is how far back planning and applying look for an earlier send of the same change: a
+// little over a month, so last month's top-up of the same customer and amount is caught.
+const DefaultRepeatWindow = 35 * 24 * time.Hour
+
+// repeatColumn is the optional input column that lets one row repeat an earlier send.
+const repeatColumn = "repeat"
+
+// repeatMark reads the row's repeat cell: yes (any case) lets it repeat, blank does not, anything else is an
+// error, since a person who wrote "ya" or "1" meant something and must not be second-guessed.
+func repeatMark(r *rowReader) bool {
+	v := r.get(repeatColumn)
+	switch {
+	case v == "":
+		return false
+	case strings.EqualFold(v, "yes"):
+		return true
+	}
+	r.fail(repeatColumn, "repeat %q: write yes to send this row although billsync sent the same change before, "+
+		"or leave it blank", v)
+	return false
+}
+
+// earlier is a row of another plan that billsync sent.
+type earlier struct {
+	plan, file string
+	seq, line  int
+	state      State
+	sentAt     time.Time // billsync's clock when it was last sent
+	sentID     int64     // the sent transition's place in the journal
+}
+
+// repeats finds earlier sends of the same content, by the kind's repeat key.
+type repeats struct {
+	s     *kindSpec
+	byKey map[string][]earlier // oldest send first
+	since time.Time
+	loc   *time.Location
+}
+
+// loadRepeats reads the sends of the account's other plans of kind s since a time, keyed by content.
+func loadRepeats(ctx context.Context, db *sql.DB, s *kindSpec, account, planID string, since time.Time,
+	loc *time.Location) (*repeats, error) {
+	rp := &repeats{s: s, byKey: map[string][]earlier{}, since: since, loc: loc}
+	if s.repeatKey == nil {
+		return rp, nil
+	}
+	err := queryEach(ctx, db, journalSQL["repeat_candidates"], func(r *sql.Rows) error {
+		var e earlier
+		var req, state string
+		if err := r.Scan(&e.plan, &e.seq, &e.line, &e.file, &req, &state, &e.sentAt, &e.sentID); err != nil {
+			return err
+		}
+		var q request
+		if err := json.Unmarshal([]byte(req), &q); err != nil {
+			return fmt.Errorf("plan %s row %d: %w", e.plan, e.seq, err)
+		}
+		e.state = State(state)
+		k := s.repeatKey(q)
+		rp.byKey[k] = append(rp.byKey[k], e)
+		return nil
+	}, account, string(s.kind), planID, since)
+	if err != nil {
+		return nil, fmt.Errorf("job journal: earlier sends of %s: %w", s.kind, err)
+	}
+	return rp, nil
+}
+
+// match returns what a row repeats: the latest earlier send of the same content, and how many there are.
+// after > 0 counts only sends journaled after that transition: a row marked to repeat acknowledges the sends
+// the person saw when planning it, not one another plan makes later.
+func (rp *repeats) match(q request, after int64) (earlier, int, bool) {
+	if rp.s.repeatKey == nil {
+		return earlier{}, 0, false
+	}
+	var found []earlier
+	for _, e := range rp.byKey[rp.s.repeatKey(q)] {
+		if e.sentID > after {
+			found = append(found, e)
+		}
+	}
+	if len(found) == 0 {
+		return earlier{}, 0, false
+	}
+	return found[len(found)-1], len(found), true
+}
+
+// detail describes the earlier send for people (repeatOf) and for the journal's readers.
+func (rp *repeats) detail(e earlier, n int) map[string]string {
+	loc := rp.loc
+	if loc == nil {
+		loc = time.UTC
+	}
+	where := fmt.Sprintf("line %d", e.line)
+	if e.file != "" {
+		where += " of " + e.file
+	}
+	human := fmt.Sprintf("plan %s row %d (%s), sent %s: %s", e.plan, e.seq, where,
+		e.sentAt.In(loc).Format("2006-01-02 15:04 MST"), e.state)
+	if n > 1 {
+		human += fmt.Sprintf(" (and %d earlier send(s) of the same)", n-1)
+	}
+	return map[string]string{"repeatOf": human, "repeatOfPlan": e.plan, "repeatOfSeq": strconv.Itoa(e.seq),
+		"repeatOfLine": strconv.Itoa(e.line), "repeatOfSentAt": e.sentAt.UTC().Format(time.RFC3339),
+		"repeatOfState": string(e.state)}
+}
+
+// hold returns the held detail of a row that repeats an earlier send, or nil when it does not (or may repeat it).
+func (rp *repeats) hold(a *Action, planStart int64, window time.Duration) map[string]string {
+	after := int64(0)
+	if a.AllowRepeat {
+		if planStart == 0 {
+			return nil // being planned: every send so far is one the person chose to repeat
+		}
+		after = planStart
+	}
+	e, n, ok := rp.match(a.Request, after)
+	if !ok {
+		return nil
+	}
+	d := rp.detail(e, n)
+	d["held"] = fmt.Sprintf("billsync sent the same change within %s: not sent; to send it anyway write yes in its "+
+		"repeat column and plan the file again, or plan the whole file with -again", windowText(window))
+	return d
+}
+
+// windowText says a window in days when it is whole days.
+func windowText(w time.Duration) string {
+	if w%(24*time.Hour) == 0 {
+		return fmt.Sprintf("%d days", w/(24*time.Hour))
+	}
+	return w.String()
+}
+
+// markRepeats holds the rows of a new plan that repeat an earlier send, and notes on the rows marked to
+// repeat what they repeat.
+func (j *Journal) markRepeats(ctx context.Context, s *kindSpec, p *Plan, o *PlanOptions) error {
+	rp, err := loadRepeats(ctx, j.db, s, p.Account, p.ID, o.Now.Add(-o.RepeatWindow), o.Location)
+	if err != nil {
+		return err
+	}
+	for _, a := range p.Actions {
+		if d := rp.hold(a, 0, o.RepeatWindow); d != nil {
+			a.State, a.Detail = Held, d
+		} else if e, n, ok := rp.match(a.Request, 0); ok {
+			a.Detail = rp.detail(e, n) // marked to repeat: sent, and the plan says what it repeats
+		}
+	}
+	return nil
+}
+
+// Counts are a plan's rows by state, as people count them.
+type Counts struct {
+	Planned    int // still to send: planned, or proven not applied
+	Held       int // repeats of an earlier send: not sent unless marked
+	Sent       int // sent, outcome not yet known: the next apply reads before anything is sent again
+	Succeeded  int
+	Failed     int // refused by the service: never retried
+	Unresolved int // a person must settle them (syncer job resolve)
+	Skipped    int // input lines left out of the plan (email-fix rows with a blank toEmail)
+}
+
+// Counts tallies the plan's rows by state.
+func (p *Plan) Counts() Counts {
+	c := Counts{Skipped: len(p.SkippedLines)}
+	for _, a := range p.Actions {
+		c.add(a.State)
+	}
+	return c
+}
+
+func (c *Counts) add(st State) {
+	switch st {
+	case Planned, NotApplied:
+		c.Planned++
+	case Held:
+		c.Held++
+	case Sent, Unknown:
+		c.Sent++
+	case Succeeded:
+		c.Succeeded++
+	case Failed:
+		c.Failed++
+	case Unresolved:
+		c.Unresolved++
+	}
+}
+
+// String is "2 succeeded, 0 failed, 3 planned, …": succeeded and failed always, the rest when there are any.
+func (c Counts) String() string {
+	parts := []string{fmt.Sprintf("%d succeeded", c.Succeeded), fmt.Sprintf("%d failed", c.Failed)}
+	for _, f := range []struct {
+		n    int
+		what string
+	}{{c.Planned, "still planned"}, {c.Sent, "sent, outcome unknown (read by the next apply)"},
+		{c.Unresolved, "unresolved (waiting for a person)"}, {c.Held, "held (repeats of earlier sends)"},
+		{c.Skipped, "skipped"}} {
+		if f.n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", f.n, f.what))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
