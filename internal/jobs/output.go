@@ -802,7 +802,6 @@ func PrintPlan(w io.Writer, p *Plan, limit int, o FileOptions) {
 		fmt.Fprintf(tw, "  %d\t%d\t%s\t%s\t%s\n", a.Seq, a.Line, a.State, a.Target, change)
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "  rows: %s\n", p.Counts())
 	PrintHeld(w, p)
 }
 
@@ -828,18 +827,8 @@ func PrintHeld(w io.Writer, p *Plan) {
 func PrintSummary(w io.Writer, p *Plan, o FileOptions) {
 	s := Summarize(p)
 	l := o.lang()
-	var states []string
-	for _, st := range stateOrder {
-		if n := s.States[st]; n > 0 {
-			states = append(states, l.group(int64(n))+" "+string(st))
-		}
-	}
-	for st, n := range s.States { // a state missing from stateOrder still shows
-		if _, known := stateTexts[st]; !known {
-			states = append(states, l.group(int64(n))+" "+string(st))
-		}
-	}
-	fmt.Fprintf(w, "  rows: %s (%s)\n", l.group(int64(s.Rows)), strings.Join(states, ", "))
+	// the rows by state as every other line counts them (apply's "plan now", job list)
+	fmt.Fprintf(w, "  rows: %s\n", p.Counts())
 	group := "ALL ROWS"
 	switch {
 	case s.GroupBy == "productName":
@@ -900,7 +889,7 @@ func summaryLine(s *Summary, l lang, name string, g *Group) []string {
 // PrintResult writes a short human summary of a run: what this run did, and the plan's rows by state.
 func PrintResult(w io.Writer, r *RunResult, o FileOptions) {
 	if r.RunID == 0 {
-		fmt.Fprintf(w, "plan %s: nothing to do, nothing was sent: %s\n", r.Plan.ID, r.Counts)
+		fmt.Fprintf(w, "plan %s: nothing to send: %s\n", r.Plan.ID, r.Counts)
 		PrintUnresolved(w, r.Plan, o)
 		PrintHeld(w, r.Plan)
 		return
