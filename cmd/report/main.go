@@ -72,6 +72,7 @@ func loadConfig(ctx context.Context, args []string, lookup envconfig.Lookuper) (
 		fmt.Fprintln(w, "       report -sql @queries/aging_by_customer.sql -var as_of=2026-10-31")
 		fmt.Fprintln(w, "       report -sql - < query.sql         SQL from standard input")
 		fmt.Fprintln(w, "       report -export parquet            analyst tables as Parquet under -out")
+		fmt.Fprintln(w, "       report deliver NAME / deliveries  send a delivery by e-mail / its journal (report deliver -h)")
 		fmt.Fprintln(w, "\nThe warehouse is opened read-only; no API key is needed. A flag with an environment")
 		fmt.Fprintln(w, "variable (in brackets) overrides it; BILLSYNC_REPORT_ACCOUNT is still read as BILLSYNC_ACCOUNT.\n\nflags:")
 		fs.PrintDefaults()
@@ -168,6 +169,9 @@ func main() {
 }
 
 func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdin io.Reader, stdout, stderr io.Writer) error {
+	if len(args) > 0 && (args[0] == "deliver" || args[0] == "deliveries") {
+		return deliverCommand(ctx, args[0], args[1:], lookup, stdout, stderr)
+	}
 	cfg, err := loadConfig(ctx, args, lookup)
 	if err != nil {
 		return err

@@ -86,6 +86,7 @@ func writeReports(ctx context.Context, cfg *config, stdout io.Writer, log *slog.
 				break
 			}
 		}
+		demoDelivery(ctx, cfg, stdout, log)
 		printNextSteps(stdout, cfg.DB, workbook, len(files))
 	}
 	return nil

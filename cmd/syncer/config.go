@@ -12,6 +12,7 @@ import (
 
 	"github.com/billsync/billsync/internal/cli"
 	conf "github.com/billsync/billsync/internal/config"
+	"github.com/billsync/billsync/internal/delivery"
 	"github.com/billsync/billsync/internal/report"
 	"github.com/billsync/billsync/internal/schedule"
 	"github.com/robfig/cron/v3"
@@ -26,6 +27,7 @@ type config struct {
 	conf.Service
 	conf.Sync
 	conf.Report
+	conf.Delivery
 	conf.Jobs
 
 	once      bool
@@ -34,6 +36,9 @@ type config struct {
 
 	loc   *time.Location // TZ, loaded by validate
 	sched cron.Schedule  // Schedule in loc, parsed by validate
+
+	deliveries *delivery.File   // BILLSYNC_DELIVERIES, loaded by validate; nil = none
+	delivery   delivery.Options // how deliveries and alerts leave, checked by validate
 }
 
 func loadConfig(ctx context.Context, args []string, lookup envconfig.Lookuper) (*config, error) {
@@ -119,6 +124,11 @@ func (c *config) validate() error {
 		c.loc = loc
 		if c.sched, err = schedule.Parse(c.Schedule, loc); err != nil {
 			errs = append(errs, fmt.Errorf("schedule (BILLSYNC_SCHEDULE / -schedule): %w", err))
+		}
+		// The schedule file, the SMTP settings and the addresses: a mistake stops the
+		// daemon at start, not the first delivery.
+		if c.deliveries, c.delivery, err = delivery.Setup(c.Files, c.Report, c.Delivery, nil); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)

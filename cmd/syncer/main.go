@@ -21,6 +21,7 @@ import (
 
 	"github.com/billsync/billsync/internal/api"
 	"github.com/billsync/billsync/internal/cli"
+	"github.com/billsync/billsync/internal/delivery"
 	"github.com/billsync/billsync/internal/fetch"
 	"github.com/billsync/billsync/internal/logfmt"
 	"github.com/billsync/billsync/internal/metrics"
@@ -116,6 +117,7 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdout, 
 		MemoryLimit: cfg.MemoryLimit,
 	}
 	journal := journalPath(cfg)
+	var deliveries *delivery.Scheduler
 	job := func(ctx context.Context) error {
 		// read at each run: a job applied between runs (or after the previous one) is seen
 		opts.CreditHints = creditHints(ctx, journal, log)
@@ -134,6 +136,9 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdout, 
 		start := time.Now()
 		sums, err := fetch.Run(ctx, cfg.DB, accounts, opts)
 		recordRun(ctx, &m, log, sums, err, start)
+		if deliveries != nil && ctx.Err() == nil {
+			deliveries.SyncFinished(err, partialAccounts(accounts, sums), time.Now())
+		}
 		if err != nil {
 			return err
 		}
@@ -164,6 +169,9 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdout, 
 		return job(ctx)
 	}
 
+	var waitDeliveries func()
+	deliveries, waitDeliveries = startDeliveries(ctx, cfg, log)
+	defer waitDeliveries()
 	log.Info("syncer started", "schedule", cfg.Schedule, "tz", cfg.TZ, "db", cfg.DB, "accounts", len(accounts))
 	r := &schedule.Runner{Schedule: cfg.sched, Location: cfg.loc, Job: job, Grace: cfg.StopGrace, Log: log}
 	if tty {

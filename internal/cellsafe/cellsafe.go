@@ -1,7 +1,8 @@
 // Package cellsafe keeps text that came from outside (customer names, e-mails,
 // descriptions) from being run as a formula by the spreadsheet that opens a
 // CSV or workbook billsync wrote: a CSV with an apostrophe in front (Text), a
-// workbook with the cell format's quote prefix where StartsLikeFormula.
+// workbook with the cell format's quote prefix where StartsLikeFormula; and from
+// passing for other text: characters drawn as nothing shown by their code (Visible).
 package cellsafe
 
 // Text returns s with an apostrophe in front when it starts with a character
@@ -54,13 +55,14 @@ func isTrigger(b byte) bool {
 	return false
 }
 
-// Undo is Text's inverse, for files billsync reads back (a report sheet used
+// Undo is the inverse of Text and Visible, for files billsync reads back (a report sheet used
 // as a job's input): the apostrophe Text put in front of formula-like text is
-// taken off; anything else is unchanged. (Text that itself began with an
-// apostrophe and a formula character loses the apostrophe: Text cannot mark it.)
+// taken off and each ⟦U+XXXX⟧ Visible wrote is the character again; anything else is
+// unchanged. (Text that itself began with an apostrophe and a formula character loses the
+// apostrophe: Text cannot mark it.)
 func Undo(s string) string {
 	if len(s) > 1 && s[0] == '\'' && isTrigger(s[1]) && !numberLike(s[1:]) {
-		return s[1:]
+		s = s[1:]
 	}
-	return s
+	return undoVisible(s)
 }

@@ -52,3 +52,34 @@ func TestStartsLikeFormula(t *testing.T) {
 		}
 	}
 }
+
+// TestVisible: every character a reader cannot see, or that reorders what they see, is written
+// by its code, so "\u202eosotnaS iduB" cannot display as "Budi Santoso"; other text (accents,
+// other scripts, emoji with their variation selector) is unchanged, and Undo gives the text back.
+func TestVisible(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"Budi\u200b Santoso", "Budi⟦U+200B⟧ Santoso"},
+		{"\u202eosotnaS iduB", "⟦U+202E⟧osotnaS iduB"},
+		{"a\u2066b\u2069\u00adc\ufeff", "a⟦U+2066⟧b⟦U+2069⟧⟦U+00AD⟧c⟦U+FEFF⟧"},
+		{"x\x00y\x1bz\u0085", "x⟦U+0000⟧y⟦U+001B⟧z⟦U+0085⟧"},
+		{"tag\U000E0041", "tag⟦U+E0041⟧"},
+		{"\u3164", "⟦U+3164⟧"},
+		{"Вudi Ñoño 山田 ❤\ufe0f", "Вudi Ñoño 山田 ❤\ufe0f"},
+		{"tab\tand\r\nlines", "tab\tand\r\nlines"},
+		{"", ""},
+	} {
+		got := Visible(tc.in)
+		if got != tc.want {
+			t.Errorf("Visible(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+		if back := Undo(Text(got)); back != tc.in {
+			t.Errorf("Undo(Text(Visible(%q))) = %q", tc.in, back)
+		}
+	}
+	// Text that merely looks like a mark is not changed back into a character.
+	for _, s := range []string{"⟦U+0041⟧", "⟦U+200b⟧", "⟦U+00200B⟧", "⟦U+ZZZZ⟧", "⟦U+200B", "a⟦U+⟧b"} {
+		if got := Undo(s); got != s {
+			t.Errorf("Undo(%q) = %q", s, got)
+		}
+	}
+}

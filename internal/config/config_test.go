@@ -19,6 +19,7 @@ type all struct {
 	config.Service
 	config.Sync
 	config.Report
+	config.Delivery
 	config.Jobs
 	config.Approvals
 }

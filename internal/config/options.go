@@ -69,6 +69,18 @@ type Report struct {
 // otherwise: the default of Report.TZ.
 var DefaultTZ = defaultOf(Report{}, "TZ")
 
+// Delivery is how reports reach people by e-mail (docs/delivery.md).
+type Delivery struct {
+	Deliveries string `env:"BILLSYNC_DELIVERIES" flag:"deliveries" help:"the schedule file of e-mail deliveries (YAML, docs/delivery.md); unset = none"`
+	SMTPURL    string `env:"BILLSYNC_SMTP_URL" flag:"smtp-url" help:"smtp://USER@HOST:587 (STARTTLS) or smtps://USER@HOST:465 (implicit TLS); unset = .eml files in the outbox"`
+	// The password is never a flag (flags show in ps) nor a variable: a file, like the API key.
+	SMTPPasswordFile string        `env:"BILLSYNC_SMTP_PASSWORD_FILE" flag:"smtp-password-file" help:"file holding the SMTP password"`
+	MailFrom         string        `env:"BILLSYNC_MAIL_FROM, default=billsync@localhost" flag:"mail-from" help:"sender address of deliveries and alerts"`
+	AlertsTo         string        `env:"BILLSYNC_ALERTS_TO" flag:"alerts-to" help:"operators' addresses, comma-separated, for alerts about syncs and deliveries"`
+	AlertNoSync      time.Duration `env:"BILLSYNC_ALERT_NO_SYNC, default=26h" flag:"alert-no-sync" help:"the daemon alerts the operators when no sync succeeded for this long; 0 = never"`
+	Outbox           string        `env:"BILLSYNC_OUTBOX, default=./out/outbox" flag:"outbox" help:"where messages go as .eml files without BILLSYNC_SMTP_URL, and with -dry-run"`
+}
+
 // Jobs is how write jobs (syncer job, and the daemon's -apply-approved) compare rows with what was
 // sent before, and judge a read of a write whose answer was lost.
 type Jobs struct {

@@ -1,9 +1,6 @@
 package jobs
 
 import (
-	"bytes"
-	"encoding/csv"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"unicode/utf8"
 
 	"github.com/billsync/billsync/internal/cellsafe"
 	"github.com/xuri/excelize/v2"
@@ -40,8 +38,30 @@ func (e *InputError) Error() string {
 	if e.Value != "" {
 		where += " value " + strconv.Quote(e.Value)
 	}
-	return where + ": " + e.Msg
+	return where + ": " + printable(e.Msg)
 }
+
+// printable is a message as a terminal may show it: a message may quote a file's text (its
+// header), so bytes that are not UTF-8 are written \xNN and characters drawn as nothing, or
+// that would reorder or control the terminal, by their code (⟦U+202E⟧, as the reports show them).
+func printable(s string) string {
+	if utf8.ValidString(s) {
+		return lineBreaks.Replace(cellsafe.Visible(s))
+	}
+	var b strings.Builder
+	for len(s) > 0 {
+		r, n := utf8.DecodeRuneInString(s)
+		if r == utf8.RuneError && n == 1 {
+			fmt.Fprintf(&b, `\x%02X`, s[0])
+		} else {
+			b.WriteString(s[:n])
+		}
+		s = s[n:]
+	}
+	return lineBreaks.Replace(cellsafe.Visible(b.String()))
+}
+
+var lineBreaks = strings.NewReplacer("\r", `\r`, "\n", `\n`)
 
 // InputErrors are all the problems found in one input file; any of them means nothing is sent.
 type InputErrors []*InputError
@@ -93,61 +113,56 @@ func colName(i int) string {
 	return s
 }
 
-// Input limits, checked before anything is parsed: a job file is a reviewed spreadsheet, not a data dump,
-// and a wrong path (a device, a pipe) must fail at once instead of filling memory or blocking.
+// Input limits: a job file is a reviewed spreadsheet, not a data dump, and a wrong path (a device, a pipe)
+// must fail at once instead of filling memory or blocking. The file's size is checked before it is read, its
+// rows (and a workbook's unpacked XML, maxXMLBytes) while it is read, so no file costs more than its caps.
 const (
 	MaxInputBytes = 10 << 20 // 10 MiB
 	MaxInputRows  = 10_000   // data rows, the header not counted
-	// maxUnzipped bounds what an .xlsx may expand to (it is a zip archive).
-	maxUnzipped = 200 << 20
 )
 
-// readTable reads a CSV or XLSX file. For a workbook, the first sheet whose header has every column
-// wanted reports true for is used, so a report workbook with several sheets can be fed in as it is.
+// readTable reads a CSV (or tab-separated text) or XLSX file. For a workbook, the first sheet whose header
+// has every column wanted reports true for is used, so a report workbook with several sheets can be fed in
+// as it is.
 func readTable(path string, wanted func(header []string) bool) (*table, error) {
 	ext := strings.ToLower(filepath.Ext(path))
 	if ext != ".csv" && ext != ".txt" && ext != ".xlsx" && ext != ".xlsm" {
 		return nil, InputErrors{{File: path, Msg: fmt.Sprintf("unknown file type %q: give a .csv or .xlsx file", filepath.Ext(path))}}
 	}
-	b, err := readRegular(path)
+	f, size, err := openRegular(path)
 	if err != nil {
 		return nil, err
 	}
+	defer f.Close()
 	if ext == ".xlsx" || ext == ".xlsm" {
-		return readXLSX(path, b, wanted)
+		return readXLSX(path, f, size, wanted)
 	}
-	return readCSV(path, b)
+	return readCSV(path, io.LimitReader(f, MaxInputBytes+1))
 }
 
-// readRegular reads a regular file of at most MaxInputBytes. It opens without blocking (a FIFO would wait for
+// openRegular opens a regular file of at most MaxInputBytes. It opens without blocking (a FIFO would wait for
 // a writer) and checks what was opened, so a symlink to a device is caught too.
-func readRegular(path string) ([]byte, error) {
+func openRegular(path string) (*os.File, int64, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return nil, fmt.Errorf("read input: %w", err)
+		return nil, 0, fmt.Errorf("read input: %w", err)
 	}
-	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("read input: %w", err)
+		f.Close()
+		return nil, 0, fmt.Errorf("read input: %w", err)
 	}
 	if !st.Mode().IsRegular() {
-		return nil, InputErrors{{File: path, Msg: fmt.Sprintf("not a regular file (%s): give a saved .csv or .xlsx file",
+		f.Close()
+		return nil, 0, InputErrors{{File: path, Msg: fmt.Sprintf("not a regular file (%s): give a saved .csv or .xlsx file",
 			fileKind(st.Mode()))}}
 	}
 	if st.Size() > MaxInputBytes {
-		return nil, InputErrors{{File: path, Msg: fmt.Sprintf("the file is %s, more than the %s a job file may have: split it",
+		f.Close()
+		return nil, 0, InputErrors{{File: path, Msg: fmt.Sprintf("the file is %s, more than the %s a job file may have: split it",
 			byteSize(st.Size()), byteSize(MaxInputBytes))}}
 	}
-	b, err := io.ReadAll(io.LimitReader(f, MaxInputBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("read input %s: %w", path, err)
-	}
-	if len(b) > MaxInputBytes { // it grew after the check
-		return nil, InputErrors{{File: path, Msg: fmt.Sprintf("the file is more than the %s a job file may have: split it",
-			byteSize(MaxInputBytes))}}
-	}
-	return b, nil
+	return f, st.Size(), nil
 }
 
 func fileKind(m os.FileMode) string {
@@ -171,79 +186,27 @@ func byteSize(n int64) string {
 	return fmt.Sprintf("%d bytes", n)
 }
 
-func tooManyRows(t *table) InputErrors {
-	return InputErrors{{File: t.file, Sheet: t.sheet, Msg: fmt.Sprintf("more than %d data rows: split the file into parts of at most %d rows",
+// tooManyRows refuses a file at the line of its first row over the cap.
+func tooManyRows(t *table, line int) InputErrors {
+	return InputErrors{{File: t.file, Sheet: t.sheet, Line: line, Msg: fmt.Sprintf("more than %d data rows: split the file into parts of at most %d rows",
 		MaxInputRows, MaxInputRows)}}
 }
 
-func readCSV(path string, b []byte) (*table, error) {
-	b = bytes.TrimPrefix(b, []byte("\ufeff"))
-	r := csv.NewReader(bytes.NewReader(b))
-	r.Comma = sniffDelimiter(b)
-	r.FieldsPerRecord = -1
-	t := &table{file: path}
-	for {
-		rec, err := r.Read()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			var pe *csv.ParseError
-			if errors.As(err, &pe) {
-				return nil, InputErrors{{File: path, Line: pe.Line,
-					Msg: fmt.Sprintf("malformed CSV at character %d: %v", pe.Column, pe.Err)}}
-			}
-			return nil, fmt.Errorf("read %s: %w", path, err)
-		}
-		line, _ := r.FieldPos(0)
-		if t.header == nil {
-			t.header = rec
-			continue
-		}
-		if len(t.rows) == MaxInputRows {
-			return nil, tooManyRows(t)
-		}
-		t.rows = append(t.rows, inputRow{line: line, cells: undoCellsafe(rec)})
-	}
-	if t.header == nil {
-		return nil, InputErrors{{File: path, Line: 1, Msg: "the file is empty: a header row is required"}}
-	}
-	return t, nil
-}
-
-// sniffDelimiter picks ; or tab over , when the header line has more of them: spreadsheets saved in
-// locales with a decimal comma write semicolons.
-func sniffDelimiter(b []byte) rune {
-	first, _, _ := bytes.Cut(b, []byte("\n"))
-	best, n := ',', bytes.Count(first, []byte(","))
-	for _, d := range []rune{';', '\t'} {
-		if c := bytes.Count(first, []byte(string(d))); c > n {
-			best, n = d, c
-		}
-	}
-	return best
-}
-
-func readXLSX(path string, b []byte, wanted func([]string) bool) (*table, error) {
-	f, err := excelize.OpenReader(bytes.NewReader(b), excelize.Options{UnzipSizeLimit: maxUnzipped,
-		UnzipXMLSizeLimit: maxUnzipped / 2})
+func readXLSX(path string, f io.ReaderAt, size int64, wanted func([]string) bool) (*table, error) {
+	w, err := openWorkbook(path, f, size)
 	if err != nil {
-		return nil, InputErrors{{File: path, Msg: fmt.Sprintf("not a readable .xlsx workbook: %v", err)}}
+		return nil, err
 	}
-	defer f.Close()
 	var first *table
-	for _, sh := range f.GetSheetList() {
-		t, err := readSheet(f, path, sh)
+	for _, sh := range w.sheets {
+		t, ok, err := w.readSheet(sh, wanted)
 		if err != nil {
 			return nil, err
 		}
-		if t.header == nil {
-			continue
-		}
-		if wanted(t.header) {
+		if ok {
 			return t, nil
 		}
-		if first == nil {
+		if first == nil && t.header != nil {
 			first = t
 		}
 	}
@@ -251,53 +214,6 @@ func readXLSX(path string, b []byte, wanted func([]string) bool) (*table, error)
 		return nil, InputErrors{{File: path, Msg: "no sheet has a header row"}}
 	}
 	return first, nil // its header will be reported as wrong
-}
-
-// readSheet streams one sheet, stopping at the row cap. Each cell that looks numeric keeps its cell type, so
-// a TRUE cell (stored as 1) is not taken for the number 1.
-func readSheet(f *excelize.File, path, sh string) (*table, error) {
-	rows, err := f.Rows(sh)
-	if err != nil {
-		return nil, fmt.Errorf("read %s sheet %q: %w", path, sh, err)
-	}
-	defer rows.Close()
-	t := &table{file: path, sheet: sh, xlsx: true}
-	for i := 0; rows.Next(); i++ {
-		// Raw values: amounts without thousands separators, dates as serial numbers.
-		cells, err := rows.Columns(excelize.Options{RawCellValue: true})
-		if err != nil {
-			return nil, fmt.Errorf("read %s sheet %q row %d: %w", path, sh, i+1, err)
-		}
-		if t.header == nil {
-			if !blank(cells) {
-				t.header = cells
-			}
-			continue
-		}
-		if blank(cells) {
-			continue
-		}
-		if len(t.rows) == MaxInputRows {
-			return nil, tooManyRows(t)
-		}
-		row := inputRow{line: i + 1, cells: undoCellsafe(cells)}
-		for k, c := range cells {
-			if _, err := strconv.ParseFloat(strings.TrimSpace(c), 64); err != nil {
-				continue
-			}
-			name, _ := excelize.CoordinatesToCellName(k+1, i+1)
-			typ, err := f.GetCellType(sh, name)
-			if err != nil {
-				continue
-			}
-			if row.types == nil {
-				row.types = map[int]excelize.CellType{}
-			}
-			row.types[k] = typ
-		}
-		t.rows = append(t.rows, row)
-	}
-	return t, rows.Error()
 }
 
 // undoCellsafe takes off the apostrophe billsync's reports and job files put in front of text a

@@ -889,7 +889,7 @@ func summaryLine(s *Summary, l lang, name string, g *Group) []string {
 // PrintResult writes a short human summary of a run: what this run did, and the plan's rows by state.
 func PrintResult(w io.Writer, r *RunResult, o FileOptions) {
 	if r.RunID == 0 {
-		fmt.Fprintf(w, "plan %s: nothing to send: %s\n", r.Plan.ID, r.Counts)
+		fmt.Fprintf(w, "plan %s: nothing to do, nothing to send: %s\n", r.Plan.ID, r.Counts)
 		PrintUnresolved(w, r.Plan, o)
 		PrintHeld(w, r.Plan)
 		return

@@ -16,6 +16,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/billsync/billsync/internal/cellsafe"
 	"github.com/billsync/billsync/internal/duckfile"
 	"github.com/billsync/billsync/internal/warehouse"
 )
@@ -209,7 +210,9 @@ func adhocTable(rows adhocRows, w io.Writer, loc *time.Location) error {
 		}
 		line := make([]string, len(v))
 		for i, x := range v {
-			line[i] = strings.ReplaceAll(tableValue(x, res.kinds[i], loc), "\n", " ")
+			// a terminal would run an escape sequence, or draw a right-to-left override
+			// reordered: what is drawn as nothing is shown by its code
+			line[i] = cellsafe.Visible(strings.ReplaceAll(tableValue(x, res.kinds[i], loc), "\n", " "))
 		}
 		cells = append(cells, line)
 		return nil

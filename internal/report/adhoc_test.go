@@ -36,6 +36,9 @@ func TestQueryTable(t *testing.T) {
 			nil, []string{"answer", "42", "(1 rows)"}},
 		{"declared var typed", "SELECT getvariable('bucket_1') + 1 AS b, typeof(getvariable('bucket_1')) AS t, getvariable('mine') AS m",
 			map[string]string{"bucket_1": "15", "mine": "x"}, []string{"16", "INTEGER", " x"}},
+		// a terminal runs no escape sequence and draws no override from the data
+		{"invisible characters", "SELECT chr(8238) || 'osotnaS iduB' AS n, 'red' || chr(27) || '[31m' AS e",
+			nil, []string{"⟦U+202E⟧osotnaS iduB", "red⟦U+001B⟧[31m"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out bytes.Buffer

@@ -109,7 +109,7 @@ func (c *csvSheet) write(vals []any) error {
 			if col.codes {
 				t = col.codeName(t, c.l)
 			}
-			line = appendCSVFieldSep(line, i, cellsafe.Text(t), sep)
+			line = appendCSVFieldSep(line, i, cellsafe.Text(cellsafe.Visible(t)), sep)
 		case nil:
 			empty := col.empty
 			// A number or time column stays one: where the workbook says in words why a

@@ -44,7 +44,10 @@ type Options struct {
 	// CSVDialect is how the CSV files write numbers and times: "rfc" (""), or "id" for a
 	// spreadsheet with Indonesian settings (CSVDialects).
 	CSVDialect string
-	Log        *slog.Logger
+	// Notice is printed on every summary sheet among the as-of warnings: what the caller knows
+	// about the figures that the warehouse cannot say (a delivery's staleness).
+	Notice string
+	Log    *slog.Logger
 }
 
 const (
@@ -60,6 +63,7 @@ type settings struct {
 	journal journalNote // what the summary sheet says about the journal
 	hasJnl  bool
 	mem     *nativeMemory
+	digests bool // GenerateDigests: each report's Digest is made
 	lang    *lang
 	dialect *csvDialect
 	zone    *fixedZone // where local_time() may skip ICU; nil: nowhere
@@ -127,46 +131,58 @@ func (o Options) resolve() (*settings, error) {
 // Generate writes the chosen reports and returns the files it wrote. Every
 // file is written under a temporary name and renamed into place.
 func Generate(ctx context.Context, o Options) ([]string, error) {
+	files, _, err := generate(ctx, o, false)
+	return files, err
+}
+
+// GenerateDigests is Generate that also returns, per completed report, what its summary
+// sheet says first (Digest), in the order of the reports.
+func GenerateDigests(ctx context.Context, o Options) ([]string, []Digest, error) {
+	return generate(ctx, o, true)
+}
+
+func generate(ctx context.Context, o Options, digests bool) ([]string, []Digest, error) {
 	s, err := o.resolve()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	s.digests = digests
 	defs, err := selectReports(o.Names)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := checkVars(defs, o.Vars); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := os.MkdirAll(s.OutDir, 0o755); err != nil {
-		return nil, fmt.Errorf("output directory: %w", err)
+		return nil, nil, fmt.Errorf("output directory: %w", err)
 	}
 	db, err := openWarehouse(ctx, s.DB)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer db.Close()
 	if err := shareCores(ctx, db); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if s.mem, err = newNativeMemory(ctx, db, s.Log); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer gcgoal.Lower(reportGCPercent)()
 	s.journal, s.hasJnl = attachJournal(ctx, db, s.Journal)
 	if slices.ContainsFunc(defs, func(d *Definition) bool { return len(d.shared) > 0 }) {
 		if err := attachScratch(ctx, db); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if s.warnings, err = asOfWarnings(ctx, db, s); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, w := range s.warnings {
 		s.Log.Warn(w.text(nil))
 	}
 	if err := s.proveZone(ctx, db); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	return generateReports(ctx, db, s, defs)
 }
@@ -214,7 +230,7 @@ func shareCores(ctx context.Context, db *sql.DB) error {
 // files are returned in the order of defs. After a sheet fails no other report starts; the
 // reports begun finish (a sheet of a failed one stops at once), and the files of every report
 // that completed are returned with the failure.
-func generateReports(ctx context.Context, db *sql.DB, s *settings, defs []*Definition) ([]string, error) {
+func generateReports(ctx context.Context, db *sql.DB, s *settings, defs []*Definition) ([]string, []Digest, error) {
 	runs := make([]*reportRun, len(defs))
 	q := &sheetQueue{}
 	q.cond = sync.NewCond(&q.mu)
@@ -255,15 +271,18 @@ func generateReports(ctx context.Context, db *sql.DB, s *settings, defs []*Defin
 	}
 	wg.Wait()
 	var files []string
+	var digests []Digest
 	var errs []error
 	for _, r := range runs {
 		r.abortUnfinished(ctx, db, s)
 		files = append(files, r.files...)
 		if r.err != nil {
 			errs = append(errs, fmt.Errorf("report %s: %w", r.d.Name, r.err))
+		} else if r.digest != nil {
+			digests = append(digests, *r.digest)
 		}
 	}
-	return files, errors.Join(errs...)
+	return files, digests, errors.Join(errs...)
 }
 
 // sheetQueue hands out the sheets in order, skipping those of a report another worker is setting
@@ -342,6 +361,7 @@ type reportRun struct {
 	base   string
 	wb     *workbook
 	same   *sameNames // names several customers or products carry, for the workbook
+	digest *Digest    // what the summary says first, once the report is complete
 
 	mu     sync.Mutex
 	sheets []sheetDone
@@ -471,17 +491,18 @@ func (r *reportRun) prepare(ctx context.Context, db *sql.DB, s *settings) error 
 		r.drop = []string{"account"}
 	}
 	r.base = filepath.Join(s.OutDir, fileBase(r.d, s))
+	if r.d.tellsApart() && (s.digests || slices.Contains(s.Formats, "xlsx")) {
+		// for the workbook and the digest's headline alike
+		if r.same, err = s.sameNames(ctx, conn); err != nil {
+			return err
+		}
+	}
 	if slices.Contains(s.Formats, "xlsx") {
 		if r.wb, err = newWorkbook(s); err != nil {
 			return err
 		}
 		r.wb.footer = footerText(r.d.Title.In(s.Locale), s.lang.date(s.AsOf), s.lang)
-		if r.d.tellsApart() {
-			if r.same, err = s.sameNames(ctx, conn); err != nil {
-				return err
-			}
-			r.wb.same = r.same
-		}
+		r.wb.same = r.same
 	}
 	return nil
 }
@@ -556,6 +577,9 @@ func (r *reportRun) finish(ctx context.Context, s *settings) ([]string, error) {
 		files = append(files, r.base+".xlsx")
 	}
 	sort.Strings(files)
+	if s.digests {
+		r.digest = digestOf(r.d, s, r.src, outs, r.same, files)
+	}
 	return files, nil
 }
 

@@ -30,6 +30,9 @@ type sameNames struct {
 const minIDPrefix = 8
 
 func loadSameNames(ctx context.Context, conn *sql.Conn) (*sameNames, error) {
+	if err := registerNameKey(ctx, conn); err != nil {
+		return nil, fmt.Errorf("shared names: %w", err)
+	}
 	rows, err := conn.QueryContext(ctx, sameNamesSQL)
 	if err != nil {
 		return nil, fmt.Errorf("shared names: %w", err)

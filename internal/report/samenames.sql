@@ -2,7 +2,7 @@
 -- out of print, such a name gets the start of its ID (samenames.go). A name counts as shared
 -- when the customer list, the invoices, the unpaid transactions or the reviews name two
 -- customers with it (products: the product list and the reviews, whose product is a payment
--- link), ignoring case and runs of spaces, as a reader would; within the chosen account when
+-- link), names that look alike counting as one, as a reader would take them; within the chosen account when
 -- there is one. A row for every way a shared name is written, with how many characters of an
 -- ID tell that name's IDs apart. Only names are returned, not IDs: a merchant whose customers share a few hundred
 -- names between them all costs a few hundred rows, not one per customer.
@@ -19,11 +19,14 @@ chosen AS (
     WHERE id IS NOT NULL AND name IS NOT NULL
       AND (getvariable('account') IS NULL OR account = getvariable('account'))
 ),
--- each way a name is written, keyed once rather than once per record
+-- each way a name is written, keyed once rather than once per record; the key is the name
+-- as a reader sees it (billsync_name_key, registered by billsync: namekey.go): invisible
+-- characters left out, right-to-left overrides in drawn order, compatibility forms and letters
+-- of other scripts drawn like Latin ones folded, case and runs of spaces ignored
 written AS (
-    SELECT kind, name, lower(regexp_replace(trim(name), '\s+', ' ', 'g')) AS name_key
-    FROM (SELECT DISTINCT kind, name FROM chosen)
-    WHERE trim(name) <> ''
+    SELECT kind, name, name_key
+    FROM (SELECT kind, name, billsync_name_key(name) AS name_key FROM (SELECT DISTINCT kind, name FROM chosen))
+    WHERE name_key <> ''
 ),
 -- a name's IDs, and how much of their start tells them apart: 8 characters, else 12, 16 or all
 ids AS (

@@ -3,11 +3,14 @@ package report
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/billsync/billsync/internal/cellsafe"
 
 	"github.com/xuri/excelize/v2"
 )
@@ -17,6 +20,12 @@ import (
 // that names customers or products, each printed name stands for one ID; a name nobody else
 // carries is printed as it is; the CSVs, which carry the ID, keep the name as it is.
 const longName = "Paket Langganan Tahunan Premium Untuk Usaha Menengah di Jakarta"
+
+// lookAlike names the k-th customer of credit (after those the test renames otherwise).
+func lookAlike(k int, name string) string {
+	return fmt.Sprintf(`UPDATE customers SET name = '%s' WHERE id = (SELECT customer_id FROM credit_ledger
+		GROUP BY customer_id ORDER BY customer_id LIMIT 1 OFFSET %d)`, name, k+5)
+}
 
 func TestSameNamesToldApartInPrint(t *testing.T) {
 	w := testWorld(t)
@@ -30,17 +39,21 @@ func TestSameNamesToldApartInPrint(t *testing.T) {
 		`UPDATE customers SET name = CASE WHEN hash(id) % 2 = 0 THEN 'Budi Santoso' ELSE 'budi  santoso' END
 		 WHERE id IN (SELECT customer_id FROM credit_ledger ORDER BY customer_id LIMIT 2 OFFSET 0)`,
 		`UPDATE customers SET name = 'Satu-satunya Nama' WHERE id = (SELECT max(customer_id) FROM credit_ledger)`,
+		// Names that a reader takes for Budi Santoso: a zero-width space, a right-to-left
+		// override that draws the reversed name the right way round, a Cyrillic В.
+		lookAlike(0, "Budi\u200b Santoso"), lookAlike(1, "\u202eosotnaS iduB"), lookAlike(2, "Вudi Santoso"),
 		`UPDATE products SET name = '`+longName+`' WHERE id IN (SELECT product_id FROM credit_ledger GROUP BY product_id ORDER BY product_id LIMIT 2)`,
-		// one product of credit, and one of the same name the credit report does not list
-		`UPDATE products SET name = 'Produk Sendiri' WHERE id IN ((SELECT max(product_id) FROM credit_ledger),
-			(SELECT max(id) FROM products WHERE id NOT IN (SELECT product_id FROM credit_ledger)))`)
+		// one product of credit, and one the credit report does not list whose name looks the
+		// same (a Cyrillic о)
+		`UPDATE products SET name = 'Produk Sendiri' WHERE id = (SELECT max(product_id) FROM credit_ledger)`,
+		`UPDATE products SET name = 'Prоduk Sendiri' WHERE id = (SELECT max(id) FROM products WHERE id NOT IN (SELECT product_id FROM credit_ledger))`)
 	files := generateAll(t, Options{DB: db})
 	long := 0
 	defs, err := Definitions()
 	if err != nil {
 		t.Fatal(err)
 	}
-	checked, alone := 0, 0
+	checked, alone, lookAlikes := 0, 0, 0
 	for _, d := range defs {
 		for _, s := range d.Sheets {
 			for _, c := range s.Columns {
@@ -79,7 +92,14 @@ func TestSameNamesToldApartInPrint(t *testing.T) {
 					if id >= len(r) || r[id] == "" {
 						continue // totals, or a payment request without a customer
 					}
-					printed := strings.ToLower(strings.Join(strings.Fields(r[name]), " "))
+					if i := strings.IndexFunc(r[name], cellsafe.Invisible); i >= 0 {
+						t.Errorf("%s %s: %q: a character drawn as nothing is printed as it is", d.Name, s.Name, r[name])
+					}
+					// what a reader takes the printed name for
+					printed := nameKey(cellsafe.Undo(r[name]))
+					if strings.Contains(r[name], "⟦U+") || strings.HasPrefix(r[name], "Вudi") {
+						lookAlikes++
+					}
 					if other, ok := ids[printed]; ok && other != r[id] {
 						t.Errorf("%s %s: %q printed for %s and %s", d.Name, s.Name, r[name], other, r[id])
 					}
@@ -102,8 +122,9 @@ func TestSameNamesToldApartInPrint(t *testing.T) {
 			}
 		}
 	}
-	if checked < 100 || alone == 0 || long == 0 {
-		t.Fatalf("%d names checked, the unshared name printed as it is %d times, the long one %d times", checked, alone, long)
+	if checked < 100 || alone == 0 || long == 0 || lookAlikes == 0 {
+		t.Fatalf("%d names checked, the unshared name printed as it is %d times, the long one %d times, look-alikes %d times",
+			checked, alone, long, lookAlikes)
 	}
 	// The summary's headline line names the product as its sheet prints it.
 	f, err := excelize.OpenFile(findFile(t, files, "credit_2026-06-05.xlsx"))
@@ -125,9 +146,20 @@ func TestSameNamesToldApartInPrint(t *testing.T) {
 	if !slices.ContainsFunc(summary, func(r []string) bool { return len(r) > 0 && strings.HasPrefix(r[0], printed+" · ") }) {
 		t.Errorf("no headline line names %q as By product prints it", printed)
 	}
+	seen := map[string]bool{}
 	for _, c := range cellsOf(t, findFile(t, files, "credit_2026-06-05_balances.csv"), "") {
 		if strings.Contains(c, "…)") {
 			t.Errorf("credit balances CSV: %q: the CSV carries the ID, the name stays as it is", c)
+		}
+		if strings.IndexFunc(c, cellsafe.Invisible) >= 0 {
+			t.Errorf("credit balances CSV: %q: a character drawn as nothing is written as it is", c)
+		}
+		seen[c] = true
+	}
+	// The CSV keeps the name, with what cannot be seen shown by its code.
+	for _, want := range []string{"Budi⟦U+200B⟧ Santoso", "⟦U+202E⟧osotnaS iduB", "Вudi Santoso"} {
+		if !seen[want] {
+			t.Errorf("credit balances CSV has no cell %q", want)
 		}
 	}
 }

@@ -156,12 +156,13 @@ func (x *xlsxSheet) appendCell(b []byte, v any, c *column) []byte {
 	return appendInlineStr(b, fmt.Sprint(v))
 }
 
-// displayText is text as the cell shows it: a code by its friendly name.
+// displayText is text as the cell shows it: a code by its friendly name, characters drawn as
+// nothing by their code (cellsafe.Visible).
 func (x *xlsxSheet) displayText(t string, c *column) string {
 	if c.codes {
 		return c.codeName(t, x.l)
 	}
-	return t
+	return cellsafe.Visible(t)
 }
 
 func appendNumber(b []byte, f float64) []byte {

@@ -36,9 +36,7 @@ func excelizeValue(x *xlsxSheet, v any, c column) any {
 		}
 		return serialTime(t, x.loc)
 	case string:
-		if c.codes {
-			t = c.codeName(t, x.l)
-		}
+		t = x.displayText(t, &c) // a code by its name, invisible characters by their code
 		if len(t) > maxCellText-1 && utf8.RuneCountInString(t) > maxCellText-1 {
 			t = string([]rune(t)[:maxCellText-1])
 		}

@@ -155,6 +155,9 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 	}
 	row := 1
 	put := func(cell string, v any, style int) {
+		if t, ok := v.(string); ok {
+			v = cellsafe.Visible(t) // a product's name in the headline, as its sheet shows it
+		}
 		f.SetCellValue(sh, cell, v)
 		if style == 0 {
 			style = w.st.value
@@ -184,8 +187,11 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 	f.SetRowHeight(sh, 2, 36)
 	row = 4
 	line(l.w("as_of"), l.date(s.AsOf), 0)
-	if len(s.warnings) > 0 {
+	if len(s.warnings) > 0 || s.Notice != "" {
 		var texts []string
+		if s.Notice != "" {
+			texts = append(texts, s.Notice)
+		}
 		for _, a := range s.warnings {
 			texts = append(texts, a.text(l))
 		}
@@ -208,36 +214,19 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 		runs = []string{l.w("no_run")}
 	}
 	line(l.w("runs"), strings.Join(runs, "\n"), w.st.wrap)
-	w.headlines(&row, outs, subtitle, line)
-	checks := false
-	for _, o := range outs {
-		if o.check == nil && o.sheet.Exceptions == nil {
-			continue
+	w.headlines(&row, outs, subtitle, line, func(label string, v any, c column) {
+		line(label, v, w.st.left[c.format])
+	})
+	w.checkLines(outs, subtitle, func(label, text string, ok bool, plain bool) {
+		style := w.st.sumCheck
+		switch {
+		case plain:
+			style = w.st.wrap
+		case !ok:
+			style = w.st.sumCheckBad
 		}
-		if !checks {
-			subtitle(l.w("checks"))
-			checks = true
-		}
-		if o.check != nil {
-			style := w.st.sumCheck
-			if !o.check.ok {
-				style = w.st.sumCheckBad
-			}
-			line(o.sheet.tab(l.code), o.check.text(l), style)
-		}
-		if e := o.sheet.Exceptions; e != nil && o.tot != nil {
-			// Green says "checked, and none failed"; with nothing checked a count of 0
-			// proves nothing, so it is said in the plain style.
-			text, style := fmt.Sprintf(l.w("exceptions"), e.Label.In(l.code), l.count(o.tot.excCount), l.count(o.tot.excRows), l.count(o.tot.rows)), w.st.sumCheck
-			switch {
-			case o.tot.excCount > 0:
-				style = w.st.sumCheckBad
-			case o.tot.excRows == 0:
-				text, style = fmt.Sprintf(l.w("exceptions_none"), e.Label.In(l.code), l.count(o.tot.rows)), w.st.wrap
-			}
-			line(o.sheet.tab(l.code), text, style)
-		}
-	}
+		line(label, text, style)
+	})
 	sheetsRow := row + 1 // subtitle leaves a row empty first
 	subtitle(l.w("sheets"))
 	for _, o := range outs {
@@ -307,9 +296,40 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 // headlineRows is the most rows a headline sheet copies onto the summary.
 const headlineRows = 30
 
-// headlines puts each totals row's figures on the summary, and the rows of
+// checkLines says each sheet's check and exceptions count, under the subtitle Checks (said
+// before the first): ok false is a failed check or exceptions found; plain is a count of 0
+// that proves nothing, nothing having been checked.
+func (w *workbook) checkLines(outs []sheetOutput, subtitle func(string), say func(label, text string, ok, plain bool)) {
+	l := w.l
+	checks := false
+	for _, o := range outs {
+		if o.check == nil && o.sheet.Exceptions == nil {
+			continue
+		}
+		if !checks {
+			subtitle(l.w("checks"))
+			checks = true
+		}
+		if o.check != nil {
+			say(o.sheet.tab(l.code), o.check.text(l), o.check.ok, false)
+		}
+		if e := o.sheet.Exceptions; e != nil && o.tot != nil {
+			// Green says "checked, and none failed"; with nothing checked a count of 0
+			// proves nothing, so it is said in the plain style.
+			text := fmt.Sprintf(l.w("exceptions"), e.Label.In(l.code), l.count(o.tot.excCount), l.count(o.tot.excRows), l.count(o.tot.rows))
+			ok, plain := o.tot.excCount == 0, false
+			if ok && o.tot.excRows == 0 {
+				text, plain = fmt.Sprintf(l.w("exceptions_none"), e.Label.In(l.code), l.count(o.tot.rows)), true
+			}
+			say(o.sheet.tab(l.code), text, ok, plain)
+		}
+	}
+}
+
+// headlines puts each totals row's figures on the summary (fig), and the rows of
 // a headline sheet (subtotals) as a small table.
-func (w *workbook) headlines(row *int, outs []sheetOutput, subtitle func(string), line func(string, any, int)) {
+func (w *workbook) headlines(row *int, outs []sheetOutput, subtitle func(string), line func(string, any, int),
+	fig func(label string, v any, c column)) {
 	l := w.l
 	first := true
 	head := func() {
@@ -336,7 +356,7 @@ func (w *workbook) headlines(row *int, outs []sheetOutput, subtitle func(string)
 				continue
 			}
 			head()
-			line(o.sheet.tab(l.code)+": "+c.title, v, w.st.left[c.format])
+			fig(o.sheet.tab(l.code)+": "+c.title, v, c)
 		}
 	}
 }

@@ -264,9 +264,7 @@ func (x *xlsxSheet) displayLen(v any, c column) int {
 	case nil:
 		return utf8.RuneCountInString(c.empty)
 	case string:
-		if c.codes {
-			t = c.codeName(t, x.l)
-		}
+		t = x.displayText(t, &c)
 		if c.apartKind != "" {
 			return min(utf8.RuneCountInString(t), maxTextWidth+idStartWidth)
 		}

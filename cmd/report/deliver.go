@@ -1,0 +1,173 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/billsync/billsync/internal/cli"
+	conf "github.com/billsync/billsync/internal/config"
+	"github.com/billsync/billsync/internal/delivery"
+	"github.com/billsync/billsync/internal/logfmt"
+	"github.com/sethvargo/go-envconfig"
+)
+
+// deliverConfig is report deliver's and report deliveries' settings.
+type deliverConfig struct {
+	conf.Files
+	conf.Report
+	conf.Delivery
+}
+
+// deliverCommand is "report deliver NAME" (one occurrence now) and "report deliveries" (the
+// journal). Exit 0: sent or already sent; 1: failed; 2: a usage or settings mistake.
+func deliverCommand(ctx context.Context, sub string, args []string, lookup envconfig.Lookuper, stdout, stderr io.Writer) error {
+	var c deliverConfig
+	if _, err := conf.Load(ctx, &c, lookup); err != nil {
+		return err
+	}
+	fs := flag.NewFlagSet("report "+sub, flag.ContinueOnError)
+	var asOf string
+	var dryRun, again bool
+	var limit int
+	fs.Usage = func() {
+		w := fs.Output()
+		fmt.Fprintln(w, "usage: report deliver NAME [-as-of DATE] [-dry-run] [-again]   send one delivery of BILLSYNC_DELIVERIES now")
+		fmt.Fprintln(w, "       report deliveries [NAME] [-n 20]                        the delivery journal, newest first")
+		fmt.Fprintln(w, "\nWithout BILLSYNC_SMTP_URL messages go to the outbox (BILLSYNC_OUTBOX) as .eml files.")
+		fmt.Fprintln(w, "Exit 0: sent or already sent; 1: failed; 2: usage or settings. See docs/delivery.md.\n\nflags:")
+		fs.PrintDefaults()
+	}
+	if sub == "deliver" {
+		// The locale is each delivery's (the schedule file), alerts are the daemon's.
+		conf.Bind(fs, &c, "db", "journal", "tz", "currency", "reports-out", "deliveries", "smtp-url",
+			"smtp-password-file", "mail-from", "outbox")
+		fs.StringVar(&asOf, "as-of", "", "the occurrence's as-of date YYYY-MM-DD (default: the delivery's as_of rule, today)")
+		fs.BoolVar(&dryRun, "dry-run", false, "write the message as an .eml into the outbox; send and journal nothing")
+		fs.BoolVar(&again, "again", false, "send it even if the journal has it sent (journaled as again)")
+	} else {
+		conf.Bind(fs, &c, "db")
+		fs.IntVar(&limit, "n", 20, "rows to show")
+	}
+	// Flags may follow the name too (report deliver daily -dry-run), as the usage shows them.
+	var names []string
+	for {
+		if err := cli.Parse(fs, args); err != nil {
+			return err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		names = append(names, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{ReplaceAttr: logfmt.Durations}))
+	if sub == "deliveries" {
+		if len(names) > 1 {
+			return cli.Usagef(fs, "want at most one delivery name, got %s", strings.Join(names, " "))
+		}
+		name := ""
+		if len(names) == 1 {
+			name = names[0]
+		}
+		return listDeliveries(ctx, c, name, limit, stdout)
+	}
+	if len(names) != 1 {
+		return cli.Usagef(fs, "want one delivery name, got %d", len(names))
+	}
+	var errs []error
+	if c.Deliveries == "" {
+		errs = append(errs, errors.New("BILLSYNC_DELIVERIES (-deliveries) is not set: name the schedule file"))
+	}
+	file, o, err := delivery.Setup(c.Files, c.Report, c.Delivery, log)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	var date time.Time
+	if asOf != "" {
+		if date, err = time.Parse(time.DateOnly, asOf); err != nil {
+			errs = append(errs, fmt.Errorf("-as-of %q: want YYYY-MM-DD", asOf))
+		}
+	}
+	if dryRun && again {
+		errs = append(errs, errors.New("-dry-run sends nothing: -again goes without it"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return cli.Usage(fs, err)
+	}
+	d, err := file.Find(names[0])
+	if err != nil {
+		return cli.Usage(fs, err)
+	}
+	if date.IsZero() {
+		if date, err = delivery.AsOfDate(d.AsOf, time.Now(), o.Loc); err != nil {
+			return cli.Usage(fs, err)
+		}
+	}
+	res, err := delivery.Deliver(ctx, o, delivery.Occurrence{Delivery: d, AsOf: date, Again: again, DryRun: dryRun})
+	day := date.Format(time.DateOnly)
+	switch res.State {
+	case "already":
+		fmt.Fprintf(stdout, "%s as of %s: already sent (report deliveries %s; -again sends it once more)\n", d.Name, day, d.Name)
+	case "dry-run":
+		fmt.Fprintf(stdout, "%s as of %s: written, not sent: %s\n", d.Name, day, res.EML)
+	case "sent":
+		via := "outbox " + res.EML
+		if o.SMTP != nil {
+			via = o.SMTP.String()
+		}
+		fmt.Fprintf(stdout, "%s as of %s: sent to %s via %s\n  subject: %s\n  message-id: <%s>\n", d.Name, day,
+			strings.Join(append(append([]string{}, d.To...), d.Cc...), ", "), via, res.Subject, res.MessageID)
+	}
+	if res.Stale != "" && res.State != "already" {
+		fmt.Fprintf(stdout, "  stale: %s\n", res.Stale)
+	}
+	for _, f := range res.Files {
+		att := "attached"
+		if !f.Attached {
+			att = "not attached (over max_attach_mb)"
+		}
+		fmt.Fprintf(stdout, "  %s  %d bytes  sha256 %s  %s\n", f.Path, f.Bytes, f.SHA256[:16], att)
+	}
+	return err
+}
+
+func listDeliveries(ctx context.Context, c deliverConfig, name string, limit int, w io.Writer) error {
+	path := delivery.JournalPath(c.DB)
+	es, err := delivery.List(ctx, path, name, limit)
+	if err != nil {
+		return err
+	}
+	if len(es) == 0 {
+		fmt.Fprintf(w, "no deliveries in %s\n", path)
+		return nil
+	}
+	fmt.Fprintf(w, "%-4s %-12s %-10s %-9s %-7s %-8s %-19s %s\n", "id", "delivery", "as_of", "kind", "state", "attempts", "started (UTC)", "subject")
+	for _, e := range es {
+		fmt.Fprintf(w, "%-4d %-12s %-10s %-9s %-7s %-8d %-19s %s\n", e.ID, e.Name, e.AsOf, e.Kind, e.State, e.Attempts,
+			e.Started.UTC().Format("2006-01-02 15:04:05"), e.Subject)
+		fmt.Fprintf(w, "     to %s via %s, %d files (%d bytes)", e.Recipients, e.Transport, e.Files, e.Bytes)
+		if e.MessageID != "" {
+			fmt.Fprintf(w, ", <%s>", e.MessageID)
+		}
+		fmt.Fprintln(w)
+		if e.Late {
+			fmt.Fprintln(w, "     late")
+		}
+		if e.Stale != "" {
+			fmt.Fprintf(w, "     stale: %s\n", e.Stale)
+		}
+		if e.Error != "" {
+			fmt.Fprintf(w, "     error: %s\n", e.Error)
+		}
+		for _, f := range e.FileList {
+			fmt.Fprintf(w, "     %s  sha256 %s\n", f.Path, f.SHA256)
+		}
+	}
+	return nil
+}

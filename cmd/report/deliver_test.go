@@ -1,0 +1,68 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/billsync/billsync/internal/cli"
+	"github.com/sethvargo/go-envconfig"
+)
+
+// TestDeliverExitStatus: report deliver's mistakes of use or settings exit 2 with the file's
+// line, a failure at send time exits 1, and the journal lists nothing before anything ran.
+func TestDeliverExitStatus(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "deliveries.yaml")
+	os.WriteFile(good, []byte("deliveries:\n  - name: daily\n    reports: [aging]\n    schedule: \"0 7 * * *\"\n    as_of: yesterday\n    to: [finance@example.com]\n"), 0o644)
+	bad := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(bad, []byte("deliveries:\n  - name: daily\n    reports: [aging]\n    schedule: \"0 7 * * *\"\n    as_of: last friday\n    to: [finance@example.com]\n    colour: red\n"), 0o644)
+	db := filepath.Join(dir, "none", "w.duckdb")
+	env := map[string]string{"BILLSYNC_DELIVERIES": good, "BILLSYNC_DB": db, "BILLSYNC_OUTBOX": filepath.Join(dir, "outbox"),
+		"BILLSYNC_REPORTS_OUT": filepath.Join(dir, "out")}
+	with := func(k, v string) map[string]string {
+		m := map[string]string{}
+		for a, b := range env {
+			m[a] = b
+		}
+		m[k] = v
+		return m
+	}
+	for _, tc := range []struct {
+		args   []string
+		env    map[string]string
+		code   int
+		stdout string
+		stderr string
+	}{
+		{[]string{"deliver", "-h"}, env, 0, "usage: report deliver NAME", ""},
+		{[]string{"deliver"}, env, 2, "", "want one delivery name"},
+		{[]string{"deliver", "weekly"}, env, 2, "", `no delivery "weekly" (declared: daily)`},
+		{[]string{"deliver", "daily"}, with("BILLSYNC_DELIVERIES", ""), 2, "", "BILLSYNC_DELIVERIES (-deliveries) is not set"},
+		{[]string{"deliver", "daily"}, with("BILLSYNC_DELIVERIES", bad), 2, "", "bad.yaml:5: as_of \"last friday\""},
+		{[]string{"deliver", "daily"}, with("BILLSYNC_DELIVERIES", bad), 2, "", "bad.yaml:7: unknown field \"colour\""},
+		{[]string{"deliver", "-as-of", "31/10/2026", "daily"}, env, 2, "", "-as-of \"31/10/2026\""},
+		{[]string{"deliver", "-dry-run", "-again", "daily"}, env, 2, "", "-again goes without it"},
+		{[]string{"deliver", "daily"}, with("BILLSYNC_SMTP_URL", "smtp://bot@127.0.0.1:1"), 2, "", "set BILLSYNC_SMTP_PASSWORD_FILE"},
+		{[]string{"deliver", "-smtp-password-file", filepath.Join(dir, "nope"), "daily"}, with("BILLSYNC_SMTP_URL", "smtp://bot@127.0.0.1:1"), 2, "", "BILLSYNC_SMTP_PASSWORD_FILE"},
+		{[]string{"deliver", "daily"}, with("BILLSYNC_MAIL_FROM", "billsync"), 2, "", "BILLSYNC_MAIL_FROM"},
+		{[]string{"deliver", "daily"}, env, 1, "", "does not exist yet"},
+		{[]string{"deliveries"}, with("BILLSYNC_DB", filepath.Join(dir, "w2.duckdb")), 0, "no deliveries in", ""},
+	} {
+		var stdout, stderr bytes.Buffer
+		err := run(context.Background(), tc.args, envconfig.MapLookuper(tc.env), strings.NewReader(""), &stdout, &stderr)
+		code := cli.Exit("report", err, &stdout, &stderr)
+		if code != tc.code || !strings.Contains(stdout.String(), tc.stdout) || !strings.Contains(stderr.String(), tc.stderr) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want %d, %q, %q", tc.args, code, stdout.String(), stderr.String(), tc.code, tc.stdout, tc.stderr)
+		}
+	}
+	// The failure at send time is journaled.
+	var stdout, stderr bytes.Buffer
+	if err := run(context.Background(), []string{"deliveries"}, envconfig.MapLookuper(env), strings.NewReader(""), &stdout, &stderr); err != nil ||
+		!strings.Contains(stdout.String(), "failed") || !strings.Contains(stdout.String(), "does not exist yet") {
+		t.Errorf("deliveries: %v\n%s", err, stdout.String())
+	}
+}

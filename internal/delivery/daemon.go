@@ -1,0 +1,287 @@
+package delivery
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/billsync/billsync/internal/report"
+	"github.com/robfig/cron/v3"
+)
+
+// Scheduler runs a schedule file's deliveries beside the syncer daemon's syncs. It never
+// blocks a sync: it runs in its own goroutine, and a sync only tells it how it ended.
+//
+// Which occurrences are due is worked out from the journal, not remembered: at start, on
+// each delivery's cron tick (robfig/cron, in BILLSYNC_TZ) and every Poll, every occurrence
+// whose time lies within its delivery's late_window and that the journal does not have sent
+// is delivered. A restart, a second daemon (the journal's lock), a clock change or a
+// catch-up after downtime therefore neither sends one twice nor drops one: one missed while
+// the daemon was down goes out late and marked late; one older than the window is reported
+// (log and alert), not sent.
+type Scheduler struct {
+	File    *File
+	Options Options
+	Alerts  *Alerter      // nil: no alert e-mails (the log still says it)
+	Poll    time.Duration // default a minute
+	// LateAfter: an occurrence sent more than this after its time is marked late, unless the
+	// delay was the wait for a fresh sync. Default 10 minutes.
+	LateAfter time.Duration
+	// NoSyncAlert: the operators are alerted when no sync succeeded for this long (counted from
+	// the daemon's start until it saw one); 0 = never.
+	NoSyncAlert time.Duration
+	Log         *slog.Logger
+
+	mu        sync.Mutex
+	failedAt  time.Time // the last sync's failure; zero after a success
+	failedErr string
+	lastOK    time.Time // the last successful sync this daemon saw; zero: none yet
+	partial   string    // accounts the last published sync left incomplete
+	synced    bool      // a sync ended since the start
+	started   time.Time
+	waited    map[occKey]bool      // occurrences that waited for a fresh sync
+	retryAt   map[occKey]time.Time // failed occurrences: not before
+	failures  map[occKey]int
+	nudge     chan struct{}
+}
+
+type occKey struct{ name, asOf string }
+
+func (s *Scheduler) init() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.nudge == nil {
+		s.nudge = make(chan struct{}, 1)
+		s.waited = map[occKey]bool{}
+		s.retryAt = map[occKey]time.Time{}
+		s.failures = map[occKey]int{}
+	}
+	if s.Poll == 0 {
+		s.Poll = time.Minute
+	}
+	if s.LateAfter == 0 {
+		s.LateAfter = 10 * time.Minute
+	}
+	if s.Log == nil {
+		s.Log = slog.New(slog.DiscardHandler)
+	}
+	if s.started.IsZero() {
+		s.started = s.Options.now()
+	}
+}
+
+// SyncFinished tells the scheduler how a sync ended (err nil: published; partial names the
+// accounts published incomplete, "" for none): a failure makes the deliveries that follow
+// stale until a sync succeeds; either way waiting occurrences are looked at again at once.
+func (s *Scheduler) SyncFinished(err error, partial string, at time.Time) {
+	s.init()
+	s.mu.Lock()
+	clear(s.retryAt) // a new sync is a reason to try the failed ones again
+	if err != nil {
+		s.failedAt, s.failedErr = at, oneLine(err.Error())
+	} else {
+		s.failedAt, s.failedErr, s.lastOK = time.Time{}, "", at
+	}
+	if err == nil {
+		s.partial = partial
+	}
+	s.synced = true
+	s.mu.Unlock()
+	// The alerts are the scheduler's goroutine's to send (Check): a slow mail server must not
+	// hold the sync that reports here.
+	s.poke()
+}
+
+// syncAlerts tells the operators of a change in the last sync's state.
+func (s *Scheduler) syncAlerts(ctx context.Context) {
+	s.mu.Lock()
+	synced, failedAt, failedErr, partial := s.synced, s.failedAt, s.failedErr, s.partial
+	s.mu.Unlock()
+	if !synced {
+		return
+	}
+	s.Alerts.State(ctx, "sync", failedAt.IsZero(), "sync failed", failedErr)
+	s.Alerts.State(ctx, "partial", partial == "", "partial sync",
+		"The last sync was published incomplete for: "+partial+" (the warehouse's sync_runs and sync_streams say what is missing).")
+}
+
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	return s
+}
+
+func (s *Scheduler) poke() {
+	select {
+	case s.nudge <- struct{}{}:
+	default:
+	}
+}
+
+// Run looks for due occurrences until ctx ends.
+func (s *Scheduler) Run(ctx context.Context) error {
+	s.init()
+	c := cron.New(cron.WithLocation(s.File.Loc))
+	for _, d := range s.File.Deliveries {
+		c.Schedule(d.sched, cron.FuncJob(s.poke))
+	}
+	c.Start()
+	defer c.Stop()
+	s.reportMissed(ctx, s.Options.now())
+	tick := time.NewTicker(s.Poll)
+	defer tick.Stop()
+	for {
+		s.Check(ctx, s.Options.now())
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		case <-s.nudge:
+		}
+	}
+}
+
+// due are a delivery's occurrences in (now-late_window, now], one per as-of date (its first
+// time), oldest first.
+func (d *Delivery) due(now time.Time, loc *time.Location) []Occurrence {
+	var out []Occurrence
+	seen := map[string]bool{}
+	t := d.Next(now.Add(-d.LateWindow.Duration))
+	for i := 0; !t.IsZero() && !t.After(now) && i < 100000; i++ {
+		asOf, err := AsOfDate(d.AsOf, t, loc)
+		if err == nil && !seen[asOf.Format(time.DateOnly)] {
+			seen[asOf.Format(time.DateOnly)] = true
+			out = append(out, Occurrence{Delivery: d, AsOf: asOf, Scheduled: t})
+		}
+		t = d.Next(t)
+	}
+	return out
+}
+
+// Check delivers every due occurrence not yet sent, oldest first. A problem with one is
+// logged, journaled and alerted; it never stops the others.
+func (s *Scheduler) Check(ctx context.Context, now time.Time) {
+	s.init()
+	s.syncAlerts(ctx)
+	if s.NoSyncAlert > 0 {
+		s.mu.Lock()
+		since := s.lastOK
+		if since.IsZero() {
+			since = s.started
+		}
+		s.mu.Unlock()
+		quiet := now.Sub(since) > s.NoSyncAlert
+		s.Alerts.State(ctx, "no sync", !quiet, fmt.Sprintf("no successful sync for more than %s", s.NoSyncAlert),
+			fmt.Sprintf("The last successful sync this daemon saw: %s.", whenText(s.lastOK, s.Options.Loc)))
+	}
+	var occs []Occurrence
+	for _, d := range s.File.Deliveries {
+		occs = append(occs, d.due(now, s.File.Loc)...)
+	}
+	sort.SliceStable(occs, func(i, j int) bool { return occs[i].Scheduled.Before(occs[j].Scheduled) })
+	for _, occ := range occs {
+		if ctx.Err() != nil {
+			return
+		}
+		s.one(ctx, now, occ)
+	}
+}
+
+func (s *Scheduler) one(ctx context.Context, now time.Time, occ Occurrence) {
+	d := occ.Delivery
+	k := occKey{d.Name, occ.AsOf.Format(time.DateOnly)}
+	s.mu.Lock()
+	if t, ok := s.retryAt[k]; ok && now.Before(t) {
+		s.mu.Unlock()
+		return
+	}
+	if !s.failedAt.IsZero() {
+		occ.SyncFailed = fmt.Sprintf(texts(d.Locale)["stale_failed"], report.DateTime(s.failedAt, d.Locale, s.Options.Loc), s.failedErr)
+	}
+	occ.Late = now.Sub(occ.Scheduled) > s.LateAfter && !s.waited[k]
+	s.mu.Unlock()
+	occ.WaitUntil = occ.Scheduled.Add(d.StaleWait.Duration)
+	log := s.Log.With("delivery", d.Name, "as_of", k.asOf)
+	res, err := Deliver(ctx, s.Options, occ)
+	// Alerts go out once the bookkeeping is done, without the lock SyncFinished takes.
+	var alerts []func()
+	defer func() {
+		for _, a := range alerts {
+			a()
+		}
+	}()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case errors.Is(err, ErrBusy):
+		log.Info("another process is delivering; looking again later", "err", err)
+	case res.State == "waiting":
+		s.waited[k] = true
+	case err != nil:
+		s.failures[k]++
+		wait := min(5*time.Minute<<(s.failures[k]-1), time.Hour)
+		s.retryAt[k] = now.Add(wait)
+		log.Error("delivery failed; trying again later", "in", wait, "failures", s.failures[k], "err", err)
+		alerts = append(alerts, func() {
+			s.Alerts.State(ctx, "delivery "+d.Name, false, "delivery "+d.Name+" as of "+k.asOf, oneLine(err.Error()))
+		})
+	case res.State == "sent":
+		delete(s.retryAt, k)
+		delete(s.failures, k)
+		delete(s.waited, k)
+		if res.Stale != "" {
+			alerts = append(alerts, func() {
+				s.Alerts.Event(ctx, fmt.Sprintf("delivery %s as of %s went out stale", d.Name, k.asOf), res.Stale)
+			})
+		}
+		alerts = append(alerts, func() { s.Alerts.State(ctx, "delivery "+d.Name, true, "delivery "+d.Name, "") })
+	}
+}
+
+// reportMissed logs and alerts the occurrences older than their late_window that the journal
+// lacks: those since the delivery's newest journaled as-of date, up to 31 days back.
+func (s *Scheduler) reportMissed(ctx context.Context, now time.Time) {
+	j, err := openJournal(ctx, s.Options.journalPath())
+	if err != nil {
+		s.Log.Warn("delivery journal: cannot look for missed occurrences", "err", err)
+		return
+	}
+	var missed []string
+	for _, d := range s.File.Deliveries {
+		last, err := j.lastAsOf(ctx, d.Name)
+		if err != nil || last == "" {
+			continue // a new delivery has missed nothing
+		}
+		t := d.Next(now.Add(-31 * 24 * time.Hour))
+		for i := 0; !t.IsZero() && now.Sub(t) > d.LateWindow.Duration && i < 100000; i++ {
+			if asOf, err := AsOfDate(d.AsOf, t, s.File.Loc); err == nil && asOf.Format(time.DateOnly) > last {
+				missed = append(missed, fmt.Sprintf("%s as of %s (due %s)", d.Name, asOf.Format(time.DateOnly),
+					t.In(s.File.Loc).Format("2006-01-02 15:04 MST")))
+				last = asOf.Format(time.DateOnly)
+			}
+			t = d.Next(t)
+		}
+	}
+	j.close()
+	if len(missed) == 0 {
+		return
+	}
+	s.Log.Warn("occurrences missed beyond their late_window are not sent: send them by hand with report deliver NAME -as-of DATE",
+		"missed", strings.Join(missed, "; "))
+	s.Alerts.Event(ctx, fmt.Sprintf("%d delivery occurrences missed", len(missed)),
+		"Not sent, older than their late_window (report deliver NAME -as-of DATE sends one):\n"+strings.Join(missed, "\n"))
+}
+
+func whenText(t time.Time, loc *time.Location) string {
+	if t.IsZero() {
+		return "none since it started"
+	}
+	return t.In(loc).Format("2006-01-02 15:04 MST")
+}

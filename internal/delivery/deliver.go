@@ -1,0 +1,525 @@
+package delivery
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/tls"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/mail"
+	"net/textproto"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/billsync/billsync/internal/report"
+	gomail "github.com/wneessen/go-mail"
+)
+
+// Options are what every occurrence needs beyond its delivery: where the warehouse and the
+// files are, and how messages leave.
+type Options struct {
+	DB         string // the published warehouse
+	JobJournal string // the write-job journal the reports read; "" = beside DB
+	Journal    string // the delivery journal; "" = JournalPath(DB)
+	ReportsOut string // occurrences' files go under ReportsOut/deliveries/NAME/AS-OF/
+	Outbox     string // .eml files without SMTP, and of -dry-run
+	Loc        *time.Location
+	Currency   string
+	From       string
+	SMTP       *SMTP // nil: the outbox
+	// Retries is how many times a failed send is tried again, Backoff the wait before the first
+	// retry, doubled each time.
+	Retries int
+	Backoff time.Duration
+	Log     *slog.Logger
+	Now     func() time.Time // nil: time.Now
+}
+
+func (o *Options) now() time.Time {
+	if o.Now != nil {
+		return o.Now()
+	}
+	return time.Now()
+}
+
+func (o *Options) journalPath() string {
+	if o.Journal != "" {
+		return o.Journal
+	}
+	return JournalPath(o.DB)
+}
+
+// SMTP is an SMTP server to send through: BILLSYNC_SMTP_URL and the password of
+// BILLSYNC_SMTP_PASSWORD_FILE.
+type SMTP struct {
+	Implicit bool // smtps://: TLS from the first byte; else STARTTLS, required
+	Host     string
+	Port     int
+	User     string
+	Password string // never logged, never in an error
+	// TLS is the TLS configuration; nil = the system's roots, verifying the host (tests add
+	// their own root).
+	TLS *tls.Config
+}
+
+// String is the server without the password, for logs and the journal.
+func (s *SMTP) String() string {
+	scheme := "smtp"
+	if s.Implicit {
+		scheme = "smtps"
+	}
+	user := ""
+	if s.User != "" {
+		user = url.QueryEscape(s.User) + "@"
+	}
+	return fmt.Sprintf("%s://%s%s:%d", scheme, user, s.Host, s.Port)
+}
+
+// ParseSMTP reads BILLSYNC_SMTP_URL and the password file; "" is no SMTP (the outbox).
+func ParseSMTP(raw, passwordFile string) (*SMTP, error) {
+	if raw == "" {
+		if passwordFile != "" {
+			return nil, errors.New("BILLSYNC_SMTP_PASSWORD_FILE is set without BILLSYNC_SMTP_URL")
+		}
+		return nil, nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("BILLSYNC_SMTP_URL: %v", redact(err.Error()))
+	}
+	s := &SMTP{Host: u.Hostname()}
+	switch u.Scheme {
+	case "smtp":
+		s.Port = 587
+	case "smtps":
+		s.Implicit, s.Port = true, 465
+	default:
+		return nil, fmt.Errorf("BILLSYNC_SMTP_URL: scheme %q: want smtp:// (STARTTLS) or smtps:// (implicit TLS)", u.Scheme)
+	}
+	if _, set := u.User.Password(); set {
+		return nil, errors.New("BILLSYNC_SMTP_URL holds a password: put it in BILLSYNC_SMTP_PASSWORD_FILE")
+	}
+	if s.Host == "" {
+		return nil, fmt.Errorf("BILLSYNC_SMTP_URL %q: no host", raw)
+	}
+	if p := u.Port(); p != "" {
+		if s.Port, err = strconv.Atoi(p); err != nil || s.Port < 1 || s.Port > 65535 {
+			return nil, fmt.Errorf("BILLSYNC_SMTP_URL: port %q", p)
+		}
+	}
+	if u.Path != "" && u.Path != "/" || u.RawQuery != "" {
+		return nil, fmt.Errorf("BILLSYNC_SMTP_URL %q: want scheme://USER@HOST:PORT only", raw)
+	}
+	s.User = u.User.Username()
+	if passwordFile != "" {
+		b, err := os.ReadFile(passwordFile)
+		if err != nil {
+			return nil, fmt.Errorf("BILLSYNC_SMTP_PASSWORD_FILE: %w", err)
+		}
+		s.Password = strings.TrimRight(string(b), "\r\n")
+		if s.Password == "" {
+			return nil, fmt.Errorf("BILLSYNC_SMTP_PASSWORD_FILE %s is empty", passwordFile)
+		}
+	}
+	if s.User != "" && s.Password == "" {
+		return nil, fmt.Errorf("BILLSYNC_SMTP_URL names user %q: set BILLSYNC_SMTP_PASSWORD_FILE", s.User)
+	}
+	if s.User == "" && s.Password != "" {
+		return nil, errors.New("BILLSYNC_SMTP_PASSWORD_FILE is set but BILLSYNC_SMTP_URL names no user (smtp://USER@HOST:587)")
+	}
+	return s, nil
+}
+
+func redact(s string) string {
+	if i := strings.Index(s, "://"); i >= 0 {
+		if j := strings.Index(s[i:], "@"); j >= 0 {
+			return s[:i+3] + "…" + s[i+j:]
+		}
+	}
+	return s
+}
+
+// Occurrence is one delivery as of one date.
+type Occurrence struct {
+	Delivery  *Delivery
+	AsOf      time.Time // a calendar date (midnight UTC)
+	Scheduled time.Time // the schedule's time; zero for report deliver
+	Late      bool
+	Again     bool // send even if sent (report deliver -again)
+	DryRun    bool // write the .eml into the outbox, send and journal nothing
+	// SyncFailed is what the caller knows of a sync that failed after the published one
+	// ("" = nothing): it makes the occurrence stale.
+	SyncFailed string
+	// WaitUntil: while the figures are stale and this time is ahead, Deliver sends nothing and
+	// returns the state waiting (the daemon waits for a sync up to the delivery's stale_wait).
+	WaitUntil time.Time
+}
+
+// Result is what became of an occurrence.
+type Result struct {
+	State     string // sent, already (sent before), failed, dry-run, waiting (for a fresh sync)
+	ID        int64  // journal row; 0 for already and dry-run
+	Kind      string
+	Subject   string
+	MessageID string
+	EML       string
+	Stale     string
+	Files     []fileInfo
+	Attempts  int
+}
+
+// Deliver sends one occurrence unless the journal has it sent already (Again sends it once
+// more). The journal is locked from the lookup to the record, and a row is written in state
+// sending before the message leaves: a crash after the server accepted it leaves that row,
+// and the next Deliver of the occurrence sends it once more marked as resent.
+func Deliver(ctx context.Context, o Options, occ Occurrence) (Result, error) {
+	d := occ.Delivery
+	asOf := occ.AsOf.Format(time.DateOnly)
+	log := o.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	log = log.With("delivery", d.Name, "as_of", asOf)
+	kind := "manual"
+	if !occ.Scheduled.IsZero() {
+		kind = "scheduled"
+	}
+	var j *journal
+	if !occ.DryRun {
+		var err error
+		if j, err = openJournal(ctx, o.journalPath()); err != nil {
+			return Result{State: "failed"}, err
+		}
+		defer func() {
+			if err := j.close(); err != nil {
+				log.Error("closing the delivery journal", "err", err)
+			}
+		}()
+		states, err := j.states(ctx, d.Name, asOf)
+		if err != nil {
+			return Result{State: "failed"}, err
+		}
+		sent, sending, unknown := false, false, false
+		for _, s := range states {
+			sent = sent || s == "sent"
+			sending = sending || s == "sending"
+			unknown = unknown || s == "unknown"
+		}
+		if sending {
+			// A crash between the hand-over and the record: it may have arrived.
+			if err := j.interrupted(ctx, d.Name, asOf); err != nil {
+				return Result{State: "failed"}, err
+			}
+			log.Warn("an earlier send of this occurrence was interrupted; it goes again marked as resent")
+		}
+		switch {
+		case occ.Again:
+			kind = "again"
+		case sending || unknown && !sent:
+			kind = "resend"
+		case sent:
+			log.Info("delivery already sent")
+			return Result{State: "already"}, nil
+		}
+	}
+	res := Result{Kind: kind}
+
+	now := o.now()
+	if _, err := os.Stat(o.DB); errors.Is(err, os.ErrNotExist) && now.Before(occ.WaitUntil) {
+		// The daemon's first sync has not published yet.
+		log.Info("delivery waits for the first sync", "until", occ.WaitUntil)
+		return Result{State: "waiting", Kind: kind, Stale: texts(d.Locale)["stale_none"]}, nil
+	}
+	fresh, err := freshness(ctx, o.DB, d.Account, occ.AsOf, o.Loc, d.Locale, occ.SyncFailed)
+	if err != nil {
+		return fail(ctx, j, res, row{name: d.Name, asOf: asOf, kind: kind}, d, o, err)
+	}
+	res.Stale = fresh.Stale
+	if fresh.Stale != "" && now.Before(occ.WaitUntil) {
+		res.State = "waiting"
+		log.Info("delivery waits for a sync that reflects its as-of date", "until", occ.WaitUntil, "stale", fresh.Stale)
+		return res, nil
+	}
+	// The files of an occurrence's first send stay as journaled: a dry run, -again and a
+	// resend write beside them.
+	dir := filepath.Join(o.ReportsOut, "deliveries", d.Name, asOf)
+	switch {
+	case occ.DryRun:
+		dir += "_dry-run"
+	case kind == "again" || kind == "resend":
+		dir += "_" + kind + "_" + time.Now().UTC().Format("20060102T150405Z")
+	}
+	formats := []string{d.Format}
+	if d.Format == "both" {
+		formats = []string{"xlsx", "csv"}
+	}
+	notice := ""
+	if fresh.Stale != "" {
+		notice = fmt.Sprintf(texts(d.Locale)["stale"], report.Date(occ.AsOf, d.Locale), fresh.Stale)
+	}
+	paths, digests, err := report.GenerateDigests(ctx, report.Options{
+		DB: o.DB, Journal: o.JobJournal, OutDir: dir, Formats: formats, AsOf: occ.AsOf, TZ: o.Loc.String(),
+		Currency: o.Currency, Account: d.Account, Names: d.Reports, Vars: d.Vars, Locale: d.Locale,
+		Notice: notice, Log: log,
+	})
+	base := row{name: d.Name, asOf: asOf, kind: kind, scheduledAt: occ.Scheduled, late: occ.Late, stale: fresh.Stale,
+		recipients: append(append([]string{}, d.To...), d.Cc...), syncRun: fresh.Run, syncFinished: fresh.Finished}
+	if err != nil {
+		return fail(ctx, j, res, base, d, o, fmt.Errorf("reports: %w", err))
+	}
+	var total int64
+	for _, p := range paths {
+		fi, err := hashFile(p)
+		if err != nil {
+			return fail(ctx, j, res, base, d, o, err)
+		}
+		total += fi.Bytes
+		res.Files = append(res.Files, fi)
+	}
+	attach := float64(total) <= d.MaxAttachMB*1e6
+	for i := range res.Files {
+		res.Files[i].Attached = attach
+	}
+	res.MessageID = messageID(d.Name, asOf, o.From)
+	msg, err := compose(content{d: d, asOf: occ.AsOf, loc: o.Loc, now: now, fresh: fresh, scheduled: occ.Scheduled,
+		late: occ.Late, kind: kind, digests: digests, files: res.Files, attached: attach, dir: dir,
+		totalBytes: total, messageID: res.MessageID})
+	if err != nil {
+		return fail(ctx, j, res, base, d, o, err)
+	}
+	res.Subject = msg.Subject
+	m, err := mime(msg, d, o.From, res.MessageID, now, res.Files)
+	if err != nil {
+		return fail(ctx, j, res, base, d, o, err)
+	}
+	// The message as sent, kept beside its files; in the outbox it is the delivery itself.
+	res.EML = filepath.Join(dir, "message.eml")
+	if err := writeEML(m, res.EML); err != nil {
+		return fail(ctx, j, res, base, d, o, err)
+	}
+	if occ.DryRun {
+		res.State = "dry-run"
+		res.EML, err = toOutbox(m, o.Outbox, d.Name, asOf)
+		if err != nil {
+			return res, err
+		}
+		log.Info("dry run: message written, nothing sent", "eml", res.EML, "stale", fresh.Stale)
+		return res, nil
+	}
+	base.subject, base.messageID, base.eml, base.files, base.state = msg.Subject, res.MessageID, res.EML, res.Files, "sending"
+	base.transport = "outbox"
+	if o.SMTP != nil {
+		base.transport = o.SMTP.String()
+	}
+	if res.ID, err = j.insert(ctx, base); err != nil {
+		return res, err
+	}
+	var sendErr error
+	for attempt := 1; ; attempt++ {
+		res.Attempts = attempt
+		if testBeforeSend != nil {
+			testBeforeSend()
+		}
+		if o.SMTP == nil {
+			var p string
+			if p, sendErr = toOutbox(m, o.Outbox, d.Name, asOf); sendErr == nil {
+				res.EML = p
+			}
+		} else {
+			sendErr = send(ctx, o.SMTP, m)
+		}
+		if sendErr == nil || attempt > o.Retries || ctx.Err() != nil || permanent(sendErr) {
+			break
+		}
+		wait := o.Backoff << (attempt - 1)
+		log.Warn("send failed; retrying", "attempt", attempt, "in", wait, "err", sendErr)
+		if err := j.attempt(ctx, res.ID, attempt, sendErr); err != nil {
+			log.Error("journal", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(wait):
+		}
+	}
+	if sendErr != nil {
+		res.State = "failed"
+		if err := j.finish(context.WithoutCancel(ctx), res.ID, "failed", res.Attempts, sendErr); err != nil {
+			return res, errors.Join(sendErr, err)
+		}
+		log.Error("delivery failed", "attempts", res.Attempts, "err", sendErr)
+		return res, fmt.Errorf("delivery %s as of %s: %w", d.Name, asOf, sendErr)
+	}
+	res.State = "sent"
+	if testAfterAccept != nil {
+		testAfterAccept()
+	}
+	if err := j.finish(context.WithoutCancel(ctx), res.ID, "sent", res.Attempts, nil); err != nil {
+		return res, err
+	}
+	log.Info("delivery sent", "to", strings.Join(base.recipients, ", "), "via", base.transport,
+		"message_id", res.MessageID, "files", len(res.Files), "attached", attach, "stale", fresh.Stale, "late", occ.Late)
+	return res, nil
+}
+
+// testBeforeSend, when set by a test, runs after the journal's row in state sending is written
+// and before the message leaves.
+var testBeforeSend func()
+
+// testAfterAccept, when set by a test, runs between the server's acceptance and the journal's
+// record (where a crash leaves a row in state sending).
+var testAfterAccept func()
+
+// fail journals an occurrence that failed before its message left (dry runs journal nothing).
+func fail(ctx context.Context, j *journal, res Result, r row, d *Delivery, o Options, err error) (Result, error) {
+	res.State = "failed"
+	if j == nil {
+		return res, err
+	}
+	if r.subject == "" {
+		r.subject = fmt.Sprintf(texts(d.Locale)["subject"], d.Name, r.asOf)
+	}
+	if len(r.recipients) == 0 {
+		r.recipients = append(append([]string{}, d.To...), d.Cc...)
+	}
+	r.transport = "outbox"
+	if o.SMTP != nil {
+		r.transport = o.SMTP.String()
+	}
+	r.state, r.err = "failed", err.Error()
+	id, jerr := j.insert(context.WithoutCancel(ctx), r)
+	if jerr == nil {
+		jerr = j.finish(context.WithoutCancel(ctx), id, "failed", 0, err)
+	}
+	res.ID = id
+	return res, errors.Join(fmt.Errorf("delivery %s as of %s: %w", d.Name, r.asOf, err), jerr)
+}
+
+// messageID is a new Message-ID naming the occurrence, in the sender's domain.
+func messageID(name, asOf, from string) string {
+	var b [8]byte
+	rand.Read(b[:])
+	domain := "billsync.invalid"
+	if a, err := mail.ParseAddress(from); err == nil {
+		if _, dom, ok := strings.Cut(a.Address, "@"); ok && dom != "" {
+			domain = dom
+		}
+	}
+	return fmt.Sprintf("billsync.%s.%s.%s@%s", name, asOf, hex.EncodeToString(b[:]), domain)
+}
+
+func hashFile(path string) (fileInfo, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return fileInfo{}, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return fileInfo{}, fmt.Errorf("hash %s: %w", path, err)
+	}
+	return fileInfo{Path: path, Bytes: n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
+}
+
+// mime makes the message: plain text with an HTML alternative, the files attached when
+// attached says so.
+func mime(msg message, d *Delivery, from, id string, now time.Time, files []fileInfo) (*gomail.Msg, error) {
+	m := gomail.NewMsg(gomail.WithNoDefaultUserAgent())
+	if err := m.From(from); err != nil {
+		return nil, fmt.Errorf("BILLSYNC_MAIL_FROM %q: %w", from, err)
+	}
+	if err := m.To(d.To...); err != nil {
+		return nil, fmt.Errorf("to: %w", err)
+	}
+	if len(d.Cc) > 0 {
+		if err := m.Cc(d.Cc...); err != nil {
+			return nil, fmt.Errorf("cc: %w", err)
+		}
+	}
+	m.Subject(msg.Subject)
+	m.SetMessageIDWithValue(id)
+	m.SetDateWithValue(now)
+	m.SetUserAgent("billsync")
+	m.SetGenHeader("Content-Language", d.Locale)
+	m.SetBodyString(gomail.TypeTextPlain, msg.Text)
+	m.AddAlternativeString(gomail.TypeTextHTML, msg.HTML)
+	for _, f := range files {
+		if f.Attached {
+			m.AttachFile(f.Path)
+		}
+	}
+	return m, nil
+}
+
+// writeEML writes the message to path atomically.
+func writeEML(m *gomail.Msg, path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	if _, err := m.WriteTo(f); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// toOutbox writes the message into the outbox under a name that sorts by time.
+func toOutbox(m *gomail.Msg, dir, name, asOf string) (string, error) {
+	p := filepath.Join(dir, fmt.Sprintf("%s_%s_%s.eml", time.Now().UTC().Format("20060102T150405.000000Z"), name, asOf))
+	if err := writeEML(m, p); err != nil {
+		return "", fmt.Errorf("outbox: %w", err)
+	}
+	return p, nil
+}
+
+// permanent is an SMTP reply of the 5xx class (a refused password, an unknown recipient):
+// trying again would get the same answer.
+func permanent(err error) bool {
+	var te *textproto.Error
+	return errors.As(err, &te) && te.Code >= 500
+}
+
+// send hands the message to the SMTP server.
+func send(ctx context.Context, s *SMTP, m *gomail.Msg) error {
+	opts := []gomail.Option{gomail.WithPort(s.Port), gomail.WithTimeout(time.Minute)}
+	if s.Implicit {
+		opts = append(opts, gomail.WithSSL())
+	} else {
+		opts = append(opts, gomail.WithTLSPolicy(gomail.TLSMandatory))
+	}
+	tc := s.TLS
+	if tc == nil {
+		tc = &tls.Config{ServerName: s.Host, MinVersion: tls.VersionTLS12}
+	}
+	opts = append(opts, gomail.WithTLSConfig(tc))
+	if s.User != "" {
+		opts = append(opts, gomail.WithSMTPAuth(gomail.SMTPAuthAutoDiscover), gomail.WithUsername(s.User),
+			gomail.WithPassword(s.Password))
+	}
+	c, err := gomail.NewClient(s.Host, opts...)
+	if err != nil {
+		return fmt.Errorf("smtp %s: %w", s, err)
+	}
+	if err := c.DialAndSendWithContext(ctx, m); err != nil {
+		return fmt.Errorf("smtp %s: %w", s, err)
+	}
+	return nil
+}

@@ -1,0 +1,38 @@
+-- name: states
+SELECT id, state FROM deliveries WHERE name = ? AND as_of = ?::DATE ORDER BY id;
+
+-- name: insert
+INSERT INTO deliveries (name, as_of, kind, scheduled_at, late, stale, recipients, subject, message_id,
+    transport, eml, sync_run, sync_finished_at, state, attempts, error, started_at)
+VALUES (?, ?::DATE, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)
+RETURNING id;
+
+-- name: insert_file
+INSERT INTO delivery_files (delivery_id, path, bytes, sha256, attached) VALUES (?, ?, ?, ?, ?);
+
+-- name: attempt
+UPDATE deliveries SET attempts = ?, error = ? WHERE id = ?;
+
+-- name: finish
+UPDATE deliveries SET state = ?, attempts = ?, error = ?, finished_at = ? WHERE id = ?;
+
+-- name: interrupted
+UPDATE deliveries SET state = 'unknown', error = ?, finished_at = ?
+WHERE name = ? AND as_of = ?::DATE AND state = 'sending';
+
+-- name: list
+SELECT d.id, d.name, strftime(d.as_of, '%Y-%m-%d'), d.kind, d.late, coalesce(d.stale, ''), d.state, d.attempts,
+       d.recipients, d.subject, d.message_id, d.transport, coalesce(d.eml, ''), coalesce(d.error, ''),
+       d.started_at, d.finished_at,
+       count(f.path) AS files, coalesce(sum(f.bytes), 0)::BIGINT AS bytes
+FROM deliveries d LEFT JOIN delivery_files f ON f.delivery_id = d.id
+WHERE ? = '' OR d.name = ?
+GROUP BY ALL
+ORDER BY d.id DESC
+LIMIT ?;
+
+-- name: files
+SELECT path, bytes, sha256, attached FROM delivery_files WHERE delivery_id = ? ORDER BY path;
+
+-- name: last_as_of
+SELECT strftime(max(as_of), '%Y-%m-%d') FROM deliveries WHERE name = ?;
