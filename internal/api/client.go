@@ -123,6 +123,7 @@ type Client struct {
 
 	requests, retries, throttled, errs atomic.Int64
 	serverTime                         atomic.Int64 // unix nanoseconds of the latest Date header; 0 = none
+	lastDate                           atomic.Int64 // unix nanoseconds of the Date of the answer that arrived last; 0 = none
 }
 
 // Stats counts what a Client has done since New.
@@ -260,13 +261,26 @@ func (c *Client) ServerTime() time.Time {
 	return time.Unix(0, ns).UTC()
 }
 
+// LastDate is the Date header of the answer that arrived last, or the zero time when it had none (or none
+// has arrived). Unlike ServerTime it goes back as well as forward: a caller comparing the service's clock
+// with its own reads the answer it just got, so one answer with a wild Date misleads that comparison only.
+func (c *Client) LastDate() time.Time {
+	ns := c.lastDate.Load()
+	if ns == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, ns).UTC()
+}
+
 // noteDate keeps the latest Date header; answers of concurrent requests may arrive out of order.
 func (c *Client) noteDate(h http.Header) {
 	t, err := http.ParseTime(h.Get("Date"))
 	if err != nil {
+		c.lastDate.Store(0)
 		return
 	}
 	ns := t.UnixNano()
+	c.lastDate.Store(ns)
 	for {
 		old := c.serverTime.Load()
 		if ns <= old || c.serverTime.CompareAndSwap(old, ns) {

@@ -46,6 +46,13 @@ const (
 	FaultFutureTime           FaultKind = "future_time"           // the first record's createdAt in 2999
 	FaultRedirect             FaultKind = "redirect"              // 302 (307 for a POST) to RedirectTo
 	FaultEchoKey500           FaultKind = "echo_key_500"          // 500 with an HTML body echoing the Authorization header across a 120-character cut
+	FaultRepeatedKey          FaultKind = "repeated_key"          // lists: the page's first record gives "id" twice, with two values
+
+	// A service whose clock or identity is off (clockfaults.go), against which a write's lost answer is
+	// reconciled. The Date offsets and the add-credit entry's faults are Faults fields, set for every answer.
+	FaultWildDate            FaultKind = "wild_date"             // this answer's Date header is off by WildDateSeconds
+	FaultForeignCredit       FaultKind = "foreign_credit"        // credit history: the customer's entries and another customer's
+	FaultOtherCustomerCredit FaultKind = "other_customer_credit" // credit history: another customer's entries instead of the customer's
 )
 
 // Faults are the fractions of requests (0..1, summing to at most 1) that fail
@@ -81,6 +88,23 @@ type Faults struct {
 	Redirect             float64 `json:"redirect"`
 	EchoKey500           float64 `json:"echoKey500"`
 
+	RepeatedKey         float64 `json:"repeatedKey"`
+	WildDate            float64 `json:"wildDate"`
+	ForeignCredit       float64 `json:"foreignCredit"`
+	OtherCustomerCredit float64 `json:"otherCustomerCredit"`
+
+	// DateOffsetSeconds moves every answer's Date header off the simulated clock (negative: behind); the
+	// records keep the simulated clock's times.
+	DateOffsetSeconds int64 `json:"dateOffsetSeconds"`
+	// WildDateSeconds is how far the wild_date fault moves one answer's Date; 0 = three years ahead.
+	WildDateSeconds int64 `json:"wildDateSeconds"`
+	// TopupEpochSeconds: a ledger entry add-credit writes from now on shows its createdAt as a number of epoch
+	// seconds (the other entries keep the configured format).
+	TopupEpochSeconds bool `json:"topupEpochSeconds"`
+	// TopupVisibleAfterMs: a ledger entry add-credit writes from now on shows in the credit history only this
+	// long after the write, by the simulated clock (Advance); the balance has it at once.
+	TopupVisibleAfterMs int64 `json:"topupVisibleAfterMs"`
+
 	// RedirectTo is the scheme and host the redirect fault sends clients to, the request's path and
 	// query appended; "" = the same host on the next port.
 	RedirectTo string `json:"redirectTo"`
@@ -108,6 +132,7 @@ func (f *Faults) fractions() []struct {
 		{FaultCursorLoop, f.CursorLoop}, {FaultEndlessCredit, f.EndlessCredit},
 		{FaultEpochSeconds, f.EpochSeconds}, {FaultEpochZero, f.EpochZero}, {FaultEpochMicros, f.EpochMicros},
 		{FaultFutureTime, f.FutureTime}, {FaultRedirect, f.Redirect}, {FaultEchoKey500, f.EchoKey500},
+		{FaultRepeatedKey, f.RepeatedKey}, {FaultWildDate, f.WildDate}, {FaultForeignCredit, f.ForeignCredit}, {FaultOtherCustomerCredit, f.OtherCustomerCredit},
 	}
 }
 
@@ -122,8 +147,8 @@ func (f *Faults) validate() error {
 	if sum > 1+1e-9 {
 		return fmt.Errorf("sandbox faults: fractions sum to %v, more than 1", sum)
 	}
-	if f.RetryAfter < 0 || f.SlowMs < 0 || f.HangMs < 0 {
-		return errors.New("sandbox faults: negative retryAfterSeconds, slowMs or hangMs")
+	if f.RetryAfter < 0 || f.SlowMs < 0 || f.HangMs < 0 || f.TopupVisibleAfterMs < 0 {
+		return errors.New("sandbox faults: negative retryAfterSeconds, slowMs, hangMs or topupVisibleAfterMs")
 	}
 	return nil
 }
@@ -135,7 +160,8 @@ func (k FaultKind) appliesTo(post bool) bool {
 		return post
 	case FaultTruncate, FaultTruncateDrop, FaultStringNumbers, FaultInsertWhilePaging, FaultDuplicatePage,
 		FaultEndlessList, FaultSamePageForever, FaultInflatedPageCount, FaultConflictingDuplicate, FaultCursorLoop,
-		FaultEndlessCredit, FaultEpochSeconds, FaultEpochZero, FaultEpochMicros, FaultFutureTime:
+		FaultEndlessCredit, FaultEpochSeconds, FaultEpochZero, FaultEpochMicros, FaultFutureTime,
+		FaultForeignCredit, FaultOtherCustomerCredit, FaultRepeatedKey:
 		return !post
 	}
 	return true
