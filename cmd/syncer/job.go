@@ -28,8 +28,8 @@ const jobUsage = `usage:
   syncer job apply PLAN_ID [-max N] [-confirm-production] [-result RESULT.csv|.xlsx]
   syncer job apply -kind KIND -in FILE [...]   (plan and apply in one go)
   syncer job approve PLAN_ID                   (lets the daemon apply it when BILLSYNC_APPLY_APPROVED=true)
-  syncer job resolve PLAN_ID ROW applied|not-applied -why "what you checked"
-                                               (settles an unresolved row by hand)
+  syncer job resolve PLAN_ID ROW applied|not-applied -why "what you checked" [-force]
+                                               (settles an unresolved row by hand, checked against the service)
   syncer job show PLAN_ID [-result FILE]       (every action's state)
   syncer job list                              (every plan, newest first)
   syncer job products                          (the credit-usage products a top-up can name)
@@ -39,7 +39,7 @@ kinds: email-fix, credit-topup, invoice-create, payment-edit, license-activate, 
 
 // jobConfigFlags are the syncer's options a job reads (declared in internal/config).
 var jobConfigFlags = []string{"db", "journal", "account", "base-url", "api-key-file", "environment", "tz", "locale", "currency",
-	"repeat-window"}
+	"repeat-window", "settle"}
 
 // subUsage is each subcommand's synopsis and the flags it reads (besides -db, -journal and -account).
 var subUsage = map[string]struct {
@@ -47,12 +47,13 @@ var subUsage = map[string]struct {
 	flags    []string
 }{
 	"plan": {"syncer job plan -kind KIND -in FILE [flags]: validate a file against the warehouse and store the plan; sends nothing",
-		[]string{"kind", "in", "skip-blank", "again", "out", "apply", "max", "confirm-production", "result", "base-url", "api-key-file", "environment", "tz", "locale", "repeat-window"}},
+		[]string{"kind", "in", "skip-blank", "again", "out", "apply", "max", "confirm-production", "result", "base-url", "api-key-file", "environment", "tz", "locale", "repeat-window", "settle"}},
 	"apply": {"syncer job apply PLAN_ID [flags] | syncer job apply -kind KIND -in FILE [flags]: send what is left of a plan, exactly once",
-		[]string{"max", "confirm-production", "result", "kind", "in", "skip-blank", "again", "out", "base-url", "api-key-file", "environment", "tz", "locale", "repeat-window"}},
+		[]string{"max", "confirm-production", "result", "kind", "in", "skip-blank", "again", "out", "base-url", "api-key-file", "environment", "tz", "locale", "repeat-window", "settle"}},
 	"approve": {"syncer job approve PLAN_ID: show the plan's summary and approve it for the service of BILLSYNC_BASE_URL: the daemon sends it there (and nowhere else) after its next sync (BILLSYNC_APPLY_APPROVED=true); the login that planned it may not approve it unless BILLSYNC_ALLOW_SELF_APPROVE=true",
 		[]string{"base-url", "environment", "allow-self-approve", "tz", "locale"}},
-	"resolve": {"syncer job resolve PLAN_ID ROW applied|not-applied -why TEXT: settle an unresolved row after checking it on the service; ROW is the plan's SEQ (Baris/Row in the plan file)", []string{"why", "by"}},
+	"resolve": {"syncer job resolve PLAN_ID ROW applied|not-applied -why TEXT [-force]: settle an unresolved row after checking it on the service; ROW is the plan's SEQ (Baris/Row in the plan file). The service is read first: a resolution its evidence contradicts is refused unless -force",
+		[]string{"why", "by", "force", "base-url", "api-key-file", "environment", "settle", "tz"}},
 	"show": {"syncer job show PLAN_ID [-result FILE]: print the plan with every action's state, its totals, and who planned, approved, applied and resolved it",
 		[]string{"result", "tz", "locale"}},
 	"list":     {"syncer job list: every plan in the journal, newest first", []string{"tz"}},
@@ -72,6 +73,7 @@ type jobFlags struct {
 	max       int
 	confirm   bool
 	why, by   string
+	force     bool
 }
 
 // errUsage marks a command line that cannot be run; main exits 2 for it.
@@ -159,6 +161,7 @@ func (f *jobFlags) flagSet(sub string) *flag.FlagSet {
 	fs.BoolVar(&f.confirm, "confirm-production", false, "required to send to a production base URL")
 	fs.StringVar(&f.why, "why", "", "resolve: what you checked on the service (kept in the journal)")
 	fs.StringVar(&f.by, "by", "", "resolve: who settles it (default: the login name)")
+	fs.BoolVar(&f.force, "force", false, "resolve: journal the resolution even though the service's evidence contradicts it (-why says why)")
 	return fs
 }
 
@@ -304,7 +307,7 @@ func (f *jobFlags) send(ctx context.Context, j *jobs.Journal, p *jobs.Plan, stdo
 	}
 	res, err := j.Apply(ctx, p.ID, jobs.ApplyOptions{Client: c, Account: f.cfg.Account, BaseURL: f.cfg.BaseURL,
 		Max: f.max, Production: isProduction(f.cfg.BaseURL, f.cfg.Environment), Confirmed: f.confirm, Log: log,
-		RepeatWindow: f.cfg.RepeatWindow, Location: loc})
+		Settle: f.cfg.JobSettle, RepeatWindow: f.cfg.RepeatWindow, Location: loc})
 	if errors.Is(err, jobs.ErrNeedsConfirmation) {
 		return fmt.Errorf("%w: %s is a production base URL (not loopback, and BILLSYNC_ENVIRONMENT is not sandbox); "+
 			"review the plan, then run again with -confirm-production", err, f.cfg.BaseURL)
@@ -492,14 +495,25 @@ func (f *jobFlags) resolve(ctx context.Context, pos []string, stdout io.Writer) 
 	if strings.TrimSpace(f.why) == "" {
 		return usageErr("syncer job resolve: -why is required: say what you checked on the service (it is kept in the journal)")
 	}
+	// The service is read first: a resolution its evidence contradicts is refused unless forced.
+	o := jobs.ResolveOptions{Force: f.force, Settle: f.cfg.JobSettle, Location: f.fileOptions().Location}
+	if c, err := f.client(); err == nil {
+		o.Client = c
+	} else if !f.force {
+		return fmt.Errorf("resolve checks the row against the service first: %w (or -force -why \"...\" to journal it unchecked)", err)
+	}
 	j, err := jobs.OpenJournal(ctx, f.cfg.Journal)
 	if err != nil {
 		return err
 	}
 	defer j.Close()
-	a, err := j.Resolve(ctx, pos[0], row, pos[2], f.by, f.why)
+	a, err := j.Resolve(ctx, pos[0], row, pos[2], f.by, f.why, o)
 	if err != nil {
 		return err
+	}
+	if a.Detail["forced"] == "true" {
+		fmt.Fprintf(stdout, "forced against the service's evidence (journaled as forced): %s%s\n", a.Detail["contradicted"],
+			strings.TrimPrefix(a.Detail["evidence"], "not read: "))
 	}
 	next := "it counts as succeeded; nothing will be sent for it"
 	if a.State == jobs.NotApplied {
@@ -508,6 +522,19 @@ func (f *jobFlags) resolve(ctx context.Context, pos []string, stdout io.Writer) 
 	fmt.Fprintf(stdout, "row %d of plan %s (line %d, %s) resolved as %s by %s: %s\n", row, pos[0], a.Line, a.Target, pos[2],
 		a.Detail["resolvedBy"], next)
 	return nil
+}
+
+// client is the API client of the configured service, unpaced when BILLSYNC_RATE_PER_MIN is 0.
+func (f *jobFlags) client() (*api.Client, error) {
+	if f.cfg.BaseURL == "" {
+		return nil, errors.New("BILLSYNC_BASE_URL is not set")
+	}
+	key, err := readKey(f.cfg.APIKey, f.cfg.APIKeyFile, "BILLSYNC_API_KEY")
+	if err != nil {
+		return nil, err
+	}
+	return api.New(api.Config{BaseURL: f.cfg.BaseURL, APIKey: key, RatePerMin: f.cfg.RatePerMin, Unlimited: f.cfg.RatePerMin == 0,
+		Logger: newLogger(os.Stderr, f.cfg.LogFormat, isTerminal(os.Stderr), false)})
 }
 
 // localTime shows a time in the configured zone (BILLSYNC_TZ), as the finance team reads it.

@@ -72,7 +72,9 @@ func TestJobHelpAndUsageErrors(t *testing.T) {
 // applied file planned again says so, approving twice says already approved, list and products read as a
 // person reads them, and an unresolved row is shown with the command that settles it, which runs as printed.
 func TestJobCommandAsAFinanceUserRunsIt(t *testing.T) {
-	sb, err := sandbox.New(sandbox.Options{Seed: 3, Scale: 0.02, Key: secret, Now: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC),
+	// The simulator's clock starts at billsync's: a lost answer is reconciled only while the service's Date
+	// agrees with billsync's clock.
+	sb, err := sandbox.New(sandbox.Options{Seed: 3, Scale: 0.02, Key: secret, Now: time.Now().UTC().Truncate(time.Second),
 		CreditTimes: sandbox.CreditTimeNoZone})
 	if err != nil {
 		t.Fatal(err)
@@ -180,6 +182,12 @@ func TestJobCommandAsAFinanceUserRunsIt(t *testing.T) {
 	before := adds()
 	if out, errs, code = syncer(t, vars, "job", "apply", m[1]); code != 1 || adds() != before {
 		t.Errorf("apply with an unresolved row: exit %d, %d sends\n%s%s", code, adds()-before, out, errs)
+	}
+	// Settling it as not applied while the service shows the entry is refused, naming it.
+	out, errs, code = syncer(t, vars, "job", "resolve", m[1], m[2], "not-applied", "-why", "tidak ada di dasbor", "-by", "siti")
+	if code != 1 || !strings.Contains(errs, "the service shows entry ") || !strings.Contains(errs, "applied fits") ||
+		!strings.Contains(errs, "-force") {
+		t.Errorf("resolve not-applied while the entry shows: exit %d\n%s%s", code, out, errs)
 	}
 	// The person checks the customer's balance on the service and settles the row as printed.
 	out, errs, code = syncer(t, vars, "job", "resolve", m[1], m[2], "applied", "-why", "saldo 2.500 terlihat di dasbor", "-by", "siti")

@@ -135,6 +135,7 @@ type Client struct {
 
 	requests, retries, throttled, errs atomic.Int64
 	serverTime                         atomic.Int64 // unix nanoseconds of the latest Date header; 0 = none
+	lastDate                           atomic.Int64 // unix nanoseconds of the Date of the answer that arrived last; 0 = none
 	// clockOffset is the latest answer's Date minus this machine's clock when it arrived, in
 	// nanoseconds; valid once serverTime is set.
 	clockOffset atomic.Int64
@@ -307,14 +308,27 @@ func (c *Client) ClockOffset() (offset time.Duration, ok bool) {
 	return time.Duration(c.clockOffset.Load()), true
 }
 
-// noteDate keeps the latest Date header and the clock offset it shows; answers of concurrent
-// requests may arrive out of order.
+// LastDate is the Date header of the answer that arrived last, or the zero time when it had none (or none
+// has arrived). Unlike ServerTime it goes back as well as forward: a caller comparing the service's clock
+// with its own reads the answer it just got, so one answer with a wild Date misleads that comparison only.
+func (c *Client) LastDate() time.Time {
+	ns := c.lastDate.Load()
+	if ns == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, ns).UTC()
+}
+
+// noteDate keeps the latest Date header, the last answer's and the clock offset it shows;
+// answers of concurrent requests may arrive out of order.
 func (c *Client) noteDate(h http.Header, arrived time.Time) {
 	t, err := http.ParseTime(h.Get("Date"))
 	if err != nil {
+		c.lastDate.Store(0)
 		return
 	}
 	ns := t.UnixNano()
+	c.lastDate.Store(ns)
 	c.clockOffset.Store(int64(t.Sub(arrived)))
 	for {
 		old := c.serverTime.Load()

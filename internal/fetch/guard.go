@@ -175,6 +175,15 @@ func (g *guard) check(n int, p *api.ListPage) ([]warehouse.Conflict, error) {
 	sig.SetSeed(idSeed)
 	var found []warehouse.Conflict
 	for i, raw := range p.Items {
+		// A record giving a key twice has no single reading (Go keeps the last value, DuckDB the first,
+		// and the id is read by both): it is refused here, as the write jobs' reconciliation refuses it.
+		if key, dup := api.RepeatedKey(raw); dup {
+			where := fmt.Sprintf("%s page %d item %d", g.what, n, i)
+			if id := recordID(raw); id != "" {
+				where += " (id " + id + ")"
+			}
+			return nil, fmt.Errorf("%s: gives %q twice, so it has no single reading; stopped", where, key)
+		}
 		id := recordID(raw)
 		if id == "" {
 			continue // the merge's validation names records without an id

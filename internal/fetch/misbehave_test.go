@@ -126,6 +126,8 @@ func TestMisbehavingService(t *testing.T) {
 			[]string{"invoices page 1 item 0 (id ", "looks like epoch microseconds, not milliseconds"}},
 		{"a webhook delivery dated 2999", sandbox.Faults{PathPrefix: "/hl/v2/webhooks"}, sandbox.FaultFutureTime,
 			[]string{"webhook_deliveries page 1 item 0 (id ", `createdAt "2999-01-01T00:00:00.000Z" is more than a day after the server's clock`}},
+		{"a customer giving its id twice", sandbox.Faults{PathPrefix: "/hl/v1/customer"}, sandbox.FaultRepeatedKey,
+			[]string{"GET /hl/v1/customer page 1 item 0 (id ", `gives "id" twice, so it has no single reading; stopped`}},
 		{"302 to another port", sandbox.Faults{RedirectTo: catcher.URL, Redirect: 1}, "",
 			[]string{"HTTP 302 redirect to " + catcher.URL + "/hl/", "refused: another host or port"}},
 		{"a 500 echoing the key across the cut", sandbox.Faults{EchoKey500: 1}, "",

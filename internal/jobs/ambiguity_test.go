@@ -41,7 +41,14 @@ func childApply() int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	_, err = j.Apply(context.Background(), os.Getenv("BILLSYNC_TEST_PLAN"), jobs.ApplyOptions{Client: c, Account: "test"})
+	// billsync's clock is the simulator's, which stands still between the parent's calls.
+	now, err := time.Parse(time.RFC3339Nano, os.Getenv("BILLSYNC_TEST_NOW"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	_, err = j.Apply(context.Background(), os.Getenv("BILLSYNC_TEST_PLAN"), jobs.ApplyOptions{Client: c, Account: "test",
+		Now: func() time.Time { return now }})
 	fmt.Fprintln(os.Stderr, "child was not killed:", err)
 	return 3
 }
@@ -133,7 +140,7 @@ func TestTopupKilledBetweenSendAndJournal(t *testing.T) {
 
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "BILLSYNC_JOBS_CHILD=apply-then-die", "BILLSYNC_TEST_URL="+e.srv.URL,
-		"BILLSYNC_TEST_JOURNAL="+e.journal, "BILLSYNC_TEST_PLAN="+plan.ID)
+		"BILLSYNC_TEST_JOURNAL="+e.journal, "BILLSYNC_TEST_PLAN="+plan.ID, "BILLSYNC_TEST_NOW="+e.sb.Now().Format(time.RFC3339Nano))
 	cmd.Stderr = os.Stderr
 	err := cmd.Run()
 	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {

@@ -140,17 +140,19 @@ func TestDocumentedAnswersInEachJobKind(t *testing.T) {
 		}
 		section("invoice-create: 429 duplicate request, its twin claimed by the first plan: unresolved", res.Plan, 1)
 
-		// A person checks, says it was not applied, and the next run (a minute later) sends it.
+		// A person checks, says it was not applied once the settle interval is over (the only invoice like it is
+		// the first plan's), and the next run sends it.
+		e.sb.Advance(jobs.DefaultSettle + time.Minute)
 		j := e.open()
-		if _, err := j.Resolve(ctx, again.ID, 1, "not-applied", "", ""); err == nil || !strings.Contains(err.Error(), "why") {
+		ro := jobs.ResolveOptions{Client: e.client(testKey), Now: e.sb.Now}
+		if _, err := j.Resolve(ctx, again.ID, 1, "not-applied", "", "", ro); err == nil || !strings.Contains(err.Error(), "why") {
 			t.Errorf("resolve without a reason: %v", err)
 		}
-		a, err := j.Resolve(ctx, again.ID, 1, "not-applied", "siti", "the second invoice is wanted: customer ordered twice")
+		a, err := j.Resolve(ctx, again.ID, 1, "not-applied", "siti", "the second invoice is wanted: customer ordered twice", ro)
 		j.Close()
 		if err != nil || a.State != jobs.NotApplied {
 			t.Fatalf("resolve: %v %+v", err, a)
 		}
-		e.sb.Advance(2 * time.Minute)
 		res = e.apply(again.ID)
 		if res.Status != jobs.RunCompleted || e.posts("/hl/v1/invoice/create") != 3 {
 			t.Errorf("after resolving not-applied: %+v, %d creates", res, e.posts("/hl/v1/invoice/create"))

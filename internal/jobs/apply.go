@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/billsync/billsync/internal/api"
@@ -26,6 +27,12 @@ type ApplyOptions struct {
 	Confirmed  bool
 	User, Host string
 	Log        *slog.Logger
+	// Now is billsync's clock, on which every send is anchored; nil = time.Now. Tests run it on the
+	// simulator's clock.
+	Now func() time.Time
+	// Settle is how long after a send a read that does not find the change is not yet proof of its absence;
+	// 0 = DefaultSettle.
+	Settle time.Duration
 	// RepeatWindow is how far back each row is compared, right before it is sent, with what other plans sent;
 	// zero = DefaultRepeatWindow.
 	RepeatWindow time.Duration
@@ -131,6 +138,12 @@ func (o *ApplyOptions) check(p *Plan, s *kindSpec) error {
 	if o.Host == "" {
 		o.Host, _ = os.Hostname()
 	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Settle <= 0 {
+		o.Settle = DefaultSettle
+	}
 	return nil
 }
 
@@ -152,15 +165,15 @@ type run struct {
 
 func (r *run) start() error {
 	err := r.j.db.QueryRowContext(r.jctx, journalSQL["insert_run"], r.p.ID, r.p.Hash, string(r.p.Kind), r.p.Account,
-		r.o.BaseURL, time.Now().UTC(), r.o.User, r.o.Host, os.Getpid()).Scan(&r.id)
+		r.o.BaseURL, r.o.Now().UTC(), r.o.User, r.o.Host, os.Getpid()).Scan(&r.id)
 	if err != nil {
 		return fmt.Errorf("job journal: start run of plan %s: %w", r.p.ID, err)
 	}
-	r.rc = &reconciler{j: r.j, p: r.p, s: r.s, c: r.o.Client}
+	r.rc = &reconciler{j: r.j, p: r.p, s: r.s, c: r.o.Client, now: r.o.Now, settle: r.o.Settle, loc: r.o.Location}
 	r.touched = map[int]bool{}
 	// Read once per run: the journal's lock keeps every other job process out until this run ends, and this
 	// run's own sends belong to this plan, which is never compared with itself.
-	rp, err := loadRepeats(r.jctx, r.j.db, r.s, r.p.Account, r.p.ID, time.Now().Add(-r.o.RepeatWindow), r.o.Location)
+	rp, err := loadRepeats(r.jctx, r.j.db, r.s, r.p.Account, r.p.ID, r.o.Now().Add(-r.o.RepeatWindow), r.o.Location)
 	if err != nil {
 		return err
 	}
@@ -203,11 +216,52 @@ func (r *run) do(ctx context.Context, recon, todo []*Action) error {
 			}
 			continue
 		}
+		// A row a person resolved as not applied is read once more: held when the change shows now.
+		if a.State == NotApplied && a.Detail["resolvedBy"] != "" {
+			hold, err := r.recheck(ctx, a)
+			if err != nil {
+				return err
+			}
+			if hold {
+				continue
+			}
+		}
 		if err := r.send(ctx, a); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// recheck reads the service once more before sending an action a person resolved as not applied: a change
+// that shows now (and did not when they resolved it) holds the action, unresolved, for them to look again.
+func (r *run) recheck(ctx context.Context, a *Action) (hold bool, err error) {
+	v, ev, err := r.rc.check(ctx, a)
+	if err != nil {
+		r.o.Log.Warn("job recheck failed", "run", r.id, "plan", r.p.ID, "seq", a.Seq, "err", err)
+		return true, fmt.Errorf("read the service before sending row %d, which was resolved as not applied: %w", a.Seq, err)
+	}
+	seen := map[string]bool{}
+	for _, id := range strings.Fields(a.Detail["candidates"]) {
+		seen[id] = true
+	}
+	var fresh []string
+	for _, c := range r.rc.found {
+		if !seen[c.id] {
+			fresh = append(fresh, c.what)
+		}
+	}
+	if v != applied && len(fresh) == 0 {
+		return false, nil
+	}
+	if ev == nil {
+		ev = map[string]string{}
+	}
+	ev["reconciled"] = fmt.Sprintf("resolved as not applied by %s, but the read before sending shows %s", a.Detail["resolvedBy"],
+		strings.Join(fresh, "; "))
+	ev["missing"] = "whether this is the change after all: if it is, resolve the row as applied"
+	r.reconciled++
+	return true, r.unresolved(a, ev)
 }
 
 // probeWrite fails before anything is sent when the key cannot write or the service cannot be reached.
@@ -243,7 +297,7 @@ func (r *run) reconcile(ctx context.Context, a *Action) error {
 	case inconclusive:
 		return r.unresolved(a, evidence)
 	}
-	return r.transition(a, Unknown, evidence, "")
+	return r.transition(a, Unknown, evidence, "") // waiting: read again by a later run
 }
 
 // settleNow reads the service right after a send whose outcome is unknown. Found: succeeded. Not found: it
@@ -262,11 +316,11 @@ func (r *run) settleNow(ctx context.Context, a *Action, saidExists bool, ae *api
 		return r.transition(a, Succeeded, ev, "")
 	case v == inconclusive:
 		return r.unresolved(a, ev)
-	case v == absent && saidExists:
+	case (v == absent || v == waiting) && saidExists:
 		ev["reconciled"] = "the service answered \"" + ae.Message + "\", but no matching record is in the complete list"
 		ev["missing"] = "the record the service says exists"
 		return r.unresolved(a, ev)
-	case v == absent:
+	case v == absent || v == waiting:
 		ev["note"] = "not found right after the failure; checked again before any resend"
 	}
 	return r.transition(a, Unknown, ev, "")
@@ -290,8 +344,9 @@ func ResolveCommand(planID string, seq int) string {
 
 // send journals the action as sent, sends it once and journals what came back.
 func (r *run) send(ctx context.Context, a *Action) error {
-	serverAt := r.o.Client.ServerTime()
-	if err := r.transitionAt(a, Sent, serverAt, nil, ""); err != nil {
+	// The send is anchored on billsync's clock (recorded_at); the Date of the answer before it is kept
+	// beside it, for the reconciliation to check that the two clocks agree.
+	if err := r.transitionAt(a, Sent, r.o.Client.LastDate(), nil, ""); err != nil {
 		return err
 	}
 	r.sent++
@@ -343,11 +398,12 @@ func (r *run) succeeded(a *Action, res map[string]string) error {
 	if !r.s.journalsBalance || res["balance"] == "" {
 		return r.transition(a, Succeeded, res, "")
 	}
-	at := r.o.Client.ServerTime()
-	if at.IsZero() {
-		at = time.Now().UTC()
+	// The balance is as of the answer that reported it: its Date, unless that is off billsync's clock.
+	date, at := r.o.Client.LastDate(), r.o.Now().UTC()
+	if !date.IsZero() && date.Sub(at).Abs() <= ClockBound {
+		at = date
 	}
-	return r.record(a, Succeeded, r.o.Client.ServerTime(), res, "", func(tx *sql.Tx) error {
+	return r.record(a, Succeeded, date, res, "", func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(r.jctx, journalSQL["insert_balance"], r.p.Account, a.Request["customerId"],
 			a.Request["productId"], res["balance"], at, r.id, a.ID)
 		return err
@@ -355,7 +411,7 @@ func (r *run) succeeded(a *Action, res map[string]string) error {
 }
 
 func (r *run) transition(a *Action, st State, detail map[string]string, errText string) error {
-	return r.transitionAt(a, st, r.o.Client.ServerTime(), detail, errText)
+	return r.transitionAt(a, st, r.o.Client.LastDate(), detail, errText)
 }
 
 func (r *run) transitionAt(a *Action, st State, serverAt time.Time, detail map[string]string, errText string) error {
@@ -375,7 +431,7 @@ func (r *run) record(a *Action, st State, serverAt time.Time, detail map[string]
 	}
 	err := inTx(r.jctx, r.j.db, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(r.jctx, journalSQL["insert_transition"], r.p.ID, a.ID, a.Seq, r.id, string(st),
-			time.Now().UTC(), nullTime(serverAt), det, e); err != nil {
+			r.o.Now().UTC(), nullTime(serverAt), det, e); err != nil {
 			return err
 		}
 		if also != nil {
@@ -432,7 +488,7 @@ func (r *run) finish(runErr error) (*RunResult, error) {
 	} else if r.stopped != "" {
 		errText = r.stopped
 	}
-	if _, err := r.j.db.ExecContext(r.jctx, journalSQL["finish_run"], time.Now().UTC(), res.Status, res.Sent,
+	if _, err := r.j.db.ExecContext(r.jctx, journalSQL["finish_run"], r.o.Now().UTC(), res.Status, res.Sent,
 		res.Run.Succeeded, res.Run.Failed, res.Run.Unresolved, res.Run.Held, errText, r.id); err != nil {
 		return res, errors.Join(runErr, fmt.Errorf("job journal: finish run %d: %w", r.id, err))
 	}

@@ -25,7 +25,7 @@ func TestCreditSends(t *testing.T) {
 	if got, err := jobs.CreditSends(ctx, e.journal); err != nil || len(got) != 0 {
 		t.Fatalf("planned, not sent: %v, %v; want none", got, err)
 	}
-	start := time.Now().Add(-time.Second)
+	start := e.sb.Now().Add(-time.Second) // billsync's clock in these tests is the simulator's
 	if res := e.apply(plan.ID); res.Sent != 2 {
 		t.Fatalf("run: %+v", res)
 	}

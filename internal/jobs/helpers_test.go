@@ -139,7 +139,7 @@ func (e *env) applyWith(id string, key string, mod ...func(*jobs.ApplyOptions)) 
 	j := e.open()
 	defer j.Close()
 	o := jobs.ApplyOptions{Client: e.client(key), Account: "test", BaseURL: e.srv.URL, User: "tester", Host: "testhost",
-		Log: slog.New(slog.DiscardHandler)}
+		Log: slog.New(slog.DiscardHandler), Now: e.sb.Now}
 	for _, m := range mod {
 		m(&o)
 	}

@@ -909,6 +909,9 @@ func PrintResult(w io.Writer, r *RunResult, o FileOptions) {
 		switch a.State {
 		case Failed, Unknown, Sent:
 			fmt.Fprintf(w, "  row %d, line %d (%s): %s %s\n", a.Seq, a.Line, a.Target, a.State, localTimes(a.Error, o.loc()))
+			if v := a.Detail["waiting"]; v != "" && a.State == Unknown {
+				fmt.Fprintf(w, "    %s\n", v)
+			}
 		case Unresolved:
 			printUnresolved(w, r.Plan, a, o.loc())
 		}

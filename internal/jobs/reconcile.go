@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/billsync/billsync/internal/api"
+	"github.com/billsync/billsync/internal/warehouse"
 )
 
 // verdict is what reading the service says about an action whose outcome was unknown.
@@ -27,10 +28,25 @@ const (
 	applied                     // the change is there
 	absent                      // a complete read proves the change is not there: sending it is safe
 	inconclusive                // read, but it cannot prove either: unresolved, never sent again automatically
+	// waiting: not found, but the settle interval since the send is not over: the service may still show it.
+	// Left unknown, read again by a later run; never sent, never unresolved.
+	waiting
 )
 
 // clockMargin widens "since the send" for clocks that disagree by a little (the Date header has seconds).
 const clockMargin = time.Minute
+
+// DefaultSettle is how long after a send a read that does not find the change is not taken as proof of its
+// absence: a service may show a write in its lists some time after it made it.
+const DefaultSettle = 5 * time.Minute
+
+// ClockBound is how far the service's clock (its Date header) may be from billsync's for the times of its
+// records to be placed against a send: further, and a read that depends on them is inconclusive.
+const ClockBound = 5 * time.Minute
+
+// settles names the kinds whose reconciliation concludes absence from a read (and then sends again), so
+// the settle interval holds for them; the others set absolute values or change nothing.
+var settles = map[Kind]bool{CreditTopup: true, EmailFix: true, InvoiceCreate: true}
 
 // scanPages bounds how far a reconciliation pages through a list; a longer list is inconclusive.
 const scanPages = 2000
@@ -41,20 +57,60 @@ const readAttempts = 3
 
 // reconciler reads the service to settle unknown outcomes.
 type reconciler struct {
-	j *Journal
-	p *Plan
-	s *kindSpec
-	c *api.Client
+	j      *Journal
+	p      *Plan
+	s      *kindSpec
+	c      *api.Client
+	now    func() time.Time // billsync's clock
+	settle time.Duration
+	loc    *time.Location // zone of the times in messages (BILLSYNC_TZ)
 
 	customers *listRead // e-mail fix: one complete read per batch of reconciliations, dropped after every send
+
+	// found is what the last check read that may be the action's change (matched, after or around the
+	// send, not another action's): a person's resolution may not contradict it.
+	found []candidate
+}
+
+// candidate is a record a read found that may be the action's change.
+type candidate struct {
+	id   string
+	what string // for people: "entry 65f… of 2500 at 2026-11-01 10:00 WIB"
 }
 
 // forget drops what was read, because a send may have changed it.
 func (rc *reconciler) forget() { rc.customers = nil }
 
-// check settles a by the kind's own reconciliation.
+// check settles a by the kind's own reconciliation. A read that finds nothing concludes absence only once
+// the settle interval since the send is over (measured on billsync's clock); before, it is waiting.
 func (rc *reconciler) check(ctx context.Context, a *Action) (verdict, map[string]string, error) {
-	return rc.s.reconcile(rc, ctx, a)
+	rc.found = nil
+	v, ev, err := rc.s.reconcile(rc, ctx, a)
+	if err != nil || v != absent || !settles[rc.p.Kind] {
+		return v, ev, err
+	}
+	send, err := rc.sendMoment(ctx, a)
+	if err != nil {
+		return undetermined, ev, err
+	}
+	ev["settleInterval"] = rc.settle.String()
+	if due := send.at.Add(rc.settle); rc.now().Before(due) {
+		ev["waiting"] = fmt.Sprintf("not found yet, %s after the send; billsync concludes it is absent only %s after the send "+
+			"(the service may show a write late): run apply again after %s", rc.now().Sub(send.at).Round(time.Second), rc.settle,
+			rc.local(due))
+		ev["checkAfter"] = due.UTC().Format(time.RFC3339)
+		return waiting, ev, nil
+	}
+	return absent, ev, nil
+}
+
+// local shows a time in the zone people read (BILLSYNC_TZ).
+func (rc *reconciler) local(t time.Time) string {
+	loc := rc.loc
+	if loc == nil {
+		loc = time.UTC
+	}
+	return t.In(loc).Format("2006-01-02 15:04:05 MST")
 }
 
 // resendSafe is the reconciliation of a kind whose send may simply go again: it reads nothing.
@@ -64,16 +120,74 @@ func resendSafe(why string) func(*reconciler, context.Context, *Action) (verdict
 	}
 }
 
-// since is the earliest time the action's effect can carry: its last send by the service's clock.
-func (rc *reconciler) since(ctx context.Context, a *Action) (time.Time, error) {
-	var t sql.NullTime
-	if err := rc.j.db.QueryRowContext(ctx, journalSQL["last_sent_at"], rc.p.ID, a.ID).Scan(&t); err != nil {
-		return time.Time{}, fmt.Errorf("job journal: send time of action %d: %w", a.Seq, err)
+// sent is the moment of an action's last send: billsync's clock, and the service's Date known then.
+type sent struct {
+	at     time.Time // billsync's clock (recorded_at)
+	server time.Time // the Date of the answer before the send; zero when none
+}
+
+func (rc *reconciler) sendMoment(ctx context.Context, a *Action) (sent, error) {
+	var at, server sql.NullTime
+	if err := rc.j.db.QueryRowContext(ctx, journalSQL["last_send"], rc.p.ID, a.ID).Scan(&at, &server); err != nil {
+		return sent{}, fmt.Errorf("job journal: send time of action %d: %w", a.Seq, err)
 	}
-	if !t.Valid {
-		return time.Time{}, fmt.Errorf("action %d was never journaled as sent", a.Seq)
+	if !at.Valid {
+		return sent{}, fmt.Errorf("action %d was never journaled as sent", a.Seq)
 	}
-	return t.Time.Add(-clockMargin), nil
+	return sent{at: at.Time, server: server.Time}, nil
+}
+
+// placed is where a read stands against billsync's clock: since is the earliest time, by the service's clock,
+// the action's effect can carry; serverNow the service's clock as the read's last answer gave it. doubt says
+// why times cannot be placed at all.
+type placed struct {
+	since, serverNow time.Time
+	doubt            string
+}
+
+// place anchors the send on billsync's clock and carries it to the service's by the Date of the answer
+// just read, which must agree with billsync's clock within ClockBound (as must the Date journaled with
+// the send, when there is one). Call it right after the read.
+func (rc *reconciler) place(send sent) placed {
+	now, date := rc.now(), rc.c.LastDate()
+	if date.IsZero() {
+		return placed{serverNow: now, doubt: "the service's answer carried no Date header: its clock cannot be compared with billsync's"}
+	}
+	skew := date.Sub(now)
+	if skew.Abs() > ClockBound {
+		return placed{serverNow: now, doubt: fmt.Sprintf("the service's clock (Date %s) is %s off billsync's (%s), more than the %s "+
+			"within which the times of its records can be placed against the send", date.UTC().Format(time.RFC3339), skew.Abs().Round(time.Second),
+			now.UTC().Format(time.RFC3339), ClockBound)}
+	}
+	since := send.at.Add(skew)
+	// The Date known at the send, when it agrees with billsync's clock, may place the send a little earlier
+	// on the service's clock; one that does not agree is one wild answer, and is not used.
+	if !send.server.IsZero() && send.server.Sub(send.at).Abs() <= ClockBound {
+		since = minTime(since, send.server)
+	}
+	return placed{since: since.Add(-clockMargin), serverNow: date}
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+// moment reads a record's time and judges it by the sync's rule (warehouse.ImplausibleTime): ok is false
+// with a doubt for a time that is unreadable or implausible.
+func (pl placed) moment(what, field string, raw json.RawMessage) (moment, string) {
+	at, ok := parseMoment(raw)
+	if !ok {
+		return moment{}, fmt.Sprintf("%s has %s %s, which is not a time", what, field, string(raw))
+	}
+	for _, t := range []time.Time{at.lo, at.hi} {
+		if msg := warehouse.ImplausibleTime(field, string(raw), t, pl.serverNow); msg != "" {
+			return moment{}, what + ": " + msg
+		}
+	}
+	return at, ""
 }
 
 func (rc *reconciler) claimed(ctx context.Context) (map[string]bool, error) {
@@ -221,18 +335,22 @@ func (m moment) when(since time.Time) string {
 }
 
 type ledgerEntry struct {
-	ID        string          `json:"id"`
-	CreatedAt json.RawMessage `json:"createdAt"`
-	Credit    api.Float       `json:"credit"`
-	Debit     api.Float       `json:"debit"`
-	Amount    api.Float       `json:"amount"` // some answers carry one signed amount instead of credit and debit
-	ProductID string          `json:"productId"`
+	ID         string          `json:"id"`
+	CreatedAt  json.RawMessage `json:"createdAt"`
+	Credit     api.Float       `json:"credit"`
+	Debit      api.Float       `json:"debit"`
+	Amount     api.Float       `json:"amount"` // some answers carry one signed amount instead of credit and debit
+	ProductID  string          `json:"productId"`
+	CustomerID string          `json:"customerId"`
 }
 
-// topup looks for the top-up's ledger entry in the customer's whole credit history. Entries that other
-// journaled top-ups of the same customer, product and amount account for are not counted.
+// topup looks for the top-up's ledger entry in the customer's whole credit history. Every entry must be
+// provably this customer's (the spec gives each a customerId and a productId), readable once (no key
+// twice) and carry a plausible time; anything else makes the read inconclusive, whatever it found.
+// Entries that other journaled top-ups of the same customer, product and amount account for are not
+// counted.
 func (rc *reconciler) topup(ctx context.Context, a *Action) (verdict, map[string]string, error) {
-	since, err := rc.since(ctx, a)
+	send, err := rc.sendMoment(ctx, a)
 	if err != nil {
 		return undetermined, nil, err
 	}
@@ -250,16 +368,45 @@ func (rc *reconciler) topup(ctx context.Context, a *Action) (verdict, map[string
 	if err != nil {
 		return undetermined, nil, err
 	}
+	pl := rc.place(send)
 	type found struct {
 		id string
 		at time.Time
 	}
 	var hits []found
 	var doubts []string
+	if pl.doubt != "" {
+		doubts = append(doubts, pl.doubt)
+	}
+	foreign := map[string]int{}
 	for i, raw := range l.items {
+		if key, dup := api.RepeatedKey(raw); dup {
+			doubts = append(doubts, fmt.Sprintf("entry %d gives %q twice: it has no single reading", i+1, key))
+			continue
+		}
 		var e ledgerEntry
 		if err := json.Unmarshal(raw, &e); err != nil {
 			doubts = append(doubts, fmt.Sprintf("entry %d cannot be read: %v", i+1, err))
+			continue
+		}
+		name := "entry " + e.ID
+		if e.ID == "" {
+			name = fmt.Sprintf("entry %d", i+1)
+		}
+		switch {
+		case e.CustomerID == "":
+			doubts = append(doubts, name+" does not say whose it is (no customerId)")
+			continue
+		case e.CustomerID != cust:
+			foreign[e.CustomerID]++
+			continue
+		case e.ProductID == "":
+			doubts = append(doubts, name+" does not say its product (no productId)")
+			continue
+		}
+		at, doubt := pl.moment(name, "createdAt", e.CreatedAt)
+		if doubt != "" {
+			doubts = append(doubts, doubt)
 			continue
 		}
 		credit, debit := e.Credit, e.Debit
@@ -267,51 +414,54 @@ func (rc *reconciler) topup(ctx context.Context, a *Action) (verdict, map[string
 			credit = api.Float{Value: max(e.Amount.Value, 0), Valid: true}
 			debit = api.Float{Value: max(-e.Amount.Value, 0), Valid: true}
 		}
-		if e.ProductID != "" && e.ProductID != prod || claimed[e.ID] {
+		if e.ProductID != prod || claimed[e.ID] {
 			continue
 		}
 		if credit.Valid && (credit.Value != amount || debit.Value != 0) {
 			continue
 		}
-		// A candidate by what it shows; whatever it does not show is a doubt.
-		var lacks []string
-		if e.ProductID == "" {
-			lacks = append(lacks, "productId")
-		}
-		if !credit.Valid {
-			lacks = append(lacks, "credit")
-		}
-		at, ok := parseMoment(e.CreatedAt)
-		if !ok {
-			doubts = append(doubts, fmt.Sprintf("entry %s has createdAt %s, which is not a time", e.ID, string(e.CreatedAt)))
+		if pl.doubt != "" {
+			// times cannot be placed against the send: any such entry may be the change
+			rc.found = append(rc.found, candidate{e.ID, fmt.Sprintf("entry %s of %s at %s", e.ID, a.Request["amount"], rc.local(at.lo))})
 			continue
 		}
-		switch at.when(since) {
+		switch at.when(pl.since) {
 		case "before":
 			continue
 		case "either":
 			doubts = append(doubts, fmt.Sprintf("entry %s of %s at %s has no time zone: it may be before or after the send at %s",
-				e.ID, a.Request["amount"], string(e.CreatedAt), since.UTC().Format(time.RFC3339)))
+				e.ID, a.Request["amount"], string(e.CreatedAt), pl.since.UTC().Format(time.RFC3339)))
+			rc.found = append(rc.found, candidate{e.ID, fmt.Sprintf("entry %s of %s at %s (no time zone)", e.ID, a.Request["amount"],
+				string(e.CreatedAt))})
 			continue
 		}
-		if len(lacks) > 0 {
-			doubts = append(doubts, fmt.Sprintf("entry %s at %s lacks %s", e.ID, string(e.CreatedAt), strings.Join(lacks, " and ")))
+		if !credit.Valid {
+			doubts = append(doubts, fmt.Sprintf("entry %s at %s lacks credit", e.ID, string(e.CreatedAt)))
+			rc.found = append(rc.found, candidate{e.ID, fmt.Sprintf("entry %s at %s (amount not shown)", e.ID, rc.local(at.lo))})
 			continue
 		}
 		hits = append(hits, found{e.ID, at.lo})
 	}
+	if len(foreign) > 0 {
+		var who []string
+		for c, n := range foreign {
+			who = append(who, fmt.Sprintf("%d of customer %s", n, c))
+		}
+		sort.Strings(who)
+		doubts = append([]string{fmt.Sprintf("the credit history of customer %s holds entries of other customers (%s): the service's "+
+			"answer is not this customer's history", cust, strings.Join(who, ", "))}, doubts...)
+	}
 	var others int
 	if err := rc.j.db.QueryRowContext(ctx, journalSQL["other_topups_since"], rc.p.Account, rc.p.ID, a.ID,
-		cust, prod, a.Request["amount"], since).Scan(&others); err != nil {
+		cust, prod, a.Request["amount"], send.at.Add(-clockMargin)).Scan(&others); err != nil {
 		return undetermined, nil, fmt.Errorf("job journal: other top-ups: %w", err)
 	}
-	ev := map[string]string{"read": l.summary()}
+	ev := map[string]string{"read": l.summary(), "sentAt": send.at.UTC().Format(time.RFC3339)}
+	sort.Slice(hits, func(i, k int) bool { return hits[i].at.Before(hits[k].at) })
 	if len(hits) > others {
-		// The oldest unaccounted entry since the send, by its own time (never by list position).
-		sort.Slice(hits, func(i, k int) bool { return hits[i].at.Before(hits[k].at) })
-		ev["reconciled"] = "ledger entry found in the credit history"
-		ev["claimed"], ev["ledgerCreatedAt"] = hits[0].id, hits[0].at.UTC().Format(time.RFC3339Nano)
-		return applied, ev, nil
+		for _, h := range hits {
+			rc.found = append(rc.found, candidate{h.id, fmt.Sprintf("entry %s of %s at %s", h.id, a.Request["amount"], rc.local(h.at))})
+		}
 	}
 	if l.incomplete != "" {
 		doubts = append([]string{l.incomplete}, doubts...)
@@ -321,8 +471,14 @@ func (rc *reconciler) topup(ctx context.Context, a *Action) (verdict, map[string
 		ev["missing"] = strings.Join(doubts, "; ")
 		return inconclusive, ev, nil
 	}
+	if len(hits) > others {
+		// The oldest unaccounted entry since the send, by its own time (never by list position).
+		ev["reconciled"] = "ledger entry found in the credit history"
+		ev["claimed"], ev["ledgerCreatedAt"] = hits[0].id, hits[0].at.UTC().Format(time.RFC3339Nano)
+		return applied, ev, nil
+	}
 	ev["reconciled"] = fmt.Sprintf("no unaccounted ledger entry of %s for product %s since %s in the complete history",
-		a.Request["amount"], prod, since.UTC().Format(time.RFC3339))
+		a.Request["amount"], prod, pl.since.UTC().Format(time.RFC3339))
 	return absent, ev, nil
 }
 
@@ -344,11 +500,22 @@ func (rc *reconciler) email(ctx context.Context, a *Action) (verdict, map[string
 	for _, id := range strings.Fields(a.Current["customerId"]) {
 		ids[id] = true
 	}
-	var still, now []string
+	var still, now, doubts []string
 	seen := 0
-	for _, raw := range l.items {
-		var c struct{ ID, Email string }
-		if err := json.Unmarshal(raw, &c); err != nil || !ids[c.ID] {
+	for i, raw := range l.items {
+		if key, dup := api.RepeatedKey(raw); dup {
+			doubts = append(doubts, fmt.Sprintf("customer %d of the list gives %q twice: it has no single reading", i+1, key))
+			continue
+		}
+		var c struct {
+			ID    string `json:"id"`
+			Email string `json:"email"`
+		}
+		if err := json.Unmarshal(raw, &c); err != nil || c.ID == "" {
+			doubts = append(doubts, fmt.Sprintf("customer %d of the list does not say who it is (no readable id)", i+1))
+			continue
+		}
+		if !ids[c.ID] {
 			continue
 		}
 		seen++
@@ -359,14 +526,20 @@ func (rc *reconciler) email(ctx context.Context, a *Action) (verdict, map[string
 			still = append(still, c.ID)
 		}
 	}
+	for _, id := range now {
+		rc.found = append(rc.found, candidate{id, "customer " + id + " has " + a.Request["toEmail"]})
+	}
+	if l.incomplete != "" {
+		doubts = append([]string{l.incomplete}, doubts...)
+	}
 	switch {
+	case len(doubts) > 0:
+		ev["reconciled"] = "cannot prove whether the e-mail was changed"
+		ev["missing"] = strings.Join(doubts, "; ")
+		return inconclusive, ev, nil
 	case len(now) > 0:
 		ev["reconciled"] = "customer " + now[0] + " has the new e-mail"
 		return applied, ev, nil
-	case l.incomplete != "":
-		ev["reconciled"] = "cannot prove whether the e-mail was changed"
-		ev["missing"] = l.incomplete
-		return inconclusive, ev, nil
 	case len(still) > 0:
 		ev["reconciled"] = "customer " + still[0] + " still has the old e-mail"
 		return absent, ev, nil
@@ -383,7 +556,7 @@ func (rc *reconciler) email(ctx context.Context, a *Action) (verdict, map[string
 // invoice looks, in the whole invoice list, for an invoice with the same customer e-mail, name, description
 // and amount created since the send and not already attributed to another action.
 func (rc *reconciler) invoice(ctx context.Context, a *Action) (verdict, map[string]string, error) {
-	since, err := rc.since(ctx, a)
+	send, err := rc.sendMoment(ctx, a)
 	if err != nil {
 		return undetermined, nil, err
 	}
@@ -398,13 +571,22 @@ func (rc *reconciler) invoice(ctx context.Context, a *Action) (verdict, map[stri
 	if err != nil {
 		return undetermined, nil, err
 	}
+	pl := rc.place(send)
+	since := pl.since
 	type found struct {
 		id string
 		at time.Time
 	}
 	var hits []found
 	var doubts []string
+	if pl.doubt != "" {
+		doubts = append(doubts, pl.doubt)
+	}
 	for i, raw := range l.items {
+		if key, dup := api.RepeatedKey(raw); dup {
+			doubts = append(doubts, fmt.Sprintf("invoice %d of the list gives %q twice: it has no single reading", i+1, key))
+			continue
+		}
 		var inv struct {
 			ID          string          `json:"id"`
 			Amount      api.Int         `json:"amount"`
@@ -417,6 +599,12 @@ func (rc *reconciler) invoice(ctx context.Context, a *Action) (verdict, map[stri
 		}
 		if err := json.Unmarshal(raw, &inv); err != nil {
 			doubts = append(doubts, fmt.Sprintf("invoice %d of the list cannot be read: %v", i+1, err))
+			continue
+		}
+		// Every time in the read must be plausible, the invoice ours or not: the sync refuses the same page.
+		at, doubt := pl.moment("invoice "+inv.ID, "createdAt", inv.CreatedAt)
+		if doubt != "" {
+			doubts = append(doubts, doubt)
 			continue
 		}
 		if claimed[inv.ID] {
@@ -441,9 +629,8 @@ func (rc *reconciler) invoice(ctx context.Context, a *Action) (verdict, map[stri
 			!same("customer e-mail", strings.EqualFold(email, a.Request["email"]), email != "") {
 			continue
 		}
-		at, ok := parseMoment(inv.CreatedAt)
-		if !ok {
-			doubts = append(doubts, fmt.Sprintf("invoice %s has createdAt %s, which is not a time", inv.ID, string(inv.CreatedAt)))
+		if pl.doubt != "" {
+			rc.found = append(rc.found, candidate{inv.ID, fmt.Sprintf("invoice %s created %s", inv.ID, rc.local(at.lo))})
 			continue
 		}
 		switch at.when(since) {
@@ -452,22 +639,24 @@ func (rc *reconciler) invoice(ctx context.Context, a *Action) (verdict, map[stri
 		case "either":
 			doubts = append(doubts, fmt.Sprintf("invoice %s at %s has no time zone: it may be before or after the send", inv.ID,
 				string(inv.CreatedAt)))
+			rc.found = append(rc.found, candidate{inv.ID, fmt.Sprintf("invoice %s created %s (no time zone)", inv.ID, string(inv.CreatedAt))})
 			continue
 		}
+		rc.found = append(rc.found, candidate{inv.ID, fmt.Sprintf("invoice %s created %s", inv.ID, rc.local(at.lo))})
 		if len(lacks) > 0 {
 			doubts = append(doubts, fmt.Sprintf("invoice %s lacks %s", inv.ID, strings.Join(lacks, " and ")))
 			continue
 		}
 		hits = append(hits, found{inv.ID, at.lo})
 	}
-	ev := map[string]string{"read": l.summary()}
-	if len(hits) > 0 {
+	ev := map[string]string{"read": l.summary(), "sentAt": send.at.UTC().Format(time.RFC3339)}
+	if l.incomplete != "" {
+		doubts = append([]string{l.incomplete}, doubts...)
+	}
+	if len(hits) > 0 && len(doubts) == 0 {
 		sort.Slice(hits, func(i, k int) bool { return hits[i].at.Before(hits[k].at) })
 		ev["reconciled"], ev["claimed"], ev["invoiceId"] = "invoice found in the invoice list", hits[0].id, hits[0].id
 		return applied, ev, nil
-	}
-	if l.incomplete != "" {
-		doubts = append([]string{l.incomplete}, doubts...)
 	}
 	if len(doubts) > 0 {
 		ev["reconciled"] = "cannot prove whether the invoice was created"
@@ -497,6 +686,7 @@ func (rc *reconciler) payment(ctx context.Context, a *Action) (verdict, map[stri
 	if d.Name == a.Request["name"] && strconv.FormatInt(d.Amount.Value, 10) == a.Request["amount"] &&
 		d.Description == a.Request["description"] {
 		ev["reconciled"] = "the payment request carries the new values"
+		rc.found = append(rc.found, candidate{a.Request["id"], "payment request " + a.Request["id"] + " carries the new values"})
 		return applied, ev, nil
 	}
 	ev["reconciled"] = "the payment request does not carry the new values; the edit sets absolute values, so it is sent again"

@@ -304,7 +304,7 @@ func TestRepeatWindow(t *testing.T) {
 	cs := e.customers(2)
 	rows := []topupRow{{c: cs[0], amount: 700}, {c: cs[1], amount: 800}}
 	e.applyThrice(e.mustPlan(jobs.CreditTopup, e.topupCSV("october.csv", rows)).ID)
-	later := func(o *jobs.PlanOptions) { o.Now = time.Now().Add(36 * 24 * time.Hour) }
+	later := func(o *jobs.PlanOptions) { o.Now = e.sb.Now().Add(36 * 24 * time.Hour) } // billsync's clock in these tests is the simulator's
 	if p := e.mustPlan(jobs.CreditTopup, e.topupCSV("november.csv", rows[1:]), later); countStates(p, jobs.Held) != 0 {
 		t.Errorf("36 days later with the default window: %v, want nothing held", states(p))
 	}

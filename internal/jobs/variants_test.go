@@ -251,7 +251,7 @@ func killAfterFirstSend(e *env, planID string) {
 	e.t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "BILLSYNC_JOBS_CHILD=apply-then-die", "BILLSYNC_TEST_URL="+e.srv.URL,
-		"BILLSYNC_TEST_JOURNAL="+e.journal, "BILLSYNC_TEST_PLAN="+planID)
+		"BILLSYNC_TEST_JOURNAL="+e.journal, "BILLSYNC_TEST_PLAN="+planID, "BILLSYNC_TEST_NOW="+e.sb.Now().Format(time.RFC3339Nano))
 	err := cmd.Run()
 	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
 		e.t.Fatalf("child did not die by SIGKILL: %v", err)
@@ -260,9 +260,10 @@ func killAfterFirstSend(e *env, planID string) {
 
 // TestExactlyOnceUnderEveryVariant: for every write kind that changes a record, under each simulator variant
 // its reconciliation reads through (credit-history time formats and sortOrder ignored for top-ups; every list
-// order for the kinds that read lists), each fault on the first send and then two more runs: the change is on
-// the service exactly once, nothing is sent again unless a complete read proved it absent, and every case
-// reading cannot prove ends unresolved, not sent again, with the run reporting it.
+// order for the kinds that read lists), each fault on the first send, two more runs at once and one after the
+// settle interval: the change is on the service exactly once, nothing is sent again unless a complete read
+// proved it absent after the settle interval, and every case reading cannot prove ends unresolved, not sent
+// again, with the run reporting it.
 func TestExactlyOnceUnderEveryVariant(t *testing.T) {
 	for _, wc := range writeCases() {
 		for _, v := range wc.variants {
@@ -293,6 +294,15 @@ func TestExactlyOnceUnderEveryVariant(t *testing.T) {
 					for len(runs) < 3 {
 						runs = append(runs, e.apply(plan.ID, fast))
 					}
+					// Three runs in a row, within the settle interval: a row a read did not find is not sent again yet.
+					if got := runs[2].Plan.Actions[0]; !f.applied && !wc.resendOK && settles(wc.kind) &&
+						(got.State != jobs.Unknown || got.Detail["waiting"] == "" || e.posts(wc.path) != 2) {
+						t.Errorf("within the settle interval row 1 is %s (%v) after %d sends; want unknown, waiting, not sent again",
+							got.State, got.Detail, e.posts(wc.path))
+					}
+					// One more after the settle interval.
+					e.sb.Advance(jobs.DefaultSettle + time.Minute)
+					runs = append(runs, e.apply(plan.ID, fast))
 					last := runs[len(runs)-1]
 					posts := e.posts(wc.path)
 					unresolvedCase := v.unresolved && f.applied
@@ -317,11 +327,11 @@ func TestExactlyOnceUnderEveryVariant(t *testing.T) {
 						}
 					case !f.applied && !wc.resendOK:
 						if posts != 3 {
-							t.Errorf("%d sends, want 3: the row a complete read proved absent is sent once more", posts)
+							t.Errorf("%d sends, want 3: the row a complete read proved absent after the settle interval is sent once more", posts)
 						}
 					}
 					if !unresolvedCase && (last.Succeeded != 2 || last.Unresolved != 0) {
-						t.Errorf("after three runs: %d succeeded, %d unresolved; states %v", last.Succeeded, last.Unresolved, states(last.Plan))
+						t.Errorf("after four runs: %d succeeded, %d unresolved; states %v", last.Succeeded, last.Unresolved, states(last.Plan))
 					}
 					check(e)
 				})
@@ -331,6 +341,11 @@ func TestExactlyOnceUnderEveryVariant(t *testing.T) {
 }
 
 const sandboxServerError = sandbox.FaultServerError
+
+// settles says whether a kind concludes absence from a read, so that the settle interval holds for it.
+func settles(k jobs.Kind) bool {
+	return k == jobs.CreditTopup || k == jobs.EmailFix || k == jobs.InvoiceCreate
+}
 
 // sandboxFaults makes every GET page >= 2 under prefix start one item early (records repeated across pages).
 func sandboxFaults(prefix string, fraction float64) sandbox.Faults {

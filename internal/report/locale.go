@@ -167,11 +167,11 @@ var codeNames = map[string][2]string{ // code: {id, en}
 	// sync run statuses not above
 	"partial": {"Parsial", "Partial"},
 	// collections against aging (collections_vs_aging.sql)
-	"recon_open_here":     {"Terbuka di laporan ini (invoice dan permintaan pembayaran)", "Open in this report (invoices and payment requests)"},
-	"recon_other_kinds":   {"+ transaksi belum dibayar jenis lain (keanggotaan, tautan umum, …)", "+ unpaid transactions of other kinds (membership, generic link, …)"},
-	"recon_before_window": {"+ invoice/permintaan terbuka yang terbit sebelum bulan-bulan ini", "+ open invoices/requests issued before these months"},
-	"recon_rest":          {"± selisih lain (status atau jumlah berbeda)", "± other differences (status or amount seen differently)"},
-	"recon_aging":         {"= Total terutang di laporan Umur piutang", "= Outstanding in the Unpaid aging report"},
+	"recon_open_here":     {"Terbuka di sini", "Open here"},
+	"recon_other_kinds":   {"+ belum dibayar, jenis lain", "+ unpaid, other kinds"},
+	"recon_before_window": {"+ terbit sebelum periode ini", "+ issued before these months"},
+	"recon_rest":          {"± selisih lain", "± other differences"},
+	"recon_aging":         {"= Total terutang, umur piutang", "= Outstanding in aging"},
 	// aging buckets (see bucketName)
 	"Current": {"Belum jatuh tempo", "Current"},
 }

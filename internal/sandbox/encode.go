@@ -663,10 +663,14 @@ func (e *enc) ledger(l *ledgerEntry) {
 	e.k("id")
 	e.objectID(l.id)
 	e.k("createdAt")
-	e.sep()
-	e.b = append(e.b, '"')
-	e.b = appendCreditTime(e.b, l.createdAt, e.w.creditTimes)
-	e.b = append(e.b, '"')
+	if l.epochSecs {
+		e.int(l.createdAt / 1000)
+	} else {
+		e.sep()
+		e.b = append(e.b, '"')
+		e.b = appendCreditTime(e.b, l.createdAt, e.w.creditTimes)
+		e.b = append(e.b, '"')
+	}
 	e.k("credit")
 	e.int(l.credit)
 	e.k("debit")

@@ -51,6 +51,13 @@ const (
 	FaultUnannouncedEndless   FaultKind = "unannounced_endless"   // lists: neither pageCount nor total, hasMore forever, new ids on every page
 	FaultDotIDs               FaultKind = "dot_ids"               // lists: page 1's first two records have the ids "." and ".."
 	FaultDateAhead            FaultKind = "date_ahead"            // the Date header 5 years ahead of the simulated clock; records as they are
+	FaultRepeatedKey          FaultKind = "repeated_key"          // lists: the page's first record gives "id" twice, with two values
+
+	// A service whose clock or identity is off (clockfaults.go), against which a write's lost answer is
+	// reconciled. The Date offsets and the add-credit entry's faults are Faults fields, set for every answer.
+	FaultWildDate            FaultKind = "wild_date"             // this answer's Date header is off by WildDateSeconds
+	FaultForeignCredit       FaultKind = "foreign_credit"        // credit history: the customer's entries and another customer's
+	FaultOtherCustomerCredit FaultKind = "other_customer_credit" // credit history: another customer's entries instead of the customer's
 )
 
 // Faults are the fractions of requests (0..1, summing to at most 1) that fail
@@ -91,6 +98,23 @@ type Faults struct {
 	DotIDs               float64 `json:"dotIds"`
 	DateAhead            float64 `json:"dateAhead"`
 
+	RepeatedKey         float64 `json:"repeatedKey"`
+	WildDate            float64 `json:"wildDate"`
+	ForeignCredit       float64 `json:"foreignCredit"`
+	OtherCustomerCredit float64 `json:"otherCustomerCredit"`
+
+	// DateOffsetSeconds moves every answer's Date header off the simulated clock (negative: behind); the
+	// records keep the simulated clock's times.
+	DateOffsetSeconds int64 `json:"dateOffsetSeconds"`
+	// WildDateSeconds is how far the wild_date fault moves one answer's Date; 0 = three years ahead.
+	WildDateSeconds int64 `json:"wildDateSeconds"`
+	// TopupEpochSeconds: a ledger entry add-credit writes from now on shows its createdAt as a number of epoch
+	// seconds (the other entries keep the configured format).
+	TopupEpochSeconds bool `json:"topupEpochSeconds"`
+	// TopupVisibleAfterMs: a ledger entry add-credit writes from now on shows in the credit history only this
+	// long after the write, by the simulated clock (Advance); the balance has it at once.
+	TopupVisibleAfterMs int64 `json:"topupVisibleAfterMs"`
+
 	// RedirectTo is the scheme and host the redirect fault sends clients to, the request's path and
 	// query appended; "" = the same host on the next port.
 	RedirectTo string `json:"redirectTo"`
@@ -120,6 +144,7 @@ func (f *Faults) fractions() []struct {
 		{FaultFutureTime, f.FutureTime}, {FaultRedirect, f.Redirect}, {FaultEchoKey500, f.EchoKey500},
 		{FaultHasMoreString, f.HasMoreString}, {FaultNullData, f.NullData}, {FaultUnannouncedEndless, f.UnannouncedEndless},
 		{FaultDotIDs, f.DotIDs}, {FaultDateAhead, f.DateAhead},
+		{FaultRepeatedKey, f.RepeatedKey}, {FaultWildDate, f.WildDate}, {FaultForeignCredit, f.ForeignCredit}, {FaultOtherCustomerCredit, f.OtherCustomerCredit},
 	}
 }
 
@@ -134,8 +159,8 @@ func (f *Faults) validate() error {
 	if sum > 1+1e-9 {
 		return fmt.Errorf("sandbox faults: fractions sum to %v, more than 1", sum)
 	}
-	if f.RetryAfter < 0 || f.SlowMs < 0 || f.HangMs < 0 {
-		return errors.New("sandbox faults: negative retryAfterSeconds, slowMs or hangMs")
+	if f.RetryAfter < 0 || f.SlowMs < 0 || f.HangMs < 0 || f.TopupVisibleAfterMs < 0 {
+		return errors.New("sandbox faults: negative retryAfterSeconds, slowMs, hangMs or topupVisibleAfterMs")
 	}
 	return nil
 }
@@ -148,7 +173,8 @@ func (k FaultKind) appliesTo(post bool) bool {
 	case FaultTruncate, FaultTruncateDrop, FaultStringNumbers, FaultInsertWhilePaging, FaultDuplicatePage,
 		FaultEndlessList, FaultSamePageForever, FaultInflatedPageCount, FaultConflictingDuplicate, FaultCursorLoop,
 		FaultEndlessCredit, FaultEpochSeconds, FaultEpochZero, FaultEpochMicros, FaultFutureTime,
-		FaultHasMoreString, FaultNullData, FaultUnannouncedEndless, FaultDotIDs:
+		FaultHasMoreString, FaultNullData, FaultUnannouncedEndless, FaultDotIDs,
+		FaultForeignCredit, FaultOtherCustomerCredit, FaultRepeatedKey:
 		return !post
 	}
 	return true

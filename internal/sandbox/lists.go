@@ -488,8 +488,8 @@ func (s *Server) encodeHistory(e *enc, c *reqCtx, raw string, id ID, idErr error
 		return missing("customer %q not found", raw)
 	}
 	var match []*ledgerEntry
-	for _, l := range s.w.ledgerBy[cust.id] {
-		if h.keep(l) {
+	for _, l := range s.historyOf(cust, c.fault.kind) {
+		if h.keep(l) && l.visibleAt <= s.w.now {
 			match = append(match, l)
 		}
 	}

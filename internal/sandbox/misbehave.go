@@ -127,6 +127,19 @@ func misbehaveBody(kind FaultKind, body []byte) []byte {
 		conv = func(int64) int64 { return 0 }
 	case FaultEpochMicros:
 		conv = func(ms int64) int64 { return ms * 1000 }
+	case FaultRepeatedKey:
+		// the first record says "id" a second time, with another value: Go's decoders keep the last,
+		// DuckDB's JSON functions the first
+		at := bytes.Index(body, []byte(`{"id":"`))
+		if at < 0 {
+			return body
+		}
+		end := bytes.IndexByte(body[at+idOffset:], '"')
+		if end < 0 {
+			return body
+		}
+		cut := at + idOffset + end + 1
+		return append(append(append([]byte(nil), body[:cut]...), `,"id":"00000000-0000-0000-0000-00000000abcd"`...), body[cut:]...)
 	case FaultFutureTime:
 		done := false
 		return anyTime.ReplaceAllFunc(body, func(m []byte) []byte {

@@ -176,6 +176,8 @@ type ledgerEntry struct {
 	walletType string
 	typ        string
 	tierID     ID
+	visibleAt  int64 // shown in the credit history from then on (simulated clock); 0 = at once
+	epochSecs  bool  // createdAt shown as epoch seconds (the topupEpochSeconds fault)
 }
 
 func (l *ledgerEntry) key() (int64, ID) { return l.createdAt, l.id }

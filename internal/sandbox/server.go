@@ -187,7 +187,7 @@ func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		s.record(rl)
 		s.log.Debug("sandbox request", "method", rl.Method, "path", rl.Path, "query", rl.Query, "status", rl.Status, "fault", string(rl.Fault))
 	}()
-	sw.Header().Set("Date", s.Now().Format(http.TimeFormat))
+	sw.Header().Set("Date", s.dateHeader(nil))
 
 	if rest, ok := strings.CutPrefix(r.URL.Path, "/__sandbox/"); ok {
 		if !s.opts.Admin {
@@ -224,6 +224,9 @@ func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	}
 	plan := s.faults.plan(r.URL.Path, h.post)
 	rl.Fault = plan.kind
+	if plan.kind == FaultWildDate {
+		sw.Header().Set("Date", s.dateHeader(plan))
+	}
 	c := &reqCtx{w: sw, r: r, fault: plan, readWrite: readWrite}
 	if plan.before(c) {
 		return

@@ -440,7 +440,9 @@ func (s *Server) addCredit(c *reqCtx) {
 		if err != nil {
 			return err
 		}
-		w.addLedger(w.newLedgerTopup(w.tick(), cust, p, *in.Amount))
+		l := w.newLedgerTopup(w.tick(), cust, p, *in.Amount)
+		s.topupFaults(l)
+		w.addLedger(l)
 		e.okHead("message")
 		e.k("data")
 		e.open()

@@ -75,9 +75,9 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?);
 INSERT INTO credit_balance_reports (account, customer_id, product_id, balance, reported_at, job_run_id, action_id)
 VALUES (?, ?, ?, ?, ?, ?, ?);
 
--- name: last_sent_at
--- When the action was last journaled as sent: the service's clock if known, else the local one.
-SELECT coalesce(arg_max(server_at, id), arg_max(recorded_at, id) - INTERVAL 1 HOUR)
+-- name: last_send
+-- When the action was last journaled as sent, by billsync's clock, and the service's Date known then.
+SELECT arg_max(recorded_at, id), arg_max(server_at, id)
 FROM job_actions WHERE plan_id = ? AND action_id = ? AND state = 'sent';
 
 -- name: claimed_ids
@@ -88,7 +88,7 @@ WHERE p.account = ? AND p.kind = ? AND (j.detail->>'$.claimed') IS NOT NULL;
 
 -- name: other_topups_since
 -- Top-ups of the same customer, product and amount that other actions of this account sent (and saw
--- succeed) at or after a time: each accounts for one matching ledger entry.
+-- succeed) at or after a time, by billsync's clock: each accounts for one matching ledger entry.
 SELECT count(DISTINCT (s.plan_id, s.action_id))
 FROM job_actions s
 JOIN job_plans p ON p.id = s.plan_id
@@ -98,7 +98,7 @@ WHERE p.account = ? AND p.kind = 'credit-topup' AND s.state = 'sent'
   AND st.state = 'succeeded' AND (st.detail->>'$.claimed') IS NULL
   AND NOT (s.plan_id = ? AND s.action_id = ?)
   AND (a.request->>'$.customerId') = ? AND (a.request->>'$.productId') = ? AND (a.request->>'$.amount') = ?
-  AND coalesce(s.server_at, s.recorded_at) >= ?;
+  AND s.recorded_at >= ?;
 
 -- name: credit_sends
 -- Every add-credit action billsync sent (whatever its outcome: succeeded, failed after a send,
