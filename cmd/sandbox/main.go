@@ -32,6 +32,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		addr    = fs.String("addr", "127.0.0.1:8080", "listen address")
 		opts    sandbox.Options
 		now     = fs.String("now", "", "start of the simulated clock, RFC 3339 (default: now, to the second)")
+		clock   = fs.String("clock", "live", "live: the simulated clock runs with the wall clock (as a real service's does); frozen: it moves only by /__sandbox/advance (-admin)")
 		verbose = fs.Bool("v", false, "log every request")
 		order   = fs.String("list-order", "newest", "order of the paged lists: newest, updated (last change first) or shuffle (stable, seeded)")
 		f       = &opts.Faults
@@ -64,6 +65,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&f.HangMs, "fault-hang-ms", 60000, "how long apply-hang holds the request, ms")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *clock != "live" && *clock != "frozen" {
+		return fmt.Errorf("-clock %q: want live or frozen", *clock)
 	}
 	o, err := sandbox.ParseListOrder(*order)
 	if err != nil {
@@ -102,6 +106,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	log.Info("sandbox seeded", "seed", opts.Seed, "scale", opts.Scale, "now", s.Now(), "took", time.Since(start).Round(time.Millisecond))
 	printBanner(stdout, "http://"+ln.Addr().String(), opts)
 
+	if *clock == "live" {
+		go runClock(ctx, s, time.Second)
+	}
 	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -117,6 +124,24 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	return nil
+}
+
+// runClock moves the simulated clock with the wall clock until ctx ends: a client that compares
+// the service's Date, or the time of a record it wrote, with its own clock sees a service whose
+// time passes (a frozen clock reads as a service whose clock falls behind by the minute).
+func runClock(ctx context.Context, s *sandbox.Server, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	last := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			s.Advance(now.Sub(last))
+			last = now
+		}
+	}
 }
 
 func printBanner(w io.Writer, base string, o sandbox.Options) {

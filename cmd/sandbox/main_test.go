@@ -2,12 +2,15 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"io"
 	"net/http"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/billsync/billsync/internal/sandbox"
 )
 
 // TestRunServesAndStops starts the command on a free port, calls it with the
@@ -59,5 +62,32 @@ func TestRunRejectsBadFlags(t *testing.T) {
 		if err := run(append(args, "-addr", "127.0.0.1:0"), io.Discard, io.Discard); err == nil {
 			t.Errorf("%v accepted", args)
 		}
+	}
+}
+
+// TestLiveClockRuns: by default the simulated clock runs with the wall clock, so a client that
+// compares the service's time with its own (write reconciliation does) sees time pass; -clock
+// frozen keeps it still, and anything else is refused.
+func TestLiveClockRuns(t *testing.T) {
+	s, err := sandbox.New(sandbox.Options{Seed: 1, Scale: 0.01, Now: time.Date(2025, 9, 1, 0, 0, 0, 0, time.UTC)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := s.Now()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { runClock(ctx, s, 5*time.Millisecond); close(done) }()
+	wall := time.Now()
+	for s.Now().Sub(before) < 20*time.Millisecond {
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	// the simulated time moved no further than the wall clock did
+	if moved, elapsed := s.Now().Sub(before), time.Since(wall); moved > elapsed+10*time.Millisecond {
+		t.Errorf("the simulated clock moved %v in %v of wall time", moved, elapsed)
+	}
+	if err := run([]string{"-clock", "stopped"}, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "live or frozen") {
+		t.Errorf("-clock stopped: %v", err)
 	}
 }
