@@ -93,7 +93,8 @@ func TestCreditAfterTopUp(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := j.Apply(ctx, plan.ID, jobs.ApplyOptions{Client: client, Account: "main", BaseURL: srv.URL, User: "t", Host: "h", Log: quiet})
+		res, err := j.Apply(ctx, plan.ID, jobs.ApplyOptions{Client: client, Account: "main", BaseURL: srv.URL, User: "t", Host: "h", Log: quiet,
+			Now: sb.Now}) // billsync's clock is the simulator's, which stands in the past
 		if err != nil || res.Status != jobs.RunCompleted {
 			t.Fatalf("apply: %+v %v", res, err)
 		}
