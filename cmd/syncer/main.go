@@ -170,7 +170,7 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdout, 
 	}
 
 	var waitDeliveries func()
-	deliveries, waitDeliveries = startDeliveries(ctx, cfg, log)
+	deliveries, waitDeliveries = startDeliveries(ctx, cfg, log, &m)
 	defer waitDeliveries()
 	log.Info("syncer started", "schedule", cfg.Schedule, "tz", cfg.TZ, "db", cfg.DB, "accounts", len(accounts))
 	r := &schedule.Runner{Schedule: cfg.sched, Location: cfg.loc, Job: job, Grace: cfg.StopGrace, Log: log}
