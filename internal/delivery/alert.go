@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -71,8 +72,15 @@ func (a *Alerter) State(ctx context.Context, key string, ok bool, what, detail s
 		return
 	}
 	a.mu.Lock()
+	// Compared with the newest change of the key still queued, else with the journal's: the
+	// queue holds changes only, so it stays small while the journal is busy.
 	was, known := a.seen[key]
-	if !known || was != !ok || len(a.queue) > 0 {
+	for _, o := range a.queue {
+		if o.key == key && !o.event {
+			was, known = o.active, true
+		}
+	}
+	if !known || was != !ok {
 		a.queue = append(a.queue, observation{key: key, active: !ok, what: what, detail: detail, at: a.Options.now()})
 	}
 	a.mu.Unlock()
@@ -87,7 +95,9 @@ func (a *Alerter) Event(ctx context.Context, key, subject, body string) {
 		return
 	}
 	a.mu.Lock()
-	a.queue = append(a.queue, observation{key: key, event: true, subject: subject, body: body, at: a.Options.now()})
+	if key == "" || !slices.ContainsFunc(a.queue, func(o observation) bool { return o.event && o.key == key }) {
+		a.queue = append(a.queue, observation{key: key, event: true, subject: subject, body: body, at: a.Options.now()})
+	}
 	a.mu.Unlock()
 	a.flush(ctx)
 }
@@ -176,7 +186,8 @@ func (a *Alerter) record(ctx context.Context, j *journal, o observation) error {
 	}
 	a.seen = states
 	if states[o.key] == o.active {
-		return nil // a key the journal lacks is no problem
+		a.seen[o.key] = o.active // a key the journal lacks is no problem
+		return nil
 	}
 	kind, subject, body := "problem", "PROBLEM: "+o.what, o.detail
 	if !o.active {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/billsync/billsync/internal/duckfile"
 	"github.com/billsync/billsync/internal/jobs"
 	"github.com/billsync/billsync/internal/jobs/journalfile"
 	"github.com/billsync/billsync/internal/metrics"
@@ -317,5 +318,42 @@ func TestAlertKilled(t *testing.T) {
 	}
 	if m, _ := filepath.Glob(filepath.Join(o.Outbox, "*.eml")); len(m) != 2 {
 		t.Errorf("outbox %v", m)
+	}
+}
+
+// TestAlertsJournalBusy: while another process holds the delivery journal (report deliver
+// sending a large pack), the changes seen wait in order; once it is free each is told, a
+// problem that came and went included.
+func TestAlertsJournalBusy(t *testing.T) {
+	db := testWarehouse(t)
+	c := &clock{t: wib(t, "2026-12-01 08:00")}
+	o := testOptions(t, db)
+	o.Now = c.now
+	s := &Scheduler{File: &File{Loc: jakarta(t)}, Options: o, Log: quiet,
+		Alerts: &Alerter{To: []string{"ops@toko.example"}, Options: o, Log: quiet}}
+	ctx := context.Background()
+	s.Check(ctx, c.t) // the journal's states are read
+	lock, err := duckfile.Acquire(JournalPath(db))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.SyncFinished(context.DeadlineExceeded, "", c.t)
+	s.Check(ctx, c.t)
+	s.SyncFinished(nil, "", c.t)
+	s.Check(ctx, c.t)
+	s.Check(ctx, c.t)
+	if got := subjects(t, o); len(got) != 0 {
+		t.Fatalf("sent while the journal was held: %q", got)
+	}
+	if err := lock.Release(); err != nil {
+		t.Fatal(err)
+	}
+	s.Check(ctx, c.t)
+	want := []string{"[billsync] PROBLEM: sync failed", "[billsync] RESOLVED: sync failed"}
+	if got := subjects(t, o); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("sent %q, want %q", got, want)
+	}
+	if n := len(s.Alerts.queue); n != 0 {
+		t.Errorf("%d changes still queued", n)
 	}
 }
