@@ -120,9 +120,12 @@ func (a *Alerter) flush(ctx context.Context) {
 	if a.loaded && len(a.queue) == 0 && !retry {
 		return
 	}
+	if ctx.Err() != nil {
+		return // stopping: the changes are told by the next start, which sees them again
+	}
 	j, err := openJournal(ctx, a.Options.journalPath())
 	if err != nil {
-		if errors.Is(err, ErrBusy) {
+		if errors.Is(err, ErrBusy) || ctx.Err() != nil {
 			a.log().Info("alerts wait for the delivery journal", "err", err)
 		} else {
 			a.log().Error("alerts: delivery journal", "err", err)
@@ -151,7 +154,9 @@ func (a *Alerter) flush(ctx context.Context) {
 	for len(a.queue) > 0 {
 		o := a.queue[0]
 		if err := a.record(ctx, j, o); err != nil {
-			a.log().Error("alerts: delivery journal", "err", err)
+			if ctx.Err() == nil {
+				a.log().Error("alerts: delivery journal", "err", err)
+			}
 			return
 		}
 		a.queue = a.queue[1:]

@@ -192,7 +192,7 @@ func (s *Scheduler) Check(ctx context.Context, now time.Time) {
 		s.Alerts.State(ctx, KeyNoSync, !quiet, fmt.Sprintf("no successful sync for more than %s", s.NoSyncAlert),
 			fmt.Sprintf("The last successful sync: %s.", whenText(s.lastOK, s.Options.Loc)))
 	}
-	if s.Alerts != nil {
+	if s.Alerts != nil && ctx.Err() == nil {
 		s.jobAlerts(ctx)
 		s.dqAlerts(ctx, now)
 	}
@@ -339,6 +339,9 @@ func (s *Scheduler) jobAlerts(ctx context.Context) {
 		path = journalfile.DefaultPath(s.Options.DB)
 	}
 	n, plans, err := unresolvedJobs(ctx, path)
+	if ctx.Err() != nil {
+		return
+	}
 	if err != nil {
 		// A job writing the journal refuses readers: the next check reads it.
 		s.Log.Info("alerts: cannot read the job journal now", "err", err)
@@ -368,6 +371,9 @@ func (s *Scheduler) dqAlerts(ctx context.Context, now time.Time) {
 		return
 	}
 	n, parts, err := dqExceptions(ctx, s.Options, time.Date(asOf.Year(), asOf.Month(), asOf.Day(), 0, 0, 0, 0, time.UTC))
+	if ctx.Err() != nil {
+		return
+	}
 	if err != nil {
 		s.Log.Warn("alerts: cannot count the data-quality exceptions", "err", err)
 		return
