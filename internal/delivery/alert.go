@@ -192,6 +192,9 @@ func (a *Alerter) record(ctx context.Context, j *journal, o observation) error {
 	a.seen = states
 	if states[o.key] == o.active {
 		a.seen[o.key] = o.active // a key the journal lacks is no problem
+		if a.Observer != nil {
+			a.Observer.AlertState(o.key, o.active) // every alert's gauge shows, at 0 too
+		}
 		return nil
 	}
 	kind, subject, body := "problem", "PROBLEM: "+o.what, o.detail
