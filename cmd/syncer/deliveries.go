@@ -13,6 +13,7 @@ import (
 
 	"github.com/billsync/billsync/internal/delivery"
 	"github.com/billsync/billsync/internal/fetch"
+	"github.com/billsync/billsync/internal/metrics"
 )
 
 // partialAccounts names the accounts a sync published incomplete, "" for none (sums are in
@@ -29,10 +30,10 @@ func partialAccounts(accounts []fetch.Account, sums []fetch.Summary) string {
 
 // startDeliveries runs the schedule file's deliveries and the operators' alerts beside the
 // daemon's syncs, in a goroutine of their own: a delivery never delays or fails a sync. It
-// returns nil when neither BILLSYNC_DELIVERIES nor BILLSYNC_ALERTS_TO is set, and a wait for
+// returns nil when none of BILLSYNC_DELIVERIES, BILLSYNC_ALERTS_TO and BILLSYNC_METRICS_ADDR is set, and a wait for
 // the scheduler to stop once ctx ends.
-func startDeliveries(ctx context.Context, cfg *config, log *slog.Logger) (*delivery.Scheduler, func()) {
-	if cfg.deliveries == nil && cfg.AlertsTo == "" {
+func startDeliveries(ctx context.Context, cfg *config, log *slog.Logger, m *metrics.Sync) (*delivery.Scheduler, func()) {
+	if cfg.deliveries == nil && cfg.AlertsTo == "" && cfg.MetricsAddr == "" {
 		return nil, func() {}
 	}
 	o := cfg.delivery
@@ -41,10 +42,11 @@ func startDeliveries(ctx context.Context, cfg *config, log *slog.Logger) (*deliv
 	if f == nil {
 		f = &delivery.File{Loc: cfg.loc} // alerts only
 	}
-	s := &delivery.Scheduler{File: f, Options: o, Log: log, NoSyncAlert: cfg.AlertNoSync}
-	if to, _ := delivery.CheckAddresses(cfg.AlertsTo); len(to) > 0 {
-		s.Alerts = &delivery.Alerter{To: to, Options: o, Log: log}
-	}
+	s := &delivery.Scheduler{File: f, Options: o, Log: log, NoSyncAlert: cfg.AlertNoSync, DQMin: cfg.AlertDQMin, Observer: m}
+	// Without operators' addresses the alert states are still kept, logged and served as
+	// metrics.
+	to, _ := delivery.CheckAddresses(cfg.AlertsTo)
+	s.Alerts = &delivery.Alerter{To: to, Options: o, Log: log, Observer: m}
 	log.Info("deliveries scheduled", "file", cfg.Deliveries, "deliveries", len(f.Deliveries), "alerts_to", cfg.AlertsTo)
 	var wg sync.WaitGroup
 	wg.Add(1)

@@ -176,7 +176,7 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdout, 
 	}
 
 	var waitDeliveries func()
-	deliveries, waitDeliveries = startDeliveries(ctx, cfg, log)
+	deliveries, waitDeliveries = startDeliveries(ctx, cfg, log, &m)
 	defer waitDeliveries()
 	// the runner logs "stopping" and "stopped"
 	log.Info("syncer started", "mode", "daemon", "schedule", cfg.Schedule, "tz", cfg.TZ, "db", cfg.DB, "accounts", len(accounts))

@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"errors"
 	"io"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -358,6 +359,27 @@ func TestDaemonStopsCleanlyOnSIGTERM(t *testing.T) {
 			t.Fatalf("no sync published and the next announced within 30s:\n%s", out.String())
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+	// The operators' alerts are on /metrics beside the sync's, each at 0 while all is well.
+	addr := regexp.MustCompile(`"msg":"metrics served","addr":"([^"]+)"`).FindStringSubmatch(out.String())
+	if addr == nil {
+		cmd.Process.Kill()
+		t.Fatalf("no metrics address logged:\n%s", out.String())
+	}
+	var exposition string
+	for _, want := range []string{`billsync_alert_active{alert="sync_failed"} 0`, `billsync_alert_active{alert="unresolved_jobs"} 0`,
+		`billsync_deliveries_total{outcome="sent"} 0`, "billsync_last_delivery_success_timestamp_seconds 0"} {
+		for !strings.Contains(exposition, want+"\n") && time.Now().Before(deadline.Add(30*time.Second)) {
+			if resp, err := http.Get("http://" + addr[1] + "/metrics"); err == nil {
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				exposition = string(b)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		if !strings.Contains(exposition, want+"\n") {
+			t.Errorf("/metrics lacks %q:\n%s", want, exposition)
+		}
 	}
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)

@@ -79,6 +79,7 @@ type Delivery struct {
 	MailFrom         string        `env:"BILLSYNC_MAIL_FROM, default=billsync@localhost" flag:"mail-from" help:"sender address of deliveries and alerts"`
 	AlertsTo         string        `env:"BILLSYNC_ALERTS_TO" flag:"alerts-to" help:"operators' addresses, comma-separated, for alerts about syncs and deliveries"`
 	AlertNoSync      time.Duration `env:"BILLSYNC_ALERT_NO_SYNC, default=26h" flag:"alert-no-sync" help:"the daemon alerts the operators when no sync succeeded for this long; 0 = never"`
+	AlertDQMin       int           `env:"BILLSYNC_ALERT_DQ_MIN, default=1" flag:"alert-dq-min" help:"the daemon alerts the operators while the data-quality report lists at least this many exceptions (e-mail fixes, conflicting duplicates); 0 = never"`
 	Outbox           string        `env:"BILLSYNC_OUTBOX, default=./out/outbox" flag:"outbox" help:"where messages go as .eml files without BILLSYNC_SMTP_URL, and with -dry-run"`
 }
 

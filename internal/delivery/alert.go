@@ -2,61 +2,312 @@ package delivery
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 	"sync"
+	"time"
 
+	"github.com/billsync/billsync/internal/duckfile"
 	gomail "github.com/wneessen/go-mail"
 )
 
-// Alerter e-mails the operators (BILLSYNC_ALERTS_TO) when a problem starts and when it ends:
-// one message per change of state, not one per run. The states live in memory: after a
-// restart a problem that persists is told once more. A nil Alerter only logs.
-type Alerter struct {
-	To      []string
-	Options Options // the transport and the sender
-	Log     *slog.Logger
-
-	mu  sync.Mutex
-	bad map[string]bool // problems under way
+// Observer hears of the alert states and the deliveries as they change, for metrics. Its
+// methods must not block.
+type Observer interface {
+	// AlertState is a problem's state as recorded (active true = the problem is present).
+	AlertState(key string, active bool)
+	// DeliveryDone is a scheduled occurrence's send: sent or failed, at at.
+	DeliveryDone(sent bool, at time.Time)
 }
 
-// State records whether the problem key is present (ok false) and says so when that changed.
+// Alerter e-mails the operators (BILLSYNC_ALERTS_TO) when a problem starts and when it ends:
+// one message per change of state, not one per run. The states and the messages live in the
+// delivery journal (alert_states, alerts), so a restart or a second daemon compares what it
+// sees with what was told and tells a persisting problem once; a message is written in the
+// same transaction as the change and sent after, so a failed send or a crash leaves it to be
+// sent by the next check (a crash after the server accepted it sends it once more, marked
+// "(resent)"). A nil Alerter does nothing; without To the states are kept and logged, and no
+// message is written.
+type Alerter struct {
+	To       []string
+	Options  Options // the transport, the sender and the journal
+	Log      *slog.Logger
+	Observer Observer // nil: none
+
+	mu       sync.Mutex
+	seen     map[string]bool // per key, the state last recorded or seen in the journal
+	queue    []observation   // changes seen, not yet compared with the journal
+	loaded   bool            // the journal's states were read
+	unsent   bool            // a message waits to be sent
+	lastSend time.Time       // the last failed send: retried after a minute
+}
+
+type observation struct {
+	key           string
+	active        bool
+	event         bool // a one-off message: sent once per key
+	what, detail  string
+	subject, body string
+	at            time.Time
+}
+
+// Alert keys: one problem each, the label of its metric.
+const (
+	KeySyncFailed     = "sync_failed"
+	KeySyncPartial    = "sync_partial"
+	KeyNoSync         = "no_sync"
+	KeyDQExceptions   = "dq_exceptions"
+	KeyUnresolvedJobs = "unresolved_jobs"
+	keyDeliveryPrefix = "delivery_failed:"
+)
+
+// State records whether the problem key is present (ok false) and tells the operators when
+// that differs from what the journal recorded.
 func (a *Alerter) State(ctx context.Context, key string, ok bool, what, detail string) {
 	if a == nil {
 		return
 	}
 	a.mu.Lock()
-	if a.bad == nil {
-		a.bad = map[string]bool{}
+	// Compared with the newest change of the key still queued, else with the journal's: the
+	// queue holds changes only, so it stays small while the journal is busy.
+	was, known := a.seen[key]
+	for _, o := range a.queue {
+		if o.key == key && !o.event {
+			was, known = o.active, true
+		}
 	}
-	was := a.bad[key]
-	a.bad[key] = !ok
+	if !known || was != !ok {
+		a.queue = append(a.queue, observation{key: key, active: !ok, what: what, detail: detail, at: a.Options.now()})
+	}
 	a.mu.Unlock()
-	switch {
-	case !ok && !was:
-		a.Event(ctx, "PROBLEM: "+what, detail)
-	case ok && was:
-		a.Event(ctx, "RESOLVED: "+what, "It works again.")
-	}
+	a.flush(ctx)
 }
 
-// Event sends one alert now.
-func (a *Alerter) Event(ctx context.Context, subject, body string) {
+// Event tells the operators something that happened once. A key names it: an event with a
+// key the journal has is not told again (a restart reporting the same missed occurrences);
+// "" tells it every time.
+func (a *Alerter) Event(ctx context.Context, key, subject, body string) {
 	if a == nil {
 		return
 	}
-	log := a.Log
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+	a.mu.Lock()
+	if key == "" || !slices.ContainsFunc(a.queue, func(o observation) bool { return o.event && o.key == key }) {
+		a.queue = append(a.queue, observation{key: key, event: true, subject: subject, body: body, at: a.Options.now()})
 	}
-	log.Warn("alert", "subject", subject, "detail", body)
-	if len(a.To) == 0 {
+	a.mu.Unlock()
+	a.flush(ctx)
+}
+
+func (a *Alerter) log() *slog.Logger {
+	if a.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return a.Log
+}
+
+// flush compares the changes seen with the journal, records those that differ with their
+// messages, and sends the messages not yet sent. With the journal busy (another process
+// delivering) the changes wait for the next call: none is lost.
+func (a *Alerter) flush(ctx context.Context) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	now := a.Options.now()
+	retry := a.unsent && now.Sub(a.lastSend) >= time.Minute
+	if a.loaded && len(a.queue) == 0 && !retry {
 		return
 	}
-	if err := a.send(ctx, "[billsync] "+subject, body); err != nil {
-		log.Error("alert not sent", "subject", subject, "err", err)
+	if ctx.Err() != nil {
+		return // stopping: the changes are told by the next start, which sees them again
 	}
+	j, err := openJournal(ctx, a.Options.journalPath())
+	if err != nil {
+		if errors.Is(err, ErrBusy) || ctx.Err() != nil {
+			a.log().Info("alerts wait for the delivery journal", "err", err)
+		} else {
+			a.log().Error("alerts: delivery journal", "err", err)
+		}
+		return
+	}
+	defer func() {
+		if err := j.close(); err != nil {
+			a.log().Error("closing the delivery journal", "err", err)
+		}
+	}()
+	if !a.loaded {
+		states, err := j.alertStates(ctx)
+		if err != nil {
+			a.log().Error("alerts: delivery journal", "err", err)
+			return
+		}
+		a.seen = states
+		a.loaded = true
+		if a.Observer != nil {
+			for k, v := range states {
+				a.Observer.AlertState(k, v)
+			}
+		}
+	}
+	for len(a.queue) > 0 {
+		o := a.queue[0]
+		if err := a.record(ctx, j, o); err != nil {
+			if ctx.Err() == nil {
+				a.log().Error("alerts: delivery journal", "err", err)
+			}
+			return
+		}
+		a.queue = a.queue[1:]
+	}
+	if len(a.To) > 0 {
+		a.sendUnsent(ctx, j)
+	}
+}
+
+// record compares one observation with the journal (read again: another process may have
+// recorded it) and records it, and its message, when it is a change.
+func (a *Alerter) record(ctx context.Context, j *journal, o observation) error {
+	to := strings.Join(a.To, ", ")
+	if o.event {
+		if o.key != "" {
+			seen, err := j.eventSeen(ctx, o.key)
+			if err != nil || seen {
+				return err
+			}
+		}
+		a.log().Warn("alert", "subject", o.subject, "detail", o.body)
+		if len(a.To) == 0 {
+			return nil
+		}
+		a.unsent = true
+		_, err := j.db.ExecContext(ctx, stmts.Get("alert_insert"), o.key, "event", "[billsync] "+o.subject, o.body, to, o.at.UTC())
+		return err
+	}
+	states, err := j.alertStates(ctx)
+	if err != nil {
+		return err
+	}
+	a.seen = states
+	if states[o.key] == o.active {
+		a.seen[o.key] = o.active // a key the journal lacks is no problem
+		if a.Observer != nil {
+			a.Observer.AlertState(o.key, o.active) // every alert's gauge shows, at 0 too
+		}
+		return nil
+	}
+	kind, subject, body := "problem", "PROBLEM: "+o.what, o.detail
+	if !o.active {
+		kind, subject, body = "resolved", "RESOLVED: "+o.what, "It works again."
+	}
+	a.log().Warn("alert", "subject", subject, "detail", body)
+	err = duckfile.InTx(ctx, j.db, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, stmts.Get("alert_state_delete"), o.key); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, stmts.Get("alert_state_insert"), o.key, o.active, o.what, nullString(o.detail), o.at.UTC()); err != nil {
+			return err
+		}
+		if len(a.To) == 0 {
+			return nil
+		}
+		_, err := tx.ExecContext(ctx, stmts.Get("alert_insert"), o.key, kind, "[billsync] "+subject, body, to, o.at.UTC())
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("record alert %s: %w", o.key, err)
+	}
+	a.seen[o.key] = o.active
+	a.unsent = a.unsent || len(a.To) > 0
+	if a.Observer != nil {
+		a.Observer.AlertState(o.key, o.active)
+	}
+	return nil
+}
+
+// sendUnsent sends the journal's messages not yet accepted, oldest first; it stops at the
+// first failure and tries again a minute later.
+func (a *Alerter) sendUnsent(ctx context.Context, j *journal) {
+	type msg struct {
+		id                   int64
+		subject, body, state string
+	}
+	rows, err := j.db.QueryContext(ctx, stmts.Get("alerts_unsent"))
+	if err != nil {
+		a.log().Error("alerts: delivery journal", "err", err)
+		return
+	}
+	var msgs []msg
+	for rows.Next() {
+		var m msg
+		if err := rows.Scan(&m.id, &m.subject, &m.body, &m.state); err != nil {
+			rows.Close()
+			a.log().Error("alerts: delivery journal", "err", err)
+			return
+		}
+		msgs = append(msgs, m)
+	}
+	rows.Close()
+	for _, m := range msgs {
+		subject := m.subject
+		if m.state == "sending" {
+			// A crash between the hand-over and the record: the server may have it.
+			subject += " (resent)"
+		}
+		if _, err := j.db.ExecContext(ctx, stmts.Get("alert_mark"), "sending", 1, nil, nil, m.id); err != nil {
+			a.log().Error("alerts: delivery journal", "err", err)
+			return
+		}
+		if testBeforeAlertSend != nil {
+			testBeforeAlertSend()
+		}
+		if err := a.send(ctx, subject, m.body); err != nil {
+			a.log().Error("alert not sent; trying again later", "subject", subject, "err", err)
+			a.lastSend = a.Options.now()
+			if _, err := j.db.ExecContext(context.WithoutCancel(ctx), stmts.Get("alert_mark"), "pending", 0, err.Error(), nil, m.id); err != nil {
+				a.log().Error("alerts: delivery journal", "err", err)
+			}
+			return
+		}
+		if testAfterAlertAccept != nil {
+			testAfterAlertAccept()
+		}
+		if _, err := j.db.ExecContext(context.WithoutCancel(ctx), stmts.Get("alert_mark"), "sent", 0, nil, time.Now().UTC(), m.id); err != nil {
+			a.log().Error("alerts: delivery journal", "err", err)
+			return
+		}
+	}
+	a.unsent = false
+}
+
+// testBeforeAlertSend and testAfterAlertAccept, when set by a test, run around an alert's send.
+var testBeforeAlertSend, testAfterAlertAccept func()
+
+func (j *journal) alertStates(ctx context.Context) (map[string]bool, error) {
+	rows, err := j.db.QueryContext(ctx, stmts.Get("alert_states"))
+	if err != nil {
+		return nil, fmt.Errorf("alert states: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]bool{}
+	for rows.Next() {
+		var k string
+		var v bool
+		if err := rows.Scan(&k, &v); err != nil {
+			return nil, err
+		}
+		out[k] = v
+	}
+	return out, rows.Err()
+}
+
+func (j *journal) eventSeen(ctx context.Context, key string) (bool, error) {
+	var seen bool
+	if err := j.db.QueryRowContext(ctx, stmts.Get("alert_event_seen"), key).Scan(&seen); err != nil {
+		return false, fmt.Errorf("alerts: %w", err)
+	}
+	return seen, nil
 }
 
 func (a *Alerter) send(ctx context.Context, subject, body string) error {

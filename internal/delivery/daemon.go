@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/billsync/billsync/internal/jobs/journalfile"
 	"github.com/billsync/billsync/internal/report"
 	"github.com/robfig/cron/v3"
 )
@@ -35,7 +37,13 @@ type Scheduler struct {
 	// NoSyncAlert: the operators are alerted when no sync succeeded for this long (counted from
 	// the daemon's start until it saw one); 0 = never.
 	NoSyncAlert time.Duration
-	Log         *slog.Logger
+	// DQMin: the operators are alerted while the data-quality report lists at least this many
+	// exceptions (dqSheets); 0 = never.
+	DQMin int
+	// Observer hears of the deliveries sent and failed (metrics); the Alerter's hears of the
+	// alert states. nil: none.
+	Observer Observer
+	Log      *slog.Logger
 
 	mu        sync.Mutex
 	failedAt  time.Time // the last sync's failure; zero after a success
@@ -45,6 +53,8 @@ type Scheduler struct {
 	synced    bool      // a sync ended since the start
 	started   time.Time
 	waited    map[occKey]bool      // occurrences that waited for a fresh sync
+	okLoaded  bool                 // lastOK was read from the warehouse
+	dqStamp   string               // the warehouse and date the data-quality count is of
 	retryAt   map[occKey]time.Time // failed occurrences: not before
 	failures  map[occKey]int
 	nudge     chan struct{}
@@ -105,8 +115,8 @@ func (s *Scheduler) syncAlerts(ctx context.Context) {
 	if !synced {
 		return
 	}
-	s.Alerts.State(ctx, "sync", failedAt.IsZero(), "sync failed", failedErr)
-	s.Alerts.State(ctx, "partial", partial == "", "partial sync",
+	s.Alerts.State(ctx, KeySyncFailed, failedAt.IsZero(), "sync failed", failedErr)
+	s.Alerts.State(ctx, KeySyncPartial, partial == "", "partial sync",
 		"The last sync was published incomplete for: "+partial+" (the warehouse's sync_runs and sync_streams say what is missing).")
 }
 
@@ -171,6 +181,7 @@ func (s *Scheduler) Check(ctx context.Context, now time.Time) {
 	s.init()
 	s.syncAlerts(ctx)
 	if s.NoSyncAlert > 0 {
+		s.loadLastOK(ctx)
 		s.mu.Lock()
 		since := s.lastOK
 		if since.IsZero() {
@@ -178,8 +189,12 @@ func (s *Scheduler) Check(ctx context.Context, now time.Time) {
 		}
 		s.mu.Unlock()
 		quiet := now.Sub(since) > s.NoSyncAlert
-		s.Alerts.State(ctx, "no sync", !quiet, fmt.Sprintf("no successful sync for more than %s", s.NoSyncAlert),
-			fmt.Sprintf("The last successful sync this daemon saw: %s.", whenText(s.lastOK, s.Options.Loc)))
+		s.Alerts.State(ctx, KeyNoSync, !quiet, fmt.Sprintf("no successful sync for more than %s", s.NoSyncAlert),
+			fmt.Sprintf("The last successful sync: %s.", whenText(s.lastOK, s.Options.Loc)))
+	}
+	if s.Alerts != nil && ctx.Err() == nil {
+		s.jobAlerts(ctx)
+		s.dqAlerts(ctx, now)
 	}
 	var occs []Occurrence
 	for _, d := range s.File.Deliveries {
@@ -225,23 +240,29 @@ func (s *Scheduler) one(ctx context.Context, now time.Time, occ Occurrence) {
 	case res.State == "waiting":
 		s.waited[k] = true
 	case err != nil:
+		if s.Observer != nil {
+			s.Observer.DeliveryDone(false, now)
+		}
 		s.failures[k]++
 		wait := min(5*time.Minute<<(s.failures[k]-1), time.Hour)
 		s.retryAt[k] = now.Add(wait)
 		log.Error("delivery failed; trying again later", "in", wait, "failures", s.failures[k], "err", err)
 		alerts = append(alerts, func() {
-			s.Alerts.State(ctx, "delivery "+d.Name, false, "delivery "+d.Name+" as of "+k.asOf, oneLine(err.Error()))
+			s.Alerts.State(ctx, keyDeliveryPrefix+d.Name, false, "delivery "+d.Name+" failed", "As of "+k.asOf+": "+oneLine(err.Error()))
 		})
 	case res.State == "sent":
+		if s.Observer != nil {
+			s.Observer.DeliveryDone(true, s.Options.now())
+		}
 		delete(s.retryAt, k)
 		delete(s.failures, k)
 		delete(s.waited, k)
 		if res.Stale != "" {
 			alerts = append(alerts, func() {
-				s.Alerts.Event(ctx, fmt.Sprintf("delivery %s as of %s went out stale", d.Name, k.asOf), res.Stale)
+				s.Alerts.Event(ctx, "stale:"+d.Name+":"+k.asOf, fmt.Sprintf("delivery %s as of %s went out stale", d.Name, k.asOf), res.Stale)
 			})
 		}
-		alerts = append(alerts, func() { s.Alerts.State(ctx, "delivery "+d.Name, true, "delivery "+d.Name, "") })
+		alerts = append(alerts, func() { s.Alerts.State(ctx, keyDeliveryPrefix+d.Name, true, "delivery "+d.Name+" failed", "") })
 	}
 }
 
@@ -275,7 +296,7 @@ func (s *Scheduler) reportMissed(ctx context.Context, now time.Time) {
 	}
 	s.Log.Warn("occurrences missed beyond their late_window are not sent: send them by hand with report deliver NAME -as-of DATE",
 		"missed", strings.Join(missed, "; "))
-	s.Alerts.Event(ctx, fmt.Sprintf("%d delivery occurrences missed", len(missed)),
+	s.Alerts.Event(ctx, "missed:"+strings.Join(missed, "; "), fmt.Sprintf("%d delivery occurrences missed", len(missed)),
 		"Not sent, older than their late_window (report deliver NAME -as-of DATE sends one):\n"+strings.Join(missed, "\n"))
 }
 
@@ -284,4 +305,83 @@ func whenText(t time.Time, loc *time.Location) string {
 		return "none since it started"
 	}
 	return t.In(loc).Format("2006-01-02 15:04 MST")
+}
+
+// loadLastOK reads, once, when the warehouse's accounts last synced successfully: a restarted
+// daemon counts the hours without a sync from there, not from its start.
+func (s *Scheduler) loadLastOK(ctx context.Context) {
+	s.mu.Lock()
+	loaded := s.okLoaded
+	s.okLoaded = true
+	s.mu.Unlock()
+	if loaded {
+		return
+	}
+	if _, err := os.Stat(s.Options.DB); err != nil {
+		return // no sync published yet
+	}
+	t, err := lastSuccess(ctx, s.Options.DB)
+	if err != nil {
+		s.Log.Warn("alerts: cannot read the warehouse's last successful sync", "err", err)
+		return
+	}
+	s.mu.Lock()
+	if t.After(s.lastOK) {
+		s.lastOK = t
+	}
+	s.mu.Unlock()
+}
+
+// jobAlerts tells the operators while job rows wait for a person (syncer job resolve).
+func (s *Scheduler) jobAlerts(ctx context.Context) {
+	path := s.Options.JobJournal
+	if path == "" {
+		path = journalfile.DefaultPath(s.Options.DB)
+	}
+	n, plans, err := unresolvedJobs(ctx, path)
+	if ctx.Err() != nil {
+		return
+	}
+	if err != nil {
+		// A job writing the journal refuses readers: the next check reads it.
+		s.Log.Info("alerts: cannot read the job journal now", "err", err)
+		return
+	}
+	s.Alerts.State(ctx, KeyUnresolvedJobs, n == 0, "unresolved job rows waiting",
+		fmt.Sprintf("%d job rows are unresolved: billsync could not prove whether their change was made, and sends nothing for them until a person settles each (syncer job show PLAN_ID, then syncer job resolve; docs/jobs.md).\n%s",
+			n, strings.Join(plans, "\n")))
+}
+
+// dqAlerts tells the operators while the data-quality report lists at least DQMin exceptions.
+// The report runs again only when the warehouse changed (a sync published) or the date did.
+func (s *Scheduler) dqAlerts(ctx context.Context, now time.Time) {
+	if s.DQMin <= 0 {
+		return
+	}
+	fi, err := os.Stat(s.Options.DB)
+	if err != nil {
+		return // no sync published yet
+	}
+	asOf := now.In(s.Options.Loc)
+	stamp := fmt.Sprintf("%d %d %s", fi.ModTime().UnixNano(), fi.Size(), asOf.Format(time.DateOnly))
+	s.mu.Lock()
+	same := stamp == s.dqStamp
+	s.mu.Unlock()
+	if same {
+		return
+	}
+	n, parts, err := dqExceptions(ctx, s.Options, time.Date(asOf.Year(), asOf.Month(), asOf.Day(), 0, 0, 0, 0, time.UTC))
+	if ctx.Err() != nil {
+		return
+	}
+	if err != nil {
+		s.Log.Warn("alerts: cannot count the data-quality exceptions", "err", err)
+		return
+	}
+	s.mu.Lock()
+	s.dqStamp = stamp
+	s.mu.Unlock()
+	s.Alerts.State(ctx, KeyDQExceptions, n < s.DQMin, fmt.Sprintf("data-quality exceptions (%d or more)", s.DQMin),
+		fmt.Sprintf("The data-quality report as of %s lists %d exceptions (%s); the threshold is %d (BILLSYNC_ALERT_DQ_MIN). report -name data-quality writes the list.",
+			asOf.Format(time.DateOnly), n, parts, s.DQMin))
 }

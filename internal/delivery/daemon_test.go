@@ -218,6 +218,7 @@ func TestDaemonKilled(t *testing.T) {
 // ends, however many checks and syncs see it meanwhile.
 func TestAlertsOncePerChange(t *testing.T) {
 	db := testWarehouse(t)
+	syncedAt(t, db, wib(t, "2026-12-01 01:00")) // the warehouse's last success: hours count from it
 	c := &clock{t: wib(t, "2026-12-01 02:00")}
 	s, o := scheduler(t, db, closePack, c)
 	s.NoSyncAlert = 3 * time.Hour

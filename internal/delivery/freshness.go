@@ -16,7 +16,7 @@ import (
 //go:embed freshness.sql
 var freshFS embed.FS
 
-var freshStmts = sqlfile.MustLoad(freshFS, "freshness.sql", "newest_runs")
+var freshStmts = sqlfile.MustLoad(freshFS, "freshness.sql", "newest_runs", "last_success")
 
 // Freshness is what the published warehouse says about the sync a delivery reflects.
 type Freshness struct {
@@ -99,4 +99,19 @@ func codeWord(status, locale string) string {
 		return w[1]
 	}
 	return w[0]
+}
+
+// lastSuccess is when every account of the warehouse at db last synced successfully (zero:
+// never).
+func lastSuccess(ctx context.Context, db string) (time.Time, error) {
+	h, err := warehouse.OpenReadOnly(ctx, db)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("warehouse: %w", err)
+	}
+	defer h.Close()
+	var t sql.NullTime
+	if err := h.QueryRowContext(ctx, freshStmts.Get("last_success")).Scan(&t); err != nil {
+		return time.Time{}, fmt.Errorf("warehouse sync runs: %w", err)
+	}
+	return t.Time, nil
 }

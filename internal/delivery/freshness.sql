@@ -5,3 +5,9 @@ FROM sync_runs
 WHERE ? = '' OR account = ?
 GROUP BY account
 ORDER BY account;
+
+-- name: last_success
+-- When every account last synced successfully (partial counts: it was published): the oldest
+-- account's newest such run.
+SELECT min(t) FROM (SELECT account, max(finished_at) AS t FROM sync_runs
+                    WHERE status IN ('succeeded', 'partial') GROUP BY account);

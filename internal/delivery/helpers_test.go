@@ -91,6 +91,9 @@ func TestMain(m *testing.M) {
 	if kind := os.Getenv(childEnv); kind != "" {
 		os.Exit(childMain(kind))
 	}
+	if os.Getenv(alertChildEnv) != "" {
+		os.Exit(alertChild())
+	}
 	code := m.Run()
 	if worldDB != "" {
 		os.RemoveAll(filepath.Dir(worldDB))

@@ -25,7 +25,8 @@ func JournalPath(db string) string { return filepath.Join(filepath.Dir(db), Jour
 var sqlFS embed.FS
 
 var stmts = sqlfile.MustLoad(sqlFS, "journal.sql", "states", "insert", "insert_file", "attempt", "finish",
-	"interrupted", "list", "files", "last_as_of")
+	"interrupted", "list", "files", "last_as_of",
+	"alert_states", "alert_state_delete", "alert_state_insert", "alert_insert", "alert_event_seen", "alerts_unsent", "alert_mark")
 
 // ErrBusy is the error opening the journal returns while another process delivers.
 var ErrBusy = errors.New("another delivery is running")

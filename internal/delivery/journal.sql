@@ -36,3 +36,26 @@ SELECT path, bytes, sha256, attached FROM delivery_files WHERE delivery_id = ? O
 
 -- name: last_as_of
 SELECT strftime(max(as_of), '%Y-%m-%d') FROM deliveries WHERE name = ?;
+
+-- name: alert_states
+SELECT key, active FROM alert_states ORDER BY key;
+
+-- name: alert_state_delete
+DELETE FROM alert_states WHERE key = ?;
+
+-- name: alert_state_insert
+INSERT INTO alert_states (key, active, what, detail, changed_at) VALUES (?, ?, ?, ?, ?);
+
+-- name: alert_insert
+INSERT INTO alerts (key, kind, subject, body, recipients, observed_at, state, attempts)
+VALUES (?, ?, ?, ?, ?, ?, 'pending', 0);
+
+-- name: alert_event_seen
+SELECT count(*) > 0 FROM alerts WHERE key = ? AND kind = 'event';
+
+-- name: alerts_unsent
+-- Messages not yet accepted by the server, oldest first; sending = a crash during the send.
+SELECT id, subject, body, state FROM alerts WHERE state IN ('pending', 'sending') ORDER BY id;
+
+-- name: alert_mark
+UPDATE alerts SET state = ?, attempts = attempts + ?, error = ?, sent_at = ? WHERE id = ?;

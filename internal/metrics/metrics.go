@@ -26,6 +26,9 @@ type Sync struct {
 	lastSuccess prometheus.Gauge
 	clockOffset prometheus.Gauge
 	clockAside  prometheus.Counter
+	alerts      *prometheus.GaugeVec
+	deliveries  *prometheus.CounterVec
+	lastDeliver prometheus.Gauge
 }
 
 func (m *Sync) init() {
@@ -47,7 +50,17 @@ func (m *Sync) init() {
 			Name: "billsync_service_clock_offset_seconds", Help: "How far the billing service's clock (its Date header) was ahead of this machine's at the last run (negative: behind)."})
 		m.clockAside = prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "billsync_service_clock_set_aside_total", Help: "Account runs that stored this machine's times because the service's clock disagreed beyond BILLSYNC_MAX_CLOCK_SKEW."})
+		m.alerts = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "billsync_alert_active", Help: "1 while the operators' alert is on (the problem is present), 0 once it ended."}, []string{"alert"})
+		m.deliveries = prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "billsync_deliveries_total", Help: "Scheduled e-mail deliveries by outcome (sent, failed)."}, []string{"outcome"})
+		m.lastDeliver = prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "billsync_last_delivery_success_timestamp_seconds", Help: "Unix time of the last delivery sent (0: none since the start)."})
+		// Both outcomes show from the start: a rate over a series that appears late reads wrong.
+		m.deliveries.WithLabelValues("sent")
+		m.deliveries.WithLabelValues("failed")
 		m.reg.MustRegister(m.runs, m.records, m.requests, m.retries, m.lastSeconds, m.lastSuccess, m.clockOffset, m.clockAside,
+			m.alerts, m.deliveries, m.lastDeliver,
 			collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 		m.handler = promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
 	})
@@ -74,6 +87,27 @@ func (m *Sync) Clock(offset time.Duration, setAside bool) {
 	if setAside {
 		m.clockAside.Inc()
 	}
+}
+
+// AlertState records an alert's state (internal/delivery's keys: sync_failed, no_sync, ...).
+func (m *Sync) AlertState(key string, active bool) {
+	m.init()
+	v := 0.0
+	if active {
+		v = 1
+	}
+	m.alerts.WithLabelValues(key).Set(v)
+}
+
+// DeliveryDone counts a scheduled delivery's send.
+func (m *Sync) DeliveryDone(sent bool, at time.Time) {
+	m.init()
+	if !sent {
+		m.deliveries.WithLabelValues("failed").Inc()
+		return
+	}
+	m.deliveries.WithLabelValues("sent").Inc()
+	m.lastDeliver.Set(float64(at.UnixMilli()) / 1000)
 }
 
 // ServeHTTP serves the exposition (text format, or what the scraper negotiates).

@@ -55,3 +55,38 @@ func TestNoRunYet(t *testing.T) {
 		t.Errorf("before any run, last success should be 0:\n%s", body)
 	}
 }
+
+// TestAlertsAndDeliveries: the alert gauges, the delivery counters and the last delivery's
+// time, as internal/delivery reports them.
+func TestAlertsAndDeliveries(t *testing.T) {
+	var m Sync
+	rec := httptest.NewRecorder()
+	m.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	for _, want := range []string{`billsync_deliveries_total{outcome="failed"} 0`, `billsync_deliveries_total{outcome="sent"} 0`,
+		"billsync_last_delivery_success_timestamp_seconds 0"} {
+		if !strings.Contains(rec.Body.String(), want+"\n") {
+			t.Errorf("before any delivery, the exposition lacks %q", want)
+		}
+	}
+	at := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	m.AlertState("sync_failed", true)
+	m.AlertState("unresolved_jobs", true)
+	m.AlertState("unresolved_jobs", false)
+	m.DeliveryDone(false, at)
+	m.DeliveryDone(true, at)
+	m.DeliveryDone(true, at.Add(time.Hour))
+	rec = httptest.NewRecorder()
+	m.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	for _, want := range []string{
+		"# TYPE billsync_alert_active gauge",
+		`billsync_alert_active{alert="sync_failed"} 1`,
+		`billsync_alert_active{alert="unresolved_jobs"} 0`,
+		`billsync_deliveries_total{outcome="failed"} 1`,
+		`billsync_deliveries_total{outcome="sent"} 2`,
+		"billsync_last_delivery_success_timestamp_seconds 1.7960868e+09",
+	} {
+		if !strings.Contains(rec.Body.String(), want+"\n") {
+			t.Errorf("the exposition lacks %q:\n%s", want, rec.Body.String())
+		}
+	}
+}
