@@ -35,15 +35,19 @@ func RepeatedKey(raw []byte) (string, bool) {
 		case '"':
 			j := stringEnd(raw, i+1)
 			if expectKey && len(stack) > 0 {
-				key := raw[i+1 : min(j, len(raw))]
-				if bytes.IndexByte(key, '\\') >= 0 {
-					var s string
-					if json.Unmarshal(raw[i:min(j+1, len(raw))], &s) == nil {
-						key = []byte(s)
+				end := min(j, len(raw))
+				f := &stack[len(stack)-1]
+				if bytes.IndexByte(raw[i+1:end], '\\') >= 0 {
+					// compared as it decodes, in the frame's map
+					var k string
+					if json.Unmarshal(raw[i:min(j+1, len(raw))], &k) != nil {
+						k = string(raw[i+1 : end])
 					}
-				}
-				if stack[len(stack)-1].seen(key) {
-					return string(key), true
+					if f.seenString(raw, k) {
+						return k, true
+					}
+				} else if f.seen(raw, i+1, end) {
+					return string(raw[i+1 : end]), true
 				}
 			}
 			i = j
@@ -73,37 +77,45 @@ func stringEnd(raw []byte, from int) int {
 	}
 }
 
-// keyFrame is one open object or array of RepeatedKey's scan.
+// keyFrame is one open object or array of RepeatedKey's scan. An object's first keys are kept as
+// offsets into raw (no copy, no allocation, and little to clear per record); beyond them, or for a key
+// written with escapes, every key goes to a map.
 type keyFrame struct {
 	obj   bool
-	first [12][]byte      // an object's first keys, without allocating
-	n     int             // keys in first
-	set   map[string]bool // every key, once there are more than first holds
+	first [48][2]int32 // start and end in raw of the object's first keys
+	n     int
+	set   map[string]bool // every key, once first is full or a key needed decoding
 }
 
-// seen records key in the object and says whether it was there already.
-func (f *keyFrame) seen(key []byte) bool {
-	if f.set != nil {
-		if f.set[string(key)] {
-			return true
+// seen records the key raw[start:end] in the object and says whether it was there already.
+func (f *keyFrame) seen(raw []byte, start, end int) bool {
+	key := raw[start:end]
+	if f.set == nil {
+		for _, o := range f.first[:f.n] {
+			if int(o[1]-o[0]) == len(key) && bytes.Equal(raw[o[0]:o[1]], key) {
+				return true
+			}
 		}
-		f.set[string(key)] = true
-		return false
-	}
-	for _, k := range f.first[:f.n] {
-		if bytes.Equal(k, key) {
-			return true
+		if f.n < len(f.first) && end <= 1<<31-1 {
+			f.first[f.n] = [2]int32{int32(start), int32(end)}
+			f.n++
+			return false
 		}
 	}
-	if f.n < len(f.first) {
-		f.first[f.n] = key
-		f.n++
-		return false
+	return f.seenString(raw, string(key))
+}
+
+// seenString is seen for a key as a string: the frame's keys move to its map first.
+func (f *keyFrame) seenString(raw []byte, key string) bool {
+	if f.set == nil {
+		f.set = make(map[string]bool, 2*len(f.first))
+		for _, o := range f.first[:f.n] {
+			f.set[string(raw[o[0]:o[1]])] = true
+		}
 	}
-	f.set = make(map[string]bool, 4*len(f.first))
-	for _, k := range f.first {
-		f.set[string(k)] = true
+	if f.set[key] {
+		return true
 	}
-	f.set[string(key)] = true
+	f.set[key] = true
 	return false
 }
