@@ -59,8 +59,17 @@ type Sheet struct {
 	Exceptions *Exceptions `yaml:"exceptions"`
 	// Headline copies the sheet's rows onto the summary (a small table of
 	// subtotals, where a grand total would add things that do not add up).
-	Headline bool     `yaml:"headline"`
-	Columns  []Column `yaml:"columns"`
+	Headline bool `yaml:"headline"`
+	// PrintOnly keeps the workbook's sheet to the rows a reader must look at; the sheet's CSV
+	// keeps every row.
+	PrintOnly *RowFilter `yaml:"print_only"`
+	Columns   []Column   `yaml:"columns"`
+}
+
+// RowFilter picks the rows whose Column holds one of Values (as the query returns them).
+type RowFilter struct {
+	Column string   `yaml:"column"`
+	Values []string `yaml:"values"`
 }
 
 // Exceptions counts the rows whose Column holds one of Values (a
@@ -72,6 +81,9 @@ type Exceptions struct {
 	// Checked are the values of rows that were checked at all; empty = every
 	// non-NULL value. With none checked the summary says so instead of a pass.
 	Checked []string `yaml:"checked"`
+	// None is said in the label's place when no row could be checked: a label naming the
+	// failure ("MISMATCH") beside "not checked" reads as one.
+	None Text `yaml:"none"`
 }
 
 // tab is the sheet's tab name in locale l.
@@ -308,6 +320,9 @@ func (s *Sheet) validate(sqls fs.FS) error {
 	}
 	if e := s.Exceptions; e != nil && (!seen[e.Column] || len(e.Values) == 0) {
 		bad("exceptions: column %q is not a column of the sheet, or no values", e.Column)
+	}
+	if p := s.PrintOnly; p != nil && (!seen[p.Column] || len(p.Values) == 0) {
+		bad("print_only: column %q is not a column of the sheet, or no values", p.Column)
 	}
 	if s.Check != nil {
 		for _, ref := range append(append([]string{s.Check.Equals}, s.Check.Sum...), s.Check.Minus...) {

@@ -319,7 +319,11 @@ func (w *workbook) checkLines(outs []sheetOutput, subtitle func(string), say fun
 			text := fmt.Sprintf(l.w("exceptions"), e.Label.In(l.code), l.count(o.tot.excCount), l.count(o.tot.excRows), l.count(o.tot.rows))
 			ok, plain := o.tot.excCount == 0, false
 			if ok && o.tot.excRows == 0 {
-				text, plain = fmt.Sprintf(l.w("exceptions_none"), e.Label.In(l.code), l.count(o.tot.rows)), true
+				label := e.Label.In(l.code)
+				if none := e.None.In(l.code); none != "" {
+					label = none
+				}
+				text, plain = fmt.Sprintf(l.w("exceptions_none"), label, l.count(o.tot.rows)), true
 			}
 			say(o.sheet.tab(l.code), text, ok, plain)
 		}

@@ -466,8 +466,9 @@ keyed AS (
     FROM moves m
     FULL JOIN reported r ON r.account = m.account AND r.customer_id = m.customer_id AND r.product_id = m.product_id
 )
-SELECT k.account, c.name AS customer_name, c.email AS customer_email, k.customer_id,
-       pr.name AS product_name, k.product_id, k.wallet_type,
+SELECT k.account, coalesce(nullif(c.name, ''), cx.name) AS customer_name,
+       coalesce(nullif(c.email, ''), cx.email) AS customer_email, k.customer_id,
+       coalesce(nullif(pr.name, ''), px.name) AS product_name, k.product_id, k.wallet_type,
        k.opening, k.topup, k.merchant_topup, k.trial_topup, k.other_credits,
        k.usage, k.expired_void, k.other_debits, k.closing,
        k.reported_balance, k.reported_at, la.ledger_balance AS ledger_at_report,
@@ -482,6 +483,14 @@ SELECT k.account, c.name AS customer_name, c.email AS customer_email, k.customer
 FROM keyed k
 LEFT JOIN customers c ON c.account = k.account AND c.id = k.customer_id
 LEFT JOIN products pr ON pr.account = k.account AND pr.id = k.product_id
+-- A balance only a job reported (its product not in the ledger copy yet) still names the job's
+-- customer and product: where the account's copy lacks the name, the service's IDs are global,
+-- so another account's copy of the same record names it.
+LEFT JOIN (SELECT id, arg_max(name, last_seen_at) FILTER (coalesce(name, '') <> '') AS name,
+                  arg_max(email, last_seen_at) FILTER (coalesce(email, '') <> '') AS email
+           FROM customers GROUP BY id) cx ON (c.name IS NULL OR c.name = '') AND cx.id = k.customer_id
+LEFT JOIN (SELECT id, arg_max(name, last_seen_at) FILTER (coalesce(name, '') <> '') AS name
+           FROM products GROUP BY id) px ON (pr.name IS NULL OR pr.name = '') AND px.id = k.product_id
 LEFT JOIN ledger_at_report la ON la.account = k.account AND la.customer_id = k.customer_id AND la.product_id = k.product_id
 LEFT JOIN credit_fetch_state f ON f.account = k.account AND f.customer_id = k.customer_id;
 
