@@ -24,7 +24,12 @@ SET VARIABLE tz = coalesce(getvariable('tz'), 'Asia/Jakarta');
 
 -- Names sort as in a dictionary: ignoring case, an accented letter with its plain one (Ñ with N,
 -- É with E; ICU's Indonesian collation), the ID breaking ties.
-SELECT *
+-- credits and debits: the period's movements of every type, as the sheet prints them; by type after.
+SELECT account, customer_name, customer_email, customer_id, product_name, product_id, wallet_type, opening,
+       topup + merchant_topup + trial_topup + other_credits AS credits,
+       usage + expired_void + other_debits AS debits, closing,
+       topup, merchant_topup, trial_topup, other_credits, usage, expired_void, other_debits,
+       reported_balance, reported_at, ledger_at_report, difference, reconciliation, ledger_fetched_at, last_movement_at
 FROM credit_balances(getvariable('as_of'), tz := getvariable('tz'), account := getvariable('account'),
                      period_start := getvariable('period_start'))
 ORDER BY account, customer_name COLLATE nocase.id NULLS LAST, customer_id, product_name COLLATE nocase.id, product_id, wallet_type;

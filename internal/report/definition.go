@@ -60,6 +60,9 @@ type Sheet struct {
 	// Headline copies the sheet's rows onto the summary (a small table of
 	// subtotals, where a grand total would add things that do not add up).
 	Headline bool `yaml:"headline"`
+	// HeadlineTable prints a headline sheet's rows on the summary as a small table (a row per
+	// subtotal, a column per figure) instead of a line of figures per row.
+	HeadlineTable bool `yaml:"headline_table"`
 	// PrintOnly keeps the workbook's sheet to the rows a reader must look at; the sheet's CSV
 	// keeps every row.
 	PrintOnly *RowFilter `yaml:"print_only"`
@@ -320,6 +323,9 @@ func (s *Sheet) validate(sqls fs.FS) error {
 	}
 	if e := s.Exceptions; e != nil && (!seen[e.Column] || len(e.Values) == 0) {
 		bad("exceptions: column %q is not a column of the sheet, or no values", e.Column)
+	}
+	if s.HeadlineTable && !s.Headline {
+		bad("headline_table without headline")
 	}
 	if p := s.PrintOnly; p != nil && (!seen[p.Column] || len(p.Values) == 0) {
 		bad("print_only: column %q is not a column of the sheet, or no values", p.Column)

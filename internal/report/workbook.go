@@ -345,7 +345,11 @@ func (w *workbook) headlines(row *int, outs []sheetOutput, subtitle func(string)
 	for _, o := range outs {
 		if o.sheet.Headline {
 			head()
-			w.headlineLines(o, line)
+			if o.sheet.HeadlineTable {
+				w.headlineTable(o, line)
+			} else {
+				w.headlineLines(o, line)
+			}
 			continue
 		}
 		if len(o.sheet.Totals) == 0 || o.tot == nil {
@@ -363,6 +367,69 @@ func (w *workbook) headlines(row *int, outs []sheetOutput, subtitle func(string)
 			fig(o.sheet.tab(l.code)+": "+c.title, v, c)
 		}
 	}
+}
+
+// headlineTable puts the rows of a small sheet (subtotals) on the summary as a table: a header
+// line of the figures' titles, then each row's label and its figures under them, aligned.
+func (w *workbook) headlineTable(o sheetOutput, line func(string, any, int)) {
+	l := w.l
+	var labelTitles []string
+	var figs []int
+	for i, c := range o.cols {
+		switch {
+		case c.reference:
+		case c.format == "text" || c.format == "":
+			labelTitles = append(labelTitles, c.title)
+		case !c.offHeadline:
+			figs = append(figs, i)
+		}
+	}
+	rows := o.headRows[:min(len(o.headRows), headlineRows)]
+	cells := make([][]string, len(rows))
+	widths := make([]int, len(figs))
+	for k, i := range figs {
+		widths[k] = utf8.RuneCountInString(o.cols[i].title)
+	}
+	for r, row := range rows {
+		for k, i := range figs {
+			v := l.format(row[i], o.cols[i], w.cur)
+			cells[r] = append(cells[r], v)
+			widths[k] = max(widths[k], utf8.RuneCountInString(v))
+		}
+	}
+	pad := func(vals []string) string {
+		var b strings.Builder
+		for k, v := range vals {
+			if k > 0 {
+				b.WriteString("  ")
+			}
+			b.WriteString(strings.Repeat(" ", widths[k]-utf8.RuneCountInString(v)) + v)
+		}
+		return b.String()
+	}
+	titles := make([]string, len(figs))
+	for k, i := range figs {
+		titles[k] = o.cols[i].title
+	}
+	if len(rows) == 0 {
+		line(o.sheet.tab(l.code), l.w("none_rows"), 0)
+		return
+	}
+	labels := w.headlineLabels(o)
+	line(strings.Join(labelTitles, " · "), pad(titles), w.st.tableHead)
+	for r := range rows {
+		line(labels[r], pad(cells[r]), w.st.table)
+	}
+	if o.rows > headlineRows {
+		line("…", fmt.Sprintf(l.w("more_rows"), l.count(o.rows-headlineRows), o.sheet.tab(l.code)), 0)
+	}
+}
+
+// headlineLabels is each headline row's label, as headlineLines prints it.
+func (w *workbook) headlineLabels(o sheetOutput) []string {
+	var labels []string
+	w.headlineLines(o, func(label string, _ any, _ int) { labels = append(labels, label) })
+	return labels
 }
 
 // headlineLines puts each row of a small sheet (subtotals) on the summary:
