@@ -3,10 +3,12 @@
 -- last balance the service reported in an add-credit response (the warehouse's
 -- credit_balances macro, docs/warehouse.md).
 --
--- Reads credit_balance_reports, the write-job journal's table (billsync provides
--- it, empty when there is no journal). By hand, before running this file:
+-- Reads credit_balance_reports, the write-job journal's table, and credit_report_names,
+-- the names its plans saw (billsync provides them, empty when there is no journal).
+-- By hand, before running this file:
 --   ATTACH 'data/billsync-jobs.duckdb' AS journal (READ_ONLY);
 --   CREATE TEMP VIEW credit_balance_reports AS SELECT * FROM journal.credit_balance_reports;
+--   and credit_report_names as docs/reports.md shows.
 -- Parameters (SET VARIABLE name = value; before running this file to change one):
 --   as_of         DATE     period end, inclusive (end of this day in tz)   default current_date
 --   period_start  DATE     period start, inclusive                         default first day of as_of's month

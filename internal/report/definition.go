@@ -61,10 +61,11 @@ type Sheet struct {
 	// subtotals, where a grand total would add things that do not add up).
 	Headline bool `yaml:"headline"`
 	// HeadlineTable prints a headline sheet's rows on the summary as a small table (a row per
-	// subtotal, a column per figure) instead of a line of figures per row.
+	// subtotal, a column per figure) instead of a line of figures per row; a sheet the summary
+	// shows whole does not print again (prints).
 	HeadlineTable bool `yaml:"headline_table"`
 	// PrintOnly keeps the workbook's sheet to the rows a reader must look at; the sheet's CSV
-	// keeps every row.
+	// keeps every row. With none to look at, the sheet does not print (prints).
 	PrintOnly *RowFilter `yaml:"print_only"`
 	Columns   []Column   `yaml:"columns"`
 }
@@ -87,6 +88,12 @@ type Exceptions struct {
 	// None is said in the label's place when no row could be checked: a label naming the
 	// failure ("MISMATCH") beside "not checked" reads as one.
 	None Text `yaml:"none"`
+}
+
+// prints says whether a sheet of n workbook rows prints: not when it has no row a reader must
+// look at (PrintOnly), nor when the summary's table shows every row (HeadlineTable).
+func (s *Sheet) prints(n int) bool {
+	return !(s.PrintOnly != nil && n == 0) && !(s.HeadlineTable && n <= headlineRows)
 }
 
 // tab is the sheet's tab name in locale l.

@@ -448,6 +448,16 @@ func (x *xlsxSheet) assemble(s *Sheet, tot *totals, chk checkResult) error {
 			return fmt.Errorf("table: %w", err)
 		}
 	}
+	if !s.prints(x.n) {
+		// The sheet stays in the file as it is but prints only an empty cell, which a
+		// spreadsheet leaves out of print: no page saying there is nothing, nor a page repeating
+		// the summary.
+		if err := x.sw.Flush(); err != nil {
+			return err
+		}
+		ref := "'" + strings.ReplaceAll(x.name, "'", "''") + "'!"
+		return x.f.SetDefinedName(&excelize.DefinedName{Name: "_xlnm.Print_Area", RefersTo: ref + absRange(1, last+2, 1, last+2), Scope: x.name})
+	}
 	if err := x.printArea(last); err != nil {
 		return err
 	}
