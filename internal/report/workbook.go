@@ -416,9 +416,11 @@ func (w *workbook) headlineTable(o sheetOutput, line func(string, any, int)) {
 		return
 	}
 	labels := w.headlineLabels(o)
-	line(strings.Join(labelTitles, " · "), pad(titles), w.st.tableHead)
+	head := strings.Join(labelTitles, " · ")
+	line(head, pad(titles), w.st.tableHead)
 	for r := range rows {
-		line(labels[r], pad(cells[r]), w.st.table)
+		// the label's title is the table's header: the code alone ("OK")
+		line(strings.TrimPrefix(labels[r], head+": "), pad(cells[r]), w.st.table)
 	}
 	if o.rows > headlineRows {
 		line("…", fmt.Sprintf(l.w("more_rows"), l.count(o.rows-headlineRows), o.sheet.tab(l.code)), 0)
