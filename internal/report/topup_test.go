@@ -232,14 +232,14 @@ func TestCreditTopUpNotInLedgerYet(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := j.Apply(ctx, plan.ID, jobs.ApplyOptions{Client: client, Account: "main", BaseURL: srv.URL, User: "t", Host: "h", Log: quiet})
+		res, err := j.Apply(ctx, plan.ID, jobs.ApplyOptions{Client: client, Account: "main", BaseURL: srv.URL, User: "t", Host: "h", Log: quiet,
+			Now: sb.Now}) // billsync's clock is the simulator's, which stands in the past
 		if err != nil || res.Status != jobs.RunCompleted {
 			t.Fatalf("apply: %+v %v", res, err)
 		}
 	}()
-	// No sync: the warehouse's ledger copy does not have the top-up yet. As of
-	// today, whichever clock stamped the reported balance.
-	asOf := time.Now().In(jakarta(t))
+	// No sync: the warehouse's ledger copy does not have the top-up yet.
+	asOf := firstSync.Add(2 * time.Hour).In(jakarta(t))
 	for _, c := range []struct {
 		name string
 		drop bool // the warehouse copy holds neither the customer nor the product
