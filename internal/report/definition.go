@@ -59,8 +59,21 @@ type Sheet struct {
 	Exceptions *Exceptions `yaml:"exceptions"`
 	// Headline copies the sheet's rows onto the summary (a small table of
 	// subtotals, where a grand total would add things that do not add up).
-	Headline bool     `yaml:"headline"`
-	Columns  []Column `yaml:"columns"`
+	Headline bool `yaml:"headline"`
+	// HeadlineTable prints a headline sheet's rows on the summary as a small table (a row per
+	// subtotal, a column per figure) instead of a line of figures per row; a sheet the summary
+	// shows whole does not print again (prints).
+	HeadlineTable bool `yaml:"headline_table"`
+	// PrintOnly keeps the workbook's sheet to the rows a reader must look at; the sheet's CSV
+	// keeps every row. With none to look at, the sheet does not print (prints).
+	PrintOnly *RowFilter `yaml:"print_only"`
+	Columns   []Column   `yaml:"columns"`
+}
+
+// RowFilter picks the rows whose Column holds one of Values (as the query returns them).
+type RowFilter struct {
+	Column string   `yaml:"column"`
+	Values []string `yaml:"values"`
 }
 
 // Exceptions counts the rows whose Column holds one of Values (a
@@ -72,6 +85,15 @@ type Exceptions struct {
 	// Checked are the values of rows that were checked at all; empty = every
 	// non-NULL value. With none checked the summary says so instead of a pass.
 	Checked []string `yaml:"checked"`
+	// None is said in the label's place when no row could be checked: a label naming the
+	// failure ("MISMATCH") beside "not checked" reads as one.
+	None Text `yaml:"none"`
+}
+
+// prints says whether a sheet of n workbook rows prints: not when it has no row a reader must
+// look at (PrintOnly), nor when the summary's table shows every row (HeadlineTable).
+func (s *Sheet) prints(n int) bool {
+	return !(s.PrintOnly != nil && n == 0) && !(s.HeadlineTable && n <= headlineRows)
 }
 
 // tab is the sheet's tab name in locale l.
@@ -308,6 +330,12 @@ func (s *Sheet) validate(sqls fs.FS) error {
 	}
 	if e := s.Exceptions; e != nil && (!seen[e.Column] || len(e.Values) == 0) {
 		bad("exceptions: column %q is not a column of the sheet, or no values", e.Column)
+	}
+	if s.HeadlineTable && !s.Headline {
+		bad("headline_table without headline")
+	}
+	if p := s.PrintOnly; p != nil && (!seen[p.Column] || len(p.Values) == 0) {
+		bad("print_only: column %q is not a column of the sheet, or no values", p.Column)
 	}
 	if s.Check != nil {
 		for _, ref := range append(append([]string{s.Check.Equals}, s.Check.Sum...), s.Check.Minus...) {

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	"github.com/billsync/billsync/internal/api"
 	"github.com/billsync/billsync/internal/fetch"
 	"github.com/billsync/billsync/internal/sandbox"
+	"github.com/xuri/excelize/v2"
 )
 
 // demoNow is when the rendering test's demo sync runs: the demo's simulator
@@ -30,6 +32,15 @@ const minRowsPerPage = 22
 
 // maxPages bounds a sheet's printed pages where the issue states one.
 var maxPages = map[string]int{"aging/By customer": 25}
+
+// maxReportPages bounds a whole workbook's printed pages at the demo: one a
+// controller sends.
+var maxReportPages = map[string]int{"credit": 25}
+
+// minFontPt is the smallest printed text size every data sheet of a report
+// must keep: fit-to-width shrinks a wide sheet's 11 pt text below what reads
+// on paper. Measured for every report (logged), enforced for these.
+var minFontPt = map[string]float64{"credit": 8}
 
 // TestRenderedAsPrinted writes every report of the demo warehouse, converts
 // the workbooks to PDF with LibreOffice as a finance team would print them,
@@ -56,13 +67,15 @@ func TestRenderedAsPrinted(t *testing.T) {
 		t.Fatal(err)
 	}
 	pdfDir := filepath.Join(dir, "pdf")
+	ruler := writeRuler(t, dir)
 	// One LibreOffice for every workbook; a private profile so parallel runs
 	// (or a desktop session of the same user) do not collide.
 	args := append([]string{"-env:UserInstallation=file://" + filepath.Join(dir, "lo-profile"),
-		"--headless", "--convert-to", "pdf", "--outdir", pdfDir}, files...)
+		"--headless", "--convert-to", "pdf", "--outdir", pdfDir, ruler}, files...)
 	if b, err := exec.Command("soffice", args...).CombinedOutput(); err != nil {
 		t.Fatalf("soffice: %v\n%s", err, b)
 	}
+	perPt := rulerHeight(t, filepath.Join(pdfDir, "ruler.pdf"))
 	defs, err := Definitions()
 	if err != nil {
 		t.Fatal(err)
@@ -75,6 +88,10 @@ func TestRenderedAsPrinted(t *testing.T) {
 			pdf := filepath.Join(pdfDir, base+".pdf")
 			pages := pdfPages(t, pdf)
 			sizes := pageSizes(t, pdf, len(pages))
+			if most, ok := maxReportPages[d.Name]; ok && len(pages) > most {
+				t.Errorf("the workbook prints on %d pages, want at most %d", len(pages), most)
+			}
+			smallest := smallestText(t, pdf, perPt)
 			bySheet := map[string][]int{} // tab -> page indexes
 			summary := l.w("summary")
 			tabs := []string{summary}
@@ -105,6 +122,21 @@ func TestRenderedAsPrinted(t *testing.T) {
 				names, rows := queryRows(t, db, s.Query, vars, "")
 				cols := resolveColumns(&s, result{names: names, kinds: kindsOf(rows, len(names))}, map[string]string{}, l.code, "account")
 				got := bySheet[s.tab(l.code)]
+				if p := s.PrintOnly; p != nil {
+					// The workbook prints only these rows (the CSV has them all).
+					i := slices.Index(names, p.Column)
+					rows = slices.DeleteFunc(slices.Clone(rows), func(r []any) bool {
+						v, _ := r[i].(string)
+						return !slices.Contains(p.Values, v)
+					})
+				}
+				if !s.prints(len(rows)) {
+					// Nothing to look at, or on the summary whole: no page.
+					if len(got) != 0 {
+						t.Errorf("sheet %q (%d rows) should not print, but prints on %d pages", s.Name, len(rows), len(got))
+					}
+					continue
+				}
 				lines := len(rows) + 1
 				if len(s.Totals) > 0 {
 					lines++
@@ -126,6 +158,14 @@ func TestRenderedAsPrinted(t *testing.T) {
 					if !c.reference {
 						last = c
 					}
+				}
+				pt := math.Inf(1)
+				for _, i := range got {
+					pt = min(pt, smallest[i])
+				}
+				t.Logf("sheet %q: %d pages, smallest text %.1f pt", s.Name, len(got), pt)
+				if want, ok := minFontPt[d.Name]; ok && pt < want {
+					t.Errorf("sheet %q prints text at %.1f pt, want at least %.0f pt", s.Name, pt, want)
 				}
 				for _, i := range got {
 					for _, c := range []column{first, last} {
@@ -149,7 +189,7 @@ func checkHeadlines(t *testing.T, s Sheet, cols []column, names []string, rows [
 		index[n] = i
 	}
 	for _, c := range cols {
-		if c.format != "money" && c.format != "int" && c.format != "credit" || c.offHeadline {
+		if c.format != "money" && c.format != "int" && c.format != "credit" || c.offHeadline || c.reference {
 			continue
 		}
 		switch {
@@ -272,4 +312,81 @@ func kindsOf(rows [][]any, n int) []kind {
 		}
 	}
 	return k
+}
+
+// writeRuler is a workbook of one short line of 11 pt text, which prints at
+// full size: its height in the PDF is how high one point of text is there,
+// whichever font LibreOffice put in Calibri's place.
+func writeRuler(t *testing.T, dir string) string {
+	t.Helper()
+	f := excelize.NewFile()
+	defer f.Close()
+	f.SetCellValue("Sheet1", "A1", "Hgyj 0123")
+	style, err := f.NewStyle(&excelize.Style{Font: &excelize.Font{Family: "Calibri", Size: 11}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.SetCellStyle("Sheet1", "A1", "A1", style)
+	path := filepath.Join(dir, "ruler.xlsx")
+	if err := f.SaveAs(path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// wordRe is a word of pdftotext -bbox.
+var wordRe = regexp.MustCompile(`<word xMin="[\d.]+" yMin="([\d.]+)" xMax="[\d.]+" yMax="([\d.]+)">`)
+
+var pageRe = regexp.MustCompile(`<page width="[\d.]+" height="([\d.]+)">`)
+
+// wordHeights is, per page, the heights of the words above the footer (the
+// footer prints at 8 pt by design).
+func wordHeights(t *testing.T, pdf string) [][]float64 {
+	t.Helper()
+	b, err := exec.Command("pdftotext", "-bbox", pdf, "-").Output()
+	if err != nil {
+		t.Fatalf("pdftotext -bbox %s: %v", pdf, err)
+	}
+	var out [][]float64
+	for _, page := range strings.Split(string(b), "</page>") {
+		m := pageRe.FindStringSubmatch(page)
+		if m == nil {
+			continue
+		}
+		height, _ := strconv.ParseFloat(m[1], 64)
+		var hs []float64
+		for _, w := range wordRe.FindAllStringSubmatch(page, -1) {
+			y0, _ := strconv.ParseFloat(w[1], 64)
+			y1, _ := strconv.ParseFloat(w[2], 64)
+			if y0 < height-40 { // the footer sits in the bottom margin's last 40 pt
+				hs = append(hs, y1-y0)
+			}
+		}
+		out = append(out, hs)
+	}
+	return out
+}
+
+// rulerHeight is the printed height of one point of text.
+func rulerHeight(t *testing.T, pdf string) float64 {
+	t.Helper()
+	pages := wordHeights(t, pdf)
+	if len(pages) != 1 || len(pages[0]) == 0 {
+		t.Fatalf("%s: want one page of text, got %v", pdf, pages)
+	}
+	return slices.Max(pages[0]) / 11
+}
+
+// smallestText is each page's smallest text, in points as printed.
+func smallestText(t *testing.T, pdf string, perPt float64) []float64 {
+	t.Helper()
+	var out []float64
+	for _, hs := range wordHeights(t, pdf) {
+		if len(hs) == 0 {
+			out = append(out, math.Inf(1))
+			continue
+		}
+		out = append(out, slices.Min(hs)/perPt)
+	}
+	return out
 }

@@ -790,8 +790,9 @@ func (r *reportRun) runSheet(ctx context.Context, db *sql.DB, s *settings, sh *S
 	}
 	defer conn.Close()
 	var (
-		tot  *totals
-		view []any
+		tot     *totals
+		view    []any
+		printed = func([]any) bool { return true }
 	)
 	began := time.Now()
 	start := func(res result) error {
@@ -804,6 +805,13 @@ func (r *reportRun) runSheet(ctx context.Context, db *sql.DB, s *settings, sh *S
 		view = make([]any, len(out.cols))
 		tot = newTotals(out.cols)
 		tot.watch(sh)
+		if p := sh.PrintOnly; p != nil {
+			i := slices.IndexFunc(out.cols, func(c column) bool { return c.name == p.Column })
+			if i < 0 {
+				return fmt.Errorf("%s: print_only: no column %s in the result", sh.Query, p.Column)
+			}
+			printed = func(v []any) bool { s, _ := v[i].(string); return slices.Contains(p.Values, s) }
+		}
 		if r.wb != nil {
 			done.xs = newXLSXSheet(r.wb.f, r.wb.st, r.wb.loc, r.wb.l, sh.tab(s.Locale), out.cols, r.wb.footer)
 			if slices.ContainsFunc(out.cols, func(c column) bool { return c.apartKind != "" }) {
@@ -824,7 +832,7 @@ func (r *reportRun) runSheet(ctx context.Context, db *sql.DB, s *settings, sh *S
 		if sh.Headline && len(out.headRows) <= headlineRows {
 			out.headRows = append(out.headRows, slices.Clone(v))
 		}
-		if done.xs != nil {
+		if done.xs != nil && printed(v) {
 			if err := done.xs.write(v); err != nil {
 				return err
 			}

@@ -86,7 +86,7 @@ func TestSharedResultRead(t *testing.T) {
 		calls  []call
 	}{
 		{"credit", []call{
-			{"credit_balances", []string{"credit_by_product.sql", "credit_balances.sql"}},
+			{"credit_balances", []string{"credit_by_product.sql", "credit_balances.sql", "credit_reconciliation.sql"}},
 			{"credit_freshness", []string{"credit_freshness_summary.sql", "credit_freshness.sql"}},
 		}},
 	} {

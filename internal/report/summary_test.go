@@ -198,8 +198,9 @@ func TestCreditCountsApartFromBalances(t *testing.T) {
 			}
 		}
 	}
-	if counts != 4 || firstCredit < 0 || lastCount > firstCredit {
-		t.Errorf("header %q: %d count columns, the last at %d, the first balance at %d; want 4 counts before the balances",
+	// The customers first; the reconciliation's counts after the balances, out of print.
+	if counts != 4 || firstCredit != 3 || lastCount < firstCredit {
+		t.Errorf("header %q: %d count columns, the last at %d, the first balance at %d; want the customers, the balances, then 3 counts",
 			rows[0], counts, lastCount, firstCredit)
 	}
 }
@@ -228,7 +229,8 @@ func TestExceptionsStyleSaysWhatWasChecked(t *testing.T) {
 		green         bool
 	}{
 		// the status first: a glance at a line opening with the check's name read as a mismatch
-		{filepath.Join(t.TempDir(), "none.duckdb"), "Tidak diperiksa: Saldo dilaporkan TIDAK COCOK (", false},
+		// and what was not checked in words that do not name a mismatch
+		{filepath.Join(t.TempDir(), "none.duckdb"), "Tidak diperiksa: saldo dilaporkan dibandingkan dengan buku besar (", false},
 		{journal, ": 0 dari 1 baris yang diperiksa", true},
 	} {
 		files := generateAll(t, Options{Names: []string{"credit"}, Formats: []string{"xlsx"}, Journal: tc.journal})
@@ -240,8 +242,11 @@ func TestExceptionsStyleSaysWhatWasChecked(t *testing.T) {
 		summary, _ := f.GetRows(sh)
 		found := false
 		for r, row := range summary {
-			if len(row) < 2 || !strings.Contains(row[1], "Saldo dilaporkan TIDAK COCOK") {
+			if len(row) < 2 || !strings.Contains(row[1], "Saldo dilaporkan TIDAK COCOK") && !strings.Contains(row[1], "saldo dilaporkan dibandingkan") {
 				continue
+			}
+			if tc.green == false && strings.Contains(row[1], "TIDAK COCOK") {
+				t.Errorf("journal %s: nothing was compared, but the line names a mismatch: %q", filepath.Base(tc.journal), row[1])
 			}
 			found = true
 			st := cellStyle(t, f, sh, cellName(2, r+1))
@@ -332,10 +337,13 @@ func TestSummaryDatesAsFinanceReadsThem(t *testing.T) {
 
 // TestCreditSummaryShowsLedgerFreshness: the credit summary says how fresh
 // the ledger copy is (customers and the oldest copy per freshness state), and
-// those figures agree with the Ledger freshness sheet's rows.
+// those figures agree with every customer's row (the query, as the CSV has
+// them); the Ledger freshness sheet lists the customers that need attention.
 func TestCreditSummaryShowsLedgerFreshness(t *testing.T) {
 	// Two days after the second sync, so the copies have an age.
-	files, err := Generate(context.Background(), Options{DB: testWorld(t).db, OutDir: t.TempDir(), Log: quiet,
+	w := testWorld(t)
+	vars := map[string]string{"as_of": "2026-06-07", "tz": "Asia/Jakarta"}
+	files, err := Generate(context.Background(), Options{DB: w.db, OutDir: t.TempDir(), Log: quiet,
 		AsOf: secondSync.AddDate(0, 0, 2), Names: []string{"credit"}, Formats: []string{"xlsx"}})
 	if err != nil {
 		t.Fatal(err)
@@ -370,12 +378,25 @@ func TestCreditSummaryShowsLedgerFreshness(t *testing.T) {
 			}
 		}
 	}
-	if customers != len(detail)-1 || oldest != detailOldest || oldest < 2 {
-		t.Errorf("freshness summary: %d customers, oldest %v days; the sheet has %d customers, oldest %v", customers, oldest, len(detail)-1, detailOldest)
+	// The sheet prints the customers that need attention; the query (and the CSV) every one.
+	names, all := queryRows(t, w.db, "credit_freshness.sql", vars, "")
+	state := slices.Index(names, "freshness")
+	attention := 0
+	for _, r := range all {
+		if r[state] != "OK" {
+			attention++
+		}
+		detailOldest = max(detailOldest, number(r[slices.Index(names, "fetched_days_ago")]))
+	}
+	if customers != len(all) || oldest != detailOldest || oldest < 2 {
+		t.Errorf("freshness summary: %d customers, oldest %v days; the query has %d customers, oldest %v", customers, oldest, len(all), detailOldest)
+	}
+	if printed := len(detail) - 1; printed != attention && !(attention == 0 && printed == 1) {
+		t.Errorf("the freshness sheet lists %d customers, want the %d that need attention", printed, attention)
 	}
 	summary, _ := f.GetRows(langs["id"].w("summary"))
 	if !slices.ContainsFunc(summary, func(r []string) bool {
-		return len(r) > 1 && strings.HasPrefix(r[0], "Kesegaran buku besar: ") && strings.Contains(r[1], "Salinan tertua (hari)")
+		return len(r) > 1 && strings.HasPrefix(r[0], "Kesegaran buku besar") && strings.Contains(r[1], "Salinan tertua (hari)")
 	}) {
 		t.Errorf("the credit summary does not say how fresh the ledger is: %q", summary)
 	}
@@ -631,17 +652,10 @@ func TestCreditMismatchCountSaysWhenNothingWasCompared(t *testing.T) {
 		if compared != tc.compared {
 			t.Errorf("journal %s: %d products with a mismatch count, want %d", filepath.Base(tc.journal), compared, tc.compared)
 		}
-		lines := 0
-		for _, r := range summary {
-			if len(r) > 1 && strings.Contains(r[1], "Pelanggan tidak cocok 0") {
-				lines++
-				if !strings.Contains(r[1], "Pelanggan dibandingkan 1;") {
-					t.Errorf("summary %q: a count of mismatches without what was compared", r[1])
-				}
-			}
-		}
-		if lines != tc.compared {
-			t.Errorf("journal %s: %d summary lines with 0 mismatches, want %d", filepath.Base(tc.journal), lines, tc.compared)
+		// The summary says it once, on the Reconciliation check line: 0 of the compared rows.
+		want := map[int]string{0: "Tidak diperiksa: saldo dilaporkan dibandingkan", 1: "Saldo dilaporkan TIDAK COCOK: 0 dari 1 baris yang diperiksa"}[tc.compared]
+		if !slices.ContainsFunc(summary, func(r []string) bool { return len(r) > 1 && strings.Contains(r[1], want) }) {
+			t.Errorf("journal %s: no summary line %q: %q", filepath.Base(tc.journal), want, summary)
 		}
 	}
 }

@@ -168,3 +168,143 @@ func jakarta(t *testing.T) *time.Location {
 	}
 	return loc
 }
+
+// TestCreditTopUpNotInLedgerYet: a job tops up a product the customer never
+// held, and the report runs before a sync reads that customer's credit history
+// again. The balance has no ledger row yet, but it is the job's customer and
+// product: the sheets print their names (and say the wallet is not in the
+// ledger yet), never blank names; from the warehouse's customers and products,
+// or, where this warehouse copy does not hold them, as the job's plan saw them.
+func TestCreditTopUpNotInLedgerYet(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "billsync.duckdb")
+	journal := filepath.Join(dir, jobs.JournalFile)
+	sb, err := sandbox.New(sandbox.Options{Seed: 7, Scale: 0.05, Now: firstSync, Key: testKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(sb)
+	defer srv.Close()
+	client, err := api.New(api.Config{BaseURL: srv.URL, APIKey: testKey, Unlimited: true,
+		MinBackoff: time.Millisecond, MaxBackoff: 20 * time.Millisecond, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fetch.Run(ctx, db, []fetch.Account{{Name: "main", Client: client}},
+		fetch.Options{Account: "main", PageSize: 100, Concurrency: 4, Details: true, Log: quiet}); err != nil {
+		t.Fatal(err)
+	}
+	// A customer and an active credit-usage product it holds no credit of.
+	var customer, customerName, product, productName string
+	func() {
+		h, err := warehouse.OpenReadOnly(ctx, db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer h.Close()
+		err = h.QueryRowContext(ctx, `SELECT c.id, c.name, p.id, p.name FROM customers c, products p
+			WHERE c.account = 'main' AND p.account = 'main' AND p.sub_type = 'credit_usage' AND p.status = 'active'
+			  AND c.deleted_upstream_at IS NULL AND p.deleted_upstream_at IS NULL AND coalesce(c.name, '') <> ''
+			  AND NOT EXISTS (SELECT 1 FROM credit_ledger l WHERE l.customer_id = c.id AND l.product_id = p.id)
+			ORDER BY c.id, p.id LIMIT 1`).Scan(&customer, &customerName, &product, &productName)
+		if err != nil {
+			t.Fatal(err)
+		}
+	}()
+	input := filepath.Join(dir, "topup.csv")
+	if err := os.WriteFile(input, []byte(fmt.Sprintf("customerId,productId,amount\n%s,%s,25000\n", customer, product)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sb.Advance(time.Hour)
+	func() {
+		j, err := jobs.OpenJournal(ctx, journal)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer j.Close()
+		wh, err := warehouse.OpenReadOnly(ctx, db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan, err := j.Plan(ctx, wh, jobs.PlanOptions{Kind: jobs.CreditTopup, Input: input, Account: "main", User: "t", Host: "h"})
+		wh.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := j.Apply(ctx, plan.ID, jobs.ApplyOptions{Client: client, Account: "main", BaseURL: srv.URL, User: "t", Host: "h", Log: quiet,
+			Now: sb.Now}) // billsync's clock is the simulator's, which stands in the past
+		if err != nil || res.Status != jobs.RunCompleted {
+			t.Fatalf("apply: %+v %v", res, err)
+		}
+	}()
+	// No sync: the warehouse's ledger copy does not have the top-up yet.
+	asOf := firstSync.Add(2 * time.Hour).In(jakarta(t))
+	for _, c := range []struct {
+		name string
+		drop bool // the warehouse copy holds neither the customer nor the product
+	}{{"in the warehouse", false}, {"not in this warehouse copy", true}} {
+		t.Run(c.name, func(t *testing.T) {
+			if c.drop {
+				execDB(t, db, "DELETE FROM customers WHERE id = '"+customer+"'", "DELETE FROM products WHERE id = '"+product+"'")
+			}
+			files, err := Generate(ctx, Options{DB: db, OutDir: filepath.Join(dir, "out", c.name), Names: []string{"credit"}, Locale: "en",
+				AsOf: asOf, Log: quiet, Formats: []string{"xlsx"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkTopUpNames(t, files[0], customer, customerName, product, productName)
+		})
+	}
+}
+
+// checkTopUpNames: the rows of a topped-up customer and product on Balances,
+// By product and Reconciliation carry their names.
+func checkTopUpNames(t *testing.T, file, customer, customerName, product, productName string) {
+	t.Helper()
+	f, err := excelize.OpenFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, sheet := range []string{"Balances", "By product", "Reconciliation"} {
+		rows, err := f.GetRows(sheet)
+		if err != nil {
+			t.Fatalf("sheet %s: %v", sheet, err)
+		}
+		head := map[string]int{}
+		for i, h := range rows[0] {
+			head[h] = i
+		}
+		cell := func(r []string, name string) string {
+			i, ok := head[name]
+			if !ok {
+				t.Fatalf("sheet %s: no column %q in %v", sheet, name, rows[0])
+			}
+			if i < len(r) {
+				return r[i]
+			}
+			return ""
+		}
+		found := false
+		for _, r := range rows[1:] {
+			if cell(r, "Product ID") != product || (sheet != "By product" && cell(r, "Customer ID") != customer) ||
+				(sheet == "By product" && cell(r, "Wallet") != "(not in the ledger yet)") {
+				continue
+			}
+			found = true
+			if got := cell(r, "Product"); !strings.HasPrefix(got, productName) {
+				t.Errorf("sheet %s: product %q, want %q", sheet, got, productName)
+			}
+			if sheet != "By product" && !strings.HasPrefix(cell(r, "Customer"), customerName) {
+				t.Errorf("sheet %s: customer %q, want %q", sheet, cell(r, "Customer"), customerName)
+			}
+			if sheet != "Reconciliation" && cell(r, "Wallet") != "(not in the ledger yet)" {
+				t.Errorf("sheet %s: wallet %q, want (not in the ledger yet)", sheet, cell(r, "Wallet"))
+			}
+		}
+		if !found {
+			t.Errorf("sheet %s: no row of the topped-up customer %s and product %s", sheet, customer, product)
+		}
+	}
+}

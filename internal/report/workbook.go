@@ -319,7 +319,11 @@ func (w *workbook) checkLines(outs []sheetOutput, subtitle func(string), say fun
 			text := fmt.Sprintf(l.w("exceptions"), e.Label.In(l.code), l.count(o.tot.excCount), l.count(o.tot.excRows), l.count(o.tot.rows))
 			ok, plain := o.tot.excCount == 0, false
 			if ok && o.tot.excRows == 0 {
-				text, plain = fmt.Sprintf(l.w("exceptions_none"), e.Label.In(l.code), l.count(o.tot.rows)), true
+				label := e.Label.In(l.code)
+				if none := e.None.In(l.code); none != "" {
+					label = none
+				}
+				text, plain = fmt.Sprintf(l.w("exceptions_none"), label, l.count(o.tot.rows)), true
 			}
 			say(o.sheet.tab(l.code), text, ok, plain)
 		}
@@ -341,7 +345,11 @@ func (w *workbook) headlines(row *int, outs []sheetOutput, subtitle func(string)
 	for _, o := range outs {
 		if o.sheet.Headline {
 			head()
-			w.headlineLines(o, line)
+			if o.sheet.HeadlineTable {
+				w.headlineTable(o, line)
+			} else {
+				w.headlineLines(o, line)
+			}
 			continue
 		}
 		if len(o.sheet.Totals) == 0 || o.tot == nil {
@@ -359,6 +367,71 @@ func (w *workbook) headlines(row *int, outs []sheetOutput, subtitle func(string)
 			fig(o.sheet.tab(l.code)+": "+c.title, v, c)
 		}
 	}
+}
+
+// headlineTable puts the rows of a small sheet (subtotals) on the summary as a table: a header
+// line of the figures' titles, then each row's label and its figures under them, aligned.
+func (w *workbook) headlineTable(o sheetOutput, line func(string, any, int)) {
+	l := w.l
+	var labelTitles []string
+	var figs []int
+	for i, c := range o.cols {
+		switch {
+		case c.reference:
+		case c.format == "text" || c.format == "":
+			labelTitles = append(labelTitles, c.title)
+		case !c.offHeadline:
+			figs = append(figs, i)
+		}
+	}
+	rows := o.headRows[:min(len(o.headRows), headlineRows)]
+	cells := make([][]string, len(rows))
+	widths := make([]int, len(figs))
+	for k, i := range figs {
+		widths[k] = utf8.RuneCountInString(o.cols[i].title)
+	}
+	for r, row := range rows {
+		for k, i := range figs {
+			v := l.format(row[i], o.cols[i], w.cur)
+			cells[r] = append(cells[r], v)
+			widths[k] = max(widths[k], utf8.RuneCountInString(v))
+		}
+	}
+	pad := func(vals []string) string {
+		var b strings.Builder
+		for k, v := range vals {
+			if k > 0 {
+				b.WriteString("  ")
+			}
+			b.WriteString(strings.Repeat(" ", widths[k]-utf8.RuneCountInString(v)) + v)
+		}
+		return b.String()
+	}
+	titles := make([]string, len(figs))
+	for k, i := range figs {
+		titles[k] = o.cols[i].title
+	}
+	if len(rows) == 0 {
+		line(o.sheet.tab(l.code), l.w("none_rows"), 0)
+		return
+	}
+	labels := w.headlineLabels(o)
+	head := strings.Join(labelTitles, " · ")
+	line(head, pad(titles), w.st.tableHead)
+	for r := range rows {
+		// the label's title is the table's header: the code alone ("OK")
+		line(strings.TrimPrefix(labels[r], head+": "), pad(cells[r]), w.st.table)
+	}
+	if o.rows > headlineRows {
+		line("…", fmt.Sprintf(l.w("more_rows"), l.count(o.rows-headlineRows), o.sheet.tab(l.code)), 0)
+	}
+}
+
+// headlineLabels is each headline row's label, as headlineLines prints it.
+func (w *workbook) headlineLabels(o sheetOutput) []string {
+	var labels []string
+	w.headlineLines(o, func(label string, _ any, _ int) { labels = append(labels, label) })
+	return labels
 }
 
 // headlineLines puts each row of a small sheet (subtotals) on the summary:

@@ -35,7 +35,11 @@ type styles struct {
 	value int
 	// reason is a number column's NULL shown as its reason ("belum teramati"): aligned right
 	// with the numbers, not left against the column before it.
-	reason            int
+	reason int
+	// table and tableHead are a headline table's figures on the summary (headline_table): one
+	// text cell per row in a fixed-width font, so the columns line up under their titles
+	// within the summary's one value column.
+	table, tableHead  int
 	body, total, left map[string]int
 	// quoted is each body style's twin with the quote prefix: a text cell a spreadsheet would
 	// read as a formula when edited (= + - @) is marked by its style, not by an apostrophe
@@ -74,6 +78,8 @@ func newStyles(f *excelize.File, currency string, l *lang) (*styles, error) {
 		return id
 	}
 	s.header = add(sheetfmt.HeaderStyle())
+	s.table = add(&excelize.Style{Font: &excelize.Font{Family: "Courier New", Size: 10}, Alignment: &excelize.Alignment{Vertical: "top"}})
+	s.tableHead = add(&excelize.Style{Font: &excelize.Font{Family: "Courier New", Size: 10, Bold: true}, Alignment: &excelize.Alignment{Vertical: "top"}})
 	s.title = add(&excelize.Style{Font: &excelize.Font{Family: "Calibri", Bold: true, Size: 16, Color: "1F4E79"}})
 	s.subtitle = add(&excelize.Style{Font: &excelize.Font{Family: "Calibri", Bold: true, Size: 12, Color: "1F4E79"}, Alignment: &excelize.Alignment{Vertical: "top"}})
 	s.value = add(&excelize.Style{Alignment: &excelize.Alignment{Vertical: "top"}})
@@ -441,6 +447,16 @@ func (x *xlsxSheet) assemble(s *Sheet, tot *totals, chk checkResult) error {
 		if err != nil {
 			return fmt.Errorf("table: %w", err)
 		}
+	}
+	if !s.prints(x.n) {
+		// The sheet stays in the file as it is but prints only an empty cell, which a
+		// spreadsheet leaves out of print: no page saying there is nothing, nor a page repeating
+		// the summary.
+		if err := x.sw.Flush(); err != nil {
+			return err
+		}
+		ref := "'" + strings.ReplaceAll(x.name, "'", "''") + "'!"
+		return x.f.SetDefinedName(&excelize.DefinedName{Name: "_xlnm.Print_Area", RefersTo: ref + absRange(1, last+2, 1, last+2), Scope: x.name})
 	}
 	if err := x.printArea(last); err != nil {
 		return err

@@ -415,7 +415,8 @@ LEFT JOIN credit_fetch_state f ON f.account = s.account AND f.customer_id = s.cu
 -- for the period from period_start (default: the first day of as_of's month) to the end of the
 -- day as_of: opening balance, credits by type, debits by type and closing balance, compared with
 -- the last balance the service reported in an add-credit response (credit_balance_reports, the
--- write-job journal's table: attach it first, see docs/reports.md).
+-- write-job journal's table: attach it first, see docs/reports.md; a customer or product this copy
+-- lacks is named as the job's plan saw it, credit_report_names).
 -- A reported balance is compared with the ledger's balance at the moment it was reported, not with
 -- the closing balance. The service stamps the report in whole seconds (its Date header) while
 -- ledger entries carry milliseconds, so the entry the report answered for is created within that
@@ -449,7 +450,8 @@ moves AS (
 ),
 reported AS (
     SELECT j.account, j.customer_id, j.product_id,
-           arg_max(j.balance, j.reported_at) AS reported_balance, max(j.reported_at) AS reported_at
+           arg_max(j.balance, j.reported_at) AS reported_balance, max(j.reported_at) AS reported_at,
+           arg_max(j.action_id, j.reported_at) AS action_id
     FROM credit_balance_reports j, p
     WHERE (account IS NULL OR j.account = account) AND j.reported_at < p.cutoff
     GROUP BY j.account, j.customer_id, j.product_id
@@ -470,12 +472,13 @@ keyed AS (
            coalesce(m.other_credits, 0) AS other_credits, coalesce(m.usage, 0) AS usage,
            coalesce(m.expired_void, 0) AS expired_void, coalesce(m.other_debits, 0) AS other_debits,
            coalesce(m.closing, 0) AS closing, m.last_movement_at,
-           r.reported_balance, r.reported_at
+           r.reported_balance, r.reported_at, r.action_id
     FROM moves m
     FULL JOIN reported r ON r.account = m.account AND r.customer_id = m.customer_id AND r.product_id = m.product_id
 )
-SELECT k.account, c.name AS customer_name, c.email AS customer_email, k.customer_id,
-       pr.name AS product_name, k.product_id, k.wallet_type,
+SELECT k.account, coalesce(c.name, jn.customer_name) AS customer_name,
+       coalesce(c.email, jn.customer_email) AS customer_email, k.customer_id,
+       coalesce(pr.name, jn.product_name) AS product_name, k.product_id, k.wallet_type,
        k.opening, k.topup, k.merchant_topup, k.trial_topup, k.other_credits,
        k.usage, k.expired_void, k.other_debits, k.closing,
        k.reported_balance, k.reported_at, la.ledger_balance AS ledger_at_report,
@@ -490,6 +493,9 @@ SELECT k.account, c.name AS customer_name, c.email AS customer_email, k.customer
 FROM keyed k
 LEFT JOIN customers c ON c.account = k.account AND c.id = k.customer_id
 LEFT JOIN products pr ON pr.account = k.account AND pr.id = k.product_id
+-- A balance only a job reported, of a customer or product this warehouse copy does not hold, is
+-- named as the job's plan saw them (the journal's credit_report_names).
+LEFT JOIN credit_report_names jn ON jn.action_id = k.action_id
 LEFT JOIN ledger_at_report la ON la.account = k.account AND la.customer_id = k.customer_id AND la.product_id = k.product_id
 LEFT JOIN credit_fetch_state f ON f.account = k.account AND f.customer_id = k.customer_id;
 

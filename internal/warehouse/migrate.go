@@ -31,7 +31,7 @@ func migrate(ctx context.Context, db *sql.DB) error {
 	}
 	defer tx.Rollback()
 	// DuckDB binds a macro's body when it is created, so credit_balances needs the journal's
-	// credit_balance_reports to exist; at run time the reader attaches the journal and names it
+	// credit_balance_reports and credit_report_names to exist; at run time the reader attaches the journal and names it
 	// so (docs/reports.md). The journal's own empty stand-in lives only in this connection's
 	// temp schema.
 	if _, err := tx.ExecContext(ctx, journalfile.StandInSQL()); err != nil {
@@ -43,7 +43,7 @@ func migrate(ctx context.Context, db *sql.DB) error {
 	if _, err := tx.ExecContext(ctx, "CREATE OR REPLACE MACRO "+macrosVersionMacro+"() AS "+duckfile.QuoteLiteral(MacrosVersion)); err != nil {
 		return fmt.Errorf("macros.sql version: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx, "DROP TABLE temp.credit_balance_reports"); err != nil {
+	if _, err := tx.ExecContext(ctx, "DROP TABLE temp.credit_balance_reports; DROP TABLE temp.credit_report_names"); err != nil {
 		return err
 	}
 	return tx.Commit()

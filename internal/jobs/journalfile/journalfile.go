@@ -28,7 +28,7 @@ func DefaultPath(warehousePath string) string {
 //go:embed attach.sql
 var sqlFS embed.FS
 
-var stmts = sqlfile.MustLoad(sqlFS, "attach.sql", "attach", "has_tables", "views", "empty_views")
+var stmts = sqlfile.MustLoad(sqlFS, "attach.sql", "attach", "has_tables", "views", "empty_views", "has_plans", "names_view", "empty_names")
 
 // ErrNoTables is the error Attach returns for a journal without the tables Views shows:
 // one from an older billsync.
@@ -57,7 +57,8 @@ func Attach(ctx context.Context, db *sql.DB, path string) error {
 	return nil
 }
 
-// Views makes the journal's tables readers use (credit_balance_reports) visible on conn under
+// Views makes the journal's tables readers use (credit_balance_reports, and the names its plans
+// saw as credit_report_names) visible on conn under
 // their own names as temp objects: views of the attached journal, or, when attached is false,
 // empty tables with the same columns, so a query reads them either way.
 func Views(ctx context.Context, conn *sql.Conn, attached bool) error {
@@ -68,10 +69,25 @@ func Views(ctx context.Context, conn *sql.Conn, attached bool) error {
 	if _, err := conn.ExecContext(ctx, stmts.Get(name)); err != nil {
 		return fmt.Errorf("journal view: %w", err)
 	}
+	// The plans' names (credit_report_names): a journal written by hand or by an older billsync
+	// may hold reported balances without plans; then no names, as without a journal.
+	names := "empty_names"
+	if attached {
+		var plans bool
+		if err := conn.QueryRowContext(ctx, stmts.Get("has_plans")).Scan(&plans); err != nil {
+			return fmt.Errorf("journal plans: %w", err)
+		}
+		if plans {
+			names = "names_view"
+		}
+	}
+	if _, err := conn.ExecContext(ctx, stmts.Get(names)); err != nil {
+		return fmt.Errorf("journal names view: %w", err)
+	}
 	return nil
 }
 
 // StandInSQL creates, as temp tables, the empty stand-ins Views makes when no journal is
 // attached: for a writer that must bind SQL reading the journal's tables (the warehouse's
 // macros) without a journal at hand.
-func StandInSQL() string { return stmts.Get("empty_views") }
+func StandInSQL() string { return stmts.Get("empty_views") + "\n" + stmts.Get("empty_names") }
