@@ -59,8 +59,11 @@ type Sheet struct {
 	Exceptions *Exceptions `yaml:"exceptions"`
 	// Headline copies the sheet's rows onto the summary (a small table of
 	// subtotals, where a grand total would add things that do not add up).
-	Headline bool     `yaml:"headline"`
-	Columns  []Column `yaml:"columns"`
+	Headline bool `yaml:"headline"`
+	// Count names the number of the sheet's rows among the summary's headline figures
+	// ("Jumlah pelanggan"); empty leaves it off.
+	Count   Text     `yaml:"count"`
+	Columns []Column `yaml:"columns"`
 }
 
 // Exceptions counts the rows whose Column holds one of Values (a
@@ -99,10 +102,13 @@ type Column struct {
 	// name: where another customer (product) carries the name too, the workbook prints the
 	// start of the ID after it, as the ID itself is out of print (samenames.go).
 	TellApart string `yaml:"tell_apart"`
-	// Headline false leaves a figure of a headline sheet off the summary's lines (it stays on
-	// the sheet): the detail of a check the summary states once, repeated on every line, is
-	// what made a summary run onto a second page.
+	// Headline false leaves a figure off the summary's headline (it stays on the sheet): the
+	// detail of a check the summary states once, repeated on every line of a headline sheet,
+	// or a total another sheet's headline figure already gives.
 	Headline *bool `yaml:"headline"`
+	// Summary is the figure's label among the summary's headline figures, in the words a
+	// controller uses ("Item terbuka" where the sheet's column says "Item"); empty = the title.
+	Summary Text `yaml:"summary"`
 }
 
 // tellApartKinds are the ID columns TellApart may name, and what they identify.

@@ -79,7 +79,7 @@ func TestIndonesianWorkbooksSayNoEnglish(t *testing.T) {
 	}
 	exemptCols := []string{"Pelanggan", "Produk", "Ulasan", "E-mail", "Respons", "Versi pertama", "Versi disimpan", "Catatan", "fromEmail",
 		"toEmail", "Usulan", "Tujuan", "Peristiwa", "Item", "Jalur daftar"}
-	exemptRows := []string{"Gudang data", "Jurnal", "Buat ulang", "Kueri", "Parameter"}
+	exemptRows := []string{"Basis data billsync", "Log tugas", "Buat ulang", "Kueri", "Parameter"}
 	seen := 0
 	for _, p := range files {
 		if !strings.HasSuffix(p, ".xlsx") {
@@ -962,7 +962,7 @@ func TestWalletNotInLedgerYetSaysSo(t *testing.T) {
 		 ORDER BY c.id, p.id LIMIT 1`)
 	for _, locale := range []string{"id", "en"} {
 		l := langs[locale]
-		want := map[string]string{"id": "(belum ada di buku besar)", "en": "(not in the ledger yet)"}[locale]
+		want := map[string]string{"id": "(belum ada mutasinya)", "en": "(not in the ledger yet)"}[locale]
 		files := generateAll(t, Options{Names: []string{"credit"}, Journal: journal, Locale: locale, Formats: []string{"xlsx"}})
 		f, err := excelize.OpenFile(files[0])
 		if err != nil {
