@@ -358,7 +358,7 @@ func TestCreditSummaryShowsLedgerFreshness(t *testing.T) {
 	for _, r := range sum[1:] {
 		n, _ := strconv.Atoi(r[slices.Index(sum[0], "Pelanggan")])
 		customers += n
-		if v, err := strconv.ParseFloat(r[slices.Index(sum[0], "Salinan tertua (hari)")], 64); err == nil {
+		if v, err := strconv.ParseFloat(r[slices.Index(sum[0], "Data tertua (hari)")], 64); err == nil {
 			oldest = max(oldest, v)
 		}
 	}
@@ -374,9 +374,9 @@ func TestCreditSummaryShowsLedgerFreshness(t *testing.T) {
 		t.Errorf("freshness summary: %d customers, oldest %v days; the sheet has %d customers, oldest %v", customers, oldest, len(detail)-1, detailOldest)
 	}
 	summary, _ := f.GetRows(langs["id"].w("summary"))
-	if !slices.ContainsFunc(summary, func(r []string) bool {
-		return len(r) > 1 && strings.HasPrefix(r[0], "Kesegaran buku besar: ") && strings.Contains(r[1], "Salinan tertua (hari)")
-	}) {
+	// The freshness table is headed by its sheet's name, a line per state below it.
+	head := slices.IndexFunc(summary, func(r []string) bool { return len(r) > 0 && r[0] == "Ringkasan kemutakhiran" })
+	if head < 0 || head+1 >= len(summary) || len(summary[head+1]) < 2 || !strings.Contains(summary[head+1][1], "Data tertua (hari)") {
 		t.Errorf("the credit summary does not say how fresh the ledger is: %q", summary)
 	}
 }
@@ -1056,4 +1056,56 @@ func summaryBreaks(t *testing.T, path string) []int {
 		}
 	}
 	return out
+}
+
+// TestSummaryHeadlineBeforeProvenance: a summary says what the report found first (the
+// headline figures, then the checks) and how it was made last, under "Tentang laporan ini":
+// the warehouse path, parameters, the command to make it again and the queries' hashes come
+// after every headline and check line, and no headline label repeats a sheet's name before
+// a figure only one sheet has.
+func TestSummaryHeadlineBeforeProvenance(t *testing.T) {
+	for _, locale := range []string{"id", "en"} {
+		l := langs[locale]
+		for path, f := range summaries(t, Options{Locale: locale}) {
+			rows, err := f.GetRows(l.w("summary"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			find := func(label string) int {
+				return slices.IndexFunc(rows, func(r []string) bool { return len(r) > 0 && r[0] == label })
+			}
+			headline, checks, about := find(l.w("headline")), find(l.w("checks")), find(l.w("about"))
+			if about < 0 {
+				t.Errorf("%s: no %q", path, l.w("about"))
+				continue
+			}
+			if headline < 0 { // a report of lists only (data-quality): nothing to put first
+				headline = about
+			}
+			if headline > about || checks > about {
+				t.Errorf("%s: headline (row %d) or checks (row %d) after %q (row %d)", path, headline+1, checks+1, l.w("about"), about+1)
+			}
+			for _, key := range []string{"warehouse", "params", "reproduce", "queries", "runs", "account", "generated"} {
+				if r := find(l.w(key)); r >= 0 && r < about {
+					t.Errorf("%s: %q (row %d) before %q (row %d)", path, l.w(key), r+1, l.w("about"), about+1)
+				}
+			}
+			if r := find(l.w("as_of")); r < 0 || r > headline {
+				t.Errorf("%s: the as-of date (row %d) is not above the headline (row %d)", path, r+1, headline+1)
+			}
+			// Labels of the headline section: "By customer: Items" said the sheet's name needlessly.
+			end := about
+			if checks > headline {
+				end = min(checks, about)
+			}
+			for _, r := range rows[min(headline+1, end):end] {
+				if len(r) == 0 || r[0] == "" {
+					break
+				}
+				if strings.HasPrefix(r[0], "Per pelanggan: ") || strings.HasPrefix(r[0], "By customer: ") || strings.HasPrefix(r[0], "Bulanan: ") {
+					t.Errorf("%s: headline label %q repeats its sheet's name", path, r[0])
+				}
+			}
+		}
+	}
 }
