@@ -672,8 +672,11 @@ func TestCollectionsClosedSheetSaysItListsDeleted(t *testing.T) {
 		monthly, closed := sheetOf(t, "collections", "Monthly"), sheetOf(t, "collections", "Closed unpaid")
 		title := func(s *Sheet, col string) string {
 			for _, c := range s.Columns {
-				if c.Name == col {
-					return s.tab(loc) + ": " + c.Title.In(loc)
+				if c.Name == col { // as the summary names it: its own words, without the sheet's
+					if t := c.Summary.In(loc); t != "" {
+						return t
+					}
+					return c.Title.In(loc)
 				}
 			}
 			t.Fatalf("no column %s", col)
@@ -899,8 +902,10 @@ func TestHeadlineLinesTellRowsApart(t *testing.T) {
 			case r[0] == langs["id"].w("headline"):
 				in = true
 				continue
-			case len(r) == 1:
+			case r[0] == langs["id"].w("checks") || r[0] == langs["id"].w("notes"):
 				in = false
+			case len(r) == 1: // a headline table's heading
+				continue
 			}
 			if !in {
 				continue
@@ -1003,9 +1008,9 @@ func TestWalletNotInLedgerYetSaysSo(t *testing.T) {
 }
 
 // TestLongSummaryBreaksBeforeSheets: a summary too long for one printed page (many products'
-// headline lines) breaks before its Sheets section, so the headline figures and checks print
-// together and the sheets, notes and settings start the next page, rather than a few lines of
-// settings running onto it; a summary that fits has no break.
+// headline lines) breaks before its notes, so the headline figures and checks print together
+// and the notes, sheets and "about this report" start the next page, rather than a few lines
+// of settings running onto it; a summary that fits has no break.
 func TestLongSummaryBreaksBeforeSheets(t *testing.T) {
 	w := testWorld(t)
 	db := filepath.Join(t.TempDir(), "billsync.duckdb")
@@ -1030,11 +1035,11 @@ func TestLongSummaryBreaksBeforeSheets(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sheets := slices.IndexFunc(rows, func(r []string) bool { return len(r) == 1 && r[0] == langs["id"].w("sheets") }) + 1
+		sheets := slices.IndexFunc(rows, func(r []string) bool { return len(r) == 1 && r[0] == langs["id"].w("notes") }) + 1
 		brk := summaryBreaks(t, files[0])
 		switch {
 		case tc.break_ && !slices.Equal(brk, []int{sheets}):
-			t.Errorf("%d summary rows: page breaks before rows %v, want before %d (Sheets)", len(rows), brk, sheets)
+			t.Errorf("%d summary rows: page breaks before rows %v, want before %d (Notes)", len(rows), brk, sheets)
 		case !tc.break_ && len(brk) > 0:
 			t.Errorf("%d summary rows: page breaks before rows %v, want none", len(rows), brk)
 		}

@@ -220,11 +220,11 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 	})
 	chartRow := 0
 	if d.Chart != nil {
-		// The chart floats over one row as tall as it is, so the rows below it stay visible.
+		// The chart floats over empty rows of the default height as tall as it is, so the rows
+		// below it stay visible (excelize anchors a chart by default row heights).
 		row++
 		chartRow = row
-		f.SetRowHeight(sh, row, chartHeight)
-		row++
+		row += chartRows
 	}
 	sheetsRow := row + 1 // subtitle leaves a row empty first
 	subtitle(l.w("notes"))
@@ -662,9 +662,9 @@ func (w *workbook) chart(c *Chart, outs []sheetOutput, row int) error {
 // for readers whose fonts run wider.
 const summaryPageHeight = 1300
 
-// chartHeight is the height in points of the summary row the chart floats over: the chart's
-// 360 pixels and a margin below it.
-const chartHeight = 270 + 10
+// chartRows is how many summary rows of the default 15 points the chart floats over: its
+// 360 pixels (270 points) and a margin below it.
+const chartRows = 19
 
 // summaryHeight is the height of the summary's rows before row (the chart's row included), in points.
 func summaryHeight(f *excelize.File, row int) float64 {
