@@ -206,6 +206,10 @@ func plain(v view) string {
 		if len(r.Headline) > 0 {
 			w("%s:\n", v.T["headline"])
 			for _, l := range r.Headline {
+				if l.Value == "" { // a headline table's heading: its lines follow
+					w("  %s:\n", l.Label)
+					continue
+				}
 				w("  %s: %s\n", l.Label, l.Value)
 			}
 		}

@@ -1095,6 +1095,14 @@ func TestSummaryHeadlineBeforeProvenance(t *testing.T) {
 					t.Errorf("%s: %q (row %d) before %q (row %d)", path, l.w(key), r+1, l.w("about"), about+1)
 				}
 			}
+			if strings.HasPrefix(filepath.Base(path), "aging_") && locale == "id" {
+				// the words a controller uses, not "Per pelanggan: Item"
+				for _, want := range []string{"Jumlah pelanggan", "Item terbuka", "Total terutang"} {
+					if r := find(want); r < headline || r > about {
+						t.Errorf("%s: headline %q at row %d, not between rows %d and %d", path, want, r+1, headline+1, about+1)
+					}
+				}
+			}
 			if r := find(l.w("as_of")); r < 0 || r > headline {
 				t.Errorf("%s: the as-of date (row %d) is not above the headline (row %d)", path, r+1, headline+1)
 			}
