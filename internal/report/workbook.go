@@ -663,8 +663,8 @@ func (w *workbook) chart(c *Chart, outs []sheetOutput, row int) error {
 const summaryPageHeight = 1300
 
 // chartRows is how many summary rows of the default 15 points the chart floats over: its
-// 360 pixels (270 points) and a margin below it.
-const chartRows = 19
+// 360 pixels (270 points) and a margin below it, as LibreOffice prints it a little taller.
+const chartRows = 21
 
 // summaryHeight is the height of the summary's rows before row (the chart's row included), in points.
 func summaryHeight(f *excelize.File, row int) float64 {
