@@ -258,7 +258,8 @@ func advanceClock(base string, d time.Duration) error {
 func benchRun(scale string, run int, c *api.Client, simPid int, base, path string, minimum int, details bool, conc int, best *ceiling) (fetch.Summary, float64, creditStats, error) {
 	trace := &memTrace{start: time.Now()}
 	opts := fetch.Options{Account: "bench", Concurrency: conc, Details: details, Log: benchLog, MemoryLimit: memoryLimit,
-		KeepMemory: keepMemory, RowGroupSize: rowGroupSize, MemoryTrace: trace.sample, CreditRefresh: creditRefresh}
+		KeepMemory: keepMemory, RowGroupSize: rowGroupSize, MemoryTrace: trace.sample, CreditRefresh: creditRefresh,
+		MaxClockSkew: fetch.TrustServiceClock} // the simulator runs a simulated clock
 	if listsOnly {
 		opts.MaxRequests = 1 // lists always complete; the fan-outs get nothing
 	}

@@ -112,8 +112,8 @@ func (c *config) validate() error {
 	if c.demoScale <= 0 {
 		errs = append(errs, fmt.Errorf("demo scale %g: must be positive", c.demoScale))
 	}
-	if c.MaxRequests < 0 || c.MaxDuration < 0 || c.StopGrace < 0 || c.CreditRefresh < 0 {
-		errs = append(errs, errors.New("budgets, grace and refresh periods cannot be negative"))
+	if c.MaxRequests < 0 || c.MaxDuration < 0 || c.StopGrace < 0 || c.CreditRefresh < 0 || c.MaxClockSkew < 0 {
+		errs = append(errs, errors.New("budgets, grace and refresh periods and the clock skew cannot be negative"))
 	}
 	// The zone and the schedule are checked in every mode, so a typo shows in a -once test run
 	// rather than when the daemon starts.

@@ -53,7 +53,7 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdout, 
 	}
 	tty := isTerminal(stderr)
 	// The demo is read by a person even through a pipe (make demo | tee): plain text, no JSON.
-	log := newLogger(stderr, cfg.LogFormat, tty || cfg.demo)
+	log := newLogger(stderr, cfg.LogFormat, tty, cfg.demo)
 
 	var accounts []fetch.Account
 	baseURLs := map[string]string{}
@@ -114,7 +114,11 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdout, 
 	opts := fetch.Options{
 		PageSize: cfg.PageSize, Concurrency: cfg.Concurrency, MaxRequests: cfg.MaxRequests,
 		MaxDuration: cfg.MaxDuration, Details: cfg.Details, CreditRefresh: cfg.CreditRefresh, Log: log,
-		MemoryLimit: cfg.MemoryLimit,
+		MemoryLimit: cfg.MemoryLimit, MaxClockSkew: cfg.MaxClockSkew,
+	}
+	if cfg.demo {
+		// the demo's simulator syncs first a simulated day ago
+		opts.MaxClockSkew = max(opts.MaxClockSkew, demoDayAgo+time.Hour)
 	}
 	journal := journalPath(cfg)
 	var deliveries *delivery.Scheduler
@@ -135,6 +139,7 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdout, 
 		}
 		start := time.Now()
 		sums, err := fetch.Run(ctx, cfg.DB, accounts, opts)
+		err = explainKeyRefused(err, cfg)
 		recordRun(ctx, &m, log, sums, err, start)
 		if deliveries != nil && ctx.Err() == nil {
 			deliveries.SyncFinished(err, partialAccounts(accounts, sums), time.Now())
@@ -166,13 +171,15 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdout, 
 		demoSB.Advance(demoDayAgo)
 	}
 	if cfg.once {
+		log.Info("syncer started", "mode", "once", "db", cfg.DB, "accounts", len(accounts))
 		return job(ctx)
 	}
 
 	var waitDeliveries func()
 	deliveries, waitDeliveries = startDeliveries(ctx, cfg, log)
 	defer waitDeliveries()
-	log.Info("syncer started", "schedule", cfg.Schedule, "tz", cfg.TZ, "db", cfg.DB, "accounts", len(accounts))
+	// the runner logs "stopping" and "stopped"
+	log.Info("syncer started", "mode", "daemon", "schedule", cfg.Schedule, "tz", cfg.TZ, "db", cfg.DB, "accounts", len(accounts))
 	r := &schedule.Runner{Schedule: cfg.sched, Location: cfg.loc, Job: job, Grace: cfg.StopGrace, Log: log}
 	if tty {
 		// The log keeps to warnings on a terminal; the person watching still learns the plan.
@@ -220,6 +227,11 @@ func recordRun(ctx context.Context, m *metrics.Sync, log *slog.Logger, sums []fe
 		status = "failed"
 	}
 	m.RunFinished(status, records, requests, retries, time.Since(start), time.Now())
+	for _, s := range sums {
+		if s.ClockSource != "" {
+			m.Clock(s.ClockOffset, s.ClockSetAside)
+		}
+	}
 	attrs := []any{"status", status, "records", records, "requests", requests, "retries", retries,
 		"took", time.Since(start)}
 	switch {
@@ -274,13 +286,34 @@ func startDemoSandbox(scale float64, log *slog.Logger) (*sandbox.Server, string,
 	return sb, base, func() { srv.Close() }, nil
 }
 
-// newLogger logs JSON for cron and containers; on a terminal the progress display speaks and
-// the log keeps to warnings.
-func newLogger(w io.Writer, format string, tty bool) *slog.Logger {
-	if format == "text" || format == "auto" && tty {
-		return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelWarn, ReplaceAttr: logfmt.Durations}))
+// newLogger logs JSON for cron and containers, text when asked or on a terminal. Where a person
+// watches (a terminal with its progress display, the demo with its summary) the log keeps to
+// warnings; anywhere else it logs at Info whatever the format, so text logs off a terminal still
+// say when the syncer started, how each run ended and when it stopped.
+func newLogger(w io.Writer, format string, tty, demo bool) *slog.Logger {
+	level := slog.LevelInfo
+	if tty || demo {
+		level = slog.LevelWarn
 	}
-	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{ReplaceAttr: logfmt.Durations}))
+	opts := &slog.HandlerOptions{Level: level, ReplaceAttr: logfmt.Durations}
+	if format == "text" || format == "auto" && (tty || demo) {
+		return slog.New(slog.NewTextHandler(w, opts))
+	}
+	return slog.New(slog.NewJSONHandler(w, opts))
+}
+
+// explainKeyRefused makes a refused key the run's whole error, with the variable to check: it
+// is about the key, whichever endpoint asked first.
+func explainKeyRefused(err error, cfg *config) error {
+	var auth *api.AuthError
+	if !errors.As(err, &auth) {
+		return err
+	}
+	vars := "BILLSYNC_API_KEY or BILLSYNC_API_KEY_FILE"
+	if cfg.Accounts != "" {
+		vars = "BILLSYNC_API_KEY_<ACCOUNT> or BILLSYNC_API_KEY_FILE_<ACCOUNT>"
+	}
+	return fmt.Errorf("%w: check the key in %s (a key for this service and environment, without spaces or quotes)", err, vars)
 }
 
 func isTerminal(w io.Writer) bool {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"io"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/billsync/billsync/internal/cli"
 	conf "github.com/billsync/billsync/internal/config"
 	"github.com/billsync/billsync/internal/logbuf"
 	"github.com/billsync/billsync/internal/sandbox"
@@ -285,8 +287,12 @@ func TestOnceFailsNamingThe401AndNoKey(t *testing.T) {
 	if err == nil {
 		t.Fatal("a wrong key synced")
 	}
-	if msg := err.Error(); !strings.Contains(msg, "401") {
-		t.Errorf("exit message %q: want it to name the 401", msg)
+	if msg := err.Error(); !strings.Contains(msg, "401") || !strings.Contains(msg, "refused the API key") ||
+		!strings.Contains(msg, "BILLSYNC_API_KEY or BILLSYNC_API_KEY_FILE") || strings.Contains(msg, "/hl/") {
+		t.Errorf("exit message %q: want it to name the 401 as the key's, with the variable to check, and no endpoint", msg)
+	}
+	if n := strings.Count(stderr.String(), "refused the API key"); n != 1 {
+		t.Errorf("the refusal is logged %d times, want once:\n%s", n, stderr.String())
 	}
 	if strings.Contains(err.Error()+stdout.String()+stderr.String(), secret) {
 		t.Fatal("the API key appears in the error or the logs")
@@ -406,4 +412,43 @@ func published(path string) bool {
 	defer db.Close()
 	var n int
 	return db.QueryRow("SELECT count(*) FROM sync_runs WHERE status = 'succeeded'").Scan(&n) == nil && n > 0
+}
+
+// TestTextLogsOffATerminal: BILLSYNC_LOG_FORMAT=text without a terminal still says that the syncer
+// started and how the run ended.
+func TestTextLogsOffATerminal(t *testing.T) {
+	srv := newSandbox(t)
+	env := envconfig.MapLookuper(map[string]string{
+		"BILLSYNC_BASE_URL": srv.URL, "BILLSYNC_API_KEY": secret, "BILLSYNC_DB": filepath.Join(t.TempDir(), "w.duckdb"),
+		"BILLSYNC_RATE_PER_MIN": "0", "BILLSYNC_LOG_FORMAT": "text", "BILLSYNC_MAX_CLOCK_SKEW": "8760h",
+	})
+	var stdout, stderr bytes.Buffer
+	if err := run(context.Background(), []string{"-once"}, env, &stdout, &stderr); err != nil {
+		t.Fatalf("run: %v\n%s", err, stderr.String())
+	}
+	for _, want := range []string{"level=INFO msg=\"syncer started\"", "level=INFO msg=\"sync finished\" status=succeeded"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("text log lacks %q:\n%s", want, stderr.String())
+		}
+	}
+}
+
+// TestConfigErrorPointsToHelp: a configuration mistake prints the problem and one line pointing
+// to -h, exit 2, not the whole usage.
+func TestConfigErrorPointsToHelp(t *testing.T) {
+	for _, tc := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"BILLSYNC_PAGE_SIZE": "0"}, "syncer: page size 0: must be at least 1\n"},
+		{map[string]string{"BILLSYNC_MAX_CLOCK_SKEW": "-1m"}, "cannot be negative\n"},
+	} {
+		err := run(context.Background(), []string{"-once"}, envconfig.MapLookuper(tc.env), io.Discard, io.Discard)
+		var stdout, stderr bytes.Buffer
+		code := cli.Exit("syncer", err, &stdout, &stderr)
+		if code != 2 || !strings.Contains(stderr.String(), tc.want) || strings.Count(stderr.String(), "\n") != 2 ||
+			!strings.HasSuffix(stderr.String(), "run 'syncer -h' for the flags and their environment variables\n") {
+			t.Errorf("%v: exit %d, stderr %q", tc.env, code, stderr.String())
+		}
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -119,11 +120,25 @@ type Client struct {
 	onWait      func(Wait)
 	ratePerMin  float64
 
-	lastAnswer atomic.Int64 // unix nanoseconds of the latest answer of any kind (or of New)
+	// lastAnswer is the unix nanoseconds of the latest answer of any kind, or of the client's first
+	// attempt before any answer: silence is measured from there, for every call alike, so "no
+	// answer for 30s" is the time the service has been silent, not one call's share of it.
+	lastAnswer atomic.Int64
+	failMu     sync.Mutex
+	failing    bool                      // the latest attempt to end got no answer at all
+	fell       chan struct{}             // closed when failing turns true
+	down       bool                      // a call gave the service up as unreachable, and nothing answered since
+	downCh     chan struct{}             // closed when down turns true
+	downAt     time.Time                 // when down turned true
+	failedAt   time.Time                 // when the latest attempt without an answer ended
+	keyRefused atomic.Pointer[AuthError] // the first 401: later calls fail with it, unsent
 
 	requests, retries, throttled, errs atomic.Int64
 	serverTime                         atomic.Int64 // unix nanoseconds of the latest Date header; 0 = none
 	lastDate                           atomic.Int64 // unix nanoseconds of the Date of the answer that arrived last; 0 = none
+	// clockOffset is the latest answer's Date minus this machine's clock when it arrived, in
+	// nanoseconds; valid once serverTime is set.
+	clockOffset atomic.Int64
 }
 
 // Stats counts what a Client has done since New.
@@ -185,7 +200,7 @@ func New(cfg Config) (*Client, error) {
 	}
 	c.ratePerMin = rate
 	c.lim = newLimiter(c.clk, rate)
-	c.lastAnswer.Store(c.clk.Now().UnixNano())
+	c.fell, c.downCh = make(chan struct{}), make(chan struct{})
 	return c, nil
 }
 
@@ -201,9 +216,13 @@ func checkBaseURL(raw string) (string, error) {
 	if raw == "" {
 		return "", errors.New("is empty")
 	}
+	if !strings.Contains(raw, "://") {
+		// "api.example.com" or "api.example.com:8443" parses as a path or a scheme of its own
+		return "", fmt.Errorf("no scheme: write it with one, e.g. https://%s", shownHost(raw))
+	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return "", errors.New("cannot parse it as a URL")
+		return "", errors.New("cannot parse it as a URL: write the scheme and host, e.g. https://api.example.com")
 	}
 	switch {
 	case u.Scheme != "http" && u.Scheme != "https":
@@ -218,6 +237,24 @@ func checkBaseURL(raw string) (string, error) {
 		return "", errors.New("must not have a query or fragment")
 	}
 	return strings.TrimRight(raw, "/"), nil
+}
+
+// shownHost is the host a base URL without a scheme seems to name, for the example in its error:
+// only a plain host[:port] is repeated, never anything that might hold a key.
+func shownHost(raw string) string {
+	h := strings.TrimLeft(raw, "/")
+	if i := strings.IndexAny(h, "/?#"); i >= 0 {
+		h = h[:i]
+	}
+	for _, r := range h {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '-' || r == ':') {
+			return "api.example.com"
+		}
+	}
+	if h == "" {
+		return "api.example.com"
+	}
+	return h
 }
 
 func checkKey(key string) error {
@@ -261,6 +298,16 @@ func (c *Client) ServerTime() time.Time {
 	return time.Unix(0, ns).UTC()
 }
 
+// ClockOffset is how far the service's clock is ahead of this machine's (negative: behind), from
+// the latest answer's Date header and the time it arrived; ok is false before any Date arrived.
+// Date has whole seconds, so the offset is good to about a second plus the answer's latency.
+func (c *Client) ClockOffset() (offset time.Duration, ok bool) {
+	if c.serverTime.Load() == 0 {
+		return 0, false
+	}
+	return time.Duration(c.clockOffset.Load()), true
+}
+
 // LastDate is the Date header of the answer that arrived last, or the zero time when it had none (or none
 // has arrived). Unlike ServerTime it goes back as well as forward: a caller comparing the service's clock
 // with its own reads the answer it just got, so one answer with a wild Date misleads that comparison only.
@@ -272,8 +319,9 @@ func (c *Client) LastDate() time.Time {
 	return time.Unix(0, ns).UTC()
 }
 
-// noteDate keeps the latest Date header; answers of concurrent requests may arrive out of order.
-func (c *Client) noteDate(h http.Header) {
+// noteDate keeps the latest Date header, the last answer's and the clock offset it shows;
+// answers of concurrent requests may arrive out of order.
+func (c *Client) noteDate(h http.Header, arrived time.Time) {
 	t, err := http.ParseTime(h.Get("Date"))
 	if err != nil {
 		c.lastDate.Store(0)
@@ -281,6 +329,7 @@ func (c *Client) noteDate(h http.Header) {
 	}
 	ns := t.UnixNano()
 	c.lastDate.Store(ns)
+	c.clockOffset.Store(int64(t.Sub(arrived)))
 	for {
 		old := c.serverTime.Load()
 		if ns <= old || c.serverTime.CompareAndSwap(old, ns) {

@@ -18,7 +18,9 @@ func TestNewChecksConfig(t *testing.T) {
 		want string
 	}{
 		{"empty base", Config{APIKey: testKey}, "BaseURL: is empty"},
-		{"no scheme", Config{BaseURL: "api.example.test", APIKey: testKey}, `scheme "": must be http or https`},
+		{"no scheme", Config{BaseURL: "api.example.test", APIKey: testKey}, `no scheme: write it with one, e.g. https://api.example.test`},
+		{"no scheme, a port", Config{BaseURL: "api.example.test:8443", APIKey: testKey}, `no scheme: write it with one, e.g. https://api.example.test:8443`},
+		{"no scheme, a key in the query", Config{BaseURL: "api.example.test?key=" + testKey, APIKey: testKey}, `no scheme: write it with one, e.g. https://api.example.test`},
 		{"unparseable", Config{BaseURL: "http://[::1", APIKey: testKey}, "cannot parse it as a URL"},
 		{"ftp", Config{BaseURL: "ftp://api.example.test", APIKey: testKey}, `scheme "ftp": must be http or https`},
 		{"no host", Config{BaseURL: "https://", APIKey: testKey}, "no host"},

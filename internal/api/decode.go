@@ -244,6 +244,11 @@ func decodeList(body []byte, status int, norm func(*header) (*ListPage, error)) 
 	if e.Data != nil && *e.Data == nil {
 		return nil, errors.New("data: missing")
 	}
+	if e.Data == nil {
+		// An empty page to read on, but no evidence that the list is empty: a list read whole
+		// from null pages would mark every record deleted.
+		p.Doubts = append(p.Doubts, "data: null, not an array")
+	}
 	p.Items = items
 	return p, nil
 }
@@ -311,8 +316,12 @@ func (e *envelope) object() (json.RawMessage, error) {
 	}
 }
 
-// fields parses named envelope numbers, keeping the first error.
-type fields struct{ err error }
+// fields parses named envelope numbers, keeping the first error and noting values whose type
+// the spec does not allow but whose reading is still plain.
+type fields struct {
+	err    error
+	doubts []string
+}
 
 func (f *fields) int(name string, raw json.RawMessage) (int64, bool) {
 	v, ok, err := parseInt(raw)
@@ -326,10 +335,13 @@ func (f *fields) bool(name string, raw json.RawMessage) (bool, bool) {
 	switch s := string(bytes.TrimSpace(raw)); s {
 	case "", "null":
 		return false, false
-	case "true", `"true"`:
-		return true, true
-	case "false", `"false"`:
-		return false, true
+	case "true", "false":
+		return s == "true", true
+	case `"true"`, `"false"`:
+		// A boolean in a string is read as it says, but the page is doubted: to the service's
+		// own JavaScript "false" is truthy, so the envelope's author meant one of two things.
+		f.doubts = append(f.doubts, fmt.Sprintf("%s: %s is a string, not a boolean", name, s))
+		return s == `"true"`, true
 	}
 	if f.err == nil {
 		f.err = fmt.Errorf("%s: expected a boolean, got %s", name, snippet(raw))

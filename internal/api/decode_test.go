@@ -166,6 +166,60 @@ func TestListEnvelopeVariants(t *testing.T) {
 	}
 }
 
+// TestListEnvelopeDoubts: an envelope the spec does not allow but that can still be read is read,
+// and doubted, so the pager cannot take its list for complete; one the spec allows is not doubted.
+func TestListEnvelopeDoubts(t *testing.T) {
+	tests := []struct {
+		name, body, want string // want "" = no doubt
+	}{
+		{"spec shape", `{"hasMore":true,"pageCount":3,"pageSize":10,"page":1,"total":25,"data":[]}`, ""},
+		{"numbers as strings are tolerated", `{"hasMore":true,"pageCount":"3","pageSize":"10","page":"1","total":"25","data":[]}`, ""},
+		{"hasMore a string", `{"hasMore":"false","pageCount":2,"pageSize":100,"page":1,"totalCustomer":150,"data":[]}`,
+			`hasMore: "false" is a string, not a boolean`},
+		{"data null", `{"hasMore":false,"pageCount":0,"pageSize":100,"page":1,"total":0,"data":null}`, "data: null, not an array"},
+		{"pageCount against the total", `{"hasMore":true,"pageCount":7,"pageSize":10,"page":1,"total":25,"data":[]}`,
+			"pageCount 7 disagrees with the total 25 at page size 10"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newServer(t, func(_ int64, w http.ResponseWriter, _ *http.Request) { writeJSON(w, 200, []byte(tt.body)) })
+			withCodecs(t, func(t *testing.T) {
+				p, err := newClient(t, fastConfig(s.URL)).List(context.Background(), "/hl/v1/customer", nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := strings.Join(p.Doubts, "; ")
+				if tt.want == "" && got != "" || !strings.Contains(got, tt.want) {
+					t.Errorf("doubts %q, want %q", got, tt.want)
+				}
+			})
+		})
+	}
+}
+
+// TestPathSegments: an id becomes one escaped path segment; one that cannot be one is an error
+// and no request.
+func TestPathSegments(t *testing.T) {
+	s := newServer(t, func(_ int64, w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, 200, body(t, "credit-history-spec.json"))
+	})
+	c := newClient(t, fastConfig(s.URL))
+	for _, id := range []string{"", ".", "..", "a\x00b", "line\nbreak", "del\x7f", "c1\u0085"} {
+		if _, err := c.CreditHistory(context.Background(), id, nil); err == nil || !strings.Contains(err.Error(), "paginate-credit-history/{customerId}: customer id") {
+			t.Errorf("id %q: %v, want an error naming the id", id, err)
+		}
+	}
+	if n := s.hits.Load(); n != 0 {
+		t.Errorf("%d requests sent for ids that cannot be path segments", n)
+	}
+	for id, want := range map[string]string{"a/b": "a%2Fb", "...": "...", "a b": "a%20b", "%2E": "%252E", "?x#y": "%3Fx%23y"} {
+		got, err := PathSegment(id)
+		if err != nil || got != want {
+			t.Errorf("PathSegment(%q) = %q, %v; want %q", id, got, err, want)
+		}
+	}
+}
+
 // TestListMalformed checks that a bad body is a clear error naming method, path, page and field, and that it
 // is retried (MaxAttempts is 2 here) since a proxy may have mangled it.
 func TestListMalformed(t *testing.T) {

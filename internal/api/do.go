@@ -61,9 +61,28 @@ func (c *Client) do(ctx context.Context, cl *call) error {
 
 func (c *Client) run(ctx context.Context, cl *call) error {
 	var last error
-	started := c.clk.Now()
+	if a := c.keyRefused.Load(); a != nil {
+		// The key was refused: every call would be, and each would say so again.
+		return a.again(cl)
+	}
+	c.forgetStaleSilence()
 	for n := 1; ; n++ {
-		if err := c.lim.wait(ctx, func(d time.Duration, paused bool) { c.limiterWait(ctx, cl, d, paused) }); err != nil {
+		if c.givenUp() {
+			// Another call gave the service up and nothing has answered since: this one would
+			// only spend its own attempts to learn the same, and the run end long after its
+			// message's figure.
+			if last == nil {
+				last = fmt.Errorf("%s: not sent: %w", cl.where(), errGaveUp)
+			}
+			return c.giveUp(c.clk.Now().Sub(c.silentSince()), last, n-1)
+		}
+		if err := c.limiterTurn(ctx, cl); err != nil {
+			if errors.Is(err, errGaveUp) {
+				if last == nil {
+					last = fmt.Errorf("%s: not sent: %w", cl.where(), err)
+				}
+				return c.giveUp(c.clk.Now().Sub(c.silentSince()), last, n-1)
+			}
 			if last != nil {
 				return fmt.Errorf("%w; stopped waiting for the rate limiter: %w", attemptsNote(last, n-1), err)
 			}
@@ -75,14 +94,12 @@ func (c *Client) run(ctx context.Context, cl *call) error {
 		}
 		if o.noAnswer {
 			// No answer at all: a service that has said nothing, to any call, for c.unreachable is
-			// not reachable; stop rather than spend minutes on the remaining attempts.
-			ref := started
-			if la := time.Unix(0, c.lastAnswer.Load()); la.After(ref) {
-				ref = la
-			}
-			silent := c.clk.Now().Sub(ref)
+			// not reachable; stop rather than spend minutes on the remaining attempts. Silence is
+			// the client's, not this call's: calls queued behind the rate limiter started late, and
+			// measured alone each took its own 30 s, so the run took minutes for "30 s".
+			silent := c.clk.Now().Sub(c.silentSince())
 			if !o.retry || n >= c.maxAttempts || silent >= c.unreachable {
-				return attemptsNote(&unreachableError{host: c.origin(), silent: silent, err: o.err}, n)
+				return c.giveUp(silent, o.err, n)
 			}
 		} else if !o.retry || n >= c.maxAttempts {
 			return attemptsNote(o.err, n)
@@ -90,7 +107,7 @@ func (c *Client) run(ctx context.Context, cl *call) error {
 		last = o.err
 		wait := max(c.backoff(n), o.retryAfter)
 		if o.noAnswer {
-			wait = min(wait, c.unreachable-c.clk.Now().Sub(started))
+			wait = max(min(wait, c.unreachable-c.clk.Now().Sub(c.silentSince())), 0)
 		}
 		cause := "retry after " + o.cause
 		if o.cause == "429 Retry-After" {
@@ -98,10 +115,51 @@ func (c *Client) run(ctx context.Context, cl *call) error {
 		}
 		c.noteWait(ctx, cl, wait, cause, slog.LevelInfo, slog.Int("attempt", n),
 			slog.String("err", c.redact(o.err.Error())))
-		if err := c.clk.Sleep(ctx, wait); err != nil {
+		sctx, stop := c.until(ctx, c.downChan())
+		err := c.clk.Sleep(sctx, wait)
+		stop()
+		if err != nil && ctx.Err() != nil {
 			return fmt.Errorf("%w; stopped waiting to retry: %w", attemptsNote(last, n), err)
 		}
 		c.retries.Add(1)
+	}
+}
+
+// limiterTurn waits for the call's turn at the rate limiter. While the service answers nothing,
+// the wait ends with errGaveUp once it has been silent for c.unreachable: calls queued behind
+// others' retries would otherwise each wait their turn to learn the same, and the run end many
+// seconds after the time its message states.
+func (c *Client) limiterTurn(ctx context.Context, cl *call) error {
+	report := func(d time.Duration, paused bool) { c.limiterWait(ctx, cl, d, paused) }
+	for {
+		if c.givenUp() {
+			return errGaveUp
+		}
+		failing, fell := c.failState()
+		if !failing {
+			// Wait, but stop waiting when the service falls silent meanwhile: the wait is then
+			// bounded by the silence allowed (below). The booked turn is left unused.
+			wctx, cancel := c.until(ctx, fell)
+			err := c.lim.wait(wctx, report)
+			cancel()
+			if err == nil || ctx.Err() != nil {
+				return err
+			}
+			continue
+		}
+		silentUntil := c.silentSince().Add(c.unreachable)
+		if !c.clk.Now().Before(silentUntil) {
+			return errGaveUp
+		}
+		dctx, dcancel := context.WithDeadline(ctx, silentUntil)
+		wctx, cancel := c.until(dctx, c.downChan())
+		err := c.lim.wait(wctx, report)
+		cancel()
+		dcancel()
+		if err == nil || ctx.Err() != nil {
+			return err
+		}
+		// the deadline passed: give up if still nothing has answered, else wait again
 	}
 }
 
@@ -131,6 +189,107 @@ func (c *Client) noteWait(ctx context.Context, cl *call, d time.Duration, cause 
 	c.log.LogAttrs(ctx, level, "api waiting", attrs...)
 }
 
+// silentSince is when the service last answered, or the client first sent a request when it
+// never has.
+func (c *Client) silentSince() time.Time {
+	return time.Unix(0, c.lastAnswer.Load())
+}
+
+// until is ctx, also cancelled when ch closes.
+func (c *Client) until(ctx context.Context, ch <-chan struct{}) (context.Context, context.CancelFunc) {
+	wctx, cancel := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-ch:
+			cancel()
+		case <-wctx.Done():
+		}
+	}()
+	return wctx, cancel
+}
+
+// givenUp says whether a call gave the service up as unreachable, nothing has answered since,
+// and that was within the silence allowed: a later call (the daemon's next run) tries again.
+func (c *Client) givenUp() bool {
+	c.failMu.Lock()
+	defer c.failMu.Unlock()
+	return c.givenUpLocked()
+}
+
+// givenUpLocked is givenUp with failMu held; an expired verdict is cleared.
+func (c *Client) givenUpLocked() bool {
+	if c.down && c.clk.Now().Sub(c.downAt) >= c.unreachable {
+		c.down, c.downCh = false, make(chan struct{})
+	}
+	return c.down
+}
+
+// downChan is closed when a call gives the service up.
+func (c *Client) downChan() <-chan struct{} {
+	c.failMu.Lock()
+	defer c.failMu.Unlock()
+	return c.downCh
+}
+
+// forgetStaleSilence starts the reachability state afresh when the latest attempt without an
+// answer ended longer than the silence allowed ago (a stopped run, the daemon's previous run):
+// what was silent then says nothing now, and a call must try before anything is concluded.
+func (c *Client) forgetStaleSilence() {
+	c.failMu.Lock()
+	defer c.failMu.Unlock()
+	if !c.failing || c.clk.Now().Sub(c.failedAt) < c.unreachable {
+		return
+	}
+	c.failing, c.fell = false, make(chan struct{})
+	if c.down {
+		c.down, c.downCh = false, make(chan struct{})
+	}
+	c.lastAnswer.Store(0) // the next attempt starts the silence
+}
+
+// setFailing records whether the latest attempt to end got no answer at all; the channel of
+// failState is closed when it turns true.
+func (c *Client) setFailing(v bool) {
+	c.failMu.Lock()
+	defer c.failMu.Unlock()
+	switch {
+	case v && !c.failing:
+		close(c.fell)
+	case !v && c.failing:
+		c.fell = make(chan struct{})
+	}
+	c.failing = v
+	if v {
+		c.failedAt = c.clk.Now()
+	}
+	if !v && c.down {
+		c.down, c.downCh = false, make(chan struct{}) // it answers again
+	}
+}
+
+// failState says whether the service is answering nothing, and gives a channel closed when it
+// stops answering.
+func (c *Client) failState() (bool, <-chan struct{}) {
+	c.failMu.Lock()
+	defer c.failMu.Unlock()
+	return c.failing, c.fell
+}
+
+// errGaveUp is a call not sent: the service had answered nothing for the silence allowed.
+var errGaveUp = errors.New("the service has answered nothing, to any call, for the time allowed")
+
+// giveUp ends a call that got no answer, and every other call of the client with it until the
+// service answers again.
+func (c *Client) giveUp(silent time.Duration, err error, attempts int) error {
+	c.failMu.Lock()
+	if !c.givenUpLocked() {
+		c.down, c.downAt = true, c.clk.Now()
+		close(c.downCh)
+	}
+	c.failMu.Unlock()
+	return attemptsNote(&unreachableError{host: c.origin(), silent: silent, err: err}, attempts)
+}
+
 // unreachableError is a call that got no answer from the service.
 type unreachableError struct {
 	host   string
@@ -139,7 +298,7 @@ type unreachableError struct {
 }
 
 func (e *unreachableError) Error() string {
-	return fmt.Sprintf("cannot reach %s (no answer for %s): %v", e.host, e.silent.Round(time.Second), e.err)
+	return fmt.Sprintf("cannot reach %s (no answer to any request for %s): %v", e.host, e.silent.Round(time.Second), e.err)
 }
 
 func (e *unreachableError) Unwrap() error { return e.err }
@@ -173,18 +332,24 @@ func (c *Client) attempt(ctx context.Context, cl *call, n int) outcome {
 	}
 	c.requests.Add(1)
 	start := time.Now()
+	c.lastAnswer.CompareAndSwap(0, c.clk.Now().UnixNano()) // the first attempt starts the silence
 	resp, err := c.http.Do(req)
 	if err != nil {
 		o := c.failed(ctx, actx, cl, err, wrote.Load(), false)
+		if o.noAnswer {
+			c.setFailing(true)
+		}
 		c.logAttempt(ctx, cl, n, 0, start, o.err)
 		return o
 	}
-	c.lastAnswer.Store(c.clk.Now().UnixNano())
+	arrived := c.clk.Now()
+	c.lastAnswer.Store(arrived.UnixNano())
+	c.setFailing(false)
 	buf := getBuf()
 	defer putBuf(buf)
 	readErr := readBody(resp.Body, buf)
 	resp.Body.Close()
-	c.noteDate(resp.Header)
+	c.noteDate(resp.Header, time.Now()) // the machine's clock, whatever clock paces the client
 	o := c.answered(ctx, actx, cl, resp, buf.Bytes(), readErr)
 	c.logAttempt(ctx, cl, n, resp.StatusCode, start, o.err)
 	return o
@@ -305,6 +470,12 @@ func (c *Client) refused(cl *call, e *APIError, h http.Header) outcome {
 	now := c.clk.Now()
 	e.RetryAfter = retryAfter(h, now)
 	switch {
+	case e.Status == http.StatusUnauthorized:
+		a := &AuthError{Host: c.origin(), First: e}
+		if !c.keyRefused.CompareAndSwap(nil, a) {
+			a = c.keyRefused.Load()
+		}
+		return outcome{err: a}
 	case e.Status == http.StatusTooManyRequests && cl.write() && IsDuplicateRequest(e):
 		return outcome{err: e} // about this write, not a rate limit: the caller reconciles, never retries
 	case e.Status == http.StatusTooManyRequests:

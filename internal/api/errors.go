@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -36,6 +37,47 @@ func (e *APIError) Error() string {
 		msg += ": " + e.Message
 	}
 	return msg
+}
+
+// AuthError is the service refusing the API key (HTTP 401). It is about the key, not the endpoint
+// that happened to ask first: the client keeps the first one and fails every later call with it,
+// unsent, so a run reports it once.
+type AuthError struct {
+	Host  string    // scheme and host of the service
+	First *APIError // the first refused call
+}
+
+func (e *AuthError) Error() string {
+	msg := fmt.Sprintf("%s refused the API key (HTTP 401 Unauthorized", e.Host)
+	if m := e.First.Message; m != "" {
+		msg += ": " + m
+	}
+	return msg + ")"
+}
+
+// Unwrap gives the first refused call's answer.
+func (e *AuthError) Unwrap() error { return e.First }
+
+func (e *AuthError) again(*call) error { return e }
+
+// IsAuthFailure reports whether err is the service refusing the API key.
+func IsAuthFailure(err error) bool {
+	var a *AuthError
+	return errors.As(err, &a)
+}
+
+// IsUnavailable reports whether err says the service could not be used for the moment (no
+// answer, a timeout, a 5xx, a 429), as against an answer about this request or its data.
+func IsUnavailable(err error) bool {
+	var u *unreachableError
+	var ae *APIError
+	switch {
+	case errors.As(err, &u):
+		return true
+	case errors.As(err, &ae):
+		return ae.Status == http.StatusTooManyRequests || ae.Status >= 500
+	}
+	return errors.Is(err, context.DeadlineExceeded)
 }
 
 // IsDuplicateRequest reports whether err is the service's refusal of a repeated write: 429 "Duplicate request

@@ -21,6 +21,10 @@ type ListPage struct {
 	HasMore                   bool   // hasMore, else derived from page and page count or from the cursor
 	NextStartingAfter         string // webhook history cursor; "" when null or absent
 	Message                   string // messages or message
+	// Doubts are what the envelope said that the spec does not allow, though it could still be
+	// read (a boolean in a string, null data, a page count the total contradicts): the page
+	// cannot prove its list complete.
+	Doubts []string
 }
 
 // Paths of the endpoints with their own envelope.
@@ -40,10 +44,11 @@ func (c *Client) List(ctx context.Context, path string, q url.Values) (*ListPage
 // CreditHistory fetches one page of a customer's credit history (statusCode, message, total, page, limit,
 // totalPages, data). HasMore is page < totalPages.
 func (c *Client) CreditHistory(ctx context.Context, customerID string, q url.Values) (*ListPage, error) {
-	if customerID == "" {
-		return nil, fmt.Errorf("GET %s{customerId}: customer id is empty", creditHistoryPath)
+	seg, err := PathSegment(customerID)
+	if err != nil {
+		return nil, fmt.Errorf("GET %s{customerId}: customer %w", creditHistoryPath, err)
 	}
-	return c.list(ctx, creditHistoryPath+url.PathEscape(customerID), q, pageOf(q), (*header).creditPage)
+	return c.list(ctx, creditHistoryPath+seg, q, pageOf(q), (*header).creditPage)
 }
 
 // WebhookHistory fetches one page of webhook delivery records after the cursor startingAfter ("" for the
@@ -103,6 +108,24 @@ func (c *Client) list(ctx context.Context, path string, q url.Values, page strin
 	return out, nil
 }
 
+// PathSegment escapes id as one segment of a request path. An id no escaping makes one is an
+// error, never a request: empty, "." and ".." (servers and proxies resolve dot segments, and
+// decode %2E to a dot first), or holding a control character.
+func PathSegment(id string) (string, error) {
+	switch id {
+	case "":
+		return "", errors.New("id is empty")
+	case ".", "..":
+		return "", fmt.Errorf("id %q cannot be a path segment", id)
+	}
+	for i, r := range id {
+		if r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0 {
+			return "", fmt.Errorf("id %q cannot be a path segment: control character at byte %d", id, i)
+		}
+	}
+	return url.PathEscape(id), nil
+}
+
 func checkPath(path string) error {
 	switch {
 	case !strings.HasPrefix(path, "/"):
@@ -135,6 +158,10 @@ func (e *header) standardPage() (*ListPage, error) {
 	if f.err != nil {
 		return nil, f.err
 	}
+	p.Doubts = f.doubts
+	if hasCount && p.Total >= 0 && size > 0 && count != ceilDiv(p.Total, size) {
+		p.Doubts = append(p.Doubts, fmt.Sprintf("pageCount %d disagrees with the total %d at page size %d", count, p.Total, size))
+	}
 	if !hasCount && p.Total >= 0 && size > 0 {
 		count = ceilDiv(p.Total, size)
 	}
@@ -158,6 +185,7 @@ func (e *header) creditPage() (*ListPage, error) {
 	if f.err != nil {
 		return nil, f.err
 	}
+	p.Doubts = f.doubts
 	if !hasPages && p.Total >= 0 && limit > 0 {
 		pages, hasPages = ceilDiv(p.Total, limit), true
 	}
@@ -179,6 +207,7 @@ func (e *header) webhookPage() (*ListPage, error) {
 	if f.err != nil {
 		return nil, f.err
 	}
+	p.Doubts = f.doubts
 	if !hasMore {
 		more = p.NextStartingAfter != ""
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -419,5 +420,125 @@ func TestBackoff(t *testing.T) {
 				t.Fatalf("attempt %d: backoff %s outside %s..%s", n, d, ceil/2, ceil)
 			}
 		}
+	}
+}
+
+// TestKeyRefusedOnce: a 401 is about the key: it says so with the host, and every later call, on
+// any endpoint, fails with that same error without being sent.
+func TestKeyRefusedOnce(t *testing.T) {
+	s := newServer(t, func(_ int64, w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, 401, []byte(`{"statusCode":401,"messages":"Unauthorized"}`))
+	})
+	c := newClient(t, fastConfig(s.URL))
+	_, err1 := c.List(context.Background(), "/hl/v1/customer", nil)
+	_, err2 := c.List(context.Background(), "/hl/v1/invoice", nil)
+	if !IsAuthFailure(err1) || err2 == nil || err2.Error() != err1.Error() {
+		t.Fatalf("errors %v / %v: want the same refusal twice", err1, err2)
+	}
+	if want := s.URL + " refused the API key (HTTP 401 Unauthorized: Unauthorized)"; err1.Error() != want {
+		t.Errorf("error %q, want %q", err1, want)
+	}
+	if IsUnavailable(err1) {
+		t.Error("a refused key taken for an unavailable service")
+	}
+	if n := s.hits.Load(); n != 1 {
+		t.Errorf("%d requests sent, want 1: the second call knew the key was refused", n)
+	}
+}
+
+// TestSilenceIsTheClients: calls that start late (queued behind others) give up when the service
+// has said nothing for UnreachableAfter since the client's first request, and the message's figure
+// is that time, not each call's own.
+func TestSilenceIsTheClients(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens: every attempt is refused at once
+	cfg := fastConfig("http://" + addr)
+	cfg.MaxAttempts = 1000
+	cfg.UnreachableAfter = 300 * time.Millisecond
+	cfg.MinBackoff, cfg.MaxBackoff = 20*time.Millisecond, 40*time.Millisecond
+	c := newClient(t, cfg)
+	if _, err := c.List(context.Background(), "/hl/v1/customer", nil); err == nil {
+		t.Fatal("no error")
+	}
+	time.Sleep(200 * time.Millisecond) // a call queued this long behind the first
+	start := time.Now()
+	_, err = c.List(context.Background(), "/hl/v1/invoice", nil)
+	took := time.Since(start)
+	if err == nil || !strings.Contains(err.Error(), "no answer to any request for ") {
+		t.Fatalf("second call: %v", err)
+	}
+	// the second call gives up on its first failure: the service has been silent for 500 ms
+	if took > 150*time.Millisecond {
+		t.Errorf("the second call took %s: it measured its own silence", took)
+	}
+	if !IsUnavailable(err) {
+		t.Errorf("%v not taken for an unavailable service", err)
+	}
+}
+
+// TestQueuedCallsGiveUpWithTheService: calls queued at the rate limiter behind others' retries do
+// not each wait their turn to find the service silent: they all end once it has said nothing for
+// UnreachableAfter, so a run ends near the time its message states.
+func TestQueuedCallsGiveUpWithTheService(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	cfg := fastConfig("http://" + addr)
+	cfg.Unlimited, cfg.RatePerMin = false, 60 // a turn a second: four calls' turns take seconds
+	cfg.MaxAttempts = 100
+	cfg.UnreachableAfter = 500 * time.Millisecond
+	c := newClient(t, cfg)
+	start := time.Now()
+	errs := make(chan error, 4)
+	for _, p := range []string{"/hl/v1/customer", "/hl/v1/invoice", "/hl/v1/reviews", "/hl/v1/payment"} {
+		go func() {
+			_, err := c.List(context.Background(), p, nil)
+			errs <- err
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err == nil || !strings.Contains(err.Error(), "no answer to any request for ") {
+			t.Errorf("call: %v", err)
+		}
+	}
+	if took := time.Since(start); took > 1500*time.Millisecond {
+		t.Errorf("the calls took %s to give up on a service silent for 500ms", took)
+	}
+}
+
+// TestGivenUpEndsTheOtherCalls: once a call has given the service up (its attempts spent, nothing
+// answering), the client's other calls end with it instead of each spending their own attempts,
+// so the run ends near the figure its message states; a call after the silence allowed (the
+// daemon's next run) tries again.
+func TestGivenUpEndsTheOtherCalls(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	cfg := fastConfig("http://" + addr)
+	cfg.MaxAttempts = 4
+	cfg.MinBackoff, cfg.MaxBackoff = 100*time.Millisecond, 400*time.Millisecond
+	cfg.UnreachableAfter = 2 * time.Second
+	c := newClient(t, cfg)
+	if _, err := c.List(context.Background(), "/hl/v1/customer", nil); err == nil || !strings.Contains(err.Error(), "(after 4 attempts)") {
+		t.Fatalf("first call: %v", err)
+	}
+	start := time.Now()
+	_, err = c.List(context.Background(), "/hl/v1/invoice", nil)
+	if err == nil || !strings.Contains(err.Error(), "not sent: the service has answered nothing") || time.Since(start) > 50*time.Millisecond {
+		t.Errorf("a call after the first gave up: %v after %s, want it ended at once", err, time.Since(start))
+	}
+	time.Sleep(2 * time.Second)
+	if _, err = c.List(context.Background(), "/hl/v1/reviews", nil); err == nil || strings.Contains(err.Error(), "not sent") {
+		t.Errorf("a call after the silence allowed: %v, want it sent again", err)
 	}
 }

@@ -1,6 +1,7 @@
 // Package cli gives every billsync command the Go tools' conventions: -h/--help prints the
 // usage to stdout and exits 0; a usage error (unknown flag, bad value, bad combination) prints
-// the error and the usage to stderr and exits 2; any other failure exits 1.
+// the error and one line pointing to -h on stderr and exits 2 (the problem, not a screenful of
+// usage it scrolls away); any other failure exits 1.
 package cli
 
 import (
@@ -65,7 +66,7 @@ func (HelpError) Error() string        { return "help requested" }
 func (HelpError) Is(target error) bool { return target == flag.ErrHelp }
 
 // Exit prints err as the command name's final word and returns the exit status: 0 for nil or
-// help (usage on stdout), 2 for a usage error (message and usage on stderr), 1 otherwise. The
+// help (usage on stdout), 2 for a usage error (message and a pointer to -h on stderr), 1 otherwise. The
 // message is printed whole, every line of it: a list of problems is shown, never cut to its first.
 func Exit(name string, err error, stdout, stderr io.Writer) int {
 	var help HelpError
@@ -82,9 +83,7 @@ func Exit(name string, err error, stdout, stderr io.Writer) int {
 		return 0
 	case errors.As(err, &usage):
 		fmt.Fprintf(stderr, "%s: %v\n", name, usage.Err)
-		if usage.Usage != nil {
-			usage.Usage(stderr)
-		}
+		fmt.Fprintf(stderr, "run '%s -h' for the flags and their environment variables\n", name)
 		return 2
 	}
 	fmt.Fprintf(stderr, "%s: %v\n", name, err)

@@ -26,10 +26,10 @@ func TestExit(t *testing.T) {
 	}{
 		{name: "-h", args: []string{"-h"}, code: 0, stdout: "usage: tool", noErrs: true},
 		{name: "--help", args: []string{"--help"}, code: 0, stdout: "how many", noErrs: true},
-		{name: "unknown flag", args: []string{"-x"}, code: 2, stderr: "tool: flag provided but not defined: -x\nusage: tool", noStdout: true},
+		{name: "unknown flag", args: []string{"-x"}, code: 2, stderr: "tool: flag provided but not defined: -x\nrun 'tool -h' for the flags and their environment variables\n", noStdout: true},
 		{name: "bad value", args: []string{"-n", "a"}, code: 2, stderr: "invalid value", noStdout: true},
 		{name: "validation", args: nil, check: func(fs *flag.FlagSet) error { return Usage(fs, errors.New("-n must be positive")) },
-			code: 2, stderr: "tool: -n must be positive\nusage: tool", noStdout: true},
+			code: 2, stderr: "tool: -n must be positive\nrun 'tool -h' for the flags and their environment variables\n", noStdout: true},
 		{name: "failure", args: nil, check: func(*flag.FlagSet) error { return errors.New("boom") }, code: 1, stderr: "tool: boom\n", noStdout: true},
 		{name: "several problems", args: nil, check: func(*flag.FlagSet) error {
 			return errors.Join(errors.New("account a: no key"), errors.New("account b: no key"))
@@ -45,6 +45,7 @@ func TestExit(t *testing.T) {
 			var out, errOut bytes.Buffer
 			code := Exit("tool", err, &out, &errOut)
 			if code != tc.code || !strings.Contains(out.String(), tc.stdout) || !strings.Contains(errOut.String(), tc.stderr) ||
+				code == 2 && strings.Count(errOut.String(), "\n") != 2 ||
 				tc.noStdout && out.Len() > 0 || tc.noErrs && errOut.Len() > 0 {
 				t.Errorf("exit %d, stdout %q, stderr %q", code, out.String(), errOut.String())
 			}

@@ -50,6 +50,7 @@ type Sync struct {
 	MetricsAddr   string        `env:"BILLSYNC_METRICS_ADDR" flag:"metrics-addr" help:"serve Prometheus metrics on this address"`
 	LogFormat     string        `env:"BILLSYNC_LOG_FORMAT, default=auto" flag:"log-format" help:"auto, json or text"`
 	StopGrace     time.Duration `env:"BILLSYNC_STOP_GRACE, default=30s" flag:"stop-grace" help:"how long a stop waits for a running sync before cancelling it"`
+	MaxClockSkew  time.Duration `env:"BILLSYNC_MAX_CLOCK_SKEW, default=5m" flag:"max-clock-skew" help:"how far the billing service's clock may be from this machine's for a sync to store the service's times; beyond it the machine's are stored, with a warning"`
 	// Reports names the reports to write after each successful sync: "all", or a comma-separated
 	// list (report -list); empty writes none.
 	Reports       string `env:"BILLSYNC_REPORTS" flag:"reports" help:"reports to write after each successful sync: \"all\" or names"`

@@ -162,6 +162,7 @@ func (s *syncer) customerCredit(ctx context.Context, batch *warehouse.Batch, t w
 		if now := s.sink.ObservedAt(); since.After(now) {
 			since = now
 		}
+		since = s.clock.toService(since)
 		q.Set("startDate", since.Format(time.RFC3339))
 	}
 	g := newGuard("GET "+creditHistoryPath+t.CustomerID, s.opts.MaxCreditPages, nil)
@@ -251,7 +252,12 @@ func (s *syncer) detailBatch(ctx context.Context, d detailDef, batchNo int, ids 
 			if err := s.acquire(gctx); err != nil {
 				return err
 			}
-			raw, err := s.c.Detail(gctx, d.path+url.PathEscape(id))
+			seg, err := api.PathSegment(id)
+			if err != nil {
+				s.release()
+				return fmt.Errorf("%s: %w", d.stream, err)
+			}
+			raw, err := s.c.Detail(gctx, d.path+seg)
 			s.release()
 			switch {
 			case notFound(err):

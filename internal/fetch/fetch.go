@@ -56,6 +56,12 @@ type Options struct {
 	// does the same for one customer's credit history (0 = DefaultMaxCreditPages).
 	MaxPages, MaxCreditPages int
 
+	// MaxClockSkew is how far the service's clock (its Date header) may be from this machine's
+	// for the run to store the service's times; beyond it the run stores this machine's and says
+	// so (clock.go). 0 = DefaultMaxClockSkew. A simulator whose clock is simulated (the demo,
+	// tests) needs it raised past the simulated offset.
+	MaxClockSkew time.Duration
+
 	MemoryTrace func(warehouse.MemorySample) // optional diagnostic (Run only): DuckDB's memory every 250 ms
 
 	Progress func(Progress) // optional; called from several goroutines
@@ -82,6 +88,9 @@ type StreamResult struct {
 	// Conflicts counts ids read with two different contents even when the list was paged again;
 	// the last version read was kept and both are in data_quality_conflicts.
 	Conflicts int
+	// Doubt says why a list was not read whole ("" when it was, or for other streams): nothing
+	// was marked deleted from it.
+	Doubt string
 }
 
 // Summary is what a whole run did.
@@ -99,6 +108,17 @@ type Summary struct {
 	CreditReads   []ReasonReads
 	DetailPending int
 	Conflicts     int // conflicting duplicates recorded (the run is partial)
+	// Incomplete names the lists not read whole (an envelope that contradicted itself or what
+	// arrived, a list that kept changing): nothing was marked deleted from them, and the run is
+	// partial.
+	Incomplete []string
+
+	// ClockSource is the clock the run stored its times by (warehouse.ClockService or
+	// ClockMachine; "" when it stored none); ClockSetAside says the service's clock disagreed
+	// with this machine's beyond Options.MaxClockSkew, by ClockOffset (the service ahead).
+	ClockSource   string
+	ClockSetAside bool
+	ClockOffset   time.Duration
 
 	// Phase wall times: lists (every list and webhook history, read concurrently) are bound by
 	// records, the fan-outs by requests.
@@ -134,13 +154,17 @@ func (o *Options) defaults() {
 	if o.MaxCreditPages <= 0 {
 		o.MaxCreditPages = DefaultMaxCreditPages
 	}
+	if o.MaxClockSkew <= 0 {
+		o.MaxClockSkew = DefaultMaxClockSkew
+	}
 }
 
 // Status is the run's outcome as sync_runs, the metrics and the log state it: "partial" when
-// the budget left credit histories or details for the next run, or conflicting duplicates were
-// recorded; "succeeded" otherwise. A failed run has no Summary status: the error says it.
+// the budget left credit histories or details for the next run, conflicting duplicates were
+// recorded, or a list was not read whole; "succeeded" otherwise. A failed run has no Summary
+// status: the error says it.
 func (s Summary) Status() string {
-	if s.CreditPending > 0 || s.DetailPending > 0 || s.Conflicts > 0 {
+	if s.CreditPending > 0 || s.DetailPending > 0 || s.Conflicts > 0 || len(s.Incomplete) > 0 {
 		return "partial"
 	}
 	return "succeeded"
@@ -153,15 +177,20 @@ func syncAccount(ctx context.Context, c *api.Client, b *warehouse.Build, opts Op
 	opts.defaults()
 	started := time.Now()
 	statsStart := c.Stats()
-	// The run's observation time is the server's clock (its Date header), read when the sink
+	// The run's observation time follows the one clock rule (clock.go), decided when the sink
 	// first needs it: after a response has arrived.
-	sink, err := b.StartSink(ctx, opts.Account, started, c.ServerTime)
+	clk := &runClock{c: c, bound: opts.MaxClockSkew, log: opts.Log}
+	sink, err := b.StartSink(ctx, opts.Account, started, clk.now)
 	if err != nil {
 		return Summary{}, fmt.Errorf("start run: %w", err)
 	}
+	clk.sink = sink
 	defer sink.Close()
+	if err := repairFutureTimes(ctx, sink, opts); err != nil {
+		return Summary{}, err
+	}
 	s := &syncer{
-		c: c, sink: sink, opts: opts,
+		c: c, sink: sink, opts: opts, clock: clk,
 		sem:        make(chan struct{}, opts.Concurrency),
 		statsStart: statsStart,
 		started:    started,
@@ -170,6 +199,8 @@ func syncAccount(ctx context.Context, c *api.Client, b *warehouse.Build, opts Op
 	sum, err := s.sync(ctx)
 	run := sink.Run()
 	sum.RunID, sum.Resumed = run.ID, run.Resumed
+	sum.ClockSource, sum.ClockSetAside = clk.report()
+	sum.ClockOffset, _ = c.ClockOffset()
 	st := c.Stats()
 	sum.Requests = st.Requests - s.statsStart.Requests
 	sum.Retries = st.Retries - s.statsStart.Retries
@@ -185,7 +216,25 @@ func syncAccount(ctx context.Context, c *api.Client, b *warehouse.Build, opts Op
 	return sum, err
 }
 
+// repairFutureTimes forgets read times and cursors an earlier run stored after this machine's
+// clock plus the bound: they came from a service clock ahead, and would hold reads back (the
+// credit refresh bound broken, webhook deliveries skipped) until the machine's clock caught up.
+func repairFutureTimes(ctx context.Context, sink *warehouse.Sink, opts Options) error {
+	latest := time.Now().Add(opts.MaxClockSkew)
+	credit, cursors, err := sink.RepairFutureTimes(ctx, latest)
+	if err != nil {
+		return err
+	}
+	if credit > 0 || cursors > 0 {
+		opts.Log.Warn("stored read times were after this machine's clock (an earlier run took a service clock ahead of it): "+
+			"those customers' credit histories are read again in full, and the webhook history from its start",
+			"account", opts.Account, "credit_reads_forgotten", credit, "webhook_cursors_forgotten", cursors, "latest_allowed", latest.UTC().Format(time.RFC3339))
+	}
+	return nil
+}
+
 type syncer struct {
+	clock      *runClock
 	c          *api.Client
 	sink       *warehouse.Sink
 	opts       Options
@@ -216,6 +265,9 @@ func (s *syncer) sync(ctx context.Context) (Summary, error) {
 	err := g.Wait()
 	close(results)
 	for r := range results {
+		if r.Doubt != "" {
+			sum.Incomplete = append(sum.Incomplete, r.Stream)
+		}
 		sum.Streams = append(sum.Streams, r)
 		sum.Conflicts += r.Conflicts
 		sum.Records += r.Records
@@ -275,6 +327,8 @@ func (s *syncer) runStream(ctx context.Context, stream string, e warehouse.Entit
 	}
 	if err != nil {
 		stats.Error = err.Error()
+	} else if res.Doubt != "" {
+		stats.Error = res.Doubt
 	} else if res.Conflicts > 0 {
 		stats.Error = fmt.Sprintf("%d conflicting duplicates, the last version read kept; see data_quality_conflicts", res.Conflicts)
 	}

@@ -66,7 +66,7 @@ func (e *env) client() *api.Client {
 
 func (e *env) opts() fetch.Options {
 	return fetch.Options{
-		Account: "test", PageSize: 100, Concurrency: 4, Details: true,
+		Account: "test", PageSize: 100, Concurrency: 4, Details: true, MaxClockSkew: fetch.TrustServiceClock,
 		Log: slog.New(slog.NewTextHandler(e.logs, nil)),
 	}
 }

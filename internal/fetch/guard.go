@@ -7,6 +7,7 @@ import (
 	"hash/maphash"
 	"math"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/billsync/billsync/internal/api"
@@ -26,6 +27,26 @@ const (
 	DefaultMaxPages       = 100_000
 	DefaultMaxCreditPages = 1_000
 )
+
+// FirstReadPages is the ceiling of pages of a list that announces neither a page count nor a
+// total, on the account's first complete read of it; later reads take theirs from the last
+// complete read's count (unannouncedCeiling). The service announces both on every list, so only
+// a misbehaving one meets it: 500,000 records at the default page size, about four hours at
+// 20 requests a minute.
+const FirstReadPages = 5_000
+
+// unannouncedCeiling is the ceiling of pages of a list that announces nothing, from the records
+// the last complete read of it returned (known; <0: none yet): twice as many, and ten pages more.
+func unannouncedCeiling(known int64, size int) int {
+	if known < 0 {
+		return FirstReadPages
+	}
+	size = max(size, 1)
+	return int(min(int64(FirstReadPages), 2*((known+int64(size)-1)/int64(size))+10))
+}
+
+// maxDoubts bounds the doubts a guard keeps: each names a page, and the first few say enough.
+const maxDoubts = 3
 
 // slackPages is how many pages past what the server announced a read may go: a list can grow
 // while it is paged (a new record pushes one onto the next page).
@@ -72,6 +93,10 @@ type guard struct {
 	next      uint64            // the ordinal of the next page's first item
 	distinct  int64
 	cursors   map[string]int           // cursor -> page that handed it out
+	list      bool                     // a list's read: a ceiling from known when nothing is announced
+	known     int64                    // records of the last complete read of the list; <0: none yet
+	doubts    []string                 // pages' envelopes that cannot prove the read complete, located
+	doubted   int                      // pages with doubts, kept or not
 	watch     map[string]bool          // ids in conflict in an earlier pass: keep their raws
 	kept      map[string][]keptVersion // raws of watched ids, by id
 	conflicts []warehouse.Conflict
@@ -103,6 +128,16 @@ func (g *guard) start(p *api.ListPage) {
 		g.ceiling = min(g.ceiling, p.PageCount+slackPages(p.PageCount))
 	}
 	g.total = p.Total
+	if p.PageCount <= 0 && p.Total < 0 && g.list {
+		// Nothing announced: the ceiling comes from what billsync knows of the list.
+		g.ceiling = min(g.ceiling, unannouncedCeiling(g.known, g.size))
+		if g.known < 0 {
+			g.announced = fmt.Sprintf("neither pageCount nor a total announced; %d pages is the first read's ceiling", g.ceiling)
+		} else {
+			g.announced = fmt.Sprintf("neither pageCount nor a total announced; the last complete read had %d records", g.known)
+		}
+		return
+	}
 	if p.Total >= 0 && g.size > 0 {
 		byTotal := int(min(int64(g.maxPages), 2*((p.Total+int64(g.size)-1)/int64(g.size))))
 		g.ceiling = min(g.ceiling, byTotal+slackPages(byTotal))
@@ -120,6 +155,9 @@ func (g *guard) check(n int, p *api.ListPage) ([]warehouse.Conflict, error) {
 	if n > g.ceiling {
 		return nil, fmt.Errorf("%s page %d: past the ceiling of %d pages derived from what the server announced (%s); stopped",
 			g.what, n, g.ceiling, g.announced)
+	}
+	if len(p.Doubts) > 0 {
+		g.doubt(fmt.Sprintf("page %d: %s", n, strings.Join(p.Doubts, "; ")))
 	}
 	if len(p.Items) == 0 {
 		if p.HasMore {
@@ -188,6 +226,35 @@ func (g *guard) check(n int, p *api.ListPage) ([]warehouse.Conflict, error) {
 	}
 	g.conflicts = append(g.conflicts, found...)
 	return found, nil
+}
+
+// doubt notes why the read cannot be proven complete; the guard's mutex is held.
+func (g *guard) doubt(why string) {
+	g.doubted++
+	if len(g.doubts) < maxDoubts {
+		g.doubts = append(g.doubts, g.what+" "+why)
+	}
+}
+
+// addDoubt is doubt for the pager, outside check.
+func (g *guard) addDoubt(why string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.doubt(why)
+}
+
+// doubtText says why the read cannot be proven complete, "" when nothing does.
+func (g *guard) doubtText() string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.doubted == 0 {
+		return ""
+	}
+	s := strings.Join(g.doubts, "; ")
+	if more := g.doubted - len(g.doubts); more > 0 {
+		s += fmt.Sprintf("; and %d more", more)
+	}
+	return s
 }
 
 // position is the page and item of the record read at ordinal.

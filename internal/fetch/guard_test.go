@@ -86,6 +86,32 @@ func TestGuardCeilingWithoutAnnouncement(t *testing.T) {
 	}
 }
 
+// TestGuardCeilingFromWhatIsKnown: a list that announces nothing is bounded by its last complete
+// read (twice its pages and ten), or by FirstReadPages before any; other reads keep MaxPages.
+func TestGuardCeilingFromWhatIsKnown(t *testing.T) {
+	for _, tc := range []struct {
+		list  bool
+		known int64
+		want  int
+		msg   string
+	}{
+		{true, 250, 2*3 + 10, "the last complete read had 250 records"},
+		{true, 0, 10, "the last complete read had 0 records"},
+		{true, -1, FirstReadPages, "5000 pages is the first read's ceiling"},
+		{true, 1 << 40, FirstReadPages, "the last complete read had"},
+		{false, 0, 100_000, "pageCount 0, total -1"},
+	} {
+		g := newGuard("GET /c", DefaultMaxPages, nil)
+		g.list, g.known = tc.list, tc.known
+		if _, err := g.check(1, page(1, 0, 100, -1, true, ids(0, 100)...)); err != nil {
+			t.Fatal(err)
+		}
+		if g.ceiling != tc.want || !strings.Contains(g.announced, tc.msg) {
+			t.Errorf("list %t known %d: ceiling %d (%s), want %d (%s)", tc.list, tc.known, g.ceiling, g.announced, tc.want, tc.msg)
+		}
+	}
+}
+
 func TestGuardConflicts(t *testing.T) {
 	g := newGuard("GET /x", DefaultMaxPages, map[string]bool{"a": true})
 	p1 := &api.ListPage{Page: 1, PageCount: 2, PageSize: 2, Total: 3, HasMore: true,

@@ -64,12 +64,17 @@ func (s *syncer) listStream(def listDef) func(context.Context) (StreamResult, er
 		if err != nil {
 			return res, err
 		}
+		known, err := s.sink.LastRead(ctx, def.stream)
+		if err != nil {
+			return res, err
+		}
 		var conflicts []warehouse.Conflict
 		watch := map[string]bool{}
 		for pass := 1; pass <= listPasses && !res.Complete; pass++ {
 			end := warehouse.ListEnd{Stream: def.stream, Stable: true}
 			for _, path := range def.paths {
 				g := newGuard("GET "+path, s.opts.MaxPages, watch)
+				g.list, g.known = true, known
 				lr, err := s.pageList(ctx, def.stream, li, path, g, &res)
 				if err != nil {
 					return res, err
@@ -80,6 +85,9 @@ func (s *syncer) listStream(def listDef) func(context.Context) (StreamResult, er
 					c.Path = path
 					end.Conflicts = append(end.Conflicts, c)
 				}
+				if d := g.doubtText(); d != "" {
+					end.Doubts = append(end.Doubts, d)
+				}
 			}
 			if res.Complete, err = li.EndPass(ctx, end); err != nil {
 				return res, err
@@ -88,6 +96,12 @@ func (s *syncer) listStream(def listDef) func(context.Context) (StreamResult, er
 			for _, c := range conflicts {
 				watch[c.ID] = true // the next pass keeps both versions of these
 			}
+			if len(end.Doubts) > 0 {
+				break // the envelope says the same again: paging once more proves nothing
+			}
+		}
+		if !res.Complete {
+			res.Doubt = li.Doubt()
 		}
 		// A conflict that remained when the list was paged again: the last version read is kept
 		// (the merges' rule), both are recorded, and the stream is partial.
@@ -113,7 +127,12 @@ func (s *syncer) pageList(ctx context.Context, stream string, li *warehouse.List
 		return listRead{}, err
 	}
 	last, lastNo := first, 1
-	if first.HasMore && first.PageCount > 1 {
+	if !first.HasMore && first.PageCount > 1 {
+		// The envelope contradicts itself: the rest of the pages are read (within the ceiling)
+		// and the list is doubted, so nothing is marked deleted from it.
+		g.addDoubt(fmt.Sprintf("page 1: hasMore is false, yet pageCount is %d", first.PageCount))
+	}
+	if first.PageCount > 1 {
 		// Only the last page is kept: it says whether the list grew while it was paged. Every
 		// other page is in the warehouse's hands once added, so memory does not grow with the list.
 		// The pages fetched at once stop at the guard's ceiling, whatever pageCount said.
@@ -139,6 +158,9 @@ func (s *syncer) pageList(ctx context.Context, stream string, li *warehouse.List
 		if last, err = s.listPage(ctx, stream, li, path, lastNo, g, res); err != nil {
 			return listRead{}, err
 		}
+	}
+	if last.PageCount > lastNo {
+		g.addDoubt(fmt.Sprintf("page %d: hasMore is false, yet pageCount is %d", lastNo, last.PageCount))
 	}
 	r := listRead{stable: first.Total == last.Total && first.Total >= 0 || first.Total < 0 && last.Total < 0}
 	if last.Total >= 0 {

@@ -285,7 +285,7 @@ func TestRedirectsKeepTheKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	sb.SetFaults(sandbox.Faults{Redirect: 1, RedirectTo: "http://" + strings.TrimPrefix(catcher.URL, "http://")})
-	_, err = fetch.Run(context.Background(), filepath.Join(t.TempDir(), "w.duckdb"), []fetch.Account{{Name: "test", Client: c}}, fetch.Options{Account: "test"})
+	_, err = fetch.Run(context.Background(), filepath.Join(t.TempDir(), "w.duckdb"), []fetch.Account{{Name: "test", Client: c}}, fetch.Options{Account: "test", MaxClockSkew: fetch.TrustServiceClock})
 	if err == nil || !strings.Contains(err.Error(), "redirect to "+catcher.URL) || !strings.Contains(err.Error(), "refused: scheme http differs from the configured https") {
 		t.Errorf("https -> http: %v", err)
 	}

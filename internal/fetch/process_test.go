@@ -38,7 +38,7 @@ func childSync() int {
 		return 2
 	}
 	_, err = fetch.Run(context.Background(), os.Getenv("BILLSYNC_TEST_DB"),
-		[]fetch.Account{{Name: "test", Client: c}}, fetch.Options{Account: "test", Concurrency: 2, Details: true})
+		[]fetch.Account{{Name: "test", Client: c}}, fetch.Options{Account: "test", Concurrency: 2, Details: true, MaxClockSkew: fetch.TrustServiceClock})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

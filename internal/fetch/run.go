@@ -47,9 +47,12 @@ func Run(ctx context.Context, path string, accounts []Account, opts Options) ([]
 		sum, err := syncAccount(ctx, a.Client, b, o)
 		sums = append(sums, sum)
 		if err != nil {
-			if cerr := b.Close(); cerr != nil {
-				log.Error("closing the unpublished build", "err", cerr)
+			var auth *api.AuthError
+			if errors.As(err, &auth) {
+				// about the key, not the stream or endpoint that happened to ask first
+				err = auth
 			}
+			closeFailed(ctx, b, a.Name, err, log)
 			return sums, fmt.Errorf("account %s: %w", a.Name, err)
 		}
 	}
@@ -57,6 +60,32 @@ func Run(ctx context.Context, path string, accounts []Account, opts Options) ([]
 		return sums, fmt.Errorf("publish %s: %w", path, err)
 	}
 	return sums, nil
+}
+
+// closeFailed keeps the unpublished build of a failed run for the next attempt to resume, unless
+// the run failed the same way before: then it is discarded, and the next attempt starts afresh
+// from the published warehouse, so no state kept in a build can fail every later run. A stop,
+// or a service that cannot be used for the moment, says nothing about the build and is not
+// counted.
+func closeFailed(ctx context.Context, b *warehouse.Build, account string, err error, log *slog.Logger) {
+	again := false
+	if ctx.Err() == nil && !errors.Is(err, context.Canceled) && !api.IsUnavailable(err) && !api.IsAuthFailure(err) {
+		var rerr error
+		if again, rerr = b.RecordFailure(context.WithoutCancel(ctx), account, warehouse.FailureSignature(err)); rerr != nil {
+			log.Error("recording the failure in the unpublished build", "err", rerr)
+		}
+	}
+	if again {
+		log.Warn("discarding the unpublished build: its run failed the same way twice; the next run starts afresh from the published warehouse",
+			"account", account, "err", err)
+		if derr := b.Discard(); derr != nil {
+			log.Error("discarding the unpublished build", "err", derr)
+		}
+		return
+	}
+	if cerr := b.Close(); cerr != nil {
+		log.Error("closing the unpublished build", "err", cerr)
+	}
 }
 
 // syncGCPercent is Go's GC target during a sync (gcgoal.Lower).

@@ -81,7 +81,7 @@ func sharedWarehouse(t testing.TB) string {
 			return
 		}
 		_, whErr = fetch.Run(context.Background(), whPath, []fetch.Account{{Name: "test", Client: c}},
-			fetch.Options{Account: "test", PageSize: 100, Concurrency: 4})
+			fetch.Options{Account: "test", PageSize: 100, Concurrency: 4, MaxClockSkew: fetch.TrustServiceClock})
 	})
 	if whErr != nil {
 		t.Fatalf("shared warehouse: %v", whErr)

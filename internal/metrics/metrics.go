@@ -24,6 +24,8 @@ type Sync struct {
 	retries     prometheus.Counter
 	lastSeconds prometheus.Gauge
 	lastSuccess prometheus.Gauge
+	clockOffset prometheus.Gauge
+	clockAside  prometheus.Counter
 }
 
 func (m *Sync) init() {
@@ -41,7 +43,11 @@ func (m *Sync) init() {
 			Name: "billsync_last_run_duration_seconds", Help: "Duration of the last run."})
 		m.lastSuccess = prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "billsync_last_success_timestamp_seconds", Help: "Unix time of the last successful run (0: none yet)."})
-		m.reg.MustRegister(m.runs, m.records, m.requests, m.retries, m.lastSeconds, m.lastSuccess,
+		m.clockOffset = prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "billsync_service_clock_offset_seconds", Help: "How far the billing service's clock (its Date header) was ahead of this machine's at the last run (negative: behind)."})
+		m.clockAside = prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "billsync_service_clock_set_aside_total", Help: "Account runs that stored this machine's times because the service's clock disagreed beyond BILLSYNC_MAX_CLOCK_SKEW."})
+		m.reg.MustRegister(m.runs, m.records, m.requests, m.retries, m.lastSeconds, m.lastSuccess, m.clockOffset, m.clockAside,
 			collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 		m.handler = promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
 	})
@@ -57,6 +63,16 @@ func (m *Sync) RunFinished(status string, records, requests, retries int64, took
 	m.lastSeconds.Set(took.Seconds())
 	if status == "succeeded" || status == "partial" {
 		m.lastSuccess.Set(float64(at.UnixMilli()) / 1000)
+	}
+}
+
+// Clock records the service's clock offset an account's run measured, and whether the run set
+// the service's clock aside for disagreeing beyond the bound.
+func (m *Sync) Clock(offset time.Duration, setAside bool) {
+	m.init()
+	m.clockOffset.Set(offset.Seconds())
+	if setAside {
+		m.clockAside.Inc()
 	}
 }
 

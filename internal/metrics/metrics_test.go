@@ -13,6 +13,8 @@ func TestExposition(t *testing.T) {
 	at := time.Date(2026, 11, 21, 2, 0, 0, 0, time.UTC)
 	m.RunFinished("succeeded", 120, 14, 2, 3*time.Second, at)
 	m.RunFinished("failed", 5, 3, 3, time.Second, at.Add(time.Hour))
+	m.Clock(5*365*24*time.Hour, true)
+	m.Clock(-90*time.Second, false)
 
 	srv := httptest.NewServer(&m)
 	defer srv.Close()
@@ -34,6 +36,8 @@ func TestExposition(t *testing.T) {
 		"billsync_retries_total 5",
 		"billsync_last_run_duration_seconds 1\n",
 		"billsync_last_success_timestamp_seconds 1.7952264e+09",
+		"billsync_service_clock_offset_seconds -90\n",
+		"billsync_service_clock_set_aside_total 1\n",
 		"go_goroutines ",
 		"process_resident_memory_bytes ",
 	} {

@@ -74,7 +74,7 @@ func buildWorld() (*world, error) {
 	}
 	sync := func() error {
 		_, err := fetch.Run(context.Background(), w.db, []fetch.Account{{Name: "main", Client: client}},
-			fetch.Options{Account: "main", PageSize: 100, Concurrency: 4, Details: true, Log: quiet})
+			fetch.Options{Account: "main", PageSize: 100, Concurrency: 4, Details: true, Log: quiet, MaxClockSkew: fetch.TrustServiceClock})
 		return err
 	}
 	if err := sync(); err != nil {

@@ -187,7 +187,7 @@ func buildDemo(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	if _, err := fetch.Run(context.Background(), path, []fetch.Account{{Name: "demo", Client: client}},
-		fetch.Options{Account: "demo", PageSize: 100, Concurrency: 4, Details: true, Log: quiet}); err != nil {
+		fetch.Options{Account: "demo", PageSize: 100, Concurrency: 4, Details: true, Log: quiet, MaxClockSkew: fetch.TrustServiceClock}); err != nil {
 		t.Fatal(err)
 	}
 	return path

@@ -52,7 +52,7 @@ func TestCreditAfterTopUp(t *testing.T) {
 			hints = append(hints, warehouse.CreditHint{Account: s.Account, CustomerID: s.CustomerID, At: s.At})
 		}
 		if _, err := fetch.Run(ctx, db, []fetch.Account{{Name: "main", Client: client}},
-			fetch.Options{Account: "main", PageSize: 100, Concurrency: 4, Details: true, Log: quiet, CreditHints: hints}); err != nil {
+			fetch.Options{Account: "main", PageSize: 100, Concurrency: 4, Details: true, Log: quiet, CreditHints: hints, MaxClockSkew: fetch.TrustServiceClock}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -93,7 +93,8 @@ func TestCreditAfterTopUp(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := j.Apply(ctx, plan.ID, jobs.ApplyOptions{Client: client, Account: "main", BaseURL: srv.URL, User: "t", Host: "h", Log: quiet})
+		res, err := j.Apply(ctx, plan.ID, jobs.ApplyOptions{Client: client, Account: "main", BaseURL: srv.URL, User: "t", Host: "h", Log: quiet,
+			Now: sb.Now}) // billsync's clock is the simulator's, which stands in the past
 		if err != nil || res.Status != jobs.RunCompleted {
 			t.Fatalf("apply: %+v %v", res, err)
 		}

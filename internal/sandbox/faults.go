@@ -46,6 +46,11 @@ const (
 	FaultFutureTime           FaultKind = "future_time"           // the first record's createdAt in 2999
 	FaultRedirect             FaultKind = "redirect"              // 302 (307 for a POST) to RedirectTo
 	FaultEchoKey500           FaultKind = "echo_key_500"          // 500 with an HTML body echoing the Authorization header across a 120-character cut
+	FaultHasMoreString        FaultKind = "has_more_string"       // lists: hasMore the string "false" on every page, counts true
+	FaultNullData             FaultKind = "null_data"             // lists: data null, total 0, pageCount 0, hasMore false
+	FaultUnannouncedEndless   FaultKind = "unannounced_endless"   // lists: neither pageCount nor total, hasMore forever, new ids on every page
+	FaultDotIDs               FaultKind = "dot_ids"               // lists: page 1's first two records have the ids "." and ".."
+	FaultDateAhead            FaultKind = "date_ahead"            // the Date header 5 years ahead of the simulated clock; records as they are
 	FaultRepeatedKey          FaultKind = "repeated_key"          // lists: the page's first record gives "id" twice, with two values
 
 	// A service whose clock or identity is off (clockfaults.go), against which a write's lost answer is
@@ -87,6 +92,11 @@ type Faults struct {
 	FutureTime           float64 `json:"futureTime"`
 	Redirect             float64 `json:"redirect"`
 	EchoKey500           float64 `json:"echoKey500"`
+	HasMoreString        float64 `json:"hasMoreString"`
+	NullData             float64 `json:"nullData"`
+	UnannouncedEndless   float64 `json:"unannouncedEndless"`
+	DotIDs               float64 `json:"dotIds"`
+	DateAhead            float64 `json:"dateAhead"`
 
 	RepeatedKey         float64 `json:"repeatedKey"`
 	WildDate            float64 `json:"wildDate"`
@@ -132,6 +142,8 @@ func (f *Faults) fractions() []struct {
 		{FaultCursorLoop, f.CursorLoop}, {FaultEndlessCredit, f.EndlessCredit},
 		{FaultEpochSeconds, f.EpochSeconds}, {FaultEpochZero, f.EpochZero}, {FaultEpochMicros, f.EpochMicros},
 		{FaultFutureTime, f.FutureTime}, {FaultRedirect, f.Redirect}, {FaultEchoKey500, f.EchoKey500},
+		{FaultHasMoreString, f.HasMoreString}, {FaultNullData, f.NullData}, {FaultUnannouncedEndless, f.UnannouncedEndless},
+		{FaultDotIDs, f.DotIDs}, {FaultDateAhead, f.DateAhead},
 		{FaultRepeatedKey, f.RepeatedKey}, {FaultWildDate, f.WildDate}, {FaultForeignCredit, f.ForeignCredit}, {FaultOtherCustomerCredit, f.OtherCustomerCredit},
 	}
 }
@@ -161,6 +173,7 @@ func (k FaultKind) appliesTo(post bool) bool {
 	case FaultTruncate, FaultTruncateDrop, FaultStringNumbers, FaultInsertWhilePaging, FaultDuplicatePage,
 		FaultEndlessList, FaultSamePageForever, FaultInflatedPageCount, FaultConflictingDuplicate, FaultCursorLoop,
 		FaultEndlessCredit, FaultEpochSeconds, FaultEpochZero, FaultEpochMicros, FaultFutureTime,
+		FaultHasMoreString, FaultNullData, FaultUnannouncedEndless, FaultDotIDs,
 		FaultForeignCredit, FaultOtherCustomerCredit, FaultRepeatedKey:
 		return !post
 	}
@@ -315,6 +328,10 @@ func (p *faultPlan) before(c *reqCtx) bool {
 	case FaultEchoKey500:
 		echoKey(c)
 		return true
+	case FaultDateAhead:
+		if d, err := http.ParseTime(c.w.Header().Get("Date")); err == nil {
+			c.w.Header().Set("Date", d.AddDate(dateAheadYears, 0, 0).Format(http.TimeFormat))
+		}
 	case FaultSlow:
 		select {
 		case <-time.After(p.delay):

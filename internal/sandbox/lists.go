@@ -172,18 +172,36 @@ func serveList[T keyed](s *Server, c *reqCtx, l list[T]) {
 	e.k("messages")
 	e.str("success")
 	e.k("hasMore")
-	e.bool(sh.hasMore)
-	e.k("pageCount")
-	e.int(int64(sh.pageCount))
+	if sh.hasMoreString {
+		e.str("false")
+	} else {
+		e.bool(sh.hasMore)
+	}
+	if !sh.unannounced {
+		e.k("pageCount")
+		e.int(int64(sh.pageCount))
+	}
 	e.k("pageSize")
 	e.int(int64(pg.size))
 	e.k("page")
 	e.int(int64(pg.page))
-	if l.totalKey != "" {
+	if l.totalKey != "" && !sh.unannounced {
 		e.k(l.totalKey)
+		if sh.nullData {
+			total = 0
+		}
 		e.int(int64(total))
 	}
 	e.k("data")
+	if sh.nullData {
+		e.b = append(e.b, "null"...)
+		e.close()
+		s.mu.RUnlock()
+		c.send(e.b)
+		putEnc(e)
+		return
+	}
+	dataAt := len(e.b)
 	e.openA()
 	for _, v := range again {
 		start := len(e.b)
@@ -201,6 +219,9 @@ func serveList[T keyed](s *Server, c *reqCtx, l list[T]) {
 	e.closeA()
 	e.close()
 	s.mu.RUnlock()
+	if sh.dotIDs {
+		e.b = dotIDs(e.b, dataAt)
+	}
 	c.send(e.b)
 	putEnc(e)
 }

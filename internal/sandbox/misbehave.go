@@ -29,7 +29,14 @@ type listShape struct {
 	synthetic bool
 	// conflict is a record of page 1 shown again first on this page, with another name and e-mail.
 	conflict bool
+	// hasMoreString sends hasMore as the string "false"; nullData sends data null with a total and
+	// a page count of 0; unannounced sends neither pageCount nor a total; dotIDs gives page 1's
+	// first two records the ids "." and "..".
+	hasMoreString, nullData, unannounced, dotIDs bool
 }
+
+// dateAheadYears is how far ahead of the simulated clock the date_ahead fault dates its answers.
+const dateAheadYears = 5
 
 // shapeList applies the list faults to page pg of a list whose real page count is pageCount; off
 // is the offset of the records the page shows (possibly changed).
@@ -50,8 +57,38 @@ func (c *reqCtx) shapeList(pg pageReq, pageCount, total int, off *int) listShape
 		sh.hasMore = pg.page < inflatedPageCount
 	case FaultConflictingDuplicate:
 		sh.conflict = pg.page > 1
+	case FaultHasMoreString:
+		sh.hasMoreString = true
+	case FaultNullData:
+		sh.nullData, sh.hasMore, sh.pageCount = true, false, 0
+	case FaultUnannouncedEndless:
+		if total > 0 {
+			*off = (pg.page - 1) * pg.size % total
+		}
+		sh.hasMore, sh.unannounced, sh.synthetic = true, true, true
+	case FaultDotIDs:
+		sh.dotIDs = pg.page == 1
 	}
 	return sh
+}
+
+// dotIDs gives the first two records of a page body the ids "." and "..": every record the
+// simulator encodes begins {"id":"<id>".
+func dotIDs(b []byte, at int) []byte {
+	for _, id := range []string{".", ".."} {
+		i := bytes.Index(b[at:], []byte(`{"id":"`))
+		if i < 0 {
+			return b
+		}
+		start := at + i + idOffset
+		end := bytes.IndexByte(b[start:], '"')
+		if end < 0 {
+			return b
+		}
+		b = append(b[:start], append([]byte(id), b[start+end:]...)...)
+		at = start + len(id)
+	}
+	return b
 }
 
 // idOffset is where a record's id value starts: every record the simulator encodes begins {"id":"

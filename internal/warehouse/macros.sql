@@ -51,6 +51,14 @@ CREATE OR REPLACE MACRO bs_bad(field, s, v, what) AS
     CASE WHEN bs_blank(s) IS NOT NULL AND v IS NULL
          THEN field || ': ' || to_json(s)::VARCHAR || ' is not ' || what END;
 
+-- bs_path_id: a validation message when an id cannot be one segment of a request path, which
+-- the ids of customers, products and payment requests become (credit history, details): "." and
+-- ".." are resolved as dot segments by servers and proxies however they are escaped, and a
+-- control character is no identifier.
+CREATE OR REPLACE MACRO bs_path_id(id) AS
+    CASE WHEN id IN ('.', '..') OR regexp_matches(id, '[[:cntrl:]]')
+         THEN 'id ' || to_json(id)::VARCHAR || ' cannot be a path segment (it is . or .. or holds a control character)' END;
+
 -- bs_variants: a product's variants as a JSON array: the `variants` array, else
 -- the JSON-encoded `variant` string; '[]' when the record says it has none; NULL
 -- when it does not say (then stored variants are left alone) or `variant` is unreadable.

@@ -2,9 +2,12 @@ package warehouse
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"sync"
 	"time"
 )
@@ -132,6 +135,23 @@ func (s *Sink) ObservedAt() time.Time {
 		s.observed = s.observed.UTC()
 	}
 	return s.observed
+}
+
+// SetRunClock records the clock the run decided to store its times by, for a resumed attempt to
+// apply the same. It writes the run's own row, which nothing else writes while the run is open,
+// so it may be called from any goroutine, the writer's included (ObservedAt's now runs there).
+func (s *Sink) SetRunClock(c RunClock) error {
+	return s.b.setRunClock(context.WithoutCancel(s.runCtx), s.run.ID, c)
+}
+
+// RepairFutureTimes forgets the run's account's credit read times and webhook cursor stored
+// after latest (Build.repairFutureTimes) and says how many of each it forgot.
+func (s *Sink) RepairFutureTimes(ctx context.Context, latest time.Time) (credit, cursors int64, err error) {
+	err = s.call(ctx, func(ctx context.Context) error {
+		credit, cursors, err = s.b.repairFutureTimes(ctx, s.run.Account, latest)
+		return err
+	})
+	return credit, cursors, err
 }
 
 // FanoutBatch is when a fan-out batch closes: after this many requests or this long.
@@ -360,6 +380,25 @@ func (s *Sink) NewestCreated(ctx context.Context, e Entity) (t time.Time, ok boo
 	return t, ok, err
 }
 
+// LastRead is how many records the account's last complete read of stream returned in a run
+// that was published (-1 when there is none): a list that announces nothing is bounded by it.
+func (s *Sink) LastRead(ctx context.Context, stream string) (n int64, err error) {
+	err = s.call(ctx, func(ctx context.Context) error {
+		var v sql.NullInt64
+		err := s.b.db.QueryRowContext(ctx, stateSQL.Get("last_read"), s.run.Account, stream).Scan(&v)
+		if errors.Is(err, sql.ErrNoRows) {
+			n = -1
+			return nil
+		}
+		n = v.Int64
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("last read of %s: %w", stream, err)
+	}
+	return n, nil
+}
+
 // FinishRun waits for every write of the run, then closes it with its outcome and totals.
 func (s *Sink) FinishRun(ctx context.Context, st RunStats) error {
 	return s.call(ctx, func(ctx context.Context) error { return s.b.finishRun(ctx, s.run.ID, st) })
@@ -372,6 +411,9 @@ type ListEnd struct {
 	Stable   bool  // the server's count did not move between the first and the last page
 	// Conflicts are ids read twice in the pass with different contents.
 	Conflicts []Conflict
+	// Doubts say, located, why the pass cannot be proven whole whatever arrived: an envelope
+	// that broke the spec or contradicted itself.
+	Doubts []string
 }
 
 // List stages one list stream's records of entity e: it merges every ListBatch records and,
@@ -390,7 +432,8 @@ type List struct {
 	pending chan error // the list's merge under way, if any
 	passes  int
 	last    ListEnd
-	whole   bool // the last pass read the whole list
+	whole   bool   // the last pass read the whole list
+	doubt   string // why it did not, when it did not
 }
 
 // List starts staging a list of e.
@@ -491,12 +534,32 @@ func (li *List) EndPass(ctx context.Context, end ListEnd) (whole bool, err error
 	}
 	li.passes++
 	li.last = end
-	li.whole = end.Stable && seen >= end.Expected && len(end.Conflicts) == 0
-	if !li.whole {
+	li.whole = end.Stable && seen >= end.Expected && len(end.Conflicts) == 0 && len(end.Doubts) == 0
+	switch {
+	case len(end.Doubts) > 0:
+		li.doubt = "not read whole, nothing marked deleted: " + strings.Join(end.Doubts, "; ")
+		li.s.b.log.Warn("list envelope not believed: nothing marked deleted from it", "stream", end.Stream,
+			"pass", li.passes, "distinct", seen, "doubts", strings.Join(end.Doubts, "; "))
+	case !li.whole:
+		// Conflicting duplicates alone are recorded as such (Finish), and said by the caller.
+		li.doubt = ""
+		if !end.Stable || seen < end.Expected {
+			li.doubt = fmt.Sprintf("not read whole, nothing marked deleted: %d distinct records of the %d announced, the count stable %t",
+				seen, end.Expected, end.Stable)
+		}
 		li.s.b.log.Warn("list changed while paging", "stream", end.Stream, "pass", li.passes,
 			"distinct", seen, "expected", end.Expected, "conflicting_duplicates", len(end.Conflicts))
+	default:
+		li.doubt = ""
 	}
 	return li.whole, nil
+}
+
+// Doubt says why the list's last pass was not read whole, "" when it was.
+func (li *List) Doubt() string {
+	li.mu.Lock()
+	defer li.mu.Unlock()
+	return li.doubt
 }
 
 // Finish merges what is staged, records the conflicting duplicates of the last pass (the last

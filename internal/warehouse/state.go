@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"regexp"
 	"time"
 
 	"github.com/billsync/billsync/internal/duckfile"
@@ -15,7 +16,25 @@ type Run struct {
 	ID      int64
 	Account string
 	Resumed bool // the run was interrupted before and continues now
+	// Clock is the clock an earlier attempt of a resumed run decided to store its times by;
+	// zero when none did.
+	Clock RunClock
+	// Failure is what the run's previous attempt failed with (FailureSignature), "" when none.
+	Failure string
 }
+
+// RunClock is the clock a run stores its times by: the service's (its Date header) or this
+// machine's, and how far the service's clock was ahead when the run decided.
+type RunClock struct {
+	Source string // ClockService, ClockMachine, or "" when not decided yet
+	Offset time.Duration
+}
+
+// The sources of a run's times.
+const (
+	ClockService = "service"
+	ClockMachine = "machine"
+)
 
 // StreamStats is what one stream (one endpoint walk) did in a run.
 type StreamStats struct {
@@ -41,11 +60,14 @@ func (b *Build) startRun(ctx context.Context, account string, startedAt time.Tim
 		return Run{}, errors.New("start run: empty account")
 	}
 	var id int64
-	err := b.db.QueryRowContext(ctx, stateSQL.Get("find_unfinished_run"), account).Scan(&id)
+	var src, failure sql.NullString
+	var off sql.NullInt64
+	err := b.db.QueryRowContext(ctx, stateSQL.Get("find_unfinished_run"), account).Scan(&id, &src, &off, &failure)
 	switch {
 	case err == nil:
 		b.log.Info("resuming run", "run", id, "account", account)
-		return Run{ID: id, Account: account, Resumed: true}, nil
+		return Run{ID: id, Account: account, Resumed: true, Failure: failure.String,
+			Clock: RunClock{Source: src.String, Offset: time.Duration(off.Int64) * time.Millisecond}}, nil
 	case !errors.Is(err, sql.ErrNoRows):
 		return Run{}, fmt.Errorf("start run for %s: %w", account, err)
 	}
@@ -53,6 +75,67 @@ func (b *Build) startRun(ctx context.Context, account string, startedAt time.Tim
 		return Run{}, fmt.Errorf("start run for %s: %w", account, err)
 	}
 	return Run{ID: id, Account: account}, nil
+}
+
+// setRunClock records the clock a run decided to store its times by.
+func (b *Build) setRunClock(ctx context.Context, runID int64, c RunClock) error {
+	if _, err := b.db.ExecContext(ctx, stateSQL.Get("set_run_clock"), c.Source, c.Offset.Milliseconds(), runID); err != nil {
+		return fmt.Errorf("record the clock of run %d: %w", runID, err)
+	}
+	return nil
+}
+
+// RecordFailure notes, in the unpublished build, what account's unfinished run failed with
+// (a FailureSignature), and reports whether its previous attempt failed the same way. The run
+// stays unfinished either way; the caller decides whether to resume or discard the build.
+func (b *Build) RecordFailure(ctx context.Context, account, signature string) (again bool, err error) {
+	var id int64
+	var src, prev sql.NullString
+	var off sql.NullInt64
+	err = b.db.QueryRowContext(ctx, stateSQL.Get("find_unfinished_run"), account).Scan(&id, &src, &off, &prev)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("record the failure of %s's run: %w", account, err)
+	}
+	if _, err := b.db.ExecContext(ctx, stateSQL.Get("set_run_failure"), signature, id); err != nil {
+		return false, fmt.Errorf("record the failure of run %d: %w", id, err)
+	}
+	return prev.Valid && prev.String == signature, nil
+}
+
+// FailureSignature is err's message with its numbers folded, so two attempts that failed the
+// same way (the same record refused, the same page contradicting itself) compare equal although
+// counts, pages and durations differ.
+func FailureSignature(err error) string {
+	return digits.ReplaceAllString(err.Error(), "#")
+}
+
+var digits = regexp.MustCompile(`[0-9]+`)
+
+// repairFutureTimes forgets what earlier runs stored after latest, the latest time this
+// machine's clock allows (a run that trusted a service clock ahead of it stored them): the
+// customers' credit read times, which would hold their next reads back past the refresh bound,
+// and the webhook cursor, which would skip deliveries until then. The customers are read again
+// in full and the webhook history from its start.
+func (b *Build) repairFutureTimes(ctx context.Context, account string, latest time.Time) (credit, cursors int64, err error) {
+	err = b.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, stateSQL.Get("future_credit_reads"), account, latest.UTC())
+		if err != nil {
+			return err
+		}
+		credit, _ = res.RowsAffected()
+		if res, err = tx.ExecContext(ctx, stateSQL.Get("future_cursors"), account, latest.UnixMilli()); err != nil {
+			return err
+		}
+		cursors, _ = res.RowsAffected()
+		return nil
+	})
+	if err != nil {
+		return 0, 0, fmt.Errorf("repair stored times of %s: %w", account, err)
+	}
+	return credit, cursors, nil
 }
 
 // streamDone reports whether the run already completed stream (resume skips it).

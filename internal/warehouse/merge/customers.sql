@@ -21,6 +21,7 @@ SELECT c.account, bs_blank(r.id) AS id,
        list_filter([
            CASE WHEN r IS NULL THEN 'not a JSON object' END,
            CASE WHEN r IS NOT NULL AND bs_blank(r.id) IS NULL THEN 'id: missing' END,
+           bs_path_id(bs_blank(r.id)),
            bs_bad('createdAt', r.createdAt, created_at, 'a timestamp'),
            bs_when('createdAt', r.createdAt, created_at, c.observed_at + INTERVAL 1 DAY),
            bs_bad('updatedAt', updated_text, updated_at, 'a timestamp'),

@@ -28,6 +28,7 @@ SELECT c.account, bs_blank(r.id) AS id,
        list_filter([
            CASE WHEN r IS NULL THEN 'not a JSON object' END,
            CASE WHEN r IS NOT NULL AND bs_blank(r.id) IS NULL THEN 'id: missing' END,
+           bs_path_id(bs_blank(r.id)),
            bs_bad('amount', r.amount, amount, 'an integer'),
            bs_bad('limit', r."limit", purchase_limit, 'an integer'),
            bs_bad('createdAt', r.createdAt, created_at, 'a timestamp'),

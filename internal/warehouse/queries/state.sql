@@ -4,7 +4,26 @@
 SELECT count(*) FROM sync_runs WHERE status = 'running';
 
 -- name: find_unfinished_run
-SELECT id FROM sync_runs WHERE account = ? AND status = 'running' ORDER BY id DESC LIMIT 1;
+SELECT id, clock_source, clock_offset_ms, failure FROM sync_runs WHERE account = ? AND status = 'running' ORDER BY id DESC LIMIT 1;
+
+-- name: set_run_clock
+UPDATE sync_runs SET clock_source = ?, clock_offset_ms = ? WHERE id = ?;
+
+-- name: set_run_failure
+UPDATE sync_runs SET failure = ? WHERE id = ?;
+
+-- name: get_run_failure
+SELECT failure FROM sync_runs WHERE id = ?;
+
+-- name: future_credit_reads
+-- Credit reads stored at a time after the latest this machine's clock allows: a run that took an
+-- ahead service clock for its time. Forgotten, the customers are read again in full.
+DELETE FROM credit_fetch_state WHERE account = ? AND last_fetched_at > ?;
+
+-- name: future_cursors
+-- Webhook cursors (epoch milliseconds) after the latest this machine's clock allows.
+DELETE FROM sync_cursors WHERE account = ? AND stream = 'webhook_deliveries'
+    AND TRY_CAST(value AS BIGINT) > ?;
 
 -- name: insert_run
 INSERT INTO sync_runs (id, account, status, started_at)
@@ -48,3 +67,9 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
 -- The latest createdAt (as the merge parsed it) among the rows of an account this run saw: the
 -- webhook cursor. __TABLE__ is the entity's constant table name.
 SELECT max(created_at) FROM __TABLE__ WHERE account = ? AND last_seen_run = ?;
+
+-- name: last_read
+-- Records the account's last complete read of a stream returned, in a finished run.
+SELECT s.records FROM sync_streams s JOIN sync_runs r ON r.id = s.run_id
+WHERE r.account = ? AND s.stream = ? AND s.complete AND r.status IN ('succeeded', 'partial')
+ORDER BY s.run_id DESC LIMIT 1;
