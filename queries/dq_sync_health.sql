@@ -47,7 +47,9 @@ keys AS (
 )
 SELECT k.account, k.entity, l.last_complete_at, l.run_id AS last_complete_run, l.records AS records_read,
        round(seconds_between(l.last_complete_at, p.ref_at) / 3600, 1) AS staleness_hours,
-       coalesce(h.rows, 0) AS rows, coalesce(h.deleted_rows, 0) AS deleted_rows,
+       -- A details stream (product_details) completes the rows of its table and holds none of its own.
+       CASE WHEN k.entity NOT LIKE '%\_details' ESCAPE '\' THEN coalesce(h.rows, 0) END AS rows,
+       CASE WHEN k.entity NOT LIKE '%\_details' ESCAPE '\' THEN coalesce(h.deleted_rows, 0) END AS deleted_rows,
        f.last_error_at, f.last_error
 FROM keys k
 CROSS JOIN params p

@@ -107,7 +107,7 @@ func TestMailpitSTARTTLS(t *testing.T) {
 	// The headline figure is the total of the report's own rows.
 	outstanding := csvTotal(t, filepath.Join(o.ReportsOut, "deliveries", "close", "2026-05-31",
 		"aging_2026-05-31_basis-due_by-customer.csv"), "Total terutang")
-	line := "Per pelanggan: Total terutang: Rp " + idThousands(outstanding)
+	line := "Total terutang: Rp " + idThousands(outstanding)
 	if !strings.Contains(msg.Text, line) {
 		t.Errorf("the text part lacks %q:\n%s", line, msg.Text)
 	}

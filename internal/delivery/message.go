@@ -21,12 +21,12 @@ var words = map[string]map[string]string{
 		"again_tag":    " (dikirim lagi)",
 		"intro":        "Laporan pengiriman %q per %s (akhir hari, %s).",
 		"sync":         "Data dari sinkronisasi %d (%s), selesai %s: %s sebelum pesan ini dibuat.",
-		"sync_none":    "Gudang data belum berisi sinkronisasi.",
+		"sync_none":    "Basis data billsync belum berisi sinkronisasi.",
 		"stale":        "PERHATIAN: angka-angka ini mungkin belum mencerminkan %s. Alasan: %s.",
 		"stale_status": "sinkronisasi terakhir akun %s (sinkronisasi %d) %s",
 		"stale_before": "tidak ada sinkronisasi akun %s yang selesai setelah %s",
-		"stale_none":   "gudang data belum berisi sinkronisasi",
-		"stale_failed": "sinkronisasi terakhir gagal pada %s (%s); gudang data masih dari sinkronisasi sebelumnya",
+		"stale_none":   "basis data billsync belum berisi sinkronisasi",
+		"stale_failed": "sinkronisasi terakhir gagal pada %s (%s); basis data billsync masih dari sinkronisasi sebelumnya",
 		"late":         "Pesan ini terlambat: jadwalnya %s.",
 		"resent":       "Pesan ini dikirim ulang: pengiriman sebelumnya terputus sebelum tercatat, jadi mungkin Anda sudah menerimanya.",
 		"again":        "Pesan ini dikirim lagi atas permintaan (report deliver -again).",
@@ -206,6 +206,10 @@ func plain(v view) string {
 		if len(r.Headline) > 0 {
 			w("%s:\n", v.T["headline"])
 			for _, l := range r.Headline {
+				if l.Value == "" { // a headline table's heading: its lines follow
+					w("  %s:\n", l.Label)
+					continue
+				}
 				w("  %s: %s\n", l.Label, l.Value)
 			}
 		}

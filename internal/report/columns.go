@@ -20,6 +20,7 @@ type column struct {
 	apartKind           string // a customer's or product's name: "customer" or "product" (Column.TellApart)
 	apartID             int    // index in the columns of the ID that tells the name apart
 	offHeadline         bool   // a figure left off the summary's headline lines (Column.Headline)
+	summary             string // the figure's label on the summary (Column.Summary, else the title)
 	names               map[string]string
 	// the code codeName was last asked for and its name: the workbook and the CSV ask for each
 	// cell's in turn, and sorted rows often repeat one
@@ -58,6 +59,7 @@ func resolveColumns(s *Sheet, res result, vals map[string]string, locale string,
 		if s != nil {
 			if d := s.column(name); d != nil {
 				c.title = expand(d.Title.In(locale), vals)
+				c.summary = expand(d.Summary.In(locale), vals)
 				if d.Format != "" {
 					c.format = d.Format
 				}

@@ -67,7 +67,10 @@ type Sheet struct {
 	// PrintOnly keeps the workbook's sheet to the rows a reader must look at; the sheet's CSV
 	// keeps every row. With none to look at, the sheet does not print (prints).
 	PrintOnly *RowFilter `yaml:"print_only"`
-	Columns   []Column   `yaml:"columns"`
+	// Count names the number of the sheet's rows among the summary's headline figures
+	// ("Jumlah pelanggan"); empty leaves it off.
+	Count   Text     `yaml:"count"`
+	Columns []Column `yaml:"columns"`
 }
 
 // RowFilter picks the rows whose Column holds one of Values (as the query returns them).
@@ -121,10 +124,13 @@ type Column struct {
 	// name: where another customer (product) carries the name too, the workbook prints the
 	// start of the ID after it, as the ID itself is out of print (samenames.go).
 	TellApart string `yaml:"tell_apart"`
-	// Headline false leaves a figure of a headline sheet off the summary's lines (it stays on
-	// the sheet): the detail of a check the summary states once, repeated on every line, is
-	// what made a summary run onto a second page.
+	// Headline false leaves a figure off the summary's headline (it stays on the sheet): the
+	// detail of a check the summary states once, repeated on every line of a headline sheet,
+	// or a total another sheet's headline figure already gives.
 	Headline *bool `yaml:"headline"`
+	// Summary is the figure's label among the summary's headline figures, in the words a
+	// controller uses ("Item terbuka" where the sheet's column says "Item"); empty = the title.
+	Summary Text `yaml:"summary"`
 }
 
 // tellApartKinds are the ID columns TellApart may name, and what they identify.

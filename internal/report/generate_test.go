@@ -373,7 +373,7 @@ func TestCreditJournalComparison(t *testing.T) {
 	defer f.Close()
 	summary, _ := f.GetRows("Ringkasan")
 	if !slices.ContainsFunc(summary, func(r []string) bool {
-		return len(r) > 1 && strings.Contains(r[1], "belum ada (belum pernah ada job tambah-kredit)")
+		return len(r) > 1 && strings.Contains(r[1], "belum ada (belum pernah ada tugas tambah kredit)")
 	}) {
 		t.Errorf("summary does not say the journal is missing: %v", summary)
 	}

@@ -34,11 +34,11 @@ type lang struct {
 var langs = map[string]*lang{
 	"id": {code: "id", lcid: sheetfmt.LCID("id"), millions: "juta", millionsAx: `#,##0,," jt"`, words: map[string]string{
 		"as_of": "Per tanggal", "warning": "Peringatan", "tz": "Zona waktu", "currency": "Mata uang", "currency_note": "%s (jumlah dalam satuan utuh)",
-		"account": "Akun sumber", "all_accounts": "%s (semua akun di gudang data)", "runs": "Berdasarkan sinkronisasi",
-		"no_run": "belum ada sinkronisasi di gudang data", "warehouse": "Gudang data", "journal": "Jurnal",
+		"account": "Akun sumber", "all_accounts": "%s (semua akun di basis data billsync)", "runs": "Berdasarkan sinkronisasi",
+		"no_run": "belum ada sinkronisasi di basis data billsync", "warehouse": "Basis data billsync", "journal": "Log tugas",
 		"generated": "Dibuat", "params": "Parameter", "reproduce": "Buat ulang", "queries": "Kueri",
 		"sheets": "Lembar", "rows_from": "%s baris dari queries/%s", "checks": "Pemeriksaan", "notes": "Catatan",
-		"headline": "Angka utama", "no_chart": "Tidak ada data untuk grafik.",
+		"headline": "Angka utama", "about": "Tentang laporan ini", "no_chart": "Tidak ada data untuk grafik.",
 		"as_of_footer": "per", "exceptions": "%s: %s dari %s baris yang diperiksa (dari %s baris)",
 		"exceptions_none": "Tidak diperiksa: %s (tidak ada baris yang dapat diperiksa dari %s baris)", "check_ok": "OK", "check_bad": "TIDAK COCOK",
 		"difference": "selisih", "all": "(semua)", "query_default": "(bawaan kueri)", "rows": "baris",
@@ -46,12 +46,12 @@ var langs = map[string]*lang{
 		"unit": "unit", "none_rows": "(tidak ada baris)", "summary": "Ringkasan", "more_rows": "%s baris lagi di lembar %s",
 		"adhoc": "Kueri ad-hoc", "adhoc_rows": "Baris",
 		"jnl_not_configured": "tidak diatur: saldo dilaporkan kosong",
-		"jnl_missing":        "%s belum ada (belum pernah ada job tambah-kredit): saldo dilaporkan kosong",
-		"jnl_no_tables":      "%s tidak berisi tabel credit_balance_reports: saldo dilaporkan kosong",
+		"jnl_missing":        "%s belum ada (belum pernah ada tugas tambah kredit): saldo dilaporkan kosong",
+		"jnl_no_tables":      "%s tidak berisi saldo dilaporkan (tidak ada tabel credit_balance_reports): saldo dilaporkan kosong",
 		"jnl_unreadable":     "%s tidak dapat dibaca (%s): saldo dilaporkan kosong",
 		"asof_after":         "tanggal laporan %s sesudah hari ini (%s, %s): angkanya adalah yang diketahui billsync pada sinkronisasi terakhirnya, bukan angka hari itu",
 		"asof_before": "tanggal laporan %s berakhir sebelum sinkronisasi pertama billsync untuk akun %s (%s): riwayat perubahan baru dimulai saat itu, " +
-			"jadi hari itu tidak dapat dijawab; catatan yang sudah hilang sebelumnya tidak ada dan sisanya ditampilkan seperti saat pertama terlihat",
+			"jadi hari itu tidak dapat dijawab; data yang sudah hilang sebelumnya tidak ada dan sisanya ditampilkan seperti saat pertama terlihat",
 	}},
 	"en": {code: "en", lcid: sheetfmt.LCID("en"), millions: "million", millionsAx: `#,##0,," mn"`, words: map[string]string{
 		"as_of": "As of", "warning": "Warning", "tz": "Time zone", "currency": "Currency", "currency_note": "%s (amounts in whole units)",
@@ -59,7 +59,7 @@ var langs = map[string]*lang{
 		"no_run": "no sync run in the warehouse", "warehouse": "Warehouse", "journal": "Journal",
 		"generated": "Generated", "params": "Parameters", "reproduce": "Reproduce", "queries": "Queries",
 		"sheets": "Sheets", "rows_from": "%s rows from queries/%s", "checks": "Checks", "notes": "Notes",
-		"headline": "Headline figures", "no_chart": "No data for the chart.",
+		"headline": "Headline figures", "about": "About this report", "no_chart": "No data for the chart.",
 		"as_of_footer": "as of", "exceptions": "%s: %s of %s rows checked (of %s rows)",
 		"exceptions_none": "Not checked: %s (no row could be checked of %s rows)", "check_ok": "OK", "check_bad": "MISMATCH",
 		"difference": "difference", "all": "(all)", "query_default": "(query default)", "rows": "rows",
@@ -68,7 +68,7 @@ var langs = map[string]*lang{
 		"adhoc": "Ad-hoc query", "adhoc_rows": "Rows",
 		"jnl_not_configured": "not configured: reported balances are empty",
 		"jnl_missing":        "%s does not exist (no add-credit job has run): reported balances are empty",
-		"jnl_no_tables":      "%s has no credit_balance_reports table: reported balances are empty",
+		"jnl_no_tables":      "%s holds no reported balances (no credit_balance_reports table): reported balances are empty",
 		"jnl_unreadable":     "%s could not be read (%s): reported balances are empty",
 		"asof_after":         "as of %s is after today (%s in %s): the figures are what billsync knew at its last sync, not that day's",
 		"asof_before": "as of %s ends before billsync's first sync of account %s (%s): the change history starts there, " +
@@ -144,18 +144,18 @@ var codeNames = map[string][2]string{ // code: {id, en}
 	"ACTIVE": {"Aktif", "Active"}, "INACTIVE": {"Tidak aktif", "Inactive"},
 	"inactive": {"Tidak aktif", "Inactive"}, "created": {"Dibuat", "Created"},
 	// credit
-	"TOPUP": {"Isi ulang", "Top-up"}, "MERCHANT_TOPUP": {"Isi ulang merchant", "Merchant top-up"},
+	"TOPUP": {"Isi ulang", "Top-up"}, "MERCHANT_TOPUP": {"Isi ulang oleh penjual", "Merchant top-up"},
 	"TRIAL_TOPUP": {"Isi ulang uji coba", "Trial top-up"}, "CREDIT_USAGE": {"Pemakaian", "Usage"},
 	"EXPIRE_VOID": {"Kedaluwarsa / batal", "Expired / void"}, "ADD_ON": {"Add-on", "Add-on"},
 	"MEMBERSHIP": {"Keanggotaan", "Membership"},
 	"OK":         {"OK", "OK"}, "MISMATCH": {"TIDAK COCOK", "MISMATCH"},
-	"LEDGER OLDER THAN REPORT": {"BUKU BESAR LEBIH LAMA DARI LAPORAN", "LEDGER OLDER THAN REPORT"},
-	"OLDER THAN LAST REPORT":   {"LEBIH LAMA DARI LAPORAN TERAKHIR", "OLDER THAN LAST REPORT"},
+	"LEDGER OLDER THAN REPORT": {"MUTASI DIAMBIL SEBELUM LAPORAN", "LEDGER OLDER THAN REPORT"},
+	"OLDER THAN LAST REPORT":   {"DIAMBIL SEBELUM LAPORAN TERAKHIR", "OLDER THAN LAST REPORT"},
 	"NEVER FETCHED":            {"BELUM PERNAH DIAMBIL", "NEVER FETCHED"},
 	// warehouse tables
 	"customers": {"Pelanggan", "Customers"}, "invoices": {"Invoice", "Invoices"}, "products": {"Produk", "Products"},
 	"payment_requests": {"Permintaan pembayaran", "Payment requests"}, "reviews": {"Ulasan", "Reviews"},
-	"unpaid_transactions": {"Transaksi belum dibayar", "Unpaid transactions"}, "credit_ledger": {"Buku besar kredit", "Credit ledger"},
+	"unpaid_transactions": {"Transaksi belum dibayar", "Unpaid transactions"}, "credit_ledger": {"Mutasi kredit", "Credit ledger"},
 	"webhook_deliveries": {"Pengiriman webhook", "Webhook deliveries"}, "product_variants": {"Varian produk", "Product variants"},
 	"invoice_transactions": {"Transaksi invoice", "Invoice transactions"},
 	// the detail reads a sync with details makes (sync health)
@@ -172,6 +172,9 @@ var codeNames = map[string][2]string{ // code: {id, en}
 	"recon_before_window": {"+ terbit sebelum periode ini", "+ issued before these months"},
 	"recon_rest":          {"± selisih lain", "± other differences"},
 	"recon_aging":         {"= Total terutang, umur piutang", "= Outstanding in aging"},
+	// choices of report variables, as notes say them ({aging_basis_name})
+	"aging_basis=due":     {"tanggal jatuh tempo", "due date"},
+	"aging_basis=created": {"tanggal dibuat", "created date"},
 	// aging buckets (see bucketName)
 	"Current": {"Belum jatuh tempo", "Current"},
 }

@@ -79,7 +79,7 @@ func TestIndonesianWorkbooksSayNoEnglish(t *testing.T) {
 	}
 	exemptCols := []string{"Pelanggan", "Produk", "Ulasan", "E-mail", "Respons", "Versi pertama", "Versi disimpan", "Catatan", "fromEmail",
 		"toEmail", "Usulan", "Tujuan", "Peristiwa", "Item", "Jalur daftar"}
-	exemptRows := []string{"Gudang data", "Jurnal", "Buat ulang", "Kueri", "Parameter"}
+	exemptRows := []string{"Basis data billsync", "Log tugas", "Buat ulang", "Kueri", "Parameter"}
 	seen := 0
 	for _, p := range files {
 		if !strings.HasSuffix(p, ".xlsx") {
@@ -230,7 +230,7 @@ func TestExceptionsStyleSaysWhatWasChecked(t *testing.T) {
 	}{
 		// the status first: a glance at a line opening with the check's name read as a mismatch
 		// and what was not checked in words that do not name a mismatch
-		{filepath.Join(t.TempDir(), "none.duckdb"), "Tidak diperiksa: saldo dilaporkan dibandingkan dengan buku besar (", false},
+		{filepath.Join(t.TempDir(), "none.duckdb"), "Tidak diperiksa: saldo dilaporkan dibandingkan dengan mutasi kredit (", false},
 		{journal, ": 0 dari 1 baris yang diperiksa", true},
 	} {
 		files := generateAll(t, Options{Names: []string{"credit"}, Formats: []string{"xlsx"}, Journal: tc.journal})
@@ -366,7 +366,7 @@ func TestCreditSummaryShowsLedgerFreshness(t *testing.T) {
 	for _, r := range sum[1:] {
 		n, _ := strconv.Atoi(r[slices.Index(sum[0], "Pelanggan")])
 		customers += n
-		if v, err := strconv.ParseFloat(r[slices.Index(sum[0], "Salinan tertua (hari)")], 64); err == nil {
+		if v, err := strconv.ParseFloat(r[slices.Index(sum[0], "Data tertua (hari)")], 64); err == nil {
 			oldest = max(oldest, v)
 		}
 	}
@@ -396,7 +396,7 @@ func TestCreditSummaryShowsLedgerFreshness(t *testing.T) {
 	}
 	summary, _ := f.GetRows(langs["id"].w("summary"))
 	if !slices.ContainsFunc(summary, func(r []string) bool {
-		return len(r) > 1 && strings.HasPrefix(r[0], "Kesegaran buku besar") && strings.Contains(r[1], "Salinan tertua (hari)")
+		return len(r) > 1 && strings.Contains(r[1], "Data tertua (hari)")
 	}) {
 		t.Errorf("the credit summary does not say how fresh the ledger is: %q", summary)
 	}
@@ -686,8 +686,11 @@ func TestCollectionsClosedSheetSaysItListsDeleted(t *testing.T) {
 		monthly, closed := sheetOf(t, "collections", "Monthly"), sheetOf(t, "collections", "Closed unpaid")
 		title := func(s *Sheet, col string) string {
 			for _, c := range s.Columns {
-				if c.Name == col {
-					return s.tab(loc) + ": " + c.Title.In(loc)
+				if c.Name == col { // as the summary names it: its own words, without the sheet's
+					if t := c.Summary.In(loc); t != "" {
+						return t
+					}
+					return c.Title.In(loc)
 				}
 			}
 			t.Fatalf("no column %s", col)
@@ -913,8 +916,10 @@ func TestHeadlineLinesTellRowsApart(t *testing.T) {
 			case r[0] == langs["id"].w("headline"):
 				in = true
 				continue
-			case len(r) == 1:
+			case r[0] == langs["id"].w("checks") || r[0] == langs["id"].w("notes"):
 				in = false
+			case len(r) == 1: // a headline table's heading
+				continue
 			}
 			if !in {
 				continue
@@ -976,7 +981,7 @@ func TestWalletNotInLedgerYetSaysSo(t *testing.T) {
 		 ORDER BY c.id, p.id LIMIT 1`)
 	for _, locale := range []string{"id", "en"} {
 		l := langs[locale]
-		want := map[string]string{"id": "(belum ada di buku besar)", "en": "(not in the ledger yet)"}[locale]
+		want := map[string]string{"id": "(belum ada mutasinya)", "en": "(not in the ledger yet)"}[locale]
 		files := generateAll(t, Options{Names: []string{"credit"}, Journal: journal, Locale: locale, Formats: []string{"xlsx"}})
 		f, err := excelize.OpenFile(files[0])
 		if err != nil {
@@ -1017,9 +1022,9 @@ func TestWalletNotInLedgerYetSaysSo(t *testing.T) {
 }
 
 // TestLongSummaryBreaksBeforeSheets: a summary too long for one printed page (many products'
-// headline lines) breaks before its Sheets section, so the headline figures and checks print
-// together and the sheets, notes and settings start the next page, rather than a few lines of
-// settings running onto it; a summary that fits has no break.
+// headline lines) breaks before its notes, so the headline figures and checks print together
+// and the notes, sheets and "about this report" start the next page, rather than a few lines
+// of settings running onto it; a summary that fits has no break.
 func TestLongSummaryBreaksBeforeSheets(t *testing.T) {
 	w := testWorld(t)
 	db := filepath.Join(t.TempDir(), "billsync.duckdb")
@@ -1044,11 +1049,11 @@ func TestLongSummaryBreaksBeforeSheets(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sheets := slices.IndexFunc(rows, func(r []string) bool { return len(r) == 1 && r[0] == langs["id"].w("sheets") }) + 1
+		sheets := slices.IndexFunc(rows, func(r []string) bool { return len(r) == 1 && r[0] == langs["id"].w("notes") }) + 1
 		brk := summaryBreaks(t, files[0])
 		switch {
 		case tc.break_ && !slices.Equal(brk, []int{sheets}):
-			t.Errorf("%d summary rows: page breaks before rows %v, want before %d (Sheets)", len(rows), brk, sheets)
+			t.Errorf("%d summary rows: page breaks before rows %v, want before %d (Notes)", len(rows), brk, sheets)
 		case !tc.break_ && len(brk) > 0:
 			t.Errorf("%d summary rows: page breaks before rows %v, want none", len(rows), brk)
 		}
@@ -1070,4 +1075,64 @@ func summaryBreaks(t *testing.T, path string) []int {
 		}
 	}
 	return out
+}
+
+// TestSummaryHeadlineBeforeProvenance: a summary says what the report found first (the
+// headline figures, then the checks) and how it was made last, under "Tentang laporan ini":
+// the warehouse path, parameters, the command to make it again and the queries' hashes come
+// after every headline and check line, and no headline label repeats a sheet's name before
+// a figure only one sheet has.
+func TestSummaryHeadlineBeforeProvenance(t *testing.T) {
+	for _, locale := range []string{"id", "en"} {
+		l := langs[locale]
+		for path, f := range summaries(t, Options{Locale: locale}) {
+			rows, err := f.GetRows(l.w("summary"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			find := func(label string) int {
+				return slices.IndexFunc(rows, func(r []string) bool { return len(r) > 0 && r[0] == label })
+			}
+			headline, checks, about := find(l.w("headline")), find(l.w("checks")), find(l.w("about"))
+			if about < 0 {
+				t.Errorf("%s: no %q", path, l.w("about"))
+				continue
+			}
+			if headline < 0 { // a report of lists only (data-quality): nothing to put first
+				headline = about
+			}
+			if headline > about || checks > about {
+				t.Errorf("%s: headline (row %d) or checks (row %d) after %q (row %d)", path, headline+1, checks+1, l.w("about"), about+1)
+			}
+			for _, key := range []string{"warehouse", "params", "reproduce", "queries", "runs", "account", "generated"} {
+				if r := find(l.w(key)); r >= 0 && r < about {
+					t.Errorf("%s: %q (row %d) before %q (row %d)", path, l.w(key), r+1, l.w("about"), about+1)
+				}
+			}
+			if strings.HasPrefix(filepath.Base(path), "aging_") && locale == "id" {
+				// the words a controller uses, not "Per pelanggan: Item"
+				for _, want := range []string{"Jumlah pelanggan", "Item terbuka", "Total terutang"} {
+					if r := find(want); r < headline || r > about {
+						t.Errorf("%s: headline %q at row %d, not between rows %d and %d", path, want, r+1, headline+1, about+1)
+					}
+				}
+			}
+			if r := find(l.w("as_of")); r < 0 || r > headline {
+				t.Errorf("%s: the as-of date (row %d) is not above the headline (row %d)", path, r+1, headline+1)
+			}
+			// Labels of the headline section: "By customer: Items" said the sheet's name needlessly.
+			end := about
+			if checks > headline {
+				end = min(checks, about)
+			}
+			for _, r := range rows[min(headline+1, end):end] {
+				if len(r) == 0 || r[0] == "" {
+					break
+				}
+				if strings.HasPrefix(r[0], "Per pelanggan: ") || strings.HasPrefix(r[0], "By customer: ") || strings.HasPrefix(r[0], "Bulanan: ") {
+					t.Errorf("%s: headline label %q repeats its sheet's name", path, r[0])
+				}
+			}
+		}
+	}
 }

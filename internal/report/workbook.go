@@ -145,6 +145,10 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 	vals := map[string]string{"journal": s.journal.path, "currency": s.Currency}
 	for k, v := range vars {
 		vals[k] = v
+		// A choice among values (aging_basis = due) in words: {aging_basis_name} = "tanggal jatuh tempo".
+		if slices.ContainsFunc(d.Vars, func(x Var) bool { return x.Name == k && len(x.Values) > 0 }) {
+			vals[k+"_name"] = l.codeName(k + "=" + v)
+		}
 		// Notes read dates as the locale writes them (1 Nov 2026), as the cells do;
 		// the parameters line below keeps the values as typed.
 		if k == "as_of" || slices.ContainsFunc(d.Vars, func(x Var) bool { return x.Name == k && x.Type == "DATE" }) {
@@ -197,6 +201,46 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 		}
 		line(l.w("warning"), strings.Join(texts, "\n"), w.st.sumCheckBad)
 	}
+	// What the report says comes first, for the reader who stops at the first screen: the
+	// headline figures and the checks, the chart, the notes that say what the figures mean.
+	// How it was made (sources, settings, queries, the command that makes it again) closes the
+	// page, under a heading of its own.
+	w.headlines(&row, outs, subtitle, line, func(label string, v any, c column) {
+		line(label, v, w.st.left[c.format])
+	})
+	w.checkLines(outs, subtitle, func(label, text string, ok bool, plain bool) {
+		style := w.st.sumCheck
+		switch {
+		case plain:
+			style = w.st.wrap
+		case !ok:
+			style = w.st.sumCheckBad
+		}
+		line(label, text, style)
+	})
+	chartRow := 0
+	if d.Chart != nil {
+		// The chart floats over empty rows of the default height as tall as it is, so the rows
+		// below it stay visible (excelize anchors a chart by default row heights).
+		row++
+		chartRow = row
+		row += chartRows
+	}
+	sheetsRow := row + 1 // subtitle leaves a row empty first
+	subtitle(l.w("notes"))
+	for _, n := range d.Notes {
+		put(cellName(1, row), "•", w.st.label)
+		text := expand(n.In(l.code), vals)
+		put(cellName(2, row), text, w.st.wrap)
+		f.MergeCell(sh, cellName(2, row), cellName(3, row)) // noteExtraWidth wider
+		fitHeight(f, row, "", text, summaryWidth+noteExtraWidth)
+		row++
+	}
+	subtitle(l.w("sheets"))
+	for _, o := range outs {
+		line(o.sheet.tab(l.code), fmt.Sprintf(l.w("rows_from"), l.count(o.rows), o.sheet.Query), 0)
+	}
+	subtitle(l.w("about"))
 	accounts := s.Account
 	if accounts == "" {
 		var names []string
@@ -214,34 +258,6 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 		runs = []string{l.w("no_run")}
 	}
 	line(l.w("runs"), strings.Join(runs, "\n"), w.st.wrap)
-	w.headlines(&row, outs, subtitle, line, func(label string, v any, c column) {
-		line(label, v, w.st.left[c.format])
-	})
-	w.checkLines(outs, subtitle, func(label, text string, ok bool, plain bool) {
-		style := w.st.sumCheck
-		switch {
-		case plain:
-			style = w.st.wrap
-		case !ok:
-			style = w.st.sumCheckBad
-		}
-		line(label, text, style)
-	})
-	sheetsRow := row + 1 // subtitle leaves a row empty first
-	subtitle(l.w("sheets"))
-	for _, o := range outs {
-		line(o.sheet.tab(l.code), fmt.Sprintf(l.w("rows_from"), l.count(o.rows), o.sheet.Query), 0)
-	}
-	subtitle(l.w("notes"))
-	for _, n := range d.Notes {
-		put(cellName(1, row), "•", w.st.label)
-		text := expand(n.In(l.code), vals)
-		put(cellName(2, row), text, w.st.wrap)
-		f.MergeCell(sh, cellName(2, row), cellName(3, row)) // noteExtraWidth wider
-		fitHeight(f, row, "", text, summaryWidth+noteExtraWidth)
-		row++
-	}
-	row++
 	line(l.w("tz"), s.TZ, 0)
 	if slices.ContainsFunc(outs, func(o sheetOutput) bool {
 		return slices.ContainsFunc(o.cols, func(c column) bool { return c.format == "money" })
@@ -256,9 +272,10 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 	line(l.w("params"), params(d, vars, l), w.st.wrap)
 	line(l.w("reproduce"), reproduce(d, s), w.st.wrap)
 	line(l.w("queries"), queryDigests(d), w.st.wrap)
-	if summaryHeight(f, row, d.Chart != nil) > summaryPageHeight && summaryHeight(f, sheetsRow, false) <= summaryPageHeight {
-		// Too long for one page: what the report says (headline, checks) on the first, how it
-		// was made (sheets, notes, settings) from the top of the next, not a few lines cut off.
+	if summaryHeight(f, row) > summaryPageHeight && summaryHeight(f, sheetsRow) <= summaryPageHeight {
+		// Too long for one page: what the report says (headline, checks, chart) on the first,
+		// what the figures mean and how they were made from the top of the next, not a few
+		// lines cut off.
 		// (When the headline alone is longer than a page, the summary just runs on.)
 		if err := f.InsertPageBreak(sh, cellName(1, sheetsRow)); err != nil {
 			return err
@@ -272,7 +289,7 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 	}
 	f.SetPageLayout(sh, &excelize.PageLayoutOptions{Orientation: strPtr("portrait")})
 	if d.Chart != nil {
-		if err := w.chart(d.Chart, outs, row+1); err != nil {
+		if err := w.chart(d.Chart, outs, chartRow); err != nil {
 			return fmt.Errorf("chart: %w", err)
 		}
 	}
@@ -342,6 +359,25 @@ func (w *workbook) headlines(row *int, outs []sheetOutput, subtitle func(string)
 			first = false
 		}
 	}
+	// A figure is named by its own words ("Total terutang"); the sheet's name goes before it
+	// only where two sheets have a figure of that name (Per produk: Ulasan, Tren bulanan: Ulasan).
+	label := func(c column) string {
+		if c.summary != "" {
+			return c.summary
+		}
+		return c.title
+	}
+	names := map[string]int{}
+	for _, o := range outs {
+		if o.sheet.Headline || len(o.sheet.Totals) == 0 || o.tot == nil {
+			continue
+		}
+		for _, c := range o.cols {
+			if headlineFigure(c) {
+				names[label(c)]++
+			}
+		}
+	}
 	for _, o := range outs {
 		if o.sheet.Headline {
 			head()
@@ -355,8 +391,12 @@ func (w *workbook) headlines(row *int, outs []sheetOutput, subtitle func(string)
 		if len(o.sheet.Totals) == 0 || o.tot == nil {
 			continue
 		}
+		if n := o.sheet.Count.In(l.code); n != "" {
+			head()
+			fig(n, int64(o.rows), column{format: "int"})
+		}
 		for _, c := range o.cols {
-			if c.format == "text" || c.format == "" || c.format == "date" || c.format == "datetime" || c.format == "month" {
+			if !headlineFigure(c) {
 				continue
 			}
 			v, ok := o.tot.value(c)
@@ -364,7 +404,11 @@ func (w *workbook) headlines(row *int, outs []sheetOutput, subtitle func(string)
 				continue
 			}
 			head()
-			fig(o.sheet.tab(l.code)+": "+c.title, v, c)
+			text := label(c)
+			if names[text] > 1 {
+				text = o.sheet.tab(l.code) + ": " + text
+			}
+			fig(text, v, c)
 		}
 	}
 }
@@ -434,16 +478,28 @@ func (w *workbook) headlineLabels(o sheetOutput) []string {
 	return labels
 }
 
+// headlineFigure says whether a column's total is one of the summary's headline figures: a
+// number, not left off by the definition (a count the sheet states twice, as a number and a share).
+func headlineFigure(c column) bool {
+	switch c.format {
+	case "text", "", "date", "datetime", "month":
+		return false
+	}
+	return !c.offHeadline
+}
+
 // headlineLines puts each row of a small sheet (subtotals) on the summary:
 // its text columns as the label, its figures as a line of text.
 func (w *workbook) headlineLines(o sheetOutput, line func(string, any, int)) {
 	l := w.l
-	labels, labelTitle := 0, ""
+	figCols := 0
 	for _, c := range o.cols {
-		if !c.reference && (c.format == "text" || c.format == "") {
-			labels, labelTitle = labels+1, c.title
+		if !c.reference && c.format != "text" && c.format != "" && !c.offHeadline {
+			figCols++
 		}
 	}
+	// The sheet's name heads its lines once, saying what a code alone ("OK") is the state of.
+	line(o.sheet.tab(l.code), "", w.st.label)
 	texts := make([]string, len(o.headRows))
 	ids := make([]string, len(o.headRows))
 	figs := make([]string, len(o.headRows))
@@ -469,15 +525,15 @@ func (w *workbook) headlineLines(o sheetOutput, line func(string, any, int)) {
 				}
 				continue
 			}
-			if !c.offHeadline {
+			switch {
+			case c.offHeadline:
+			case figCols == 1: // the heading says what the one figure is
+				figures = append(figures, l.format(r[i], c, w.cur))
+			default:
 				figures = append(figures, c.title+" "+l.format(r[i], c, w.cur))
 			}
 		}
 		text := strings.Join(label, " · ")
-		if len(label) == 1 && labels == 1 {
-			// One code alone ("OK") does not say what it is the state of.
-			text = labelTitle + ": " + text
-		}
 		texts[k], figs[k] = text, strings.Join(figures, "; ")
 		// The first reference column (an ID) tells rows of the same name apart.
 		if i := slices.IndexFunc(o.cols, func(c column) bool { return c.reference }); i >= 0 {
@@ -508,7 +564,7 @@ func (w *workbook) headlineLines(o sheetOutput, line func(string, any, int)) {
 		line(text, figs[k], w.st.wrap)
 	}
 	if len(o.headRows) == 0 {
-		line(o.sheet.tab(l.code), l.w("none_rows"), 0)
+		line("", l.w("none_rows"), 0)
 	}
 }
 
@@ -679,11 +735,12 @@ func (w *workbook) chart(c *Chart, outs []sheetOutput, row int) error {
 // for readers whose fonts run wider.
 const summaryPageHeight = 1300
 
-// chartHeight is the summary chart's height in points (360 pixels) and the row above it.
-const chartHeight = 270 + 15
+// chartRows is how many summary rows of the default 15 points the chart floats over: its
+// 360 pixels (270 points) and a margin below it, as LibreOffice prints it a little taller.
+const chartRows = 21
 
-// summaryHeight is the height of the summary's rows before row, and of its chart, in points.
-func summaryHeight(f *excelize.File, row int, chart bool) float64 {
+// summaryHeight is the height of the summary's rows before row (the chart's row included), in points.
+func summaryHeight(f *excelize.File, row int) float64 {
 	h := 0.0
 	for r := 1; r < row; r++ {
 		rh, err := f.GetRowHeight(summarySheet, r)
@@ -691,9 +748,6 @@ func summaryHeight(f *excelize.File, row int, chart bool) float64 {
 			rh = 15
 		}
 		h += rh
-	}
-	if chart {
-		h += chartHeight
 	}
 	return h
 }
