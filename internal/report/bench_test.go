@@ -24,7 +24,7 @@ import (
 // merchant's: a year of invoices, payment requests, open transactions,
 // reviews, credit movements and webhook deliveries, with their change history.
 var synthSQL = []string{
-	`INSERT INTO sync_runs VALUES (1, 'bench', 'succeeded', TIMESTAMPTZ '2026-06-30 16:30:00+00', TIMESTAMPTZ '2026-06-30 17:00:00+00', 1000000, 20000, 0, NULL)`,
+	`INSERT INTO sync_runs (id, account, status, started_at, finished_at, records, requests, retries, error) VALUES (1, 'bench', 'succeeded', TIMESTAMPTZ '2026-06-30 16:30:00+00', TIMESTAMPTZ '2026-06-30 17:00:00+00', 1000000, 20000, 0, NULL)`, // by name: later migrations add columns
 	`INSERT INTO customers BY NAME SELECT 'bench' AS account, 'cus-' || i AS id,
 		CASE WHEN i % 500 = 0 THEN 'dup@mail.example' ELSE 'c' || i || '@mail.example' END AS email,
 		'62812' || i AS mobile, 'Customer ' || i AS name, 'active' AS status,
