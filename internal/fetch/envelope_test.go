@@ -164,6 +164,12 @@ func TestBuildFailingTwiceIsDiscarded(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "looks like epoch seconds") {
 			t.Fatalf("attempt %d: %v", attempt, err)
 		}
+		t.Logf("attempt %d: %v", attempt, err)
+		// The sink's writer fails on reviews' merge whichever stream calls it next; the error
+		// must name that merge only, or the two attempts would not compare equal.
+		if !strings.HasPrefix(err.Error(), "account test: merge reviews: ") {
+			t.Errorf("attempt %d: the error is labelled with another stream: %v", attempt, err)
+		}
 		_, statErr := os.Stat(e.path + ".building")
 		if attempt == 1 && statErr != nil {
 			t.Fatalf("after the first failure the build is gone: %v", statErr)

@@ -11,6 +11,7 @@ package fetch
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -337,6 +338,10 @@ func (s *syncer) runStream(ctx context.Context, stream string, e warehouse.Entit
 	}
 	s.progress(Progress{Stream: stream, Pages: res.Pages, Records: res.Records, Done: err == nil})
 	out <- res
+	var werr *warehouse.WriteError
+	if errors.As(err, &werr) {
+		return werr // it names its own write, which may be another stream's
+	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", stream, err)
 	}

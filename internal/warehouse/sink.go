@@ -212,7 +212,7 @@ func (s *Sink) loop(ctx context.Context) {
 		err := s.failed()
 		if err == nil {
 			if err = s.b.explainMemory(op.fn(ctx)); err != nil {
-				s.fail(err)
+				err = s.fail(err)
 			}
 		}
 		if op.reply != nil {
@@ -221,13 +221,26 @@ func (s *Sink) loop(ctx context.Context) {
 	}
 }
 
-func (s *Sink) fail(err error) {
+// fail records the writer's first failure and returns err as a WriteError.
+func (s *Sink) fail(err error) error {
+	werr := &WriteError{Err: err}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.err == nil {
-		s.err = err
+		s.err = werr
 	}
+	return werr
 }
+
+// WriteError is a failure of the sink's writer. Writes are queued and merges pipelined, so it
+// surfaces on whichever stream next calls the sink, not necessarily the stream whose write
+// failed: its message names the write (the entity merged, the page staged) and a caller must
+// not label it with its own stream. (It once read "products: merge reviews: ...", and a run
+// failing the same way twice looked like two different failures.)
+type WriteError struct{ Err error }
+
+func (e *WriteError) Error() string { return e.Err.Error() }
+func (e *WriteError) Unwrap() error { return e.Err }
 
 func (s *Sink) failed() error {
 	s.mu.Lock()
@@ -298,7 +311,7 @@ func (s *Sink) runOnSlot(fn func(context.Context) error, skip func()) error {
 	}
 	err := s.b.explainMemory(fn(context.WithoutCancel(s.runCtx)))
 	if err != nil {
-		s.fail(err)
+		err = s.fail(err)
 	}
 	return err
 }
