@@ -14,11 +14,14 @@ import (
 )
 
 // No Docker engine runs here, so the image is checked by what builds it: the Dockerfile, the
-// .dockerignore and the README's docker run. Docker's own rules are followed where they
+// .dockerignore and the operators' docker run (dockerRunPage). Docker's own rules are followed where they
 // matter: the build context is the directory less what .dockerignore matches (Go path patterns
 // with **, matched from the context's root, a directory's match covering what is in it, the
 // last matching line deciding, ! re-including), and a build stage sees only what its COPY lines
 // take from the context.
+
+// dockerRunPage is the page whose docker run is checked against the image.
+const dockerRunPage = "docs/operations.md"
 
 // instruction is one Dockerfile instruction, continuation lines joined.
 type instruction struct {
@@ -280,12 +283,13 @@ func TestDockerBuildKeepsDataOut(t *testing.T) {
 		}
 	}
 
-	// The README's docker run mounts the key file where BILLSYNC_API_KEY_FILE says, read-only.
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	// The operators' docker run (docs/operations.md) mounts the key file where BILLSYNC_API_KEY_FILE
+	// says, read-only.
+	page, err := os.ReadFile(filepath.Join(root, dockerRunPage))
 	if err != nil {
 		t.Fatal(err)
 	}
-	blocks, err := parse("README.md", readme)
+	blocks, err := parse(dockerRunPage, page)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,19 +319,19 @@ func TestDockerBuildKeepsDataOut(t *testing.T) {
 			opts, ok := mounts[keyFile]
 			switch {
 			case keyFile == "":
-				t.Errorf("README.md:%d: docker run without BILLSYNC_API_KEY_FILE: %s", b.line, l)
+				t.Errorf("%s:%d: docker run without BILLSYNC_API_KEY_FILE: %s", dockerRunPage, b.line, l)
 			case !ok:
-				t.Errorf("README.md:%d: BILLSYNC_API_KEY_FILE=%s, which the docker run mounts nothing at: %s", b.line, keyFile, l)
+				t.Errorf("%s:%d: BILLSYNC_API_KEY_FILE=%s, which the docker run mounts nothing at: %s", dockerRunPage, b.line, keyFile, l)
 			case !strings.Contains(opts, "ro"):
-				t.Errorf("README.md:%d: the key is mounted writable: %s", b.line, l)
+				t.Errorf("%s:%d: the key is mounted writable: %s", dockerRunPage, b.line, l)
 			}
 			if _, ok := mounts["/data"]; !ok {
-				t.Errorf("README.md:%d: docker run keeps the warehouse in the container, not on a volume: %s", b.line, l)
+				t.Errorf("%s:%d: docker run keeps the warehouse in the container, not on a volume: %s", dockerRunPage, b.line, l)
 			}
 		}
 	}
 	if runs == 0 {
-		t.Error("README.md has no docker run")
+		t.Errorf("%s has no docker run", dockerRunPage)
 	}
 
 	if testing.Short() {

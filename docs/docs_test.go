@@ -18,7 +18,7 @@ import (
 	"time"
 )
 
-// The convention (stated in README.md's Development section and docs/architecture.md):
+// The convention (stated in docs/development.md):
 //
 //   - A fenced block whose info string is `sh` is run as printed by bash (-e -o pipefail) from
 //     the root of a copy of the repository after `make demo`, with the examples' environment
@@ -222,9 +222,9 @@ func TestDocCommands(t *testing.T) {
 		}
 	}
 	if mp != nil {
-		// The README's e-mail block sent the month-end pack through the server.
+		// docs/delivery.md's e-mail block sent the month-end pack through the server.
 		if got := mp.subjects(t); !slices.ContainsFunc(got, func(s string) bool { return strings.Contains(s, "Laporan month-end per ") }) {
-			t.Errorf("the SMTP server received %q: want the month-end pack the README's e-mail block sends", got)
+			t.Errorf("the SMTP server received %q: want the month-end pack docs/delivery.md's e-mail block sends", got)
 		}
 	}
 	t.Logf("%d blocks run, %d marked norun, in %s", ran, skipped, time.Since(began).Round(time.Millisecond))

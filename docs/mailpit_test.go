@@ -22,7 +22,7 @@ import (
 	"time"
 )
 
-// The README's e-mail block sends through a real SMTP server: mailpit, started here with
+// docs/delivery.md's e-mail block sends through a real SMTP server: mailpit, started here with
 // STARTTLS required and a user with a password, as internal/delivery's tests start it. The
 // blocks see it as SMTP_SERVER (host:port) and SMTP_PASSWORD_FILE, and trust its certificate
 // through SSL_CERT_FILE, as a reader's billsync trusts their provider's.

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -41,9 +42,10 @@ func tableRows(t *testing.T, file string) map[string][]string {
 	return rows
 }
 
-// TestDocsTables: the configuration tables people read list the options as declared: the
-// README every option (the syncer reads them all), docs/reports.md report's, each with its
-// flag and default.
+// TestDocsTables: the configuration tables people read list the options as declared:
+// docs/configuration.md every option (the syncer reads them all), docs/reports.md report's, each
+// with its flag and default; the README's table of the essential ones shows the same flag and
+// default for each setting it names.
 func TestDocsTables(t *testing.T) {
 	type reportOpts struct {
 		config.Files
@@ -51,14 +53,28 @@ func TestDocsTables(t *testing.T) {
 		config.Report
 	}
 	for file, opts := range map[string][]config.Option{
-		"../../README.md":       config.Options(&all{}),
-		"../../docs/reports.md": config.Options(&reportOpts{}),
+		"../../docs/configuration.md": config.Options(&all{}),
+		"../../docs/reports.md":       config.Options(&reportOpts{}),
+		"../../README.md":             config.Options(&all{}),
 	} {
 		rows := tableRows(t, file)
+		essentials := file == "../../README.md"
+		if essentials && len(rows) == 0 {
+			t.Errorf("%s: no table of the essential settings", file)
+		}
+		if file != "../../docs/reports.md" {
+			for env := range rows {
+				if !slices.ContainsFunc(opts, func(o config.Option) bool { return o.Env == env }) {
+					t.Errorf("%s: a table row for %s, which is no setting", file, env)
+				}
+			}
+		}
 		for _, o := range opts {
 			row, ok := rows[o.Env]
 			if !ok {
-				t.Errorf("%s: no table row for %s", file, o.Env)
+				if !essentials {
+					t.Errorf("%s: no table row for %s", file, o.Env)
+				}
 				continue
 			}
 			if o.Flag != "" && !contains(row, "-"+o.Flag) {
