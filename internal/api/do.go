@@ -95,8 +95,9 @@ func (c *Client) run(ctx context.Context, cl *call) error {
 		if o.noAnswer {
 			// No answer at all: a service that has said nothing, to any call, for c.unreachable is
 			// not reachable; stop rather than spend minutes on the remaining attempts. Silence is
-			// the client's, not this call's: calls queued behind the rate limiter started late, and
-			// measured alone each took its own 30 s, so the run took minutes for "30 s".
+			// the client's, not this call's: calls queued behind the rate limiter start late, and
+			// measured alone each would take its own full bound, so a run would wait far longer
+			// than the figure its message states.
 			silent := c.clk.Now().Sub(c.silentSince())
 			if !o.retry || n >= c.maxAttempts || silent >= c.unreachable {
 				return c.giveUp(silent, o.err, n)

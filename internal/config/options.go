@@ -4,8 +4,9 @@ import "time"
 
 // The options, each declared once: env is the variable and its default (go-envconfig's tag),
 // flag the flag's name (none: environment only), help the flag's text, which Bind ends with the
-// variable's name. Commands embed the groups they read; README.md's and docs/reports.md's
-// configuration tables list the same (TestDocsTables).
+// variable's name. Commands embed the groups they read; docs/configuration.md's and
+// docs/reports.md's configuration tables list the same, and README.md's the essential ones
+// (TestDocsTables).
 
 // Files are billsync's files.
 type Files struct {

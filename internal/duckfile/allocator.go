@@ -97,12 +97,11 @@ const freedPagesDecayMs = 100
 // hand them back lazily (MADV_FREE: still resident until the kernel wants them), and only when
 // an arena is next busy enough; arenas belong to whichever OS threads Go's cgo calls run on. A
 // sync frees a lot: each merge drops its staged batch and temp tables, and DuckDB's buffer
-// manager frees the blocks it spills: those pages stayed resident, beyond what DuckDB tracks and
+// manager frees the blocks it spills: those pages stay resident, beyond what DuckDB tracks and
 // Go maps, after DuckDB's tracked memory fell. Returning pages at once costs CPU (pages fault in
 // again); a short decay with jemalloc's background threads doing the purging keeps the peak
-// about as low for about the CPU of no change (docs/architecture.md, "What a misbehaving
-// service gets", memory). DuckDB's own settings alone did not reach it (allocator_background_threads, the flush
-// thresholds), and jemalloc reads its options (DUCKDB_JE_MALLOC_CONF) only when the process
+// about as low without that cost. DuckDB's own settings alone do not reach it
+// (allocator_background_threads, the flush thresholds), and jemalloc reads its options (DUCKDB_JE_MALLOC_CONF) only when the process
 // starts, so the decay is set through jemalloc's control interface.
 var releaseFreedMemory = sync.OnceValue(func() error {
 	if rc := C.bs_set_decay(C.longlong(freedPagesDecayMs), 0); rc != 0 {
@@ -168,9 +167,8 @@ func TrimFreedCMemory() bool {
 // ReturnFreedCMemory hands the free memory of the C library's malloc back to the kernel every
 // interval until stop is called (a no-op where the C library is not glibc). DuckDB allocates
 // much outside its jemalloc, through plain malloc (C++ containers and strings), and glibc keeps
-// what is freed in per-thread arenas; cgo calls run on many threads. During a scale-200 first
-// sync that kept about 40 MB free in the arenas and up to 90 MB resident beyond what Go and
-// jemalloc held (docs/performance.md).
+// what is freed in per-thread arenas; cgo calls run on many threads, so during a large sync
+// those arenas hold tens of MB free and resident beyond what Go and jemalloc hold.
 func ReturnFreedCMemory(interval time.Duration) (stop func()) {
 	done, finished := make(chan struct{}), make(chan struct{})
 	go func() {
