@@ -30,12 +30,12 @@ var collections = []collection{
 	reviews.collection(),
 	ledger.collection(),
 	webhooks.collection(),
-	{name: "licenses", dump: func(w *world, e *enc, add func(func())) {
+	{name: "licenses", size: func(w *world) int { return len(w.licenses) }, dump: func(w *world, e *enc, add func(func())) {
 		for _, l := range w.licenses {
 			add(func() { e.license(l) })
 		}
 	}},
-	{name: "coupons", dump: func(w *world, e *enc, add func(func())) {
+	{name: "coupons", size: func(w *world) int { return len(w.coupons) }, dump: func(w *world, e *enc, add func(func())) {
 		for _, c := range w.coupons {
 			add(func() { e.couponDump(c) })
 		}
@@ -171,8 +171,9 @@ var webhooks = &table[*webhook]{
 // read it.
 type collection struct {
 	name string
-	// dump writes every record, each by add, in the order Dump documents.
+	// dump writes every record, each by add, in the order Dump documents; size counts them.
 	dump   func(w *world, e *enc, add func(func()))
+	size   func(w *world) int
 	routes []route
 	// seed and evolve are nil for the core history; otherwise they run on the collection's own stream.
 	seed   func(w *world, scale float64, start int64)
@@ -234,7 +235,7 @@ func (t *table[T]) collection() collection {
 			return c
 		}
 	}
-	c := collection{name: t.name, dump: t.dump, routes: slices.Clone(t.more)}
+	c := collection{name: t.name, dump: t.dump, size: func(w *world) int { return t.rows(w).len() }, routes: slices.Clone(t.more)}
 	for _, p := range t.pages {
 		c.routes = append(c.routes, route{path: p.path, serve: t.serve(p)})
 	}
