@@ -344,28 +344,33 @@ func (w *world) onStream(name string, f func()) {
 	f()
 }
 
-// getRoutes maps each declared GET path to its endpoint; prefixes holds the paths ending in "/".
-var getRoutes, getPrefixes = func() (map[string]func(*Server, *reqCtx), []route) {
-	exact := map[string]func(*Server, *reqCtx){}
-	var prefixes []route
+// getRoutes are the declared GET endpoints: exact paths, and the prefixes ending in "/".
+type getRoutes struct {
+	exact    map[string]func(*Server, *reqCtx)
+	prefixes []route
+}
+
+// declaredRoutes reads the routes of the collections declared when a Server is made.
+func declaredRoutes() getRoutes {
+	g := getRoutes{exact: map[string]func(*Server, *reqCtx){}}
 	for _, c := range collections {
 		for _, r := range c.routes {
 			if strings.HasSuffix(r.path, "/") {
-				prefixes = append(prefixes, r)
+				g.prefixes = append(g.prefixes, r)
 			} else {
-				exact[r.path] = r.serve
+				g.exact[r.path] = r.serve
 			}
 		}
 	}
-	return exact, prefixes
-}()
+	return g
+}
 
-// declaredGET finds the declared endpoint of path p.
-func declaredGET(p string) (func(*Server, *reqCtx), bool) {
-	if fn, ok := getRoutes[p]; ok {
+// find gives the declared endpoint of path p.
+func (g *getRoutes) find(p string) (func(*Server, *reqCtx), bool) {
+	if fn, ok := g.exact[p]; ok {
 		return fn, true
 	}
-	for _, r := range getPrefixes {
+	for _, r := range g.prefixes {
 		if rest, ok := strings.CutPrefix(p, r.path); ok && rest != "" && !strings.Contains(rest, "/") {
 			return r.serve, true
 		}

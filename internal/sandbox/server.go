@@ -64,6 +64,7 @@ type Server struct {
 	gen uint64 // bumped under mu on every change; invalidates filters
 
 	filters filterCache
+	gets    getRoutes // the reads, as collections.go declares them
 
 	faults *faultState
 	rate   *rateLimiter
@@ -120,7 +121,7 @@ func New(opts Options) (*Server, error) {
 	w := newWorld(opts.Seed, opts.Now.UnixMilli())
 	w.seed(opts.Scale)
 	w.creditTimes = opts.CreditTimes
-	s := &Server{opts: opts, log: opts.Logger, w: w, faults: fs, rate: newRateLimiter(opts.RatePerMin)}
+	s := &Server{opts: opts, log: opts.Logger, w: w, gets: declaredRoutes(), faults: fs, rate: newRateLimiter(opts.RatePerMin)}
 	return s, nil
 }
 
@@ -284,7 +285,7 @@ func (s *Server) route(r *http.Request) (handler, bool) {
 	case "/saas/v1/license/deactivate":
 		return post(func(c *reqCtx) { s.setLicense(c, "INACTIVE") })
 	}
-	if fn, ok := declaredGET(p); ok {
+	if fn, ok := s.gets.find(p); ok {
 		return handler{fn: func(c *reqCtx) { fn(s, c) }}, true
 	}
 	return handler{}, false
