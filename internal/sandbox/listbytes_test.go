@@ -26,6 +26,13 @@ var listBytesFaults = []FaultKind{
 	FaultForeignCredit, FaultOtherCustomerCredit,
 }
 
+// listBytesCollections are the collections whose Dump the guard holds: those there were when its
+// hashes were taken (a collection declared since adds its own bytes, which the guard cannot know).
+var listBytesCollections = []string{
+	"customers", "products", "payment_requests", "invoices", "unpaid_transactions", "reviews",
+	"credit_ledger", "webhook_deliveries", "licenses", "coupons",
+}
+
 // listBytesPaths are every list the simulator serves with each filter it takes, and a few bad requests.
 func listBytesPaths() []string {
 	paths := []string{
@@ -101,7 +108,7 @@ func listBytesRun(t *testing.T, order ListOrder, fault FaultKind) string {
 	round()
 	s.Advance(50 * time.Hour)
 	round()
-	for _, c := range Collections {
+	for _, c := range listBytesCollections {
 		fmt.Fprintf(h, "dump %s\n", c)
 		for _, raw := range s.Dump(c) {
 			h.Write(raw)
