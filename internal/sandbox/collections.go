@@ -18,9 +18,12 @@ import (
 //
 // The core history (customers, products, payment requests, invoices, unpaid transactions, reviews,
 // the credit ledger, webhook deliveries, licenses, coupons) is seeded by seed.go and evolved by
-// clock.go on the world's main random stream, interleaved, as it always was: its declarations name
-// no generator. A collection added since declares gen, and then draws from a random stream of its
-// own (named after it), so adding it changes no byte of any other collection.
+// clock.go on the world's main random stream, interleaved because its records point at each other:
+// its declarations name no generator. Any other collection declares gen and draws from a random
+// stream of its own (named after it), so declaring it changes no byte of any other collection.
+//
+// A new paged list: a file with its record type, key, encoding (an enc method), generator and
+// table declaration, one line below, and its test.
 var collections = []collection{
 	customers.collection(),
 	products.collection(),
