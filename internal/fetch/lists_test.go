@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/billsync/billsync/internal/entity"
 	"github.com/billsync/billsync/internal/warehouse"
 )
 
@@ -11,7 +12,7 @@ import (
 // every list entity of the warehouse is read by a stream: a list endpoint added on one side only
 // fails here, not as an empty table in production.
 func TestListsMatchTheWarehouse(t *testing.T) {
-	var streams []warehouse.Entity
+	var streams []entity.Name
 	for _, l := range lists {
 		if len(l.paths) == 0 {
 			t.Errorf("list %s has no path", l.stream)
