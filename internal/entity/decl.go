@@ -37,7 +37,7 @@ type Decl struct {
 	SQL []string
 
 	Row     string // docs: what one row of the table is
-	Doc     string // docs: anything a reader must know beyond the columns
+	Doc     string // docs: anything a reader must know beyond the columns (a detail: where its columns come from)
 	Fixture string // the spec's sample response whose `data` holds the entity's records (its merge golden)
 }
 

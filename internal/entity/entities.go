@@ -52,10 +52,11 @@ var all = []*Decl{
 	{
 		Name: ProductDetails, Table: "products", Paging: Detail, Rule: FillDetail,
 		Fields: []Field{
-			{Col: "user_id", Type: Text, JSON: []string{"userId"}, Doc: "from the product detail call"},
-			{Col: "qty", Type: Int, JSON: []string{"qty"}, Doc: "from the product detail call"},
+			{Col: "user_id", Type: Text, JSON: []string{"userId"}},
+			{Col: "qty", Type: Int, JSON: []string{"qty"}},
 			{Col: "detail_fetched_at", Type: Time},
 		},
+		Doc:     "from the product detail call",
 		Derived: []Child{productVariants},
 		SQL:     []string{"project", "classify", "counts", "lifecycle", "changes", "upsert"},
 		Fixture: "Products__product-detail-response.json",
@@ -83,10 +84,11 @@ var all = []*Decl{
 	{
 		Name: PaymentRequestDetails, Table: "payment_requests", Paging: Detail, Rule: FillDetail,
 		Fields: []Field{
-			{Col: "user_id", Type: Text, JSON: []string{"userId"}, Doc: "from the detail call"},
-			{Col: "qty", Type: Int, JSON: []string{"qty"}, Doc: "from the detail call"},
+			{Col: "user_id", Type: Text, JSON: []string{"userId"}},
+			{Col: "qty", Type: Int, JSON: []string{"qty"}},
 			{Col: "detail_fetched_at", Type: Time},
 		},
+		Doc:     "from the detail call",
 		SQL:     []string{"project", "classify", "counts", "lifecycle", "changes", "upsert"},
 		Fixture: "PaymentRequests__payment-request-detail-response.json",
 	},

@@ -147,7 +147,14 @@ func TestEveryEntityHasItsTable(t *testing.T) {
 			t.Errorf("table %s holds raw records but no entity fills it (no merge/<entity>.sql)", table)
 		}
 	}
-	if got := strings.Join(data, ","); got != "credit_ledger,customers,invoices,invoice_transactions,payment_requests,products,product_variants,reviews,unpaid_transactions,webhook_deliveries" {
+	// the migrated ones: an entity no migration creates has its table from its declaration
+	var migrated []string
+	for _, table := range data {
+		if migratedTables[table] {
+			migrated = append(migrated, table)
+		}
+	}
+	if got := strings.Join(migrated, ","); got != "credit_ledger,customers,invoices,invoice_transactions,payment_requests,products,product_variants,reviews,unpaid_transactions,webhook_deliveries" {
 		t.Errorf("data tables %s", got)
 	}
 }
