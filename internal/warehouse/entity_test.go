@@ -111,7 +111,7 @@ func TestMergeSQLContractViolationsFailTheLoad(t *testing.T) {
 
 // The registry and the migrations agree: every entity's table and derived table exists with the
 // columns the merges write, and every table holding raw records is an entity's (a migration's
-// table with no merge file, or a merge file with no table, fails here).
+// table no entity declares, or a declared entity with no table, fails here).
 func TestEveryEntityHasItsTable(t *testing.T) {
 	b := startBuild(t, newPath(t))
 	rows, err := b.DB().Query(`SELECT table_name, list(column_name) FROM duckdb_columns()
@@ -144,7 +144,7 @@ func TestEveryEntityHasItsTable(t *testing.T) {
 	}
 	for table, cols := range columns {
 		if slices.Contains(cols, any("raw")) && !slices.Contains(data, table) {
-			t.Errorf("table %s holds raw records but no entity fills it (no merge/<entity>.sql)", table)
+			t.Errorf("table %s holds raw records but no entity fills it (no declaration in internal/entity)", table)
 		}
 	}
 	// the migrated ones: an entity no migration creates has its table from its declaration
