@@ -105,7 +105,7 @@ func (j *Journal) Resolve(ctx context.Context, planID string, seq int, outcome, 
 
 // evidence reads the service for action a and says what of it contradicts outcome ("" when nothing).
 func (j *Journal) evidence(ctx context.Context, p *Plan, a *Action, outcome string, o ResolveOptions) (map[string]string, string, error) {
-	s, err := spec(p.Kind)
+	s, err := kindOf(p.Kind)
 	if err != nil {
 		return nil, "", err
 	}
