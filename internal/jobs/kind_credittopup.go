@@ -248,7 +248,7 @@ func (creditTopup) reconcile(rc *reconciler, ctx context.Context, a *Action) (ve
 			"answer is not this customer's history", cust, strings.Join(who, ", "))}, doubts...)
 	}
 	var others int
-	if err := rc.j.db.QueryRowContext(ctx, journalSQL["other_topups_since"], rc.p.Account, rc.p.ID, a.ID,
+	if err := rc.j.db.QueryRowContext(ctx, journalSQL.Get("other_topups_since"), rc.p.Account, rc.p.ID, a.ID,
 		cust, prod, a.Request["amount"], send.at.Add(-clockMargin)).Scan(&others); err != nil {
 		return undetermined, nil, fmt.Errorf("job journal: other top-ups: %w", err)
 	}

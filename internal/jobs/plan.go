@@ -316,7 +316,7 @@ func fileSHA256(path string) (string, error) {
 
 func (j *Journal) planIDByHash(ctx context.Context, hash string) (string, error) {
 	var id string
-	err := j.db.QueryRowContext(ctx, journalSQL["plan_id_by_hash"], hash).Scan(&id)
+	err := j.db.QueryRowContext(ctx, journalSQL.Get("plan_id_by_hash"), hash).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", nil
 	}
@@ -329,7 +329,7 @@ func (j *Journal) planIDByHash(ctx context.Context, hash string) (string, error)
 func (j *Journal) storePlan(ctx context.Context, p *Plan) error {
 	return inTx(ctx, j.db, func(tx *sql.Tx) error {
 		skipped, _ := json.Marshal(append([]int{}, p.SkippedLines...))
-		if _, err := tx.ExecContext(ctx, journalSQL["insert_plan"], p.ID, string(p.Kind), p.Account, p.Hash, p.Input,
+		if _, err := tx.ExecContext(ctx, journalSQL.Get("insert_plan"), p.ID, string(p.Kind), p.Account, p.Hash, p.Input,
 			p.InputSHA256, len(p.Actions), p.CreatedAt, p.CreatedBy, p.Host, nullTime(p.WarehouseSyncedAt), p.Again,
 			string(skipped)); err != nil {
 			return err
@@ -337,7 +337,7 @@ func (j *Journal) storePlan(ctx context.Context, p *Plan) error {
 		for _, a := range p.Actions {
 			req, _ := json.Marshal(a.Request)
 			cur, _ := json.Marshal(a.Current)
-			if _, err := tx.ExecContext(ctx, journalSQL["insert_plan_action"], p.ID, a.Seq, a.Line, a.ID, a.Target,
+			if _, err := tx.ExecContext(ctx, journalSQL.Get("insert_plan_action"), p.ID, a.Seq, a.Line, a.ID, a.Target,
 				a.Change, string(req), string(cur), a.AllowRepeat); err != nil {
 				return err
 			}
@@ -346,7 +346,7 @@ func (j *Journal) storePlan(ctx context.Context, p *Plan) error {
 				b, _ := json.Marshal(a.Detail)
 				det = string(b)
 			}
-			if _, err := tx.ExecContext(ctx, journalSQL["insert_transition"], p.ID, a.ID, a.Seq, nil, string(a.State),
+			if _, err := tx.ExecContext(ctx, journalSQL.Get("insert_transition"), p.ID, a.ID, a.Seq, nil, string(a.State),
 				p.CreatedAt, nil, det, nil); err != nil {
 				return err
 			}
@@ -363,7 +363,7 @@ func (j *Journal) LoadPlan(ctx context.Context, id string) (*Plan, error) {
 	var kind string
 	var synced, approved sql.NullTime
 	var skipped string
-	err := j.db.QueryRowContext(ctx, journalSQL["plan_by_id"], id).Scan(&p.ID, &kind, &p.Account, &p.Hash, &p.Input,
+	err := j.db.QueryRowContext(ctx, journalSQL.Get("plan_by_id"), id).Scan(&p.ID, &kind, &p.Account, &p.Hash, &p.Input,
 		&p.InputSHA256, &p.CreatedAt, &p.CreatedBy, &p.Host, &synced, &approved, &p.ApprovedBy, &p.Again, &skipped,
 		&p.start)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -379,7 +379,7 @@ func (j *Journal) LoadPlan(ctx context.Context, id string) (*Plan, error) {
 	if err := json.Unmarshal([]byte(skipped), &p.SkippedLines); err != nil {
 		return nil, fmt.Errorf("job journal: plan %s: skipped lines: %w", id, err)
 	}
-	err = queryEach(ctx, j.db, journalSQL["plan_actions"], func(r *sql.Rows) error {
+	err = queryEach(ctx, j.db, journalSQL.Get("plan_actions"), func(r *sql.Rows) error {
 		a := &Action{}
 		var req, cur, detail, state string
 		if err := r.Scan(&a.Seq, &a.Line, &a.ID, &a.Target, &a.Change, &req, &cur, &state, &detail, &a.Error,
@@ -419,7 +419,7 @@ type PlanSummary struct {
 // Plans lists the stored plans, newest first.
 func (j *Journal) Plans(ctx context.Context) ([]PlanSummary, error) {
 	var out []PlanSummary
-	err := queryEach(ctx, j.db, journalSQL["list_plans"], func(r *sql.Rows) error {
+	err := queryEach(ctx, j.db, journalSQL.Get("list_plans"), func(r *sql.Rows) error {
 		var s PlanSummary
 		var kind string
 		err := r.Scan(&s.ID, &kind, &s.Account, &s.CreatedAt, &s.CreatedBy, &s.Approved, &s.Actions, &s.Planned,

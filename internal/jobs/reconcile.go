@@ -136,7 +136,7 @@ type sent struct {
 
 func (rc *reconciler) sendMoment(ctx context.Context, a *Action) (sent, error) {
 	var at, server sql.NullTime
-	if err := rc.j.db.QueryRowContext(ctx, journalSQL["last_send"], rc.p.ID, a.ID).Scan(&at, &server); err != nil {
+	if err := rc.j.db.QueryRowContext(ctx, journalSQL.Get("last_send"), rc.p.ID, a.ID).Scan(&at, &server); err != nil {
 		return sent{}, fmt.Errorf("job journal: send time of action %d: %w", a.Seq, err)
 	}
 	if !at.Valid {
@@ -200,7 +200,7 @@ func (pl placed) moment(what, field string, raw json.RawMessage) (moment, string
 
 func (rc *reconciler) claimed(ctx context.Context) (map[string]bool, error) {
 	out := map[string]bool{}
-	err := queryEach(ctx, rc.j.db, journalSQL["claimed_ids"], func(r *sql.Rows) error {
+	err := queryEach(ctx, rc.j.db, journalSQL.Get("claimed_ids"), func(r *sql.Rows) error {
 		var id string
 		err := r.Scan(&id)
 		out[id] = true

@@ -62,7 +62,7 @@ func loadRepeats(ctx context.Context, db *sql.DB, s jobKind, account, planID str
 	if s.traits().readOnly {
 		return rp, nil
 	}
-	err := queryEach(ctx, db, journalSQL["repeat_candidates"], func(r *sql.Rows) error {
+	err := queryEach(ctx, db, journalSQL.Get("repeat_candidates"), func(r *sql.Rows) error {
 		var e earlier
 		var req, state string
 		if err := r.Scan(&e.plan, &e.seq, &e.line, &e.file, &req, &state, &e.sentAt, &e.sentID); err != nil {
