@@ -18,6 +18,7 @@ import (
 
 	"github.com/billsync/billsync/internal/cellsafe"
 	"github.com/billsync/billsync/internal/duckfile"
+	"github.com/billsync/billsync/internal/report/value"
 	"github.com/billsync/billsync/internal/warehouse"
 )
 
@@ -178,7 +179,7 @@ func textType(typ string) bool {
 func adhocCSV(rows adhocRows, w io.Writer, loc *time.Location) error {
 	cw := csv.NewWriter(w)
 	cw.UseCRLF = true
-	var kinds []kind
+	var kinds []value.Kind
 	var rec []string
 	start := func(r result) error {
 		kinds = r.kinds
@@ -233,7 +234,7 @@ func adhocTable(rows adhocRows, w io.Writer, loc *time.Location) error {
 		parts := make([]string, len(vals))
 		for i, v := range vals {
 			pad := strings.Repeat(" ", width[i]-utf8.RuneCountInString(v))
-			numeric := !header && (res.kinds[i] == kindInt || res.kinds[i] == kindFloat || res.kinds[i] == kindDecimal)
+			numeric := !header && (res.kinds[i] == value.KindInt || res.kinds[i] == value.KindFloat || res.kinds[i] == value.KindDecimal)
 			if numeric {
 				parts[i] = pad + v
 			} else {
@@ -261,13 +262,13 @@ func adhocTable(rows adhocRows, w io.Writer, loc *time.Location) error {
 
 // tableValue is v as a person reads it on a terminal: instants in the report's zone to the
 // second with the zone's name, floats to four decimals; the rest as in CSV.
-func tableValue(v any, k kind, loc *time.Location) string {
+func tableValue(v any, k value.Kind, loc *time.Location) string {
 	switch x := v.(type) {
 	case time.Time:
 		switch k {
-		case kindTime:
+		case value.KindTime:
 			return x.In(loc).Format("2006-01-02 15:04:05 MST")
-		case kindWall:
+		case value.KindWall:
 			return x.UTC().Format("2006-01-02 15:04:05")
 		}
 	case float64:

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/billsync/billsync/internal/cellsafe"
+	"github.com/billsync/billsync/internal/report/value"
 )
 
 // csvSheet writes one sheet as RFC 4180 CSV: UTF-8 with a byte-order mark (so
@@ -115,7 +116,7 @@ func (c *csvSheet) write(vals []any) error {
 			// A number or time column stays one: where the workbook says in words why a
 			// value is missing, the CSV leaves it blank (words import as text and stop the
 			// column's sums, in a spreadsheet and in pandas alike).
-			if c.digits[i] != noDigits || col.kind == kindDate || col.kind == kindTime || col.kind == kindWall {
+			if c.digits[i] != noDigits || col.kind == value.KindDate || col.kind == value.KindTime || col.kind == value.KindWall {
 				empty = ""
 			}
 			line = appendCSVFieldSep(line, i, empty, sep)
@@ -124,8 +125,8 @@ func (c *csvSheet) write(vals []any) error {
 				line = append(line, sep)
 			}
 			start := len(line)
-			if t, ok := v.(time.Time); ok && c.d.plain && col.kind != kindDate {
-				if col.kind != kindWall {
+			if t, ok := v.(time.Time); ok && c.d.plain && col.kind != value.KindDate {
+				if col.kind != value.KindWall {
 					t = t.In(c.loc)
 				}
 				line = t.AppendFormat(line, "2006-01-02 15:04:05")
@@ -216,7 +217,7 @@ var csvSpecial, asciiSpace = func() (special, space [256]bool) {
 
 // displayNumber is a number rounded as its cell shows it (a percentage as
 // percent to one decimal); other values as csvValue writes them.
-func displayNumber(v any, format string, k kind, loc *time.Location) string {
+func displayNumber(v any, format string, k value.Kind, loc *time.Location) string {
 	d, ok := displayDigits[format]
 	if !ok {
 		d = noDigits
@@ -226,14 +227,14 @@ func displayNumber(v any, format string, k kind, loc *time.Location) string {
 
 // appendDisplay appends displayNumber's text; d is the format's displayDigits, noDigits for a
 // format without.
-func appendDisplay(dst []byte, v any, d int, percent bool, k kind, loc *time.Location) []byte {
+func appendDisplay(dst []byte, v any, d int, percent bool, k value.Kind, loc *time.Location) []byte {
 	if d == noDigits {
 		return appendCSVValue(dst, v, k, loc)
 	}
 	switch x := v.(type) {
 	case int64:
 		return strconv.AppendInt(dst, x, 10)
-	case decimal:
+	case value.Decimal:
 		if d < 0 {
 			return append(dst, x.String()...)
 		}
@@ -241,7 +242,7 @@ func appendDisplay(dst []byte, v any, d int, percent bool, k kind, loc *time.Loc
 	default:
 		return appendCSVValue(dst, v, k, loc)
 	}
-	f := number(v)
+	f := value.Number(v)
 	if percent {
 		f *= 100
 	}
@@ -250,7 +251,7 @@ func appendDisplay(dst []byte, v any, d int, percent bool, k kind, loc *time.Loc
 	}
 	if d >= 0 {
 		// a whole number shows no decimals to round: its digits, then d zeros
-		if i, ok := wholeNumber(f); ok {
+		if i, ok := value.WholeNumber(f); ok {
 			dst = strconv.AppendInt(dst, i, 10)
 			if d > 0 {
 				dst = append(dst, '.')
@@ -269,11 +270,11 @@ var displayDigits = map[string]int{"money": 0, "int": 0, "credit": -1, "decimal1
 
 // csvValue is v as CSV text: dates as 2006-01-02, instants as RFC 3339 in the
 // report's time zone, decimals and floats in plain notation.
-func csvValue(v any, k kind, loc *time.Location) string {
+func csvValue(v any, k value.Kind, loc *time.Location) string {
 	return string(appendCSVValue(nil, v, k, loc))
 }
 
-func appendCSVValue(dst []byte, v any, k kind, loc *time.Location) []byte {
+func appendCSVValue(dst []byte, v any, k value.Kind, loc *time.Location) []byte {
 	switch x := v.(type) {
 	case string:
 		return append(dst, x...)
@@ -281,15 +282,15 @@ func appendCSVValue(dst []byte, v any, k kind, loc *time.Location) []byte {
 		return strconv.AppendInt(dst, x, 10)
 	case float64:
 		return strconv.AppendFloat(dst, x, 'f', -1, 64)
-	case decimal:
+	case value.Decimal:
 		return append(dst, x.String()...)
 	case bool:
 		return strconv.AppendBool(dst, x)
 	case time.Time:
 		switch k {
-		case kindDate:
+		case value.KindDate:
 			return appendDate(dst, x.UTC())
-		case kindWall:
+		case value.KindWall:
 			return x.UTC().AppendFormat(dst, "2006-01-02T15:04:05.999999999")
 		}
 		return x.In(loc).AppendFormat(dst, time.RFC3339Nano)

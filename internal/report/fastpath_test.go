@@ -9,6 +9,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/billsync/billsync/internal/report/value"
 )
 
 // awkwardFloats are numbers around the whole-number shortcuts' edges: zero of both signs, the
@@ -22,8 +24,8 @@ var awkwardFloats = []float64{0, math.Copysign(0, -1), 1, -1, 46203, 150000, -5,
 // value, whole or not.
 func TestAppendFloatAsStrconv(t *testing.T) {
 	for _, f := range awkwardFloats {
-		if got, want := string(appendFloat(nil, f)), strconv.FormatFloat(f, 'f', -1, 64); got != want {
-			t.Errorf("appendFloat(%v) = %q, want %q", f, got, want)
+		if got, want := string(value.AppendFloat(nil, f)), strconv.FormatFloat(f, 'f', -1, 64); got != want {
+			t.Errorf("value.AppendFloat(%v) = %q, want %q", f, got, want)
 		}
 	}
 }
@@ -42,7 +44,7 @@ func TestAppendDisplayAsStrconv(t *testing.T) {
 				if math.IsNaN(want) || math.IsInf(want, 0) {
 					w = ""
 				}
-				if got := string(appendDisplay(nil, f, d, pct, kindFloat, time.UTC)); got != w {
+				if got := string(appendDisplay(nil, f, d, pct, value.KindFloat, time.UTC)); got != w {
 					t.Errorf("appendDisplay(%v, %d decimals, percent %v) = %q, want %q", f, d, pct, got, w)
 				}
 			}

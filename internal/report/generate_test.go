@@ -18,6 +18,7 @@ import (
 
 	"github.com/billsync/billsync/internal/cellsafe"
 	"github.com/billsync/billsync/internal/duckfile"
+	"github.com/billsync/billsync/internal/report/value"
 	"github.com/billsync/billsync/internal/warehouse"
 	"github.com/xuri/excelize/v2"
 )
@@ -346,7 +347,7 @@ func TestCreditJournalComparison(t *testing.T) {
 	for _, r := range rows {
 		if v, ok := r[idx("reconciliation")].(string); ok {
 			verdicts[r[idx("customer_id")].(string)] = v
-			if v == "MISMATCH" && r[idx("difference")].(decimal).String() != "-7" {
+			if v == "MISMATCH" && r[idx("difference")].(value.Decimal).String() != "-7" {
 				t.Errorf("difference %v, want -7", r[idx("difference")])
 			}
 		}

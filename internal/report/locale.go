@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/billsync/billsync/internal/report/value"
 	"github.com/billsync/billsync/internal/sheetfmt"
 	"gopkg.in/yaml.v3"
 )
@@ -285,7 +286,7 @@ func (l *lang) format(v any, c column, currency string) string {
 	if v == nil {
 		return c.empty
 	}
-	f := number(v)
+	f := value.Number(v)
 	if f == 0 && (c.format == "money" || c.format == "credit") {
 		return "-" // as the cell's format shows a zero
 	}

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/billsync/billsync/internal/report/value"
 	"github.com/billsync/billsync/internal/warehouse"
 	"github.com/billsync/billsync/queries"
 )
@@ -38,11 +39,11 @@ func render(names []string, rows [][]any) string {
 	return b.String()
 }
 
-func kindOfValue(v any) kind {
+func kindOfValue(v any) value.Kind {
 	if t, ok := v.(time.Time); ok && t.Equal(t.Truncate(24*time.Hour)) {
-		return kindDate
+		return value.KindDate
 	}
-	return kindTime
+	return value.KindTime
 }
 
 // TestQueryGoldens runs every query file against the simulator's warehouse
@@ -180,7 +181,7 @@ func TestCreditBalancesReconcile(t *testing.T) {
 	}
 	col := func(r []any, n string) *big.Rat {
 		v := r[slices.Index(names, n)]
-		x, _ := new(big.Rat).SetString(v.(decimal).String())
+		x, _ := new(big.Rat).SetString(v.(value.Decimal).String())
 		return x
 	}
 	got := map[string]*big.Rat{}

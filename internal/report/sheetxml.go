@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/billsync/billsync/internal/cellsafe"
+	"github.com/billsync/billsync/internal/report/value"
 	"github.com/klauspost/compress/flate"
 	"github.com/xuri/excelize/v2"
 )
@@ -122,13 +123,13 @@ func (x *xlsxSheet) appendCell(b []byte, v any, c *column) []byte {
 			return appendInlineStr(b, c.empty)
 		}
 		return append(b, '>')
-	case decimal:
+	case value.Decimal:
 		return appendNumber(b, t.Float64())
 	case time.Time:
 		switch c.kind {
-		case kindDate:
+		case value.KindDate:
 			return appendNumber(b, serialDay(t))
-		case kindWall:
+		case value.KindWall:
 			return appendNumber(b, serialTime(t, time.UTC))
 		}
 		return appendNumber(b, serialTime(t, x.loc))
@@ -167,24 +168,8 @@ func (x *xlsxSheet) displayText(t string, c *column) string {
 
 func appendNumber(b []byte, f float64) []byte {
 	b = append(b, `><v>`...)
-	b = appendFloat(b, f)
+	b = value.AppendFloat(b, f)
 	return append(b, `</v>`...)
-}
-
-// appendFloat is strconv.AppendFloat(b, f, 'f', -1, 64): a whole number (every amount and date
-// of the reports) as the integer it is, without the shortest-digits search.
-func appendFloat(b []byte, f float64) []byte {
-	if i, ok := wholeNumber(f); ok {
-		return strconv.AppendInt(b, i, 10)
-	}
-	return strconv.AppendFloat(b, f, 'f', -1, 64)
-}
-
-// wholeNumber is f as an int64 when strconv would print it with no fraction and the same digits:
-// whole, within ±2^53 (exact in a float64), and not negative zero (printed "-0").
-func wholeNumber(f float64) (int64, bool) {
-	i := int64(f)
-	return i, float64(i) == f && i <= 1<<53 && i >= -(1<<53) && (i != 0 || !math.Signbit(f))
 }
 
 // appendInlineStr is excelize's inline string: cut to Excel's limit in UTF-16

@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/billsync/billsync/internal/cellsafe"
+	"github.com/billsync/billsync/internal/report/value"
 	"github.com/xuri/excelize/v2"
 )
 
@@ -28,10 +29,10 @@ func excelizeValue(x *xlsxSheet, v any, c column) any {
 		if c.empty != "" {
 			return c.empty
 		}
-	case decimal:
+	case value.Decimal:
 		return t.Float64()
 	case time.Time:
-		if c.kind == kindDate {
+		if c.kind == value.KindDate {
 			return serialDay(t)
 		}
 		return serialTime(t, x.loc)
@@ -66,13 +67,13 @@ func TestSheetRowsMatchExcelize(t *testing.T) {
 	l := langs["id"]
 	cols := []column{
 		{name: "a", format: "text"},
-		{name: "b", format: "money", kind: kindInt},
-		{name: "c", format: "date", kind: kindDate},
-		{name: "d", format: "datetime", kind: kindTime},
+		{name: "b", format: "money", kind: value.KindInt},
+		{name: "c", format: "date", kind: value.KindDate},
+		{name: "d", format: "datetime", kind: value.KindTime},
 		{name: "e", format: "text", codes: true, names: map[string]string{}},
 		{name: "f", format: "text", empty: "(none)"},
-		{name: "g", format: "decimal2", kind: kindFloat},
-		{name: "h", format: "text", kind: kindBool},
+		{name: "g", format: "decimal2", kind: value.KindFloat},
+		{name: "h", format: "text", kind: value.KindBool},
 	}
 	long := strings.Repeat("é😀", 20000)
 	texts := []string{
@@ -231,7 +232,7 @@ func TestReasonAlignsWithNumbers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cols := []column{{name: "days", format: "decimal1", kind: kindFloat, empty: "belum teramati"},
+	cols := []column{{name: "days", format: "decimal1", kind: value.KindFloat, empty: "belum teramati"},
 		{name: "note", format: "text", empty: "tidak ada"}}
 	x := newXLSXSheet(f, st, time.UTC, l, "S", cols, "")
 	x.cells[0].StyleID, x.cells[1].StyleID = st.body["decimal1"], st.text

@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/billsync/billsync/internal/cellsafe"
+	"github.com/billsync/billsync/internal/report/value"
 	"github.com/billsync/billsync/queries"
 	"github.com/xuri/excelize/v2"
 )
@@ -709,7 +710,7 @@ func (w *workbook) chart(c *Chart, outs []sheetOutput, row int) error {
 	xAxis := excelize.ChartAxis{Font: dark}
 	if c.From == "rows" {
 		cat := o.cols[slices.IndexFunc(o.cols, func(col column) bool { return col.name == c.Category })]
-		if cat.kind == kindDate || cat.kind == kindTime || cat.kind == kindWall {
+		if cat.kind == value.KindDate || cat.kind == value.KindTime || cat.kind == value.KindWall {
 			// Date categories have no cached text in the file; the axis
 			// formats them, short enough for a year of months side by side,
 			// the year marked as one ("Des 25" reads as the 25th of December).

@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/billsync/billsync/internal/report/value"
 	"github.com/billsync/billsync/internal/sheetfmt"
 	"github.com/xuri/excelize/v2"
 )
@@ -279,12 +280,12 @@ func (x *xlsxSheet) displayLen(v any, c column) int {
 		switch {
 		case c.format == "month":
 			return 8 // Nov 2026
-		case c.kind == kindDate:
+		case c.kind == value.KindDate:
 			return 11 // 23 Nov 2026
 		}
 		return 17 // 23 Nov 2026 16:05
 	}
-	n := digits(number(v))
+	n := digits(value.Number(v))
 	switch c.format {
 	case "money":
 		n += 4
