@@ -93,28 +93,6 @@ func TestCSVQuotingEveryRune(t *testing.T) {
 }
 
 // TestPlainTextEveryByte: plainText passes text through unescaped only when it holds no byte
-// XML or Excel's _xHHHH_ escapes would read differently.
-func TestPlainTextEveryByte(t *testing.T) {
-	old := func(s string) bool { // the comparisons the table replaced
-		for i := 0; i < len(s); i++ {
-			c := s[i]
-			if c < 0x20 || c >= 0x7f || c == '&' || c == '<' || c == '>' || c == '"' || c == '\'' ||
-				c == '_' && i+1 < len(s) && s[i+1] == 'x' {
-				return false
-			}
-		}
-		return true
-	}
-	for c := range 256 {
-		for _, s := range []string{string(rune(c)), string([]byte{byte(c)}), "a" + string([]byte{byte(c)}) + "b",
-			"_" + string([]byte{byte(c)}), string([]byte{byte(c)}) + "_x0041_", "x_", "_x", "a_xb", "__x"} {
-			if got, want := plainText(s), old(s); got != want {
-				t.Errorf("plainText(%q) = %v, want %v", s, got, want)
-			}
-		}
-	}
-}
-
 // TestCodeNameRemembersLast: the name remembered for the last code is never another code's,
 // whatever order codes come in.
 func TestCodeNameRemembersLast(t *testing.T) {

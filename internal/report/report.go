@@ -25,6 +25,7 @@ import (
 	"github.com/billsync/billsync/internal/config"
 	"github.com/billsync/billsync/internal/gcgoal"
 	"github.com/billsync/billsync/internal/jobs/journalfile"
+	"github.com/billsync/billsync/internal/report/sheetxml"
 	"github.com/billsync/billsync/internal/warehouse"
 )
 
@@ -50,6 +51,10 @@ type Options struct {
 	Log    *slog.Logger
 }
 
+// sheetRowsMode is how the workbooks' body rows are written: sheetxml.Spliced; a test renders
+// every workbook with sheetxml.Stream too and wants the same sheets (TestWorkbooksSplicedAsStream).
+var sheetRowsMode = sheetxml.Spliced
+
 const (
 	summarySheet    = "Summary"
 	defaultCurrency = "IDR"
@@ -67,6 +72,8 @@ type settings struct {
 	lang    *lang
 	dialect *csvDialect
 	zone    *fixedZone // where local_time() may skip ICU; nil: nowhere
+	// rowsMode is how the workbooks' body rows are written (sheetRowsMode)
+	rowsMode sheetxml.Mode
 	// warnings about the as-of date (asOfWarnings), logged and on every summary sheet
 	warnings []asOfWarning
 	// the names several customers or products carry, read once for every report that prints
@@ -84,7 +91,7 @@ func (s *settings) sameNames(ctx context.Context, conn *sql.Conn) (*sameNames, e
 }
 
 func (o Options) resolve() (*settings, error) {
-	s := &settings{Options: o}
+	s := &settings{Options: o, rowsMode: sheetRowsMode}
 	if s.TZ == "" {
 		s.TZ = config.DefaultTZ
 	}
@@ -814,6 +821,7 @@ func (r *reportRun) runSheet(ctx context.Context, db *sql.DB, s *settings, sh *S
 		}
 		if r.wb != nil {
 			done.xs = newXLSXSheet(r.wb.f, r.wb.st, r.wb.loc, r.wb.l, sh.tab(s.Locale), out.cols, r.wb.footer)
+			done.xs.mode = r.wb.mode
 			if slices.ContainsFunc(out.cols, func(c column) bool { return c.apartKind != "" }) {
 				done.xs.same = r.same
 			}

@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/billsync/billsync/internal/cellsafe"
+	"github.com/billsync/billsync/internal/report/sheetxml"
 	"github.com/billsync/billsync/internal/report/value"
 	"github.com/billsync/billsync/queries"
 	"github.com/xuri/excelize/v2"
@@ -31,6 +32,7 @@ type workbook struct {
 	footer string // printed on every page
 	sheets []*xlsxSheet
 	same   *sameNames // names several customers or products carry
+	mode   sheetxml.Mode
 }
 
 func newWorkbook(s *settings) (*workbook, error) {
@@ -42,13 +44,14 @@ func newWorkbook(s *settings) (*workbook, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &workbook{f: f, st: st, loc: s.loc, l: s.lang, cur: s.Currency}, nil
+	return &workbook{f: f, st: st, loc: s.loc, l: s.lang, cur: s.Currency, mode: s.rowsMode}, nil
 }
 
 // dataSheet makes a data sheet of the workbook; its rows may be written
 // beside other sheets', but sheets are assembled in the order they were made.
 func (w *workbook) dataSheet(name string, cols []column) *xlsxSheet {
 	x := newXLSXSheet(w.f, w.st, w.loc, w.l, name, cols, w.footer)
+	x.mode = w.mode
 	w.sheets = append(w.sheets, x)
 	return x
 }
@@ -56,7 +59,7 @@ func (w *workbook) dataSheet(name string, cols []column) *xlsxSheet {
 func (w *workbook) close() {
 	for _, x := range w.sheets {
 		if x.rows != nil {
-			x.rows.close()
+			x.rows.Close()
 		}
 	}
 	w.f.Close()
@@ -64,12 +67,12 @@ func (w *workbook) close() {
 
 // sheetRows are the data sheets' body rows by the path of their sheet's part,
 // which excelize names after the sheet's id.
-func (w *workbook) sheetRows() (map[string]*sheetRows, error) {
+func (w *workbook) sheetRows() (map[string]*sheetxml.Rows, error) {
 	ids := map[string]int{}
 	for id, name := range w.f.GetSheetMap() {
 		ids[name] = id
 	}
-	parts := map[string]*sheetRows{}
+	parts := map[string]*sheetxml.Rows{}
 	for _, x := range w.sheets {
 		id, ok := ids[x.name]
 		if !ok || x.rows == nil {
@@ -92,7 +95,7 @@ func (w *workbook) save(path string) error {
 		f.abort()
 		return err
 	}
-	w.f.SetZipWriter(func(io.Writer) excelize.ZipWriter { return newZipWriter(f, rows) })
+	w.f.SetZipWriter(func(io.Writer) excelize.ZipWriter { return sheetxml.NewZipWriter(f, rows) })
 	if _, err := w.f.WriteTo(io.Discard); err != nil {
 		f.abort()
 		return fmt.Errorf("write %s: %w", path, err)
