@@ -18,6 +18,7 @@ import (
 
 	"github.com/billsync/billsync/internal/cellsafe"
 	"github.com/billsync/billsync/internal/duckfile"
+	"github.com/billsync/billsync/internal/report/csvout"
 	"github.com/billsync/billsync/internal/report/value"
 	"github.com/billsync/billsync/internal/warehouse"
 )
@@ -188,7 +189,7 @@ func adhocCSV(rows adhocRows, w io.Writer, loc *time.Location) error {
 	err := rows.scan(start, func(v []any) error {
 		rec = rec[:0]
 		for i, x := range v {
-			rec = append(rec, csvValue(x, kinds[i], loc))
+			rec = append(rec, csvout.Value(x, kinds[i], loc))
 		}
 		return cw.Write(rec)
 	})
@@ -274,7 +275,7 @@ func tableValue(v any, k value.Kind, loc *time.Location) string {
 	case float64:
 		return strconv.FormatFloat(math.Round(x*1e4)/1e4, 'f', -1, 64)
 	}
-	return csvValue(v, k, loc)
+	return csvout.Value(v, k, loc)
 }
 
 // setAdhocVars sets -var values for ad-hoc SQL: a variable a report declares gets its declared

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/billsync/billsync/internal/report/csvout"
 	"github.com/billsync/billsync/internal/report/value"
 	"github.com/billsync/billsync/internal/warehouse"
 	"github.com/billsync/billsync/queries"
@@ -32,7 +33,7 @@ func render(names []string, rows [][]any) string {
 	for _, r := range rows {
 		parts := make([]string, len(r))
 		for i, v := range r {
-			parts[i] = csvValue(v, kindOfValue(v), time.UTC)
+			parts[i] = csvout.Value(v, kindOfValue(v), time.UTC)
 		}
 		b.WriteString(strings.Join(parts, " | ") + "\n")
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/billsync/billsync/internal/config"
 	"github.com/billsync/billsync/internal/gcgoal"
 	"github.com/billsync/billsync/internal/jobs/journalfile"
+	"github.com/billsync/billsync/internal/report/csvout"
 	"github.com/billsync/billsync/internal/report/sheetxml"
 	"github.com/billsync/billsync/internal/warehouse"
 )
@@ -43,7 +44,7 @@ type Options struct {
 	Vars     map[string]string // report variables (see -list), e.g. aging_basis=created
 	Locale   string            // language of labels, numbers and dates: "id" or "en"; "" = id
 	// CSVDialect is how the CSV files write numbers and times: "rfc" (""), or "id" for a
-	// spreadsheet with Indonesian settings (CSVDialects).
+	// spreadsheet with Indonesian settings (csvout.Dialects).
 	CSVDialect string
 	// Notice is printed on every summary sheet among the as-of warnings: what the caller knows
 	// about the figures that the warehouse cannot say (a delivery's staleness).
@@ -70,7 +71,7 @@ type settings struct {
 	mem     *nativeMemory
 	digests bool // GenerateDigests: each report's Digest is made
 	lang    *lang
-	dialect *csvDialect
+	dialect *csvout.Dialect
 	zone    *fixedZone // where local_time() may skip ICU; nil: nowhere
 	// rowsMode is how the workbooks' body rows are written (sheetRowsMode)
 	rowsMode sheetxml.Mode
@@ -104,7 +105,7 @@ func (o Options) resolve() (*settings, error) {
 		return nil, err
 	}
 	s.Locale = s.lang.code
-	if s.dialect, err = dialectOf(s.CSVDialect); err != nil {
+	if s.dialect, err = csvout.DialectOf(s.CSVDialect); err != nil {
 		return nil, err
 	}
 	if s.Currency == "" {

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/billsync/billsync/internal/cellsafe"
+	"github.com/billsync/billsync/internal/report/csvout"
 	"github.com/billsync/billsync/internal/report/sheetxml"
 	"github.com/billsync/billsync/internal/report/value"
 	"github.com/billsync/billsync/internal/sheetfmt"
@@ -365,7 +366,7 @@ func (x *xlsxSheet) displayLen(v any, c column) int {
 	case "percent":
 		n = 6
 	case "text":
-		n = len(csvValue(v, c.kind, x.loc))
+		n = len(csvout.Value(v, c.kind, x.loc))
 	}
 	return n
 }

@@ -162,6 +162,7 @@ func part(t *testing.T, file []byte, name string) []byte {
 	return nil
 }
 
+// TestPlainTextEveryByte: plainText passes text through unescaped only when it holds no byte
 // XML or Excel's _xHHHH_ escapes would read differently.
 func TestPlainTextEveryByte(t *testing.T) {
 	old := func(s string) bool { // the comparisons the table replaced
