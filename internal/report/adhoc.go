@@ -48,7 +48,7 @@ func Query(ctx context.Context, o Options, text, format string, w io.Writer) (st
 	defer db.Close()
 	s.journal, s.hasJnl = attachJournal(ctx, db, s.Journal)
 	if !o.AsOf.IsZero() {
-		warnings, err := asOfWarnings(ctx, db, s)
+		warnings, err := asOfWarnings(ctx, db, s.asOf, s.loc, s.TZ, s.Account)
 		if err != nil {
 			return "", err
 		}

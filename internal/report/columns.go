@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/big"
 	"slices"
+	"strings"
 
 	"github.com/billsync/billsync/internal/report/value"
 )
@@ -345,4 +346,35 @@ func (t *totals) check(c *Check, l *lang) checkResult {
 	f, _ := d.Float64()
 	return checkResult{label: c.Label.In(l.code), column: c.Equals, diff: f, ok: d.Sign() == 0 && t.rowsOff == 0,
 		rowsOff: t.rowsOff, rows: t.rows}
+}
+
+// format is a value as its cell shows it, for text on the summary.
+func (l *lang) format(v any, c column, currency string) string {
+	if v == nil {
+		return c.empty
+	}
+	f := value.Number(v)
+	if f == 0 && (c.format == "money" || c.format == "credit") {
+		return "-" // as the cell's format shows a zero
+	}
+	switch c.format {
+	case "money":
+		s := l.number(int64(math.Round(f)))
+		if sym := strings.TrimSpace(strings.Trim(strings.SplitN(moneyFormat(currency), "#", 2)[0], `"`)); sym != "" {
+			if f < 0 {
+				return "-" + sym + " " + strings.TrimPrefix(s, "-")
+			}
+			return sym + " " + s
+		}
+		return s + " " + currency
+	case "int", "credit":
+		return l.number(int64(math.Round(f)))
+	case "percent":
+		return l.decimal(f*100, 1) + "%"
+	case "decimal1":
+		return l.decimal(f, 1)
+	case "decimal2", "rating":
+		return l.decimal(f, 2)
+	}
+	return fmt.Sprint(v)
 }

@@ -54,9 +54,6 @@ type styles struct {
 // numFmts are the number formats per column format, shared with every workbook billsync writes.
 var numFmts = sheetfmt.NumFmts
 
-// moneyFormat is a whole-unit amount with the currency's symbol or code.
-func moneyFormat(currency string) string { return sheetfmt.MoneyFormat(currency) }
-
 // moneySymbol is the currency's symbol, or its code.
 func moneySymbol(currency string) string {
 	if f := moneyFormat(currency); strings.HasPrefix(f, `"`) {
@@ -141,10 +138,6 @@ func (s *styles) addFormat(add func(*excelize.Style) int, format, currency strin
 // included); beyond it summed columns get room for totals 10,000 times the
 // largest value seen.
 const widthSample = 2000
-
-// maxTextWidth is the widest a text column gets, in characters; longer
-// values wrap.
-const maxTextWidth = 40
 
 // idStartWidth is the room a name gets for the start of the ID after it, " (9b1431cf…)",
 // where other customers or products carry the name too (sameNames).
@@ -611,3 +604,11 @@ func tableName(sheet string) string {
 }
 
 func boolPtr(b bool) *bool { return &b }
+
+func strPtr(s string) *string { return &s }
+
+func absRange(c1, r1, c2, r2 int) string {
+	a, _ := excelize.CoordinatesToCellName(c1, r1, true)
+	b, _ := excelize.CoordinatesToCellName(c2, r2, true)
+	return a + ":" + b
+}
