@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -52,5 +53,30 @@ func TestAcyclic(t *testing.T) {
 	m = g.measure()
 	if m.layers != 1 || m.back != 5 || m.dfsBack != 1 || m.dfsLayers != 3 {
 		t.Errorf("with d -> a: %+v, want one layer, 5 arrows inside the cycle, 1 DFS back edge", m)
+	}
+}
+
+// TestTheHouse draws this module: no import points back up, and internal/report's files have no
+// arrow running back up and at most six layers (issue 30 halved its twelve).
+func TestTheHouse(t *testing.T) {
+	if testing.Short() {
+		t.Skip("type-checks the module")
+	}
+	var out bytes.Buffer
+	bad, err := run(&out, "../..", "./internal/report")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bad {
+		t.Errorf("an import points back up:\n%s", out.String())
+	}
+	for _, want := range []string{"arrows back up: 0 (edges inside cycles)\n", "DFS back edges: 0,"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("internal/report: want %q:\n%s", want, out.String())
+		}
+	}
+	var layers int
+	if _, err := fmt.Sscanf(out.String()[strings.Index(out.String(), "\nlayers: ")+1:], "layers: %d", &layers); err != nil || layers > 6 {
+		t.Errorf("internal/report: %d layers (%v), want at most 6:\n%s", layers, err, out.String())
 	}
 }

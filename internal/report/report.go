@@ -2,6 +2,15 @@
 // the SQL of queries/ as the definitions of reports/ say and writes each
 // report as an .xlsx workbook and one CSV per sheet. It opens the warehouse
 // read-only and never needs an API key.
+//
+// Its files by layer, each using only files of the layers below it (go run ./bench/housemap
+// -pkg ./internal/report): locale.go (a language's words and formats), query.go (a query
+// file's rows), sharedcall.go; definition.go (reports/*.yaml), conn.go, zone.go, asof.go,
+// samenames.go; settings.go (Options resolved), columns.go (result columns, totals, checks);
+// xlsx.go (a workbook's data sheet), csvout.go (a sheet's CSV file), headline.go (what the
+// summary says); workbook.go (the workbook and its summary sheet), digest.go; report.go (the
+// run) and adhoc.go (report -sql). The packages below it write: sheetxml a data sheet's body
+// rows, csvout the CSV, both of values as value normalizes them.
 package report
 
 import (
