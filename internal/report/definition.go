@@ -30,7 +30,7 @@ type Definition struct {
 	Sheets      []Sheet `yaml:"sheets"`
 	Chart       *Chart  `yaml:"chart"`
 	// Shared names table macros several sheets call alike: the report calls each once
-	// (shared.go).
+	// (sharedcall.go, report.go).
 	Shared []string `yaml:"shared"`
 
 	shared []*sharedCall

@@ -20,7 +20,7 @@ import (
 )
 
 // excelizeValue is what the report handed excelize's SetRow for a query value
-// before it wrote the rows itself: the reference sheetRows must match.
+// before it wrote the rows itself: the reference the cells written by sheetxml must match.
 func excelizeValue(x *xlsxSheet, v any, c column) any {
 	switch t := v.(type) {
 	case nil:
@@ -53,10 +53,10 @@ type testDecimal struct{ s string }
 func (d testDecimal) Float64() float64 { return 1234.5 }
 func (d testDecimal) String() string   { return d.s }
 
-// TestSheetRowsMatchExcelize writes awkward values through sheetRows and
-// through excelize's StreamWriter.SetRow, and wants the same row XML: text
-// that needs escaping, kept spaces, _xHHHH_ sequences, invalid UTF-8, text
-// over Excel's cell limit, NULLs, codes, dates and numbers.
+// TestSheetRowsMatchExcelize writes awkward values as the report writes a row (xlsxSheet.put,
+// sheetxml.Spliced) and through excelize's StreamWriter.SetRow, and wants the same row XML:
+// text that needs escaping, kept spaces, _xHHHH_ sequences, invalid UTF-8, text over Excel's
+// cell limit, NULLs, codes, dates and numbers.
 func TestSheetRowsMatchExcelize(t *testing.T) {
 	jkt, err := time.LoadLocation("Asia/Jakarta")
 	if err != nil {
@@ -176,7 +176,7 @@ func TestSheetRowsMatchExcelize(t *testing.T) {
 	}
 	gotRows, wantRows := rowRe.FindAll(got, -1), rowRe.FindAll(want, -1)
 	if len(gotRows) != len(rows)+1 || len(wantRows) != len(rows)+1 {
-		t.Fatalf("rows: sheetRows %d, excelize %d, want %d", len(gotRows), len(wantRows), len(rows)+1)
+		t.Fatalf("rows: ours %d, excelize %d, want %d", len(gotRows), len(wantRows), len(rows)+1)
 	}
 	gotRows, wantRows = gotRows[1:], wantRows[1:] // the header
 	// excelize loses these texts (TestEscapeLikeTextReadsBack shows ours read back)
