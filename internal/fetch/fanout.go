@@ -12,11 +12,14 @@ import (
 	"time"
 
 	"github.com/billsync/billsync/internal/api"
-	"github.com/billsync/billsync/internal/warehouse"
+	"github.com/billsync/billsync/internal/syncdata"
 	"golang.org/x/sync/errgroup"
 )
 
 const creditStream = "credit_ledger"
+
+// creditEntity is the entity the credit-history fan-out writes.
+const creditEntity = "credit_ledger"
 
 type fanoutResult struct {
 	StreamResult
@@ -25,7 +28,7 @@ type fanoutResult struct {
 }
 
 // ReasonReads counts, for one reason a customer's credit history was due for
-// (warehouse.CreditTarget.Reason), the customers due and those the run read.
+// (syncdata.CreditTarget.Reason), the customers due and those the run read.
 type ReasonReads struct {
 	Reason    string
 	Due, Read int
@@ -33,7 +36,7 @@ type ReasonReads struct {
 
 // reasonReads counts targets by reason, in the order reasons first appear: the targets' order,
 // most important first. done is a prefix of targets.
-func reasonReads(targets []warehouse.CreditTarget, done int) []ReasonReads {
+func reasonReads(targets []syncdata.CreditTarget, done int) []ReasonReads {
 	var out []ReasonReads
 	at := map[string]int{}
 	for i, t := range targets {
@@ -55,7 +58,7 @@ func reasonReads(targets []warehouse.CreditTarget, done int) []ReasonReads {
 // important first, until the run's budget is spent; the rest stays due for the next run.
 func (s *syncer) creditFanout(ctx context.Context) (fanoutResult, error) {
 	res := fanoutResult{StreamResult: StreamResult{Stream: creditStream}}
-	targets, err := s.sink.CreditTargets(ctx, warehouse.CreditPlan{
+	targets, err := s.sink.CreditTargets(ctx, syncdata.CreditPlan{
 		Overlap: s.opts.CreditOverlap, Refresh: s.opts.CreditRefresh, Hints: s.opts.CreditHints})
 	if err != nil {
 		return res, err
@@ -82,23 +85,23 @@ func (s *syncer) creditFanout(ctx context.Context) (fanoutResult, error) {
 	if err := s.sink.Flush(ctx); err != nil { // the last batches' merges
 		return res, err
 	}
-	res.Merge = s.sink.Merged(warehouse.CreditLedger)
+	res.Merge = s.sink.Merged(creditEntity)
 	res.Complete = res.pending == 0
-	err = s.sink.RecordStream(ctx, warehouse.StreamStats{
-		Stream: creditStream, Entity: string(warehouse.CreditLedger), Started: started, Finished: time.Now(),
+	err = s.sink.RecordStream(ctx, syncdata.StreamStats{
+		Stream: creditStream, Entity: creditEntity, Started: started, Finished: time.Now(),
 		Pages: res.Pages, Records: res.Records, Requests: res.Pages, Complete: res.Complete,
 	})
 	s.progress(Progress{Stream: creditStream, Pages: res.Pages, Records: res.Records, Done: true})
 	return res, err
 }
 
-// unkept counts the customers left unread whose reason the run owed (warehouse.CreditOwed), and
+// unkept counts the customers left unread whose reason the run owed (syncdata.CreditOwed), and
 // names them by reason as log attributes.
 func unkept(rs []ReasonReads) (int, []any) {
 	n := 0
 	var attrs []any
 	for _, r := range rs {
-		if warehouse.CreditOwed(r.Reason) && r.Read < r.Due {
+		if syncdata.CreditOwed(r.Reason) && r.Read < r.Due {
 			n += r.Due - r.Read
 			attrs = append(attrs, r.Reason, r.Due-r.Read)
 		}
@@ -123,10 +126,10 @@ func reasonAttrs(rs []ReasonReads, read bool) []any {
 // marking them fetched, as one write: the next batch's requests run while DuckDB merges this
 // one. It returns the customers it completed, a prefix of targets: it stops launching new ones
 // when the budget is spent or the batch is the sink's batch age old.
-func (s *syncer) creditBatch(ctx context.Context, targets []warehouse.CreditTarget, res *StreamResult) ([]warehouse.CreditTarget, error) {
+func (s *syncer) creditBatch(ctx context.Context, targets []syncdata.CreditTarget, res *StreamResult) ([]syncdata.CreditTarget, error) {
 	var mu sync.Mutex
-	var done []warehouse.CreditTarget
-	batch := s.sink.Batch(warehouse.CreditLedger)
+	var done []syncdata.CreditTarget
+	batch := s.sink.Batch(creditEntity)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(s.opts.Concurrency)
 	started := time.Now()
@@ -150,7 +153,7 @@ func (s *syncer) creditBatch(ctx context.Context, targets []warehouse.CreditTarg
 	return done, batch.CommitCredit(ctx, done)
 }
 
-func (s *syncer) customerCredit(ctx context.Context, batch *warehouse.Batch, t warehouse.CreditTarget, res *StreamResult) error {
+func (s *syncer) customerCredit(ctx context.Context, batch BatchSink, t syncdata.CreditTarget, res *StreamResult) error {
 	q := url.Values{
 		"limit":     {strconv.Itoa(s.opts.PageSize)},
 		"sortField": {"datetime"},
@@ -198,13 +201,13 @@ const creditHistoryPath = "/credit/v1/credit/customer/paginate-credit-history/"
 
 type detailDef struct {
 	stream string
-	entity warehouse.Entity
+	entity string
 	path   string
 }
 
 var details = []detailDef{
-	{"product_details", warehouse.ProductDetails, "/hl/v1/product/"},
-	{"payment_request_details", warehouse.PaymentRequestDetails, "/hl/v1/payment/"},
+	{"product_details", "product_details", "/hl/v1/product/"},
+	{"payment_request_details", "payment_request_details", "/hl/v1/payment/"},
 }
 
 // detailFanout reads the detail endpoint of records the warehouse has never detailed. The
@@ -229,8 +232,8 @@ func (s *syncer) detailFanout(ctx context.Context, d detailDef) (fanoutResult, e
 	}
 	res.Merge = s.sink.Merged(d.entity)
 	res.Complete = res.pending == 0
-	err = s.sink.RecordStream(ctx, warehouse.StreamStats{
-		Stream: d.stream, Entity: string(d.entity), Started: started, Finished: time.Now(),
+	err = s.sink.RecordStream(ctx, syncdata.StreamStats{
+		Stream: d.stream, Entity: d.entity, Started: started, Finished: time.Now(),
 		Pages: res.Pages, Records: res.Records, Requests: res.Pages, Complete: res.Complete,
 	})
 	s.progress(Progress{Stream: d.stream, Pages: res.Pages, Records: res.Records, Done: true})

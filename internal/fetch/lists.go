@@ -7,7 +7,7 @@ import (
 	"strconv"
 
 	"github.com/billsync/billsync/internal/api"
-	"github.com/billsync/billsync/internal/warehouse"
+	"github.com/billsync/billsync/internal/syncdata"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -26,7 +26,7 @@ type listDef struct {
 	paths  []string
 }
 
-func (d listDef) entity() warehouse.Entity { return warehouse.Entity(d.stream) }
+func (d listDef) entity() string { return d.stream }
 
 // lists are the list endpoints. Adding one is an entry here, a migration creating its table, a
 // merge/<stream>.sql and the docs (docs/architecture.md); TestListsMatchTheWarehouse checks that
@@ -68,10 +68,10 @@ func (s *syncer) listStream(def listDef) func(context.Context) (StreamResult, er
 		if err != nil {
 			return res, err
 		}
-		var conflicts []warehouse.Conflict
+		var conflicts []syncdata.Conflict
 		watch := map[string]bool{}
 		for pass := 1; pass <= listPasses && !res.Complete; pass++ {
-			end := warehouse.ListEnd{Stream: def.stream, Stable: true}
+			end := syncdata.ListEnd{Stream: def.stream, Stable: true}
 			for _, path := range def.paths {
 				g := newGuard("GET "+path, s.opts.MaxPages, watch)
 				g.list, g.known = true, known
@@ -121,7 +121,7 @@ type listRead struct {
 // fetched concurrently, then paging continues one by one for as long as the server says hasMore
 // (the list may have grown). Only the server's applied page size and counts are trusted, and the
 // guard stops a read whose pages contradict them or repeat themselves.
-func (s *syncer) pageList(ctx context.Context, stream string, li *warehouse.List, path string, g *guard, res *StreamResult) (listRead, error) {
+func (s *syncer) pageList(ctx context.Context, stream string, li ListSink, path string, g *guard, res *StreamResult) (listRead, error) {
 	first, err := s.listPage(ctx, stream, li, path, 1, g, res)
 	if err != nil {
 		return listRead{}, err
@@ -175,7 +175,7 @@ func (s *syncer) pageList(ctx context.Context, stream string, li *warehouse.List
 	return r, nil
 }
 
-func (s *syncer) listPage(ctx context.Context, stream string, li *warehouse.List, path string, page int, g *guard, res *StreamResult) (*api.ListPage, error) {
+func (s *syncer) listPage(ctx context.Context, stream string, li ListSink, path string, page int, g *guard, res *StreamResult) (*api.ListPage, error) {
 	q := url.Values{"page": {strconv.Itoa(page)}, "pageSize": {strconv.Itoa(s.opts.PageSize)}}
 	if err := s.acquire(ctx); err != nil {
 		return nil, err
@@ -194,3 +194,4 @@ func (s *syncer) listPage(ctx context.Context, stream string, li *warehouse.List
 	s.count(stream, res, int64(len(p.Items)))
 	return p, nil
 }
+

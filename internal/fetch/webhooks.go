@@ -4,11 +4,12 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-
-	"github.com/billsync/billsync/internal/warehouse"
 )
 
 const webhookStream = "webhook_deliveries"
+
+// webhookEntity is the entity the webhook history writes.
+const webhookEntity = "webhook_deliveries"
 
 // webhookLimit is the spec's maximum page size for webhook history.
 const webhookLimit = 50
@@ -34,7 +35,7 @@ func (s *syncer) webhookStream(ctx context.Context) (StreamResult, error) {
 			start = strconv.FormatInt(from, 10)
 		}
 	}
-	li, err := s.sink.List(warehouse.WebhookDeliveries)
+	li, err := s.sink.List(webhookEntity)
 	if err != nil {
 		return res, err
 	}
@@ -73,14 +74,14 @@ func (s *syncer) webhookStream(ctx context.Context) (StreamResult, error) {
 	}
 	// Incremental: never read whole, so nothing is marked deleted.
 	err = li.Finish(ctx)
-	res.Merge = s.sink.Merged(warehouse.WebhookDeliveries)
+	res.Merge = s.sink.Merged(webhookEntity)
 	if err != nil {
 		return res, err
 	}
 	res.Complete = true
 	// The newest createdAt read moves the cursor. The merge parsed and validated it (a record
 	// without one, or with an unreadable one, failed the merge with its location).
-	read, ok, err := s.sink.NewestCreated(ctx, warehouse.WebhookDeliveries)
+	read, ok, err := s.sink.NewestCreated(ctx, webhookEntity)
 	if err != nil {
 		return res, err
 	}

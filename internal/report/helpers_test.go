@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"flag"
+	"github.com/billsync/billsync/internal/config"
+	"github.com/billsync/billsync/internal/syncrun"
 	"io"
 	"log/slog"
 	"net/http/httptest"
@@ -73,8 +75,8 @@ func buildWorld() (*world, error) {
 		return nil, err
 	}
 	sync := func() error {
-		_, err := fetch.Run(context.Background(), w.db, []fetch.Account{{Name: "main", Client: client}},
-			fetch.Options{Account: "main", PageSize: 100, Concurrency: 4, Details: true, Log: quiet, MaxClockSkew: fetch.TrustServiceClock})
+		_, err := syncrun.Run(context.Background(), w.db, []syncrun.Account{{Name: "main", Client: client}},
+			syncrun.Options{Options: fetch.Options{Fetch: config.Fetch{PageSize: 100, Concurrency: 4, Details: true, MaxClockSkew: fetch.TrustServiceClock}, Account: "main", Log: quiet}})
 		return err
 	}
 	if err := sync(); err != nil {

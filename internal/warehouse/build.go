@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/billsync/billsync/internal/config"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -62,7 +63,7 @@ var stateSQL = sqlfile.MustLoad(sqlFS, "queries/state.sql", "unfinished_runs", "
 // BuildOptions tune a build; the zero value is the default.
 type BuildOptions struct {
 	Log         *slog.Logger // nil: slog.Default()
-	MemoryLimit string       // DuckDB's memory_limit on the build file, e.g. "512MB"; "" = DefaultMemoryLimit
+	MemoryLimit string       // DuckDB's memory_limit on the build file, e.g. "512MB"; "" = config.DefaultMemoryLimit
 	// KeepMemory, e.g. "160MB", is how much of its buffer memory the build's DuckDB keeps for
 	// reuse instead of handing it back to the kernel ("" = none, the default): DuckDB's block
 	// allocator, freed when the build closes. For benchmarks: it saved a tenth of the list phase's
@@ -107,6 +108,9 @@ func StartBuild(ctx context.Context, path string, opts BuildOptions) (*Build, er
 		rowGroupSize: opts.RowGroupSize, listBatch: opts.ListBatch, fanoutBatchBytes: opts.FanoutBatchBytes,
 		loaders: map[*loader]struct{}{}, firstPaths: map[firstPathKey]bool{},
 		directIDs: map[firstPathKey]idHashes{}}
+	if b.memoryLimit == "" {
+		b.memoryLimit = config.DefaultMemoryLimit
+	}
 	if b.rowGroupSize <= 0 {
 		b.rowGroupSize = DefaultRowGroupSize
 	}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/billsync/billsync/internal/syncdata"
 	"io"
 	"os"
 	"os/exec"
@@ -22,7 +23,7 @@ func publishOne(t *testing.T, path string, records ...string) {
 	}
 	run := startRun(t, b, "acct")
 	load(t, b, Customers, run, t0, true, records...)
-	if err := b.finishRun(context.Background(), run.ID, RunStats{Status: "succeeded"}); err != nil {
+	if err := b.finishRun(context.Background(), run.ID, syncdata.RunStats{Status: "succeeded"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := b.Publish(context.Background()); err != nil {
@@ -52,7 +53,7 @@ func TestCloseWithoutPublishThenResume(t *testing.T) {
 	}
 	run := startRun(t, b, "acct")
 	load(t, b, Customers, run, t0, true, `{"id":"a"}`, `{"id":"b"}`)
-	b.recordStream(ctx, run.ID, StreamStats{Stream: "customers", Entity: "customers", Records: 2, Complete: true, Finished: t0})
+	b.recordStream(ctx, run.ID, syncdata.StreamStats{Stream: "customers", Entity: "customers", Records: 2, Complete: true, Finished: t0})
 	b.setCursor(ctx, "acct", "webhooks", "1741064767123", run.ID)
 	if err := b.Close(); err != nil { // interrupted: no publish
 		t.Fatal(err)

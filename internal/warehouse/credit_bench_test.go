@@ -3,6 +3,7 @@ package warehouse
 import (
 	"context"
 	"fmt"
+	"github.com/billsync/billsync/internal/syncdata"
 	"testing"
 	"time"
 )
@@ -65,7 +66,7 @@ func BenchmarkCreditTargets200k(b *testing.B) {
 	}
 	b.ResetTimer()
 	for b.Loop() {
-		got, err := build.creditTargets(ctx, "acct", CreditPlan{Now: t0, Refresh: 7 * day}, 1<<30)
+		got, err := build.creditTargets(ctx, "acct", syncdata.CreditPlan{Now: t0, Refresh: 7 * day}, 1<<30)
 		if err != nil {
 			b.Fatal(err)
 		}

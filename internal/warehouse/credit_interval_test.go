@@ -3,6 +3,7 @@ package warehouse
 import (
 	"context"
 	"fmt"
+	"github.com/billsync/billsync/internal/syncdata"
 	"testing"
 	"time"
 )
@@ -41,10 +42,10 @@ func TestCreditTargetsPace(t *testing.T) {
 	if err := b.markCreditFetched(ctx, "acct", custs, nil, prev, run.ID); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.finishRun(ctx, run.ID, RunStats{Status: "succeeded"}); err != nil {
+	if err := b.finishRun(ctx, run.ID, syncdata.RunStats{Status: "succeeded"}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := b.creditTargets(ctx, "acct", CreditPlan{Now: t0, Refresh: 7 * day}, 100)
+	got, err := b.creditTargets(ctx, "acct", syncdata.CreditPlan{Now: t0, Refresh: 7 * day}, 100)
 	if err != nil {
 		t.Fatal(err)
 	}

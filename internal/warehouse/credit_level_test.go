@@ -3,6 +3,7 @@ package warehouse
 import (
 	"context"
 	"fmt"
+	"github.com/billsync/billsync/internal/syncdata"
 	"testing"
 	"time"
 )
@@ -105,7 +106,7 @@ func TestCreditTargetsLevel(t *testing.T) {
 				if len(moved) > 0 {
 					load(t, b, CreditLedger, run, now, false, moved...)
 				}
-				plan := CreditPlan{Now: now, Refresh: tc.refresh}
+				plan := syncdata.CreditPlan{Now: now, Refresh: tc.refresh}
 				got, err := b.creditTargets(ctx, "acct", plan, 1_000_000)
 				if err != nil {
 					t.Fatal(err)

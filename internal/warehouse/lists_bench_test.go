@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/billsync/billsync/internal/syncdata"
 	"io"
 	"log/slog"
 	"os"
@@ -139,7 +140,7 @@ func syncOnce(b *testing.B, build *Build, dumps [][]json.RawMessage, at time.Tim
 			}
 		}
 	}
-	if err := build.finishRun(ctx, run.ID, RunStats{Status: "succeeded", Finished: at}); err != nil {
+	if err := build.finishRun(ctx, run.ID, syncdata.RunStats{Status: "succeeded", Finished: at}); err != nil {
 		b.Fatal(err)
 	}
 	// Publish checkpoints: work deferred by the checkpoint policy is paid here

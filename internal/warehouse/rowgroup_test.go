@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"github.com/billsync/billsync/internal/syncdata"
 	"strings"
 	"testing"
 	"time"
@@ -60,13 +61,13 @@ func syncCustomers(t *testing.T, path string, at time.Time, n int) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := li.EndPass(ctx, ListEnd{Stream: "customers", Expected: int64(n), Stable: true}); err != nil {
+	if _, err := li.EndPass(ctx, syncdata.ListEnd{Stream: "customers", Expected: int64(n), Stable: true}); err != nil {
 		t.Fatal(err)
 	}
 	if err := li.Finish(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.FinishRun(ctx, RunStats{Status: "succeeded"}); err != nil {
+	if err := s.FinishRun(ctx, syncdata.RunStats{Status: "succeeded"}); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
@@ -198,7 +199,7 @@ func TestRelistBatchIsLarger(t *testing.T) {
 	if err := li.Finish(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := s1.FinishRun(ctx, RunStats{Status: "succeeded"}); err != nil {
+	if err := s1.FinishRun(ctx, syncdata.RunStats{Status: "succeeded"}); err != nil {
 		t.Fatal(err)
 	}
 	s1.Close()

@@ -3,6 +3,7 @@ package warehouse
 import (
 	"context"
 	"database/sql"
+	"github.com/billsync/billsync/internal/syncdata"
 	"os"
 	"strings"
 	"testing"
@@ -79,7 +80,7 @@ func TestOldStorageIsUpgraded(t *testing.T) {
 	}
 	run := startRun(t, b, "acct")
 	load(t, b, Customers, run, t0, false, `{"id":"c2","email":"b@example.com"}`)
-	if err := b.finishRun(ctx, run.ID, RunStats{Status: "succeeded"}); err != nil {
+	if err := b.finishRun(ctx, run.ID, syncdata.RunStats{Status: "succeeded"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := b.Publish(ctx); err != nil {
