@@ -9,9 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/billsync/billsync/internal/syncrun"
 	"github.com/billsync/billsync/internal/jobs"
 	"github.com/billsync/billsync/internal/report"
+	"github.com/billsync/billsync/internal/syncrun"
 )
 
 // applyApproved sends the job plans a person approved (syncer job approve), one account after the

@@ -13,8 +13,8 @@ import (
 
 	"github.com/billsync/billsync/internal/delivery"
 	"github.com/billsync/billsync/internal/fetch"
-	"github.com/billsync/billsync/internal/syncrun"
 	"github.com/billsync/billsync/internal/metrics"
+	"github.com/billsync/billsync/internal/syncrun"
 )
 
 // partialAccounts names the accounts a sync published incomplete, "" for none (sums are in

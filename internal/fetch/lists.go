@@ -194,4 +194,3 @@ func (s *syncer) listPage(ctx context.Context, stream string, li ListSink, path 
 	s.count(stream, res, int64(len(p.Items)))
 	return p, nil
 }
-
