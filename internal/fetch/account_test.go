@@ -93,18 +93,18 @@ func TestListsIntoASink(t *testing.T) {
 		if s.Detail || s.Name == "credit_ledger" {
 			continue
 		}
-		if got, want := m.count(s.Entity), e.live(s.Name); got != want || want == 0 {
+		if got, want := m.count(string(s.Entity)), e.live(s.Name); got != want || want == 0 {
 			t.Errorf("%s: %d records in the sink, the simulator has %d", s.Name, got, want)
 		}
-		if st := m.streams[s.Name]; !st.Complete || st.Error != "" || st.Records < int64(m.count(s.Entity)) {
+		if st := m.streams[s.Name]; !st.Complete || st.Error != "" || st.Records < int64(m.count(string(s.Entity))) {
 			t.Errorf("%s: stream recorded %+v", s.Name, st)
 		}
 		if s.Name == "webhook_deliveries" {
 			continue // incremental: never ended as a whole list
 		}
-		passes := m.passes[s.Entity]
-		if len(passes) != 1 || !passes[0].Stable || passes[0].Expected != int64(m.count(s.Entity)) || len(passes[0].Doubts) > 0 {
-			t.Errorf("%s: passes %+v, want one whole pass announcing %d", s.Name, passes, m.count(s.Entity))
+		passes := m.passes[string(s.Entity)]
+		if len(passes) != 1 || !passes[0].Stable || passes[0].Expected != int64(m.count(string(s.Entity))) || len(passes[0].Doubts) > 0 {
+			t.Errorf("%s: passes %+v, want one whole pass announcing %d", s.Name, passes, m.count(string(s.Entity)))
 		}
 	}
 	if m.finish == nil || m.finish.Status != "succeeded" || sum.Status() != "succeeded" || len(sum.Incomplete) > 0 {

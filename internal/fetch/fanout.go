@@ -12,14 +12,12 @@ import (
 	"time"
 
 	"github.com/billsync/billsync/internal/api"
+	"github.com/billsync/billsync/internal/entity"
 	"github.com/billsync/billsync/internal/syncdata"
 	"golang.org/x/sync/errgroup"
 )
 
 const creditStream = "credit_ledger"
-
-// creditEntity is the entity the credit-history fan-out writes.
-const creditEntity = "credit_ledger"
 
 type fanoutResult struct {
 	StreamResult
@@ -85,10 +83,10 @@ func (s *syncer) creditFanout(ctx context.Context) (fanoutResult, error) {
 	if err := s.sink.Flush(ctx); err != nil { // the last batches' merges
 		return res, err
 	}
-	res.Merge = s.sink.Merged(creditEntity)
+	res.Merge = s.sink.Merged(entity.CreditLedger)
 	res.Complete = res.pending == 0
 	err = s.sink.RecordStream(ctx, syncdata.StreamStats{
-		Stream: creditStream, Entity: creditEntity, Started: started, Finished: time.Now(),
+		Stream: creditStream, Entity: string(entity.CreditLedger), Started: started, Finished: time.Now(),
 		Pages: res.Pages, Records: res.Records, Requests: res.Pages, Complete: res.Complete,
 	})
 	s.progress(Progress{Stream: creditStream, Pages: res.Pages, Records: res.Records, Done: true})
@@ -129,7 +127,7 @@ func reasonAttrs(rs []ReasonReads, read bool) []any {
 func (s *syncer) creditBatch(ctx context.Context, targets []syncdata.CreditTarget, res *StreamResult) ([]syncdata.CreditTarget, error) {
 	var mu sync.Mutex
 	var done []syncdata.CreditTarget
-	batch := s.sink.Batch(creditEntity)
+	batch := s.sink.Batch(entity.CreditLedger)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(s.opts.Concurrency)
 	started := time.Now()
@@ -201,13 +199,13 @@ const creditHistoryPath = "/credit/v1/credit/customer/paginate-credit-history/"
 
 type detailDef struct {
 	stream string
-	entity string
+	entity entity.Name
 	path   string
 }
 
 var details = []detailDef{
-	{"product_details", "product_details", "/hl/v1/product/"},
-	{"payment_request_details", "payment_request_details", "/hl/v1/payment/"},
+	{"product_details", entity.ProductDetails, "/hl/v1/product/"},
+	{"payment_request_details", entity.PaymentRequestDetails, "/hl/v1/payment/"},
 }
 
 // detailFanout reads the detail endpoint of records the warehouse has never detailed. The
@@ -233,7 +231,7 @@ func (s *syncer) detailFanout(ctx context.Context, d detailDef) (fanoutResult, e
 	res.Merge = s.sink.Merged(d.entity)
 	res.Complete = res.pending == 0
 	err = s.sink.RecordStream(ctx, syncdata.StreamStats{
-		Stream: d.stream, Entity: d.entity, Started: started, Finished: time.Now(),
+		Stream: d.stream, Entity: string(d.entity), Started: started, Finished: time.Now(),
 		Pages: res.Pages, Records: res.Records, Requests: res.Pages, Complete: res.Complete,
 	})
 	s.progress(Progress{Stream: d.stream, Pages: res.Pages, Records: res.Records, Done: true})

@@ -19,6 +19,7 @@ import (
 
 	"github.com/billsync/billsync/internal/api"
 	"github.com/billsync/billsync/internal/config"
+	"github.com/billsync/billsync/internal/entity"
 	"github.com/billsync/billsync/internal/syncdata"
 	"golang.org/x/sync/errgroup"
 )
@@ -248,7 +249,7 @@ func (s *syncer) sync(ctx context.Context) (Summary, error) {
 		g.Go(func() error { return s.runStream(ctx, l.stream, l.entity(), results, s.listStream(l)) })
 	}
 	g.Go(func() error {
-		return s.runStream(ctx, webhookStream, webhookEntity, results, s.webhookStream)
+		return s.runStream(ctx, webhookStream, entity.WebhookDeliveries, results, s.webhookStream)
 	})
 	err := g.Wait()
 	close(results)
@@ -295,7 +296,7 @@ func (s *syncer) sync(ctx context.Context) (Summary, error) {
 
 // runStream skips a stream that an interrupted attempt of this run already completed, and
 // records the stream's outcome either way.
-func (s *syncer) runStream(ctx context.Context, stream string, e string, out chan<- StreamResult,
+func (s *syncer) runStream(ctx context.Context, stream string, e entity.Name, out chan<- StreamResult,
 	fn func(context.Context) (StreamResult, error)) error {
 	done, err := s.sink.StreamDone(ctx, stream)
 	if err != nil {
@@ -310,7 +311,7 @@ func (s *syncer) runStream(ctx context.Context, stream string, e string, out cha
 	res, err := fn(ctx)
 	res.Stream = stream
 	stats := syncdata.StreamStats{
-		Stream: stream, Entity: e, Started: started, Finished: time.Now(),
+		Stream: stream, Entity: string(e), Started: started, Finished: time.Now(),
 		Pages: res.Pages, Records: res.Records, Requests: res.Pages, Complete: res.Complete && err == nil,
 	}
 	if err != nil {

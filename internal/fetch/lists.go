@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/billsync/billsync/internal/api"
+	"github.com/billsync/billsync/internal/entity"
 	"github.com/billsync/billsync/internal/syncdata"
 	"golang.org/x/sync/errgroup"
 )
@@ -26,7 +27,7 @@ type listDef struct {
 	paths  []string
 }
 
-func (d listDef) entity() string { return d.stream }
+func (d listDef) entity() entity.Name { return entity.Name(d.stream) }
 
 // lists are the list endpoints. Adding one is an entry here, a migration creating its table, a
 // merge/<stream>.sql and the docs (docs/architecture.md); TestListsMatchTheWarehouse checks that

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/billsync/billsync/internal/entity"
 	"github.com/billsync/billsync/internal/fetch"
 	"github.com/billsync/billsync/internal/syncdata"
 )
@@ -128,7 +129,9 @@ type memList struct {
 	doubt string
 }
 
-func (m *memSink) List(e string) (fetch.ListSink, error) { return &memList{m: m, e: e}, nil }
+func (m *memSink) List(e entity.Name) (fetch.ListSink, error) {
+	return &memList{m: m, e: string(e)}, nil
+}
 
 func (l *memList) Add(_ context.Context, _ int, items []json.RawMessage) error {
 	return l.m.add(l.e, items)
@@ -159,7 +162,7 @@ type memBatch struct {
 	e string
 }
 
-func (m *memSink) Batch(e string) fetch.BatchSink { return &memBatch{m: m, e: e} }
+func (m *memSink) Batch(e entity.Name) fetch.BatchSink { return &memBatch{m: m, e: string(e)} }
 
 func (b *memBatch) Add(_ context.Context, _ int, items []json.RawMessage) error {
 	return b.m.add(b.e, items)
@@ -172,15 +175,15 @@ func (b *memBatch) CommitCredit(_ context.Context, read []syncdata.CreditTarget)
 	return nil
 }
 
-func (m *memSink) Merged(string) syncdata.MergeResult { return syncdata.MergeResult{} }
+func (m *memSink) Merged(entity.Name) syncdata.MergeResult { return syncdata.MergeResult{} }
 
 func (m *memSink) CreditTargets(context.Context, syncdata.CreditPlan) ([]syncdata.CreditTarget, error) {
 	return m.credit, nil
 }
 
-func (m *memSink) DetailTargets(context.Context, string) ([]string, error) { return nil, nil }
+func (m *memSink) DetailTargets(context.Context, entity.Name) ([]string, error) { return nil, nil }
 
-func (m *memSink) NewestCreated(context.Context, string) (time.Time, bool, error) {
+func (m *memSink) NewestCreated(context.Context, entity.Name) (time.Time, bool, error) {
 	return time.Time{}, false, nil
 }
 

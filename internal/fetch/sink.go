@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/billsync/billsync/internal/entity"
 	"github.com/billsync/billsync/internal/syncdata"
 )
 
@@ -34,17 +35,17 @@ type Sink interface {
 	SetCursor(ctx context.Context, stream, v string) error
 
 	// List starts the list of entity e (named like its stream).
-	List(e string) (ListSink, error)
+	List(e entity.Name) (ListSink, error)
 	// Batch starts a fan-out batch of e.
-	Batch(e string) BatchSink
+	Batch(e entity.Name) BatchSink
 	// Merged is what the run's merges of e did so far (after Flush, all of it).
-	Merged(e string) syncdata.MergeResult
+	Merged(e entity.Name) syncdata.MergeResult
 	// CreditTargets are the customers whose credit history is due, most important first.
 	CreditTargets(ctx context.Context, p syncdata.CreditPlan) ([]syncdata.CreditTarget, error)
 	// DetailTargets are the ids of records of e's list never read through e's detail endpoint.
-	DetailTargets(ctx context.Context, e string) ([]string, error)
+	DetailTargets(ctx context.Context, e entity.Name) ([]string, error)
 	// NewestCreated is the latest creation time of e's records this run read (ok false: none).
-	NewestCreated(ctx context.Context, e string) (t time.Time, ok bool, err error)
+	NewestCreated(ctx context.Context, e entity.Name) (t time.Time, ok bool, err error)
 
 	// Flush waits for every write queued so far and reports the first failure (a
 	// *syncdata.WriteError when the sink's writer failed).

@@ -3,13 +3,11 @@ package fetch
 import (
 	"context"
 	"fmt"
+	"github.com/billsync/billsync/internal/entity"
 	"strconv"
 )
 
 const webhookStream = "webhook_deliveries"
-
-// webhookEntity is the entity the webhook history writes.
-const webhookEntity = "webhook_deliveries"
 
 // webhookLimit is the spec's maximum page size for webhook history.
 const webhookLimit = 50
@@ -35,7 +33,7 @@ func (s *syncer) webhookStream(ctx context.Context) (StreamResult, error) {
 			start = strconv.FormatInt(from, 10)
 		}
 	}
-	li, err := s.sink.List(webhookEntity)
+	li, err := s.sink.List(entity.WebhookDeliveries)
 	if err != nil {
 		return res, err
 	}
@@ -74,14 +72,14 @@ func (s *syncer) webhookStream(ctx context.Context) (StreamResult, error) {
 	}
 	// Incremental: never read whole, so nothing is marked deleted.
 	err = li.Finish(ctx)
-	res.Merge = s.sink.Merged(webhookEntity)
+	res.Merge = s.sink.Merged(entity.WebhookDeliveries)
 	if err != nil {
 		return res, err
 	}
 	res.Complete = true
 	// The newest createdAt read moves the cursor. The merge parsed and validated it (a record
 	// without one, or with an unreadable one, failed the merge with its location).
-	read, ok, err := s.sink.NewestCreated(ctx, webhookEntity)
+	read, ok, err := s.sink.NewestCreated(ctx, entity.WebhookDeliveries)
 	if err != nil {
 		return res, err
 	}

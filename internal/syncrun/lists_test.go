@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/billsync/billsync/internal/entity"
 	"github.com/billsync/billsync/internal/fetch"
 	"github.com/billsync/billsync/internal/warehouse"
 )
@@ -12,15 +13,15 @@ import (
 // every list entity of the warehouse is read by a stream: a list endpoint added on one side only
 // fails here, not as an empty table in production.
 func TestListsMatchTheWarehouse(t *testing.T) {
-	lists := map[warehouse.Entity]bool{}
+	lists := map[entity.Name]bool{}
 	for _, e := range warehouse.ListEntities() {
 		lists[e] = true
 	}
-	var streams []warehouse.Entity
+	var streams []entity.Name
 	for _, s := range fetch.Streams() {
-		e := warehouse.Entity(s.Entity)
+		e := s.Entity
 		if lists[e] {
-			if s.Name != s.Entity {
+			if s.Name != string(s.Entity) {
 				t.Errorf("list stream %s writes %s: a list is named like its entity", s.Name, s.Entity)
 			}
 			streams = append(streams, e)

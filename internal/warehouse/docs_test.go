@@ -4,6 +4,8 @@ import (
 	"os"
 	"regexp"
 	"testing"
+
+	"github.com/billsync/billsync/internal/entity"
 )
 
 // TestDocQueriesRun runs every SQL example of docs/warehouse.md on a small warehouse.
@@ -18,9 +20,9 @@ func TestDocQueriesRun(t *testing.T) {
 	}
 	b := startBuild(t, newPath(t))
 	run := startRun(t, b, "main")
-	load(t, b, Invoices, run, t0, true, fixtureItems(t, "Invoices__invoice-list-response.json")...)
-	load(t, b, UnpaidTransactions, run, t0, true, fixtureItems(t, "Transactions__unpaid-list-response.json")...)
-	load(t, b, CreditLedger, run, t0, true, fixtureItems(t, "CreditBasedProduct__credit-usage-paginate-history-response.json")...)
+	load(t, b, entity.Invoices, run, t0, true, fixtureItems(t, "Invoices__invoice-list-response.json")...)
+	load(t, b, entity.UnpaidTransactions, run, t0, true, fixtureItems(t, "Transactions__unpaid-list-response.json")...)
+	load(t, b, entity.CreditLedger, run, t0, true, fixtureItems(t, "CreditBasedProduct__credit-usage-paginate-history-response.json")...)
 	for _, blk := range blocks {
 		rows, err := b.DB().Query(string(blk[1]))
 		if err != nil {

@@ -9,25 +9,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/billsync/billsync/internal/entity"
 	"github.com/billsync/billsync/internal/sqlfile"
-)
-
-// Entity names a kind of record the fetcher stages. The entities are the files of merge/: each
-// merge/<entity>.sql but common.sql and derived.sql is one (see newEntityDefs); the constants name
-// the ones Go code refers to.
-type Entity string
-
-const (
-	Customers             Entity = "customers"
-	Products              Entity = "products"        // one list across all product-type streams
-	ProductDetails        Entity = "product_details" // fills user_id, qty, variants of listed products
-	PaymentRequests       Entity = "payment_requests"
-	PaymentRequestDetails Entity = "payment_request_details"
-	Invoices              Entity = "invoices"
-	UnpaidTransactions    Entity = "unpaid_transactions"
-	Reviews               Entity = "reviews"
-	CreditLedger          Entity = "credit_ledger"      // incremental: never marks deletions
-	WebhookDeliveries     Entity = "webhook_deliveries" // incremental: never marks deletions
 )
 
 type entityDef struct {
@@ -60,7 +43,7 @@ var commonSections = []string{"staged", "first_path", "stored_before", "first_ov
 // loads instead of silently skipping work.
 var entityDefs = mustLoadEntityDefs()
 
-func mustLoadEntityDefs() map[Entity]*entityDef {
+func mustLoadEntityDefs() map[entity.Name]*entityDef {
 	defs, err := loadEntityDefs(sqlFS)
 	if err != nil {
 		panic(err)
@@ -71,13 +54,13 @@ func mustLoadEntityDefs() map[Entity]*entityDef {
 // entityExceptions are the entities that are not plain lists. Every other merge/<entity>.sql is
 // a list: its table is named after it (created by a migration) and a list read whole marks the
 // rows it did not contain as deleted upstream. So a new list endpoint needs no Go here.
-var entityExceptions = map[Entity]entityDef{
-	Products:              {table: "products", deletes: true, derived: []string{"product_variants"}},
-	ProductDetails:        {table: "products", detail: true, derived: []string{"product_variants"}},
-	PaymentRequestDetails: {table: "payment_requests", detail: true},
-	Invoices:              {table: "invoices", deletes: true, derived: []string{"invoice_transactions"}},
-	CreditLedger:          {table: "credit_ledger"},
-	WebhookDeliveries:     {table: "webhook_deliveries"},
+var entityExceptions = map[entity.Name]entityDef{
+	entity.Products:              {table: "products", deletes: true, derived: []string{"product_variants"}},
+	entity.ProductDetails:        {table: "products", detail: true, derived: []string{"product_variants"}},
+	entity.PaymentRequestDetails: {table: "payment_requests", detail: true},
+	entity.Invoices:              {table: "invoices", deletes: true, derived: []string{"invoice_transactions"}},
+	entity.CreditLedger:          {table: "credit_ledger"},
+	entity.WebhookDeliveries:     {table: "webhook_deliveries"},
 }
 
 // mergeShared are the files of merge/ that are not an entity's.
@@ -85,18 +68,18 @@ var mergeShared = []string{"common.sql", "derived.sql"}
 
 // newEntityDefs is the registry: one entity per merge/<entity>.sql, a list unless
 // entityExceptions says otherwise.
-func newEntityDefs(fsys fs.FS) (map[Entity]*entityDef, error) {
+func newEntityDefs(fsys fs.FS) (map[entity.Name]*entityDef, error) {
 	files, err := fs.Glob(fsys, "merge/*.sql")
 	if err != nil {
 		return nil, err
 	}
-	defs := map[Entity]*entityDef{}
+	defs := map[entity.Name]*entityDef{}
 	for _, f := range files {
 		name := path.Base(f)
 		if slices.Contains(mergeShared, name) {
 			continue
 		}
-		e := Entity(strings.TrimSuffix(name, ".sql"))
+		e := entity.Name(strings.TrimSuffix(name, ".sql"))
 		if !entityNameRe.MatchString(string(e)) {
 			return nil, fmt.Errorf("%s: an entity's name is lower_snake_case", f)
 		}
@@ -119,8 +102,8 @@ var entityNameRe = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 
 // ListEntities are the entities read as whole lists (a list read whole marks deletions), sorted:
 // fetch has one list stream per entity, checked by its tests.
-func ListEntities() []Entity {
-	var out []Entity
+func ListEntities() []entity.Name {
+	var out []entity.Name
 	for e, d := range entityDefs {
 		if d.deletes && !d.detail {
 			out = append(out, e)
@@ -203,7 +186,7 @@ var (
 	optOutRe      = regexp.MustCompile(`(?m)^\s*-- opt-out: *\S`)
 )
 
-func loadEntityDefs(fsys fs.FS) (map[Entity]*entityDef, error) {
+func loadEntityDefs(fsys fs.FS) (map[entity.Name]*entityDef, error) {
 	defs, err := newEntityDefs(fsys)
 	if err != nil {
 		return nil, err

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/billsync/billsync/internal/entity"
 )
 
 var quietLog = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -49,7 +51,7 @@ func startRun(t *testing.T, b *Build, account string) syncdata.Run {
 
 // load stages records and merges them; full marks deletions after the merge, as a list read
 // whole does.
-func load(t *testing.T, b *Build, e Entity, run syncdata.Run, at time.Time, full bool, records ...string) syncdata.MergeResult {
+func load(t *testing.T, b *Build, e entity.Name, run syncdata.Run, at time.Time, full bool, records ...string) syncdata.MergeResult {
 	t.Helper()
 	res, err := tryLoad(b, e, run, at, full, records...)
 	if err != nil {
@@ -58,7 +60,7 @@ func load(t *testing.T, b *Build, e Entity, run syncdata.Run, at time.Time, full
 	return res
 }
 
-func tryLoad(b *Build, e Entity, run syncdata.Run, at time.Time, full bool, records ...string) (syncdata.MergeResult, error) {
+func tryLoad(b *Build, e entity.Name, run syncdata.Run, at time.Time, full bool, records ...string) (syncdata.MergeResult, error) {
 	ctx := context.Background()
 	l, err := b.newLoader(ctx, e, run.ID, run.Account, at)
 	if err != nil {

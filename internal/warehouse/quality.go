@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"github.com/billsync/billsync/internal/syncdata"
 	"time"
+
+	"github.com/billsync/billsync/internal/entity"
 )
 
 // recordConflicts stores a stream's conflicting duplicates of this run in data_quality_conflicts,
 // replacing what an earlier attempt of the run recorded for the stream.
-func (b *Build) recordConflicts(ctx context.Context, account string, runID int64, e Entity, stream string,
+func (b *Build) recordConflicts(ctx context.Context, account string, runID int64, e entity.Name, stream string,
 	observedAt time.Time, cs []syncdata.Conflict) error {
 	err := b.inTx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, stateSQL.Get("delete_conflicts"), account, runID, stream); err != nil {

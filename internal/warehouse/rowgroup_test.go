@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/billsync/billsync/internal/entity"
 )
 
 // rowGroupRows is the rows of each of table's row groups in the file db has open, in order.
@@ -48,7 +50,7 @@ func syncCustomers(t *testing.T, path string, at time.Time, n int) {
 		}
 	}()
 	s := startSink(t, b, "acct", at)
-	li, err := s.List(Customers)
+	li, err := s.List(entity.Customers)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +130,7 @@ func TestListBatchIsARowGroup(t *testing.T) {
 	}
 	t.Cleanup(func() { b.Close() })
 	s := startSink(t, b, "acct", t0)
-	li, err := s.List(Customers)
+	li, err := s.List(entity.Customers)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +191,7 @@ func TestRelistBatchIsLarger(t *testing.T) {
 		return out
 	}
 	s1 := startSink(t, b, "acct", t0)
-	li, err := s1.List(Customers)
+	li, err := s1.List(entity.Customers)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +207,7 @@ func TestRelistBatchIsLarger(t *testing.T) {
 	s1.Close()
 
 	s2 := startSink(t, b, "acct", t0.Add(24*time.Hour))
-	li, err = s2.List(Customers)
+	li, err = s2.List(entity.Customers)
 	if err != nil {
 		t.Fatal(err)
 	}
