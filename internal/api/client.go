@@ -6,6 +6,7 @@ package api
 import (
 	"errors"
 	"fmt"
+	"github.com/billsync/billsync/internal/config"
 	"log/slog"
 	"net"
 	"net/http"
@@ -16,9 +17,12 @@ import (
 	"time"
 )
 
+// DefaultRatePerMin is the pace New applies to a zero Config.RatePerMin: BILLSYNC_RATE_PER_MIN's
+// default (config.Sync), the real service's pace.
+var DefaultRatePerMin = config.Defaults[config.Sync]().RatePerMin
+
 // Defaults applied by New to zero-valued Config fields.
 const (
-	DefaultRatePerMin     = 20 // the real service's pace
 	DefaultMaxAttempts    = 6
 	DefaultRequestTimeout = 30 * time.Second
 	DefaultMinBackoff     = 500 * time.Millisecond

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"github.com/billsync/billsync/internal/config"
 	"math"
 	"regexp"
 	"slices"
@@ -17,7 +18,8 @@ import (
 // the merchant's finance team reads rupiah, WIB and Indonesian.
 var locales = []string{"id", "en"}
 
-const defaultLocale = "id"
+// defaultLocale is BILLSYNC_LOCALE's default (config.Report).
+var defaultLocale = config.Defaults[config.Report]().Locale
 
 // lang is everything a workbook says that is not in reports/*.yaml: the
 // summary's labels, number formats with the locale's separators, and friendly

@@ -50,10 +50,10 @@ type Options struct {
 	Log    *slog.Logger
 }
 
-const (
-	summarySheet    = "Summary"
-	defaultCurrency = "IDR"
-)
+const summarySheet = "Summary"
+
+// defaultCurrency is BILLSYNC_CURRENCY's default (config.Report).
+var defaultCurrency = config.Defaults[config.Report]().Currency
 
 // settings are Options resolved and checked.
 type settings struct {
