@@ -60,13 +60,21 @@ type Sync struct {
 // setting of the reading is a field here and its use there. Its zero value is no setting at
 // all: a caller without an environment starts from Defaults[Fetch]().
 type Fetch struct {
-	Concurrency   int           `env:"BILLSYNC_CONCURRENCY, default=4" flag:"concurrency" help:"requests in flight"`
-	PageSize      int           `env:"BILLSYNC_PAGE_SIZE, default=100" flag:"page-size" help:"requested page size"`
-	MaxRequests   int64         `env:"BILLSYNC_MAX_REQUESTS, default=0" flag:"max-requests" help:"request budget of the fan-outs per run, 0 = none"`
-	MaxDuration   time.Duration `env:"BILLSYNC_MAX_DURATION, default=0" flag:"max-duration" help:"time budget of the fan-outs per run, 0 = none"`
+	Concurrency int `env:"BILLSYNC_CONCURRENCY, default=4" flag:"concurrency" help:"requests in flight"`
+	// PageSize is only asked for: the size the server applies is what the pager trusts.
+	PageSize    int           `env:"BILLSYNC_PAGE_SIZE, default=100" flag:"page-size" help:"requested page size"`
+	MaxRequests int64         `env:"BILLSYNC_MAX_REQUESTS, default=0" flag:"max-requests" help:"request budget of the fan-outs per run, 0 = none"`
+	MaxDuration time.Duration `env:"BILLSYNC_MAX_DURATION, default=0" flag:"max-duration" help:"time budget of the fan-outs per run, 0 = none"`
+	// CreditRefresh holds even without any sign of credit: a top-up can arrive with no other
+	// visible trace.
 	CreditRefresh time.Duration `env:"BILLSYNC_CREDIT_REFRESH, default=168h" flag:"credit-refresh" help:"re-read every customer's credit history at least this often"`
-	Details       bool          `env:"BILLSYNC_DETAILS, default=true" flag:"details" help:"fetch product and payment-request details"`
-	MaxClockSkew  time.Duration `env:"BILLSYNC_MAX_CLOCK_SKEW, default=5m" flag:"max-clock-skew" help:"how far the billing service's clock may be from this machine's for a sync to store the service's times; beyond it the machine's are stored, with a warning"`
+	// Details reads, within the budget, the detail endpoint of products and payment requests
+	// not yet detailed (userId, qty).
+	Details bool `env:"BILLSYNC_DETAILS, default=true" flag:"details" help:"fetch product and payment-request details"`
+	// MaxClockSkew bounds the service's clock (its Date header) against this machine's; beyond
+	// it a run stores this machine's times and says so (internal/fetch/clock.go). A simulator
+	// whose clock is simulated (the demo, tests) needs it raised past the simulated offset.
+	MaxClockSkew time.Duration `env:"BILLSYNC_MAX_CLOCK_SKEW, default=5m" flag:"max-clock-skew" help:"how far the billing service's clock may be from this machine's for a sync to store the service's times; beyond it the machine's are stored, with a warning"`
 }
 
 // Check says which of f's settings no sync can run with.

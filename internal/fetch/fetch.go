@@ -3,8 +3,8 @@
 //
 // Each endpoint is a stream. Streams do HTTP, in goroutines bounded by Options.Concurrency, and
 // hand what they read to the run's Sink (the warehouse build's, in a real run: internal/syncrun),
-// which decides how and when anything is stored (batches, merges, deletion marks). Lists are always paged to the end and
-// ended with what the server announced; the per-customer credit-history fan-out and the
+// which decides how and when anything is stored (batches, merges, deletion marks). Lists are
+// always paged to the end and ended with what the server announced; the per-customer credit-history fan-out and the
 // per-record detail fan-out are budgeted (Options.MaxRequests, Options.MaxDuration) and carried
 // over to the next run in priority order.
 package fetch
