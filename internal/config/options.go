@@ -57,8 +57,9 @@ type Sync struct {
 }
 
 // Fetch is how a sync reads the billing service; internal/fetch takes it as it is, so a new
-// setting of the reading is a field here and its use there. Its zero value is no setting at
-// all: a caller without an environment starts from Defaults[Fetch]().
+// setting of the reading is a field here and its use there. fetch reads a zero page size,
+// concurrency, credit refresh or clock skew as the default declared here; a caller without an
+// environment (a test, a benchmark) starts from Defaults[Fetch]().
 type Fetch struct {
 	Concurrency int `env:"BILLSYNC_CONCURRENCY, default=4" flag:"concurrency" help:"requests in flight"`
 	// PageSize is only asked for: the size the server applies is what the pager trusts.
