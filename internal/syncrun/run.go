@@ -50,7 +50,7 @@ func Run(ctx context.Context, path string, accounts []Account, opts Options) ([]
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	bo := warehouse.BuildOptions{Log: log, MemoryLimit: opts.MemoryLimit, KeepMemory: opts.KeepMemory, RowGroupSize: opts.RowGroupSize,
+	bo := warehouse.BuildOptions{Build: opts.Build, Log: log, KeepMemory: opts.KeepMemory, RowGroupSize: opts.RowGroupSize,
 		MemoryTrace: opts.MemoryTrace}
 	if testBuildOptions != nil {
 		testBuildOptions(&bo)

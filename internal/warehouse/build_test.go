@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/billsync/billsync/internal/config"
 	"github.com/billsync/billsync/internal/syncdata"
 	"io"
 	"os"
@@ -248,7 +249,7 @@ func readerChild(path string) {
 // TestBuildMemoryLimit: the build's DuckDB gets the memory limit asked for, or the default.
 func TestBuildMemoryLimit(t *testing.T) {
 	for _, c := range []struct{ limit, want string }{{"", "152.5 MiB"}, {"300MB", "286.1 MiB"}, {"1GiB", "1.0 GiB"}} {
-		b, err := StartBuild(context.Background(), newPath(t), BuildOptions{Log: quietLog, MemoryLimit: c.limit})
+		b, err := StartBuild(context.Background(), newPath(t), BuildOptions{Log: quietLog, Build: config.Build{MemoryLimit: c.limit}})
 		if err != nil {
 			t.Fatal(err)
 		}
