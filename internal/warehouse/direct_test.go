@@ -110,7 +110,7 @@ func TestDirectFirstLoad(t *testing.T) {
 // fixture records (TestProjectionGolden checks the rows): a projection whose error() guard fired
 // on valid records would send every first load the longer way and fail nothing else.
 func TestDirectPathCoversTheFixtures(t *testing.T) {
-	for _, c := range goldenCases {
+	for _, c := range goldenCases(t) {
 		if !entityDefs[c.e].direct() {
 			continue
 		}

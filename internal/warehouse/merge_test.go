@@ -7,7 +7,6 @@ import (
 	"github.com/billsync/billsync/internal/syncdata"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -26,16 +25,11 @@ type goldenCase struct {
 	fillAs entity.Name
 }
 
-// TestProjectionGolden loads each entity's fixture records and compares the
-// typed rows with testdata/<entity>.golden.
+// TestProjectionGolden loads each entity's fixture records (its declaration's Fixture) and
+// compares the typed rows of its table and of its child tables with
+// testdata/<table>_<entity>.golden.
 func TestProjectionGolden(t *testing.T) {
-	cases := goldenCases
-	for e := range entityDefs {
-		if !slices.ContainsFunc(cases, func(c goldenCase) bool { return c.e == e }) {
-			t.Errorf("entity %s has no golden case: add its fixture here", e)
-		}
-	}
-	for _, c := range cases {
+	for _, c := range goldenCases(t) {
 		t.Run(string(c.e)+"_"+c.table, func(t *testing.T) {
 			b := startBuild(t, newPath(t))
 			run := startRun(t, b, "acct")
@@ -61,21 +55,40 @@ func TestProjectionGolden(t *testing.T) {
 	}
 }
 
-// goldenCases are the entities' fixture files and the tables they fill.
-var goldenCases = []goldenCase{
-	{e: entity.Customers, file: "Customers__customer-list-response.json", table: "customers"},
-	{e: entity.Products, file: "Products__product-list-response.json", table: "products"},
-	{e: entity.ProductDetails, file: "Products__product-detail-response.json", table: "product_variants",
-		fill: []string{`{"id":"6f8c19ff-5b97-4792-aa89-d2a12797b356","name":"Pembuatan Jasa Web","variant":null}`}, fillAs: entity.Products},
-	{e: entity.PaymentRequests, file: "PaymentRequests__payment-request-list-response.json", table: "payment_requests"},
-	{e: entity.PaymentRequestDetails, file: "PaymentRequests__payment-request-detail-response.json", table: "payment_requests",
-		fill: []string{`{"id":"e890d24a-cfc0-4915-83d2-3166b9ffba9e","amount":"100000","status":"unpaid"}`}, fillAs: entity.PaymentRequests},
-	{e: entity.Invoices, file: "Invoices__invoice-list-response.json", table: "invoices"},
-	{e: entity.Invoices, file: "Invoices__invoice-list-response.json", table: "invoice_transactions"},
-	{e: entity.UnpaidTransactions, file: "Transactions__unpaid-list-response.json", table: "unpaid_transactions"},
-	{e: entity.Reviews, file: "Reviews__review-list-response.json", table: "reviews"},
-	{e: entity.CreditLedger, file: "CreditMembership__credit-paginate-history-response.json", table: "credit_ledger"},
-	{e: entity.WebhookDeliveries, file: "Webhooks__webhook-history-list-response.json", table: "webhook_deliveries"},
+// detailFills are the listed rows a detail's fixture fills.
+var detailFills = map[entity.Name]string{
+	entity.ProductDetails:        `{"id":"6f8c19ff-5b97-4792-aa89-d2a12797b356","name":"Pembuatan Jasa Web","variant":null}`,
+	entity.PaymentRequestDetails: `{"id":"e890d24a-cfc0-4915-83d2-3166b9ffba9e","amount":"100000","status":"unpaid"}`,
+}
+
+// goldenCases are every declared entity's fixture and the tables it fills: its table and its
+// child tables. A detail first gets the listed row it fills.
+func goldenCases(t *testing.T) []goldenCase {
+	var cases []goldenCase
+	for _, d := range entity.All() {
+		if d.Fixture == "" {
+			t.Errorf("entity %s declares no Fixture: its merge golden needs the spec's sample of its records", d.Name)
+			continue
+		}
+		c := goldenCase{e: d.Name, file: d.Fixture}
+		if d.Rule == entity.FillDetail {
+			fill, ok := detailFills[d.Name]
+			if !ok {
+				t.Errorf("detail %s has no row to fill in detailFills", d.Name)
+			}
+			c.fill = []string{fill}
+			for _, l := range entity.All() {
+				if l.Rule != entity.FillDetail && l.TableName() == d.Table {
+					c.fillAs = l.Name
+				}
+			}
+		}
+		for _, table := range append([]string{d.TableName()}, entityDefs[d.Name].derived...) {
+			c.table = table
+			cases = append(cases, c)
+		}
+	}
+	return cases
 }
 
 // dumpTable renders a table's typed columns (not raw) one "column: value" per line.
