@@ -7,7 +7,6 @@ import (
 	"embed"
 	"encoding/json"
 	"fmt"
-	"github.com/billsync/billsync/internal/config"
 	"log/slog"
 	"net/url"
 	"os"
@@ -20,6 +19,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/billsync/billsync/internal/api"
+	"github.com/billsync/billsync/internal/config"
 	"github.com/billsync/billsync/internal/fetch"
 	"github.com/billsync/billsync/internal/sqlfile"
 	"github.com/billsync/billsync/internal/warehouse"

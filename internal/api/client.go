@@ -6,7 +6,6 @@ package api
 import (
 	"errors"
 	"fmt"
-	"github.com/billsync/billsync/internal/config"
 	"log/slog"
 	"net"
 	"net/http"
@@ -15,6 +14,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/billsync/billsync/internal/config"
 )
 
 // DefaultRatePerMin is the pace New applies to a zero Config.RatePerMin: BILLSYNC_RATE_PER_MIN's

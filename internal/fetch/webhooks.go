@@ -3,8 +3,9 @@ package fetch
 import (
 	"context"
 	"fmt"
-	"github.com/billsync/billsync/internal/entity"
 	"strconv"
+
+	"github.com/billsync/billsync/internal/entity"
 )
 
 const webhookStream = "webhook_deliveries"

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/billsync/billsync/internal/config"
-	"github.com/billsync/billsync/internal/syncrun"
 	"log/slog"
 	"net/http/httptest"
 	"os"
@@ -16,9 +14,11 @@ import (
 	"time"
 
 	"github.com/billsync/billsync/internal/api"
+	"github.com/billsync/billsync/internal/config"
 	"github.com/billsync/billsync/internal/fetch"
 	"github.com/billsync/billsync/internal/jobs"
 	"github.com/billsync/billsync/internal/sandbox"
+	"github.com/billsync/billsync/internal/syncrun"
 	"github.com/billsync/billsync/internal/warehouse"
 )
 

@@ -4,8 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"flag"
-	"github.com/billsync/billsync/internal/config"
-	"github.com/billsync/billsync/internal/syncrun"
 	"io"
 	"log/slog"
 	"net/http/httptest"
@@ -16,8 +14,10 @@ import (
 	"time"
 
 	"github.com/billsync/billsync/internal/api"
+	"github.com/billsync/billsync/internal/config"
 	"github.com/billsync/billsync/internal/fetch"
 	"github.com/billsync/billsync/internal/sandbox"
+	"github.com/billsync/billsync/internal/syncrun"
 	"github.com/billsync/billsync/internal/warehouse"
 )
 

@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"github.com/billsync/billsync/internal/config"
 	"math"
 	"regexp"
 	"slices"
@@ -10,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/billsync/billsync/internal/config"
 	"github.com/billsync/billsync/internal/sheetfmt"
 	"gopkg.in/yaml.v3"
 )

@@ -3,8 +3,6 @@ package report
 import (
 	"bytes"
 	"context"
-	"github.com/billsync/billsync/internal/config"
-	"github.com/billsync/billsync/internal/syncrun"
 	"math"
 	"net/http/httptest"
 	"os"
@@ -18,8 +16,10 @@ import (
 	"time"
 
 	"github.com/billsync/billsync/internal/api"
+	"github.com/billsync/billsync/internal/config"
 	"github.com/billsync/billsync/internal/fetch"
 	"github.com/billsync/billsync/internal/sandbox"
+	"github.com/billsync/billsync/internal/syncrun"
 	"github.com/xuri/excelize/v2"
 )
 

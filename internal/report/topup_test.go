@@ -3,9 +3,6 @@ package report
 import (
 	"context"
 	"fmt"
-	"github.com/billsync/billsync/internal/config"
-	"github.com/billsync/billsync/internal/syncdata"
-	"github.com/billsync/billsync/internal/syncrun"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -14,9 +11,12 @@ import (
 	"time"
 
 	"github.com/billsync/billsync/internal/api"
+	"github.com/billsync/billsync/internal/config"
 	"github.com/billsync/billsync/internal/fetch"
 	"github.com/billsync/billsync/internal/jobs"
 	"github.com/billsync/billsync/internal/sandbox"
+	"github.com/billsync/billsync/internal/syncdata"
+	"github.com/billsync/billsync/internal/syncrun"
 	"github.com/billsync/billsync/internal/warehouse"
 	"github.com/xuri/excelize/v2"
 )

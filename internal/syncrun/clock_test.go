@@ -2,8 +2,6 @@ package syncrun_test
 
 import (
 	"context"
-	"github.com/billsync/billsync/internal/syncdata"
-	"github.com/billsync/billsync/internal/syncrun"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
@@ -12,6 +10,8 @@ import (
 
 	"github.com/billsync/billsync/internal/logbuf"
 	"github.com/billsync/billsync/internal/sandbox"
+	"github.com/billsync/billsync/internal/syncdata"
+	"github.com/billsync/billsync/internal/syncrun"
 )
 
 // newEnvAt is newEnv with the simulator's clock at now.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/billsync/billsync/internal/syncdata"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/billsync/billsync/internal/api"
 	"github.com/billsync/billsync/internal/fetch"
+	"github.com/billsync/billsync/internal/syncdata"
 )
 
 // TestCreditReadsWaitForAReason: nightly syncs against the simulator. A merchant top-up through

@@ -3,7 +3,6 @@ package syncrun_test
 import (
 	"context"
 	"fmt"
-	"github.com/billsync/billsync/internal/syncrun"
 	"os"
 	"slices"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/billsync/billsync/internal/sandbox"
+	"github.com/billsync/billsync/internal/syncrun"
 )
 
 // TestEnvelopeNotBelieved: a list page whose envelope breaks the spec or contradicts itself is read

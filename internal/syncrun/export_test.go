@@ -1,9 +1,9 @@
 package syncrun
 
 import (
-	"github.com/billsync/billsync/internal/fetch"
 	"time"
 
+	"github.com/billsync/billsync/internal/fetch"
 	"github.com/billsync/billsync/internal/warehouse"
 )
 

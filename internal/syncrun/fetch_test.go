@@ -7,8 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/billsync/billsync/internal/config"
-	"github.com/billsync/billsync/internal/syncrun"
 	"io"
 	"log/slog"
 	"net/http"
@@ -23,9 +21,11 @@ import (
 	"time"
 
 	"github.com/billsync/billsync/internal/api"
+	"github.com/billsync/billsync/internal/config"
 	"github.com/billsync/billsync/internal/fetch"
 	"github.com/billsync/billsync/internal/logbuf"
 	"github.com/billsync/billsync/internal/sandbox"
+	"github.com/billsync/billsync/internal/syncrun"
 	"github.com/billsync/billsync/internal/warehouse"
 )
 

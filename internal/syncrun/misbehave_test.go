@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/billsync/billsync/internal/config"
-	"github.com/billsync/billsync/internal/syncrun"
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
@@ -19,8 +17,10 @@ import (
 	"time"
 
 	"github.com/billsync/billsync/internal/api"
+	"github.com/billsync/billsync/internal/config"
 	"github.com/billsync/billsync/internal/fetch"
 	"github.com/billsync/billsync/internal/sandbox"
+	"github.com/billsync/billsync/internal/syncrun"
 	"github.com/billsync/billsync/internal/warehouse"
 	"github.com/billsync/billsync/queries"
 )

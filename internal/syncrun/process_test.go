@@ -5,8 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
-	"github.com/billsync/billsync/internal/config"
-	"github.com/billsync/billsync/internal/syncrun"
 	"io"
 	"os"
 	"os/exec"
@@ -16,8 +14,10 @@ import (
 	"time"
 
 	"github.com/billsync/billsync/internal/api"
+	"github.com/billsync/billsync/internal/config"
 	"github.com/billsync/billsync/internal/fetch"
 	"github.com/billsync/billsync/internal/sandbox"
+	"github.com/billsync/billsync/internal/syncrun"
 	"github.com/billsync/billsync/internal/warehouse"
 )
 

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"github.com/billsync/billsync/internal/config"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -14,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/billsync/billsync/internal/config"
 	"github.com/billsync/billsync/internal/duckfile"
 	"github.com/billsync/billsync/internal/sqlfile"
 )

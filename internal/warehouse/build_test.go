@@ -5,8 +5,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/billsync/billsync/internal/config"
-	"github.com/billsync/billsync/internal/syncdata"
 	"io"
 	"os"
 	"os/exec"
@@ -14,7 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/billsync/billsync/internal/config"
 	"github.com/billsync/billsync/internal/entity"
+	"github.com/billsync/billsync/internal/syncdata"
 )
 
 // publishOne builds path with the given customers and publishes it.

@@ -6,12 +6,12 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
-	"github.com/billsync/billsync/internal/syncdata"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/billsync/billsync/internal/sqlfile"
+	"github.com/billsync/billsync/internal/syncdata"
 )
 
 //go:embed queries/credit_targets.sql

@@ -3,12 +3,12 @@ package warehouse
 import (
 	"context"
 	"fmt"
-	"github.com/billsync/billsync/internal/syncdata"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/billsync/billsync/internal/entity"
+	"github.com/billsync/billsync/internal/syncdata"
 )
 
 func TestMarkCreditFetchedBatch(t *testing.T) {

@@ -3,11 +3,11 @@ package warehouse
 import (
 	"context"
 	"fmt"
-	"github.com/billsync/billsync/internal/syncdata"
 	"testing"
 	"time"
 
 	"github.com/billsync/billsync/internal/entity"
+	"github.com/billsync/billsync/internal/syncdata"
 )
 
 // BenchmarkCreditTargets200k: the credit targets of a nightly run over 200,000 customers (about

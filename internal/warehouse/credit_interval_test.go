@@ -3,11 +3,11 @@ package warehouse
 import (
 	"context"
 	"fmt"
-	"github.com/billsync/billsync/internal/syncdata"
 	"testing"
 	"time"
 
 	"github.com/billsync/billsync/internal/entity"
+	"github.com/billsync/billsync/internal/syncdata"
 )
 
 // TestCreditTargetsPace: a customer is read again after its own mean gap between entries, not

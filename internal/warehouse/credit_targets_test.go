@@ -3,13 +3,13 @@ package warehouse
 import (
 	"context"
 	"fmt"
-	"github.com/billsync/billsync/internal/syncdata"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/billsync/billsync/internal/entity"
+	"github.com/billsync/billsync/internal/syncdata"
 )
 
 const day = 24 * time.Hour

@@ -4,9 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"github.com/billsync/billsync/internal/syncdata"
 	"slices"
 	"time"
+
+	"github.com/billsync/billsync/internal/syncdata"
 )
 
 // idHashes is what the direct path knows of a table's rows of one account during one run: the

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"github.com/billsync/billsync/internal/syncdata"
 	"io"
 	"log/slog"
 	"os"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/billsync/billsync/internal/entity"
+	"github.com/billsync/billsync/internal/syncdata"
 )
 
 var quietLog = slog.New(slog.NewTextHandler(io.Discard, nil))

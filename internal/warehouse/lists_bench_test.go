@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/billsync/billsync/internal/syncdata"
 	"io"
 	"log/slog"
 	"os"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/billsync/billsync/internal/entity"
 	"github.com/billsync/billsync/internal/sandbox"
+	"github.com/billsync/billsync/internal/syncdata"
 )
 
 // listBatch is the sink's batch size: a stream merges every listBatch records. BENCH_BATCH

@@ -9,12 +9,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/billsync/billsync/internal/syncdata"
 	"log/slog"
 	"strings"
 	"time"
 
 	"github.com/billsync/billsync/internal/entity"
+	"github.com/billsync/billsync/internal/syncdata"
 	duckdb "github.com/duckdb/duckdb-go/v2"
 )
 

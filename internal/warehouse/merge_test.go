@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"github.com/billsync/billsync/internal/syncdata"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/billsync/billsync/internal/entity"
+	"github.com/billsync/billsync/internal/syncdata"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata/")

@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/billsync/billsync/internal/config"
 	"log/slog"
 	"strings"
 	"testing"
 
+	"github.com/billsync/billsync/internal/config"
 	"github.com/billsync/billsync/internal/entity"
 )
 

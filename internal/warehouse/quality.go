@@ -5,10 +5,10 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"github.com/billsync/billsync/internal/syncdata"
 	"time"
 
 	"github.com/billsync/billsync/internal/entity"
+	"github.com/billsync/billsync/internal/syncdata"
 )
 
 // recordConflicts stores a stream's conflicting duplicates of this run in data_quality_conflicts,

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/billsync/billsync/internal/syncdata"
 	"maps"
 	"math/big"
 	"os"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/billsync/billsync/internal/entity"
+	"github.com/billsync/billsync/internal/syncdata"
 )
 
 // hashedTables are the tables a list or fan-out merges into by comparing raw_hash (merge/common.sql,

@@ -5,12 +5,12 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"github.com/billsync/billsync/internal/syncdata"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/billsync/billsync/internal/entity"
+	"github.com/billsync/billsync/internal/syncdata"
 )
 
 // rowGroupRows is the rows of each of table's row groups in the file db has open, in order.

@@ -3,10 +3,10 @@ package warehouse
 import (
 	"context"
 	"fmt"
-	"github.com/billsync/billsync/internal/syncdata"
 	"testing"
 
 	"github.com/billsync/billsync/internal/entity"
+	"github.com/billsync/billsync/internal/syncdata"
 )
 
 // TestBatchedFullList: a list merged in batches, then its deletion marking, marks exactly the rows no

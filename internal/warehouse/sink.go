@@ -6,13 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/billsync/billsync/internal/syncdata"
 	"math"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/billsync/billsync/internal/entity"
+	"github.com/billsync/billsync/internal/syncdata"
 )
 
 // The write path's knobs, in one place. Memory and speed trade against each other here; the

@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/billsync/billsync/internal/syncdata"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/billsync/billsync/internal/entity"
+	"github.com/billsync/billsync/internal/syncdata"
 )
 
 func startSink(t *testing.T, b *Build, account string, now time.Time) *Sink {

@@ -5,11 +5,11 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"github.com/billsync/billsync/internal/syncdata"
 	"regexp"
 	"time"
 
 	"github.com/billsync/billsync/internal/duckfile"
+	"github.com/billsync/billsync/internal/syncdata"
 )
 
 // startRun begins a run for account, or returns the account's unfinished run

@@ -2,9 +2,10 @@ package warehouse
 
 import (
 	"context"
-	"github.com/billsync/billsync/internal/syncdata"
 	"testing"
 	"time"
+
+	"github.com/billsync/billsync/internal/syncdata"
 )
 
 func TestRunsStreamsAndFreshness(t *testing.T) {

@@ -3,13 +3,13 @@ package warehouse
 import (
 	"context"
 	"database/sql"
-	"github.com/billsync/billsync/internal/syncdata"
 	"os"
 	"strings"
 	"testing"
 
 	"github.com/billsync/billsync/internal/entity"
 	"github.com/billsync/billsync/internal/sqlfile"
+	"github.com/billsync/billsync/internal/syncdata"
 	duckdb "github.com/duckdb/duckdb-go/v2"
 )
 
