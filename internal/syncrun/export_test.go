@@ -1,8 +1,9 @@
-package fetch
+package syncrun
 
 import (
 	"time"
 
+	"github.com/billsync/billsync/internal/fetch"
 	"github.com/billsync/billsync/internal/warehouse"
 )
 
@@ -35,8 +36,10 @@ func SetFanoutBatch(n int, age time.Duration) (restore func()) {
 // collection of the same name: every list, the credit ledger and the webhook history.
 func MirroredTables() []string {
 	var out []string
-	for _, l := range lists {
-		out = append(out, l.stream)
+	for _, s := range fetch.Streams() {
+		if !s.Detail {
+			out = append(out, s.Name)
+		}
 	}
-	return append(out, creditStream, webhookStream)
+	return out
 }
