@@ -19,7 +19,7 @@ import (
 )
 
 // config is read from the environment first; command-line flags override it. The options are
-// declared in internal/config, which the README's configuration table follows.
+// declared in internal/config, which docs/configuration.md's tables follow.
 type config struct {
 	conf.Files
 	conf.Scope

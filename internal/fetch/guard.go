@@ -60,9 +60,8 @@ var idSeed = maphash.MakeSeed()
 
 // A guard keeps, per distinct id (by a 64-bit hash of it), one uint64: a 32-bit hash of the
 // record's bytes and the 32-bit ordinal of the record within the read, from which the pages' starts
-// give back page and item. With the hashes and page and item each in their own word, the guards were
-// most of the sync's Go heap at its peak: 63 MB of 65 at scale 200, 40-56 bytes a record in Go's
-// map (docs/performance.md). Half the content hash's bits cost nothing real: two versions of one id
+// give back page and item. With the hashes and page and item each in their own word, the guards
+// were most of a large sync's Go heap at its peak. Half the content hash's bits cost nothing real: two versions of one id
 // taken for the same content one time in 2^32 leave the last version read, as a detected
 // conflict does, without its record in data_quality_conflicts; two distinct ids colliding in the
 // 64-bit id hash, a risk already taken, is several hundred times likelier over 2M records.

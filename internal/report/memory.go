@@ -15,7 +15,7 @@ import (
 // run's peak grows towards the sum of its queries' peaks instead of the
 // largest one. Setting memory_limit, even to the value it has, makes DuckDB
 // 1.5 purge those pages at once; allocator_background_threads purges too,
-// but over seconds (docs/reports.md, Measured).
+// but over seconds (docs/reports.md, "How the reports stay fast and small").
 type nativeMemory struct {
 	db    *sql.DB
 	limit string
@@ -45,5 +45,5 @@ func (m *nativeMemory) release(ctx context.Context) {
 // instead of +100% keeps the garbage of the cell values from doubling the
 // heap while DuckDB holds a large result. With the rows deflated as written
 // the heap is small and every row allocates, so a lower target only adds
-// collections at the same peak RSS (docs/reports.md, Measured).
+// collections at the same peak RSS (docs/reports.md, "How the reports stay fast and small").
 const reportGCPercent = 50

@@ -102,7 +102,7 @@ const sheetParallelism = 2
 
 // shareCores gives each of the sheetParallelism sheets made at once its share of the cores as
 // DuckDB threads: DuckDB's threads of two queries otherwise wait on and steal each other's
-// tasks, for more CPU and no less time (docs/reports.md, Measured).
+// tasks, for more CPU and no less time (docs/reports.md, "How the reports stay fast and small").
 func shareCores(ctx context.Context, db *sql.DB) error {
 	n := max(1, runtime.NumCPU()/sheetParallelism)
 	if _, err := db.ExecContext(ctx, "SET threads = "+strconv.Itoa(n)); err != nil {

@@ -68,8 +68,8 @@ type BuildOptions struct {
 	Log *slog.Logger // nil: slog.Default()
 	// KeepMemory, e.g. "160MB", is how much of its buffer memory the build's DuckDB keeps for
 	// reuse instead of handing it back to the kernel ("" = none, the default): DuckDB's block
-	// allocator, freed when the build closes. For benchmarks: it saved a tenth of the list phase's
-	// syncer CPU at scale 100 and none at 200, for about its size in peak RSS (README, Measured).
+	// allocator, freed when the build closes. For benchmarks (syncbench -keep-memory): it trades
+	// about its size in peak RSS for fewer page faults (docs/performance.md, "Tried and not kept").
 	KeepMemory string
 	// RowGroupSize is the rows per row group the build writes, a multiple of 2048
 	// (0 = DefaultRowGroupSize).

@@ -13,7 +13,7 @@ import (
 // idHashes is what the direct path knows of a table's rows of one account during one run: the
 // sorted DuckDB hash() of every id stored, so that a batch's ids are checked against them in
 // time proportional to the batch. Reading the account's ids from the table at every batch did
-// the same in time proportional to the table, which at scale 200 cost as much as the path saved.
+// the same in time proportional to the table, which on a large table costs what the path saves.
 // Equal ids hash equal, so no duplicate is missed; two ids that collide only send a batch the
 // longer way.
 type idHashes []uint64

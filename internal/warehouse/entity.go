@@ -134,7 +134,7 @@ func (d *entityDef) direct() bool { return !d.detail && len(d.derived) == 0 }
 
 // Each entity's projection creates this temp table; the direct path's insert_direct reads the
 // same query as a subquery in place of __PROJECTION__, so the projection is written once (and
-// bound once a merge: a view of it cost a second binding, about 9 ms a merge).
+// bound once a merge: a view of it would cost a second binding at every merge).
 const projectTable = "CREATE OR REPLACE TEMP TABLE projected AS"
 
 // directProjection is the query of a project section, for insert_direct.

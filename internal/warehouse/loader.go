@@ -39,7 +39,7 @@ type loader struct {
 // stageFlushBytes is how much raw JSON a loader's appender holds before it hands the rows to
 // the stage table. The appender collects rows in memory DuckDB's buffer manager does not track
 // (so BILLSYNC_MEMORY_LIMIT does not bound it and nothing spills) until a flush; unflushed, it
-// held a whole webhook batch per stream (docs/architecture.md, "What a misbehaving service gets").
+// would hold a whole webhook batch per stream (docs/sync.md, "What a misbehaving service gets").
 const stageFlushBytes = 4 << 20
 
 // createMergeCtx holds what every merge statement reads of its run (see merge/common.sql).
@@ -108,7 +108,7 @@ func (l *loader) Add(page, idx int, raw []byte) error {
 	}
 	l.seq++
 	// raw as []byte: the appender copies it into DuckDB's vector at once, where string(raw)
-	// copied every record once more in Go (measured: 4.6 against 1.7 µs a webhook record)
+	// would copy every record once more in Go
 	hi, lo := rawHash(raw)
 	if err := l.app.AppendRow(l.seq, int32(page), int32(idx), raw, hi, lo); err != nil {
 		return fmt.Errorf("%s page %d item %d: stage: %w", l.entity, page, idx, l.b.stagingError(err))
@@ -125,9 +125,8 @@ func (l *loader) Add(page, idx int, raw []byte) error {
 // rawHash is what a table's raw_hash column holds: the first 16 bytes of the record's SHA-256,
 // read as one big-endian 128-bit number, here as its high and low 64 bits. A nightly merge tells a
 // record identical to the stored one by it, so it reads 16 bytes a stored row instead of the row's
-// whole raw JSON (which it used to hold in a join's hash table). It is a UHUGEINT, not a BLOB:
-// DuckDB carried a random 16-byte BLOB a row like a string, which cost a first sync about 3 CPU-s
-// at scale 100 (docs/performance.md). Migrations 0007 and 0008 give rows stored before the same
+// whole raw JSON in a join's hash table. It is a UHUGEINT, not a BLOB: DuckDB carries a random
+// 16-byte BLOB a row like a string, which makes a first sync dearer. Migrations 0007 and 0008 give rows stored before the same
 // value, in SQL: unhex(left(sha256(raw), 32))::BIT::UHUGEINT.
 func rawHash(raw []byte) (hi, lo uint64) {
 	h := sha256.Sum256(raw)
@@ -536,7 +535,7 @@ func (l *loader) close() error {
 		l.app.Close() // already closed after a merge; the error then says so
 	}
 	// The connection is closed, not returned to the pool: its temp objects (the stage, the
-	// merge's tables and views) go with it, where dropping each one by one cost about 3 ms a merge.
+	// merge's tables and views) go with it, cheaper than dropping each one by one at every merge.
 	if err := l.conn.Raw(func(any) error { return driver.ErrBadConn }); !errors.Is(err, driver.ErrBadConn) {
 		errs = append(errs, err)
 	}

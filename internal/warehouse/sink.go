@@ -15,8 +15,8 @@ import (
 	"github.com/billsync/billsync/internal/syncdata"
 )
 
-// The write path's knobs, in one place. Memory and speed trade against each other here; the
-// figures behind each value are in docs/architecture.md ("One writer per table").
+// The write path's knobs, in one place. Memory and speed trade against each other here; why each
+// value is what it is: docs/sync.md ("One writer per table"), the figures docs/performance.md.
 const (
 	// DefaultListBatch is how many records a list stages before merging them: DuckDB holds at
 	// most one batch per list (staging or merging), whatever the size of the list. It is the

@@ -22,14 +22,14 @@ import (
 
 // buildThreads is DuckDB's worker count on the build file. A sync shares its cores with HTTP,
 // JSON decoding and (in tests and benchmarks) the simulator; a second DuckDB thread there
-// mostly adds contention (docs/architecture.md, "One writer per table").
+// mostly adds contention (docs/sync.md, "One writer per table").
 const buildThreads = "1"
 
 // DefaultRowGroupSize is the rows per row group a build writes, and so the records of a list
 // batch (DefaultListBatch). DuckDB's own 122,880 makes one batch of a wide list (webhook
 // history) several times the default memory limit in DuckDB while it merges, and the merge spills;
 // a smaller batch that is still a whole row group fits, and no checkpoint compresses a
-// part-filled row group again. The figures are in docs/architecture.md ("One writer per table").
+// part-filled row group again (docs/sync.md, "Storage format").
 const DefaultRowGroupSize = 16_384
 
 // openDB opens a warehouse file (duckfile.Open: no extension downloads, UTC). A writable handle

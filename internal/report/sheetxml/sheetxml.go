@@ -384,8 +384,8 @@ func (c *chunks) writeTo(w io.Writer) error {
 	return nil
 }
 
-// DeflateLevel is klauspost/compress's level 1: less than half the CPU
-// of level 5 for workbooks about a sixth larger (docs/reports.md, Measured).
+// DeflateLevel is klauspost/compress's level 1: far less CPU than the
+// higher levels for somewhat larger workbooks (docs/performance.md).
 // The reports are bound by CPU, and a few MB more of a workbook cost nobody
 // a second.
 const DeflateLevel = 1
