@@ -9,6 +9,7 @@ import (
 	"github.com/billsync/billsync/internal/api"
 	"github.com/billsync/billsync/internal/gcgoal"
 	"github.com/billsync/billsync/internal/warehouse"
+	"github.com/billsync/billsync/queries"
 )
 
 // Account is one billing-service account to sync; its name tags every row it contributes.
@@ -55,6 +56,15 @@ func Run(ctx context.Context, path string, accounts []Account, opts Options) ([]
 			closeFailed(ctx, b, a.Name, err, log)
 			return sums, fmt.Errorf("account %s: %w", a.Name, err)
 		}
+	}
+	// The published file carries the report macros of this billsync, for the report queries and
+	// analysts' clients.
+	if err := queries.Install(ctx, b.DB()); err != nil {
+		// as a failed publish: the build stays for the next run
+		if cerr := b.Close(); cerr != nil {
+			log.Error("closing the unpublished build", "err", cerr)
+		}
+		return sums, fmt.Errorf("publish %s: %w", path, err)
 	}
 	if err := b.Publish(ctx); err != nil {
 		return sums, fmt.Errorf("publish %s: %w", path, err)

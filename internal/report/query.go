@@ -302,9 +302,12 @@ func prepareConn(ctx context.Context, conn *sql.Conn, journal bool) error {
 	if err := journalfile.Views(ctx, conn, journal); err != nil {
 		return err
 	}
-	// The query files call the warehouse's macros as this billsync defines them, also on a
-	// file an older billsync published.
-	return warehouse.UseCurrentMacros(ctx, conn)
+	// The query files call the report macros as this billsync defines them, also on a file an
+	// older billsync published; an analyst's query may call the warehouse's own.
+	if err := warehouse.UseCurrentMacros(ctx, conn); err != nil {
+		return err
+	}
+	return queries.UseCurrent(ctx, conn)
 }
 
 // setVar sets a DuckDB variable from text, cast to typ by DuckDB, so a bad
