@@ -71,6 +71,11 @@ func (w *world) advance(dms int64, scale float64) {
 	}
 	w.settleDue(t1)
 	w.now = max(w.now, t1)
+	for _, c := range collections {
+		if c.evolve != nil {
+			c.evolve(w, t0, dms, scale)
+		}
+	}
 }
 
 // settleDue applies payments, expiries and deliveries due up to t, in time order.

@@ -42,6 +42,12 @@
 // is a case-insensitive substring match on the name and includes deleted
 // products; product/type lists leave deleted products out.
 //
+// The collections are declared in one table (collections.go): each one's name in Dump,
+// the endpoints reading it and their envelope, how a record is written, and, for a
+// collection outside the core history, how it is generated, seeded and evolved (from a
+// random stream of its own, so it moves no byte of the others). The list orders and the
+// list faults apply to every paged list declared there.
+//
 // Credit history: limit (default 10, capped at MaxPageSize; pageSize is an
 // alias), page, sortField datetime|createdAt, sortOrder asc|desc (default desc),
 // startDate/endDate as ISO-8601 date, date-time or epoch ms, both inclusive,

@@ -100,6 +100,8 @@ type customer struct {
 
 func (c *customer) key() (int64, ID) { return c.createdAt, c.id }
 
+func (c *customer) changedAt() int64 { return max(c.updatedAt, c.createdAt) }
+
 type payReq struct {
 	id          ID
 	amount      int64
@@ -164,6 +166,8 @@ type review struct {
 }
 
 func (r *review) key() (int64, ID) { return r.createdAt, r.id }
+
+func (r *review) changedAt() int64 { return max(r.updatedAt, r.createdAt) }
 
 type ledgerEntry struct {
 	id         ID // printed as 24 hex digits, like the service's ObjectIds

@@ -61,13 +61,13 @@ func (s *Server) ListOrder() ListOrder {
 	return s.opts.ListOrder
 }
 
+// changer is a record that changes after it is created; others last changed when created.
+type changer interface{ changedAt() int64 }
+
 // changedAt is when a record last changed, for OrderUpdated.
 func changedAt(v keyed) int64 {
-	switch r := v.(type) {
-	case *customer:
-		return max(r.updatedAt, r.createdAt)
-	case *review:
-		return max(r.updatedAt, r.createdAt)
+	if r, ok := v.(changer); ok {
+		return r.changedAt()
 	}
 	t, _ := v.key()
 	return t

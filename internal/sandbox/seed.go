@@ -107,6 +107,11 @@ func (w *world) seed(scale float64) {
 	w.unpaids.sort()
 	w.reviews.sort()
 	w.ledger.sort()
+	for _, c := range collections {
+		if c.seed != nil {
+			c.seed(w, scale, start)
+		}
+	}
 }
 
 // settleSeeded decides the fate of a link opened in the past: paid, closed, or still open.

@@ -64,6 +64,7 @@ type Server struct {
 	gen uint64 // bumped under mu on every change; invalidates filters
 
 	filters filterCache
+	gets    getRoutes // the reads, as collections.go declares them
 
 	faults *faultState
 	rate   *rateLimiter
@@ -120,7 +121,7 @@ func New(opts Options) (*Server, error) {
 	w := newWorld(opts.Seed, opts.Now.UnixMilli())
 	w.seed(opts.Scale)
 	w.creditTimes = opts.CreditTimes
-	s := &Server{opts: opts, log: opts.Logger, w: w, faults: fs, rate: newRateLimiter(opts.RatePerMin)}
+	s := &Server{opts: opts, log: opts.Logger, w: w, gets: declaredRoutes(), faults: fs, rate: newRateLimiter(opts.RatePerMin)}
 	return s, nil
 }
 
@@ -261,26 +262,16 @@ type handler struct {
 	fn   func(*reqCtx)
 }
 
-// route maps a path to its endpoint; ids in paths are left to the handler.
+// route maps a path to its endpoint: the writes here, the reads as collections.go declares them;
+// ids in paths are left to the handler.
 func (s *Server) route(r *http.Request) (handler, bool) {
 	p := r.URL.Path
-	get := func(fn func(*reqCtx)) (handler, bool) { return handler{fn: fn}, true }
 	post := func(fn func(*reqCtx)) (handler, bool) { return handler{post: true, fn: fn}, true }
 	switch p {
 	case "/hl/v1/invoice/create":
 		return post(s.createInvoice)
 	case "/hl/v1/payment/edit":
 		return post(s.editPayment)
-	case "/hl/v1/payment":
-		return get(s.listPayReqs)
-	case "/hl/v1/invoice":
-		return get(s.listInvoices)
-	case "/hl/v1/product":
-		return get(s.searchProducts)
-	case "/hl/v1/transactions/unpaid":
-		return get(s.listUnpaid)
-	case "/hl/v1/customer":
-		return get(s.listCustomers)
 	case "/hl/v1/customer/update":
 		return post(s.updateCustomer)
 	case "/hl/v1/coupon/validate":
@@ -289,26 +280,13 @@ func (s *Server) route(r *http.Request) (handler, bool) {
 		return post(s.immutableCheckout)
 	case "/credit/v1/credit/customer/add-credit":
 		return post(s.addCredit)
-	case "/hl/v1/reviews":
-		return get(s.listReviews)
 	case "/saas/v1/license/activate":
 		return post(func(c *reqCtx) { s.setLicense(c, "ACTIVE") })
 	case "/saas/v1/license/deactivate":
 		return post(func(c *reqCtx) { s.setLicense(c, "INACTIVE") })
-	case "/hl/v2/webhooks/new-history":
-		return get(s.webhookHistory)
 	}
-	if rest, ok := strings.CutPrefix(p, "/hl/v1/product/type/"); ok && rest != "" && !strings.Contains(rest, "/") {
-		return get(s.listProductsByType)
-	}
-	if rest, ok := strings.CutPrefix(p, "/hl/v1/product/"); ok && rest != "" && !strings.Contains(rest, "/") {
-		return get(s.productDetail)
-	}
-	if rest, ok := strings.CutPrefix(p, "/hl/v1/payment/"); ok && rest != "" && !strings.Contains(rest, "/") {
-		return get(s.payReqDetail)
-	}
-	if rest, ok := strings.CutPrefix(p, "/credit/v1/credit/customer/paginate-credit-history/"); ok && rest != "" && !strings.Contains(rest, "/") {
-		return get(s.creditHistory)
+	if fn, ok := s.gets.find(p); ok {
+		return handler{fn: func(c *reqCtx) { fn(s, c) }}, true
 	}
 	return handler{}, false
 }

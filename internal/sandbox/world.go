@@ -59,6 +59,11 @@ type world struct {
 	users      map[ID]*creditUser
 	// carry keeps the fractional part of expected event counts between Advance calls.
 	carry map[string]float64
+
+	// tables holds the collections declared without a field here (collections.go), by name;
+	// streams their own random streams.
+	tables  map[string]any
+	streams map[string]*rand.Rand
 }
 
 type balanceKey struct{ cust, prod ID }
@@ -91,6 +96,8 @@ func newWorld(seed int64, now int64) *world {
 		recentCreates:   map[string]int64{},
 		invByNoCustomer: map[string]*invoice{},
 		carry:           map[string]float64{},
+		tables:          map[string]any{},
+		streams:         map[string]*rand.Rand{},
 	}
 }
 
