@@ -59,10 +59,11 @@ func Run(ctx context.Context, path string, accounts []Account, opts Options) ([]
 	}
 	// The published file carries the report macros of this billsync, for the report queries and
 	// analysts' clients.
-	if err := queries.Install(ctx, b.DB()); err != nil {
-		// as a failed publish: the build stays for the next run
-		if cerr := b.Close(); cerr != nil {
-			log.Error("closing the unpublished build", "err", cerr)
+	if err := installReportSQL(ctx, b.DB()); err != nil {
+		// Its runs are finished, so no later run could resume it: the next starts afresh from
+		// the published warehouse.
+		if derr := b.Discard(); derr != nil {
+			log.Error("discarding the unpublished build", "err", derr)
 		}
 		return sums, fmt.Errorf("publish %s: %w", path, err)
 	}
@@ -100,6 +101,10 @@ func closeFailed(ctx context.Context, b *warehouse.Build, account string, err er
 
 // syncGCPercent is Go's GC target during a sync (gcgoal.Lower).
 const syncGCPercent = 50
+
+// installReportSQL puts the report macros in the build before it is published; a variable so a
+// test can make it fail.
+var installReportSQL = queries.Install
 
 // testBuildOptions lets tests change the warehouse's write-path knobs (batch sizes) of a Run.
 var testBuildOptions func(*warehouse.BuildOptions)
