@@ -291,13 +291,22 @@ func TestDocQueriesRun(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	credit := s.Batch(warehouse.CreditLedger)
+	if err := credit.Add(ctx, 1, fixtureItems(t, "CreditBasedProduct__credit-usage-paginate-history-response.json")); err != nil {
+		t.Fatal(err)
+	}
+	if err := credit.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
 	if err := s.FinishRun(ctx, warehouse.RunStats{Status: "succeeded"}); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
 	var n int64
-	if err := b.DB().QueryRow("SELECT count(*) FROM open_items(DATE '2026-12-31')").Scan(&n); err != nil || n == 0 {
-		t.Fatalf("open_items: %d rows, %v: the examples would prove little", n, err)
+	for _, q := range []string{"SELECT count(*) FROM open_items(DATE '2026-12-31')", "SELECT count(*) FROM credit_ledger"} {
+		if err := b.DB().QueryRow(q).Scan(&n); err != nil || n == 0 {
+			t.Fatalf("%s: %d, %v: the examples would prove little", q, n, err)
+		}
 	}
 	for _, blk := range blocks {
 		rows, err := b.DB().Query(string(blk[1]))
