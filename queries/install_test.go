@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/billsync/billsync/internal/config"
+	"github.com/billsync/billsync/internal/entity"
 	"github.com/billsync/billsync/internal/jobs/journalfile"
 	"github.com/billsync/billsync/internal/warehouse"
 	"github.com/billsync/billsync/queries"
@@ -276,9 +277,9 @@ func TestDocQueriesRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for e, fixture := range map[warehouse.Entity]string{
-		warehouse.Invoices:           "Invoices__invoice-list-response.json",
-		warehouse.UnpaidTransactions: "Transactions__unpaid-list-response.json",
+	for e, fixture := range map[entity.Name]string{
+		entity.Invoices:           "Invoices__invoice-list-response.json",
+		entity.UnpaidTransactions: "Transactions__unpaid-list-response.json",
 	} {
 		l, err := s.List(e)
 		if err != nil {
@@ -291,7 +292,7 @@ func TestDocQueriesRun(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	credit := s.Batch(warehouse.CreditLedger)
+	credit := s.Batch(entity.CreditLedger)
 	if err := credit.Add(ctx, 1, fixtureItems(t, "CreditBasedProduct__credit-usage-paginate-history-response.json")); err != nil {
 		t.Fatal(err)
 	}

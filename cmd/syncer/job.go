@@ -23,7 +23,7 @@ import (
 	"github.com/sethvargo/go-envconfig"
 )
 
-const jobUsage = `usage:
+var jobUsage = `usage:
   syncer job plan -kind KIND -in FILE [-again] [-out PLAN.csv|.xlsx] [-apply ...]
   syncer job apply PLAN_ID [-max N] [-confirm-production] [-result RESULT.csv|.xlsx]
   syncer job apply -kind KIND -in FILE [...]   (plan and apply in one go)
@@ -34,8 +34,25 @@ const jobUsage = `usage:
   syncer job list                              (every plan, newest first)
   syncer job products                          (the credit-usage products a top-up can name)
   syncer job SUBCOMMAND -h                     (that subcommand's flags)
-kinds: email-fix, credit-topup, invoice-create, payment-edit, license-activate, license-deactivate,
-       checkout-link, coupon-check (see docs/jobs.md)`
+` + kindsLine(jobs.Kinds()) + " (see docs/jobs.md)"
+
+// kindsLine names every job kind, wrapped under the usage's 100 columns.
+func kindsLine(kinds []jobs.Kind) string {
+	var b strings.Builder
+	line := "kinds:"
+	for i, k := range kinds {
+		word := " " + string(k)
+		if i < len(kinds)-1 {
+			word += ","
+		}
+		if len(line)+len(word) > 100 {
+			b.WriteString(line + "\n")
+			line = "      "
+		}
+		line += word
+	}
+	return b.String() + line
+}
 
 // jobConfigFlags are the syncer's options a job reads (declared in internal/config).
 var jobConfigFlags = []string{"db", "journal", "account", "base-url", "api-key-file", "environment", "tz", "locale", "currency",

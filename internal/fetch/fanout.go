@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/billsync/billsync/internal/api"
+	"github.com/billsync/billsync/internal/entity"
 	"github.com/billsync/billsync/internal/warehouse"
 	"golang.org/x/sync/errgroup"
 )
@@ -82,10 +83,10 @@ func (s *syncer) creditFanout(ctx context.Context) (fanoutResult, error) {
 	if err := s.sink.Flush(ctx); err != nil { // the last batches' merges
 		return res, err
 	}
-	res.Merge = s.sink.Merged(warehouse.CreditLedger)
+	res.Merge = s.sink.Merged(entity.CreditLedger)
 	res.Complete = res.pending == 0
 	err = s.sink.RecordStream(ctx, warehouse.StreamStats{
-		Stream: creditStream, Entity: string(warehouse.CreditLedger), Started: started, Finished: time.Now(),
+		Stream: creditStream, Entity: string(entity.CreditLedger), Started: started, Finished: time.Now(),
 		Pages: res.Pages, Records: res.Records, Requests: res.Pages, Complete: res.Complete,
 	})
 	s.progress(Progress{Stream: creditStream, Pages: res.Pages, Records: res.Records, Done: true})
@@ -126,7 +127,7 @@ func reasonAttrs(rs []ReasonReads, read bool) []any {
 func (s *syncer) creditBatch(ctx context.Context, targets []warehouse.CreditTarget, res *StreamResult) ([]warehouse.CreditTarget, error) {
 	var mu sync.Mutex
 	var done []warehouse.CreditTarget
-	batch := s.sink.Batch(warehouse.CreditLedger)
+	batch := s.sink.Batch(entity.CreditLedger)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(s.opts.Concurrency)
 	started := time.Now()
@@ -198,13 +199,13 @@ const creditHistoryPath = "/credit/v1/credit/customer/paginate-credit-history/"
 
 type detailDef struct {
 	stream string
-	entity warehouse.Entity
+	entity entity.Name
 	path   string
 }
 
 var details = []detailDef{
-	{"product_details", warehouse.ProductDetails, "/hl/v1/product/"},
-	{"payment_request_details", warehouse.PaymentRequestDetails, "/hl/v1/payment/"},
+	{"product_details", entity.ProductDetails, "/hl/v1/product/"},
+	{"payment_request_details", entity.PaymentRequestDetails, "/hl/v1/payment/"},
 }
 
 // detailFanout reads the detail endpoint of records the warehouse has never detailed. The

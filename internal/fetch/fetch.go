@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/billsync/billsync/internal/api"
+	"github.com/billsync/billsync/internal/entity"
 	"github.com/billsync/billsync/internal/warehouse"
 	"golang.org/x/sync/errgroup"
 )
@@ -261,7 +262,7 @@ func (s *syncer) sync(ctx context.Context) (Summary, error) {
 		g.Go(func() error { return s.runStream(ctx, l.stream, l.entity(), results, s.listStream(l)) })
 	}
 	g.Go(func() error {
-		return s.runStream(ctx, webhookStream, warehouse.WebhookDeliveries, results, s.webhookStream)
+		return s.runStream(ctx, webhookStream, entity.WebhookDeliveries, results, s.webhookStream)
 	})
 	err := g.Wait()
 	close(results)
@@ -308,7 +309,7 @@ func (s *syncer) sync(ctx context.Context) (Summary, error) {
 
 // runStream skips a stream that an interrupted attempt of this run already completed, and
 // records the stream's outcome either way.
-func (s *syncer) runStream(ctx context.Context, stream string, e warehouse.Entity, out chan<- StreamResult,
+func (s *syncer) runStream(ctx context.Context, stream string, e entity.Name, out chan<- StreamResult,
 	fn func(context.Context) (StreamResult, error)) error {
 	done, err := s.sink.StreamDone(ctx, stream)
 	if err != nil {

@@ -7,46 +7,31 @@ import (
 	"strconv"
 
 	"github.com/billsync/billsync/internal/api"
+	"github.com/billsync/billsync/internal/entity"
 	"github.com/billsync/billsync/internal/warehouse"
 	"golang.org/x/sync/errgroup"
 )
 
-// productTypes are the 19 values of the spec's product-by-type path parameter. Products are
-// only listable by type, so the products stream is 19 sub-lists feeding one loader.
-var productTypes = []string{
-	"generic_link", "physical_product", "event", "webinar", "digital_product", "coaching", "course",
-	"cohort_based", "fundraising", "ebook", "podcast", "audiobook", "membership", "zakat", "invoice",
-	"bundling", "saas", "payment_request", "support",
-}
-
-// listDef is one list stream: it reads the entity named like the stream (merge/<stream>.sql and
-// its table in the warehouse) from paths, which together are the whole list.
+// listDef is one list stream: it reads the entity named like the stream (its table in the
+// warehouse) from paths, which together are the whole list.
 type listDef struct {
 	stream string
 	paths  []string
 }
 
-func (d listDef) entity() warehouse.Entity { return warehouse.Entity(d.stream) }
+func (d listDef) entity() entity.Name { return entity.Name(d.stream) }
 
-// lists are the list endpoints. Adding one is an entry here, a migration creating its table, a
-// merge/<stream>.sql and the docs (docs/architecture.md); TestListsMatchTheWarehouse checks that
-// the two sides agree.
-var lists = []listDef{
-	{"customers", []string{"/hl/v1/customer"}},
-	{"products", productTypePaths()},
-	{"payment_requests", []string{"/hl/v1/payment"}},
-	{"invoices", []string{"/hl/v1/invoice"}},
-	{"unpaid_transactions", []string{"/hl/v1/transactions/unpaid"}},
-	{"reviews", []string{"/hl/v1/reviews"}},
-}
-
-func productTypePaths() []string {
-	p := make([]string, len(productTypes))
-	for i, t := range productTypes {
-		p[i] = "/hl/v1/product/type/" + t
+// lists are the list endpoints: every entity declared paged (internal/entity), in declaration
+// order.
+var lists = func() []listDef {
+	var out []listDef
+	for _, d := range entity.All() {
+		if d.Paging == entity.Pages {
+			out = append(out, listDef{string(d.Name), d.Paths})
+		}
 	}
-	return p
-}
+	return out
+}()
 
 // listPasses bounds how often a list is paged again when it changed under us.
 const listPasses = 2

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/billsync/billsync/internal/warehouse"
+	"github.com/billsync/billsync/internal/entity"
 )
 
 const webhookStream = "webhook_deliveries"
@@ -34,7 +34,7 @@ func (s *syncer) webhookStream(ctx context.Context) (StreamResult, error) {
 			start = strconv.FormatInt(from, 10)
 		}
 	}
-	li, err := s.sink.List(warehouse.WebhookDeliveries)
+	li, err := s.sink.List(entity.WebhookDeliveries)
 	if err != nil {
 		return res, err
 	}
@@ -73,14 +73,14 @@ func (s *syncer) webhookStream(ctx context.Context) (StreamResult, error) {
 	}
 	// Incremental: never read whole, so nothing is marked deleted.
 	err = li.Finish(ctx)
-	res.Merge = s.sink.Merged(warehouse.WebhookDeliveries)
+	res.Merge = s.sink.Merged(entity.WebhookDeliveries)
 	if err != nil {
 		return res, err
 	}
 	res.Complete = true
 	// The newest createdAt read moves the cursor. The merge parsed and validated it (a record
 	// without one, or with an unreadable one, failed the merge with its location).
-	read, ok, err := s.sink.NewestCreated(ctx, warehouse.WebhookDeliveries)
+	read, ok, err := s.sink.NewestCreated(ctx, entity.WebhookDeliveries)
 	if err != nil {
 		return res, err
 	}

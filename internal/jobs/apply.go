@@ -85,7 +85,7 @@ func (j *Journal) Apply(ctx context.Context, planID string, o ApplyOptions) (*Ru
 	if err != nil {
 		return nil, err
 	}
-	s, err := spec(p.Kind)
+	s, err := kindOf(p.Kind)
 	if err != nil {
 		return nil, err
 	}
@@ -114,7 +114,7 @@ func (j *Journal) Apply(ctx context.Context, planID string, o ApplyOptions) (*Ru
 	return r.finish(err)
 }
 
-func (o *ApplyOptions) check(p *Plan, s *kindSpec) error {
+func (o *ApplyOptions) check(p *Plan, s jobKind) error {
 	if o.Client == nil {
 		return errors.New("apply: no API client")
 	}
@@ -122,7 +122,7 @@ func (o *ApplyOptions) check(p *Plan, s *kindSpec) error {
 		return fmt.Errorf("plan %s was validated against account %q, not %q: set BILLSYNC_ACCOUNT=%s", p.ID, p.Account,
 			o.Account, p.Account)
 	}
-	if o.Production && !o.Confirmed && !s.readOnly {
+	if o.Production && !o.Confirmed && !s.traits().readOnly {
 		return fmt.Errorf("plan %s (%s, %d actions) against %s: %w", p.ID, p.Kind, len(p.Actions), o.BaseURL,
 			ErrNeedsConfirmation)
 	}
@@ -151,7 +151,7 @@ func (o *ApplyOptions) check(p *Plan, s *kindSpec) error {
 type run struct {
 	j    *Journal
 	p    *Plan
-	s    *kindSpec
+	s    jobKind
 	o    ApplyOptions
 	jctx context.Context // journal writes outlive a cancelled run: what was sent must be recorded
 	id   int64
@@ -164,7 +164,7 @@ type run struct {
 }
 
 func (r *run) start() error {
-	err := r.j.db.QueryRowContext(r.jctx, journalSQL["insert_run"], r.p.ID, r.p.Hash, string(r.p.Kind), r.p.Account,
+	err := r.j.db.QueryRowContext(r.jctx, journalSQL.Get("insert_run"), r.p.ID, r.p.Hash, string(r.p.Kind), r.p.Account,
 		r.o.BaseURL, r.o.Now().UTC(), r.o.User, r.o.Host, os.Getpid()).Scan(&r.id)
 	if err != nil {
 		return fmt.Errorf("job journal: start run of plan %s: %w", r.p.ID, err)
@@ -184,7 +184,7 @@ func (r *run) start() error {
 
 func (r *run) do(ctx context.Context, recon, todo []*Action) error {
 	// A kind that changes nothing is its own probe: its first request shows whether the key is accepted.
-	if !r.s.readOnly {
+	if !r.s.traits().readOnly {
 		if err := probeWrite(ctx, r.o.Client); err != nil {
 			return err
 		}
@@ -360,7 +360,7 @@ func (r *run) send(ctx context.Context, a *Action) error {
 	isAPI := errors.As(err, &ae)
 	// A 409 "already exist" (where the kind says so) or a 429 "Duplicate request detected" is an answer
 	// about this very write: something like it is there. It is reconciled, never sent again.
-	exists := r.s.conflictMeansExists && isAPI && ae.Status == http.StatusConflict
+	exists := r.s.traits().conflictMeansExists && isAPI && ae.Status == http.StatusConflict
 	switch {
 	case api.IsUnknownOutcome(err) || api.IsDuplicateRequest(err) || exists:
 		r.o.Log.Warn("job action outcome unknown", "run", r.id, "plan", r.p.ID, "seq", a.Seq, "err", err)
@@ -395,7 +395,7 @@ func (r *run) send(ctx context.Context, a *Action) error {
 var errRateLimited = errors.New("rate limited by the service")
 
 func (r *run) succeeded(a *Action, res map[string]string) error {
-	if !r.s.journalsBalance || res["balance"] == "" {
+	if !r.s.traits().journalsBalance || res["balance"] == "" {
 		return r.transition(a, Succeeded, res, "")
 	}
 	// The balance is as of the answer that reported it: its Date, unless that is off billsync's clock.
@@ -404,7 +404,7 @@ func (r *run) succeeded(a *Action, res map[string]string) error {
 		at = date
 	}
 	return r.record(a, Succeeded, date, res, "", func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(r.jctx, journalSQL["insert_balance"], r.p.Account, a.Request["customerId"],
+		_, err := tx.ExecContext(r.jctx, journalSQL.Get("insert_balance"), r.p.Account, a.Request["customerId"],
 			a.Request["productId"], res["balance"], at, r.id, a.ID)
 		return err
 	})
@@ -430,7 +430,7 @@ func (r *run) record(a *Action, st State, serverAt time.Time, detail map[string]
 		e = errText
 	}
 	err := inTx(r.jctx, r.j.db, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(r.jctx, journalSQL["insert_transition"], r.p.ID, a.ID, a.Seq, r.id, string(st),
+		if _, err := tx.ExecContext(r.jctx, journalSQL.Get("insert_transition"), r.p.ID, a.ID, a.Seq, r.id, string(st),
 			r.o.Now().UTC(), nullTime(serverAt), det, e); err != nil {
 			return err
 		}
@@ -488,7 +488,7 @@ func (r *run) finish(runErr error) (*RunResult, error) {
 	} else if r.stopped != "" {
 		errText = r.stopped
 	}
-	if _, err := r.j.db.ExecContext(r.jctx, journalSQL["finish_run"], r.o.Now().UTC(), res.Status, res.Sent,
+	if _, err := r.j.db.ExecContext(r.jctx, journalSQL.Get("finish_run"), r.o.Now().UTC(), res.Status, res.Sent,
 		res.Run.Succeeded, res.Run.Failed, res.Run.Unresolved, res.Run.Held, errText, r.id); err != nil {
 		return res, errors.Join(runErr, fmt.Errorf("job journal: finish run %d: %w", r.id, err))
 	}

@@ -74,11 +74,11 @@ func (j *Journal) Approve(ctx context.Context, id string, o ApproveOptions) (*Pl
 	a := &Approval{At: o.Now.UTC(), By: o.By, Host: o.Host, Self: self, Account: p.Account, BaseURL: o.BaseURL,
 		Production: o.Production}
 	err = inTx(ctx, j.db, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, journalSQL["insert_approval"], p.ID, a.At, a.By, a.Host, p.CreatedBy, a.Self,
+		if _, err := tx.ExecContext(ctx, journalSQL.Get("insert_approval"), p.ID, a.At, a.By, a.Host, p.CreatedBy, a.Self,
 			a.Account, a.BaseURL, a.Production, o.Summary); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, journalSQL["approve_plan"], a.At, a.By, p.ID)
+		_, err := tx.ExecContext(ctx, journalSQL.Get("approve_plan"), a.At, a.By, p.ID)
 		return err
 	})
 	if err != nil {
@@ -92,7 +92,7 @@ func (j *Journal) Approve(ctx context.Context, id string, o ApproveOptions) (*Pl
 // recorded their target).
 func (j *Journal) approval(ctx context.Context, id string) (*Approval, error) {
 	a := &Approval{}
-	err := j.db.QueryRowContext(ctx, journalSQL["plan_approval"], id).Scan(&a.At, &a.By, &a.Host, &a.Self, &a.Account,
+	err := j.db.QueryRowContext(ctx, journalSQL.Get("plan_approval"), id).Scan(&a.At, &a.By, &a.Host, &a.Self, &a.Account,
 		&a.BaseURL, &a.Production)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
@@ -152,7 +152,7 @@ func ApplyApproved(ctx context.Context, journalPath string, o ApplyOptions) ([]*
 	}
 	defer j.Close()
 	var ids []string
-	err = queryEach(ctx, j.db, journalSQL["approved_open_plans"], func(r *sql.Rows) error {
+	err = queryEach(ctx, j.db, journalSQL.Get("approved_open_plans"), func(r *sql.Rows) error {
 		var id string
 		err := r.Scan(&id)
 		ids = append(ids, id)
@@ -199,7 +199,7 @@ type Run struct {
 // Runs lists the plan's runs, oldest first.
 func (j *Journal) Runs(ctx context.Context, planID string) ([]Run, error) {
 	var out []Run
-	err := queryEach(ctx, j.db, journalSQL["plan_runs"], func(r *sql.Rows) error {
+	err := queryEach(ctx, j.db, journalSQL.Get("plan_runs"), func(r *sql.Rows) error {
 		var x Run
 		var fin sql.NullTime
 		err := r.Scan(&x.ID, &x.N, &x.Started, &fin, &x.By, &x.Host, &x.BaseURL, &x.Status, &x.Sent, &x.Error)
@@ -224,7 +224,7 @@ type Resolution struct {
 // Resolutions lists the rows of the plan settled with Resolve, in order.
 func (j *Journal) Resolutions(ctx context.Context, planID string) ([]Resolution, error) {
 	var out []Resolution
-	err := queryEach(ctx, j.db, journalSQL["plan_resolutions"], func(r *sql.Rows) error {
+	err := queryEach(ctx, j.db, journalSQL.Get("plan_resolutions"), func(r *sql.Rows) error {
 		var x Resolution
 		var st string
 		err := r.Scan(&x.Seq, &x.At, &st, &x.By, &x.Why)

@@ -29,7 +29,7 @@ func CreditSends(ctx context.Context, path string) ([]CreditSend, error) {
 		return nil, fmt.Errorf("job journal %s: %w", path, err)
 	}
 	defer db.Close()
-	rows, err := db.QueryContext(ctx, journalSQL["credit_sends"], string(CreditTopup))
+	rows, err := db.QueryContext(ctx, journalSQL.Get("credit_sends"), string(CreditTopup))
 	if err != nil {
 		return nil, fmt.Errorf("job journal %s: credit sends: %w", path, err)
 	}

@@ -10,8 +10,8 @@ import (
 )
 
 // What the plan and result files and the printed summaries call things, in Indonesian (the default) and
-// English, and which fields hold numbers of which unit. A new state, column or kind is one line in a
-// table here.
+// English. A new state or column is one line in a table here; which fields of a kind hold numbers of which
+// unit, the kind declares (traits.units).
 
 // unit is what a number counts; it picks the number format of its cells.
 type unit string
@@ -23,16 +23,14 @@ const (
 	unitCount  unit = "int"    // items, rows, sends
 )
 
-// fieldUnits are the number fields of each kind's requests, warehouse values and results.
-var fieldUnits = map[Kind]map[string]unit{
-	CreditTopup:   {"amount": unitCredit, "balance": unitCredit},
-	InvoiceCreate: {"rate": unitRupiah, "quantity": unitCount},
-	PaymentEdit:   {"amount": unitRupiah},
-	CheckoutLink:  {"creditAmount": unitCredit},
-	CouponCheck:   {"finalAmount": unitRupiah, "linkAmount": unitRupiah, "minimumPurchase": unitRupiah},
+// fieldUnit is what a number field of kind k's requests, warehouse values or results counts (traits.units).
+func fieldUnit(k Kind, field string) unit {
+	s, err := kindOf(k)
+	if err != nil {
+		return unitNone
+	}
+	return s.traits().units[field]
 }
-
-func fieldUnit(k Kind, field string) unit { return fieldUnits[k][field] }
 
 // unitWords say what a whole number of the unit is, for the message refusing one that is not.
 var unitWords = map[unit]string{

@@ -138,10 +138,10 @@ func withRepeats(p *Plan, t *Table, l lang) {
 // run is the run the file is written for (nil: the plan as it stands).
 func ResultTable(p *Plan, run *Run, o FileOptions) *Table {
 	l := o.lang()
-	s, _ := spec(p.Kind)
+	s, _ := kindOf(p.Kind)
 	var results []string
 	if s != nil {
-		results = s.results
+		results = s.traits().results
 	}
 	n := 0
 	if run != nil {
@@ -303,20 +303,12 @@ func field(name string) func(a *Action) (float64, bool) {
 	}
 }
 
-// measures: one line per kind.
-var measures = map[Kind]measure{
-	CreditTopup:       {group: "productName", unit: unitCredit, value: field("amount")},
-	CheckoutLink:      {group: "productName", unit: unitCredit, value: field("creditAmount")},
-	InvoiceCreate:     {unit: unitRupiah, value: func(a *Action) (float64, bool) { return float64(invoiceAmount(a.Request)), true }},
-	PaymentEdit:       {unit: unitRupiah, value: field("amount")},
-	CouponCheck:       {group: "linkName"},
-	LicenseActivate:   {group: "productName"},
-	LicenseDeactivate: {group: "productName"},
-}
-
 // Summarize adds a plan up.
 func Summarize(p *Plan) *Summary {
-	m := measures[p.Kind]
+	var m measure
+	if s, err := kindOf(p.Kind); err == nil {
+		m = s.traits().measure
+	}
 	s := &Summary{Kind: p.Kind, Rows: len(p.Actions), States: map[State]int{}, GroupBy: m.group, Unit: m.unit}
 	by := map[string]*Group{}
 	for _, a := range p.Actions {
@@ -382,8 +374,8 @@ func fieldOrder(p *Plan, m func(*Action) map[string]string) []string {
 		}
 	}
 	var out []string
-	if s, err := spec(p.Kind); err == nil {
-		for _, c := range s.columns {
+	if s, err := kindOf(p.Kind); err == nil {
+		for _, c := range s.traits().columns {
 			if seen[c.name] {
 				out = append(out, c.name)
 				delete(seen, c.name)

@@ -96,7 +96,7 @@ type Action struct {
 // Plan validates the input against the warehouse wh (opened read-only) and stores the plan. An input with any
 // problem returns InputErrors and stores nothing. Planning sends nothing to the service.
 func (j *Journal) Plan(ctx context.Context, wh *sql.DB, o PlanOptions) (*Plan, error) {
-	s, err := spec(o.Kind)
+	s, err := kindOf(o.Kind)
 	if err != nil {
 		return nil, err
 	}
@@ -157,18 +157,18 @@ func currentUser() string {
 }
 
 // missingColumns lists the required columns (and one-of groups) the header lacks.
-func missingColumns(s *kindSpec, header []string) []string {
+func missingColumns(s jobKind, header []string) []string {
 	have := map[string]bool{}
 	for _, h := range header {
 		have[canonical(h)] = true
 	}
 	var miss []string
-	for _, c := range s.columns {
+	for _, c := range s.traits().columns {
 		if c.required && !have[canonical(c.name)] {
 			miss = append(miss, c.name)
 		}
 	}
-	for _, g := range s.oneOf {
+	for _, g := range s.traits().oneOf {
 		found := false
 		for _, c := range g {
 			found = found || have[canonical(c)]
@@ -180,7 +180,7 @@ func missingColumns(s *kindSpec, header []string) []string {
 	return miss
 }
 
-func headerErrors(s *kindSpec, t *table) InputErrors {
+func headerErrors(s jobKind, t *table) InputErrors {
 	var errs InputErrors
 	seen := map[string]int{}
 	for i, h := range t.header {
@@ -196,7 +196,7 @@ func headerErrors(s *kindSpec, t *table) InputErrors {
 	}
 	if miss := missingColumns(s, t.header); len(miss) > 0 {
 		errs = append(errs, &InputError{File: t.file, Sheet: t.sheet, Line: 1,
-			Msg: fmt.Sprintf("wrong header for %s: missing column(s) %s; the header has %s", s.kind,
+			Msg: fmt.Sprintf("wrong header for %s: missing column(s) %s; the header has %s", s.name(),
 				strings.Join(miss, ", "), strings.Join(t.header, ", "))})
 	}
 	return errs
@@ -208,7 +208,7 @@ type plannedRow struct {
 	repeat bool
 }
 
-func buildPlan(ctx context.Context, s *kindSpec, t *table, wh *sql.DB, o *PlanOptions) (*Plan, error) {
+func buildPlan(ctx context.Context, s jobKind, t *table, wh *sql.DB, o *PlanOptions) (*Plan, error) {
 	if errs := headerErrors(s, t); len(errs) > 0 {
 		return nil, errs
 	}
@@ -217,7 +217,7 @@ func buildPlan(ctx context.Context, s *kindSpec, t *table, wh *sql.DB, o *PlanOp
 		pos[canonical(h)] = i
 	}
 	var errs InputErrors
-	p := &Plan{Kind: s.kind, Account: o.Account, Input: o.Input, CreatedAt: o.Now.UTC(), CreatedBy: o.User, Host: o.Host,
+	p := &Plan{Kind: s.name(), Account: o.Account, Input: o.Input, CreatedAt: o.Now.UTC(), CreatedBy: o.User, Host: o.Host,
 		Again: o.Again}
 	var rows []plannedRow
 	var k keys
@@ -225,7 +225,7 @@ func buildPlan(ctx context.Context, s *kindSpec, t *table, wh *sql.DB, o *PlanOp
 		if blank(row.cells) {
 			continue
 		}
-		r := &rowReader{t: t, row: row, pos: pos, errs: &errs, loc: o.Location, now: o.Now, kind: s.kind, lang: langOf(o.Locale)}
+		r := &rowReader{t: t, row: row, pos: pos, errs: &errs, loc: o.Location, now: o.Now, kind: s.name(), lang: langOf(o.Locale)}
 		if extra := len(row.cells) - len(t.header); extra > 0 && !blank(row.cells[len(t.header):]) {
 			r.fail("", "%d cells but the header has %d columns", len(row.cells), len(t.header))
 		}
@@ -243,8 +243,7 @@ func buildPlan(ctx context.Context, s *kindSpec, t *table, wh *sql.DB, o *PlanOp
 	}
 	if len(errs) == 0 && len(rows) == 0 {
 		if len(p.SkippedLines) > 0 {
-			return nil, InputErrors{{File: t.file, Sheet: t.sheet, Msg: fmt.Sprintf("every toEmail is blank (%d row(s)): "+
-				"fill toEmail for the customers to change; rows left blank are left alone", len(p.SkippedLines))}}
+			return nil, InputErrors{{File: t.file, Sheet: t.sheet, Msg: fmt.Sprintf(s.traits().allSkipped, len(p.SkippedLines))}}
 		}
 		return nil, InputErrors{{File: t.file, Sheet: t.sheet, Msg: "no data rows: nothing to do"}}
 	}
@@ -317,7 +316,7 @@ func fileSHA256(path string) (string, error) {
 
 func (j *Journal) planIDByHash(ctx context.Context, hash string) (string, error) {
 	var id string
-	err := j.db.QueryRowContext(ctx, journalSQL["plan_id_by_hash"], hash).Scan(&id)
+	err := j.db.QueryRowContext(ctx, journalSQL.Get("plan_id_by_hash"), hash).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", nil
 	}
@@ -330,7 +329,7 @@ func (j *Journal) planIDByHash(ctx context.Context, hash string) (string, error)
 func (j *Journal) storePlan(ctx context.Context, p *Plan) error {
 	return inTx(ctx, j.db, func(tx *sql.Tx) error {
 		skipped, _ := json.Marshal(append([]int{}, p.SkippedLines...))
-		if _, err := tx.ExecContext(ctx, journalSQL["insert_plan"], p.ID, string(p.Kind), p.Account, p.Hash, p.Input,
+		if _, err := tx.ExecContext(ctx, journalSQL.Get("insert_plan"), p.ID, string(p.Kind), p.Account, p.Hash, p.Input,
 			p.InputSHA256, len(p.Actions), p.CreatedAt, p.CreatedBy, p.Host, nullTime(p.WarehouseSyncedAt), p.Again,
 			string(skipped)); err != nil {
 			return err
@@ -338,7 +337,7 @@ func (j *Journal) storePlan(ctx context.Context, p *Plan) error {
 		for _, a := range p.Actions {
 			req, _ := json.Marshal(a.Request)
 			cur, _ := json.Marshal(a.Current)
-			if _, err := tx.ExecContext(ctx, journalSQL["insert_plan_action"], p.ID, a.Seq, a.Line, a.ID, a.Target,
+			if _, err := tx.ExecContext(ctx, journalSQL.Get("insert_plan_action"), p.ID, a.Seq, a.Line, a.ID, a.Target,
 				a.Change, string(req), string(cur), a.AllowRepeat); err != nil {
 				return err
 			}
@@ -347,7 +346,7 @@ func (j *Journal) storePlan(ctx context.Context, p *Plan) error {
 				b, _ := json.Marshal(a.Detail)
 				det = string(b)
 			}
-			if _, err := tx.ExecContext(ctx, journalSQL["insert_transition"], p.ID, a.ID, a.Seq, nil, string(a.State),
+			if _, err := tx.ExecContext(ctx, journalSQL.Get("insert_transition"), p.ID, a.ID, a.Seq, nil, string(a.State),
 				p.CreatedAt, nil, det, nil); err != nil {
 				return err
 			}
@@ -364,7 +363,7 @@ func (j *Journal) LoadPlan(ctx context.Context, id string) (*Plan, error) {
 	var kind string
 	var synced, approved sql.NullTime
 	var skipped string
-	err := j.db.QueryRowContext(ctx, journalSQL["plan_by_id"], id).Scan(&p.ID, &kind, &p.Account, &p.Hash, &p.Input,
+	err := j.db.QueryRowContext(ctx, journalSQL.Get("plan_by_id"), id).Scan(&p.ID, &kind, &p.Account, &p.Hash, &p.Input,
 		&p.InputSHA256, &p.CreatedAt, &p.CreatedBy, &p.Host, &synced, &approved, &p.ApprovedBy, &p.Again, &skipped,
 		&p.start)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -380,7 +379,7 @@ func (j *Journal) LoadPlan(ctx context.Context, id string) (*Plan, error) {
 	if err := json.Unmarshal([]byte(skipped), &p.SkippedLines); err != nil {
 		return nil, fmt.Errorf("job journal: plan %s: skipped lines: %w", id, err)
 	}
-	err = queryEach(ctx, j.db, journalSQL["plan_actions"], func(r *sql.Rows) error {
+	err = queryEach(ctx, j.db, journalSQL.Get("plan_actions"), func(r *sql.Rows) error {
 		a := &Action{}
 		var req, cur, detail, state string
 		if err := r.Scan(&a.Seq, &a.Line, &a.ID, &a.Target, &a.Change, &req, &cur, &state, &detail, &a.Error,
@@ -420,7 +419,7 @@ type PlanSummary struct {
 // Plans lists the stored plans, newest first.
 func (j *Journal) Plans(ctx context.Context) ([]PlanSummary, error) {
 	var out []PlanSummary
-	err := queryEach(ctx, j.db, journalSQL["list_plans"], func(r *sql.Rows) error {
+	err := queryEach(ctx, j.db, journalSQL.Get("list_plans"), func(r *sql.Rows) error {
 		var s PlanSummary
 		var kind string
 		err := r.Scan(&s.ID, &kind, &s.Account, &s.CreatedAt, &s.CreatedBy, &s.Approved, &s.Actions, &s.Planned,

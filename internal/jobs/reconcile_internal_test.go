@@ -79,25 +79,3 @@ func TestReadAllProvesCompleteness(t *testing.T) {
 		})
 	}
 }
-
-// TestEveryKindSpecIsComplete: the kind spec holds everything that differs between kinds, so a kind
-// without one of its functions would fail only when that step is reached (a reconciliation after a lost
-// answer, in the worst case).
-func TestEveryKindSpecIsComplete(t *testing.T) {
-	for _, k := range Kinds() {
-		s, err := spec(k)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if s.parse == nil || s.keys == nil || s.check == nil || s.dupKeys == nil || s.send == nil || s.reconcile == nil ||
-			len(s.columns) == 0 || len(s.results) == 0 {
-			t.Errorf("kind %s: incomplete spec %+v", k, s)
-		}
-		if (s.repeatKey == nil) != s.readOnly {
-			t.Errorf("kind %s: a kind that changes something needs a repeat key, and one that changes nothing has none", k)
-		}
-	}
-	if len(specs) != len(Kinds()) {
-		t.Errorf("%d specs for %d kinds", len(specs), len(Kinds()))
-	}
-}

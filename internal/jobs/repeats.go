@@ -49,20 +49,20 @@ type earlier struct {
 
 // repeats finds earlier sends of the same content, by the kind's repeat key.
 type repeats struct {
-	s     *kindSpec
+	s     jobKind
 	byKey map[string][]earlier // oldest send first
 	since time.Time
 	loc   *time.Location
 }
 
 // loadRepeats reads the sends of the account's other plans of kind s since a time, keyed by content.
-func loadRepeats(ctx context.Context, db *sql.DB, s *kindSpec, account, planID string, since time.Time,
+func loadRepeats(ctx context.Context, db *sql.DB, s jobKind, account, planID string, since time.Time,
 	loc *time.Location) (*repeats, error) {
 	rp := &repeats{s: s, byKey: map[string][]earlier{}, since: since, loc: loc}
-	if s.repeatKey == nil {
+	if s.traits().readOnly {
 		return rp, nil
 	}
-	err := queryEach(ctx, db, journalSQL["repeat_candidates"], func(r *sql.Rows) error {
+	err := queryEach(ctx, db, journalSQL.Get("repeat_candidates"), func(r *sql.Rows) error {
 		var e earlier
 		var req, state string
 		if err := r.Scan(&e.plan, &e.seq, &e.line, &e.file, &req, &state, &e.sentAt, &e.sentID); err != nil {
@@ -76,9 +76,9 @@ func loadRepeats(ctx context.Context, db *sql.DB, s *kindSpec, account, planID s
 		k := s.repeatKey(q)
 		rp.byKey[k] = append(rp.byKey[k], e)
 		return nil
-	}, account, string(s.kind), planID, since)
+	}, account, string(s.name()), planID, since)
 	if err != nil {
-		return nil, fmt.Errorf("job journal: earlier sends of %s: %w", s.kind, err)
+		return nil, fmt.Errorf("job journal: earlier sends of %s: %w", s.name(), err)
 	}
 	return rp, nil
 }
@@ -87,7 +87,7 @@ func loadRepeats(ctx context.Context, db *sql.DB, s *kindSpec, account, planID s
 // after > 0 counts only sends journaled after that transition: a row marked to repeat acknowledges the sends
 // the person saw when planning it, not one another plan makes later.
 func (rp *repeats) match(q request, after int64) (earlier, int, bool) {
-	if rp.s.repeatKey == nil {
+	if rp.s.traits().readOnly {
 		return earlier{}, 0, false
 	}
 	var found []earlier
@@ -151,7 +151,7 @@ func windowText(w time.Duration) string {
 
 // markRepeats holds the rows of a new plan that repeat an earlier send, and notes on the rows marked to
 // repeat what they repeat.
-func (j *Journal) markRepeats(ctx context.Context, s *kindSpec, p *Plan, o *PlanOptions) error {
+func (j *Journal) markRepeats(ctx context.Context, s jobKind, p *Plan, o *PlanOptions) error {
 	rp, err := loadRepeats(ctx, j.db, s, p.Account, p.ID, o.Now.Add(-o.RepeatWindow), o.Location)
 	if err != nil {
 		return err

@@ -95,7 +95,7 @@ func (j *Journal) Resolve(ctx context.Context, planID string, seq int, outcome, 
 		now = o.Now
 	}
 	b, _ := json.Marshal(detail)
-	if _, err := j.db.ExecContext(ctx, journalSQL["insert_transition"], p.ID, a.ID, a.Seq, sql.NullInt64{}, string(to),
+	if _, err := j.db.ExecContext(ctx, journalSQL.Get("insert_transition"), p.ID, a.ID, a.Seq, sql.NullInt64{}, string(to),
 		now().UTC(), sql.NullTime{}, string(b), nil); err != nil {
 		return nil, fmt.Errorf("job journal: resolve row %d of plan %s: %w", seq, p.ID, err)
 	}
@@ -105,7 +105,7 @@ func (j *Journal) Resolve(ctx context.Context, planID string, seq int, outcome, 
 
 // evidence reads the service for action a and says what of it contradicts outcome ("" when nothing).
 func (j *Journal) evidence(ctx context.Context, p *Plan, a *Action, outcome string, o ResolveOptions) (map[string]string, string, error) {
-	s, err := spec(p.Kind)
+	s, err := kindOf(p.Kind)
 	if err != nil {
 		return nil, "", err
 	}

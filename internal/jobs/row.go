@@ -20,7 +20,7 @@ type rowReader struct {
 	errs *InputErrors
 	loc  *time.Location
 	now  time.Time
-	kind Kind // says what a column's numbers count (fieldUnits)
+	kind Kind // says what a column's numbers count (traits.units)
 	lang lang // of the change texts
 	bad  bool
 }

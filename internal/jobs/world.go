@@ -41,7 +41,7 @@ func loadWorld(ctx context.Context, wh *sql.DB, account string, k *keys) (*world
 		products: map[string]product{}, payReqs: map[string]payReq{}, links: map[string]payLink{},
 		balances: map[[2]string]string{}}
 	var synced sql.NullTime
-	if err := wh.QueryRowContext(ctx, warehouseSQL["last_sync"], account).Scan(&synced); err != nil {
+	if err := wh.QueryRowContext(ctx, warehouseSQL.Get("last_sync"), account).Scan(&synced); err != nil {
 		return nil, fmt.Errorf("warehouse: last sync: %w", err)
 	}
 	if !synced.Valid {
@@ -92,12 +92,12 @@ func loadWorld(ctx context.Context, wh *sql.DB, account string, k *keys) (*world
 		if len(l.ids) == 0 {
 			continue
 		}
-		if err := queryEach(ctx, wh, warehouseSQL[l.name], l.scan, account, jsonList(l.ids)); err != nil {
+		if err := queryEach(ctx, wh, warehouseSQL.Get(l.name), l.scan, account, jsonList(l.ids)); err != nil {
 			return nil, fmt.Errorf("warehouse: %s: %w", l.name, err)
 		}
 	}
 	if k.balances {
-		err := queryEach(ctx, wh, warehouseSQL["balances"], func(r *sql.Rows) error {
+		err := queryEach(ctx, wh, warehouseSQL.Get("balances"), func(r *sql.Rows) error {
 			var c, p, b string
 			err := r.Scan(&c, &p, &b)
 			w.balances[[2]string{c, p}] = b
@@ -141,7 +141,7 @@ type CreditProduct struct {
 // CreditProducts lists the account's credit-usage products in the warehouse, active ones first.
 func CreditProducts(ctx context.Context, wh *sql.DB, account string) ([]CreditProduct, error) {
 	var out []CreditProduct
-	err := queryEach(ctx, wh, warehouseSQL["credit_products"], func(r *sql.Rows) error {
+	err := queryEach(ctx, wh, warehouseSQL.Get("credit_products"), func(r *sql.Rows) error {
 		var p CreditProduct
 		err := r.Scan(&p.ID, &p.Name, &p.Type, &p.Status, &p.Customers)
 		out = append(out, p)

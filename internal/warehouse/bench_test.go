@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/billsync/billsync/internal/entity"
 )
 
 // invoiceRecord builds an invoice list item shaped like the API's (about 540 bytes).
@@ -60,7 +62,7 @@ func stageInvoices(b *testing.B, build *Build, run Run, n int, at time.Time) *lo
 // stageInvoicesChanged stages n invoices of which every changeEvery-th (none when 0) is
 // closed instead of paid.
 func stageInvoicesChanged(b *testing.B, build *Build, run Run, n int, at time.Time, changeEvery int) *loader {
-	l, err := build.newLoader(context.Background(), Invoices, run.ID, run.Account, at)
+	l, err := build.newLoader(context.Background(), entity.Invoices, run.ID, run.Account, at)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -107,7 +109,7 @@ func BenchmarkLoadInvoices1M(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := build.markDeleted(context.Background(), Invoices, run2.Account, run2.ID, t0.Add(time.Hour)); err != nil {
+		if _, err := build.markDeleted(context.Background(), entity.Invoices, run2.Account, run2.ID, t0.Add(time.Hour)); err != nil {
 			b.Fatal(err)
 		}
 		again := time.Since(start)
@@ -150,7 +152,7 @@ func BenchmarkRemergeInvoices1MOnePercent(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := build.markDeleted(ctx, Invoices, next.Account, next.ID, t0.Add(24*time.Hour)); err != nil {
+		if _, err := build.markDeleted(ctx, entity.Invoices, next.Account, next.ID, t0.Add(24*time.Hour)); err != nil {
 			b.Fatal(err)
 		}
 		took := time.Since(start)

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/billsync/billsync/internal/entity"
 )
 
 // publishOne builds path with the given customers and publishes it.
@@ -21,7 +23,7 @@ func publishOne(t *testing.T, path string, records ...string) {
 		t.Fatal(err)
 	}
 	run := startRun(t, b, "acct")
-	load(t, b, Customers, run, t0, true, records...)
+	load(t, b, entity.Customers, run, t0, true, records...)
 	if err := b.finishRun(context.Background(), run.ID, RunStats{Status: "succeeded"}); err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +53,7 @@ func TestCloseWithoutPublishThenResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	run := startRun(t, b, "acct")
-	load(t, b, Customers, run, t0, true, `{"id":"a"}`, `{"id":"b"}`)
+	load(t, b, entity.Customers, run, t0, true, `{"id":"a"}`, `{"id":"b"}`)
 	b.recordStream(ctx, run.ID, StreamStats{Stream: "customers", Entity: "customers", Records: 2, Complete: true, Finished: t0})
 	b.setCursor(ctx, "acct", "webhooks", "1741064767123", run.ID)
 	if err := b.Close(); err != nil { // interrupted: no publish
@@ -270,7 +272,7 @@ func TestBuildKeepMemory(t *testing.T) {
 		}
 		items := fixtureItems(t, "Invoices__invoice-list-response.json")
 		run := startRun(t, b, "acct")
-		if res := load(t, b, Invoices, run, t0, true, items...); res.Inserted != int64(len(items)) {
+		if res := load(t, b, entity.Invoices, run, t0, true, items...); res.Inserted != int64(len(items)) {
 			t.Errorf("keep %q: inserted %d of %d invoices", c.keep, res.Inserted, len(items))
 		}
 		b.Discard()

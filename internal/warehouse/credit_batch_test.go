@@ -6,13 +6,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/billsync/billsync/internal/entity"
 )
 
 func TestMarkCreditFetchedBatch(t *testing.T) {
 	ctx := context.Background()
 	b := startBuild(t, newPath(t))
 	run := startRun(t, b, "acct")
-	load(t, b, Customers, run, t0, true, `{"id":"a","createdAt":1000000000000}`, `{"id":"b","createdAt":1000000000000}`, `{"id":"c","createdAt":1000000000000}`)
+	load(t, b, entity.Customers, run, t0, true, `{"id":"a","createdAt":1000000000000}`, `{"id":"b","createdAt":1000000000000}`, `{"id":"c","createdAt":1000000000000}`)
 	if err := b.markCreditFetched(ctx, "acct", []string{"a", "b", "a"}, nil, t0.Add(-time.Hour), run.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +76,7 @@ func TestCreditReasonsAreAContract(t *testing.T) {
 	ctx := context.Background()
 	b := startBuild(t, newPath(t))
 	run := startRun(t, b, "acct")
-	load(t, b, Customers, run, t0, true, `{"id":"a","createdAt":1000000000000}`)
+	load(t, b, entity.Customers, run, t0, true, `{"id":"a","createdAt":1000000000000}`)
 	if err := b.markCreditFetched(ctx, "acct", []string{"a"}, nil, t0.Add(-time.Hour), run.ID); err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/billsync/billsync/internal/entity"
 )
 
 // BenchmarkCreditTargets200k: the credit targets of a nightly run over 200,000 customers (about
@@ -23,7 +25,7 @@ func BenchmarkCreditTargets200k(b *testing.B) {
 		b.Fatal(err)
 	}
 	const n, holders = 200_000, 20_000
-	stage := func(e Entity, recs func(add func(string))) {
+	stage := func(e entity.Name, recs func(add func(string))) {
 		l, err := build.newLoader(ctx, e, run.ID, run.Account, t0.Add(-6*day))
 		if err != nil {
 			b.Fatal(err)
@@ -39,13 +41,13 @@ func BenchmarkCreditTargets200k(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	stage(Products, func(add func(string)) { add(`{"id":"credit-prod","type":"saas","subType":"credit_usage"}`) })
-	stage(Customers, func(add func(string)) {
+	stage(entity.Products, func(add func(string)) { add(`{"id":"credit-prod","type":"saas","subType":"credit_usage"}`) })
+	stage(entity.Customers, func(add func(string)) {
 		for i := range n {
 			add(fmt.Sprintf(`{"id":"c%06d","createdAt":1700000000000}`, i))
 		}
 	})
-	stage(CreditLedger, func(add func(string)) {
+	stage(entity.CreditLedger, func(add func(string)) {
 		for i := range holders {
 			c := fmt.Sprintf("c%06d", i*(n/holders))
 			add(ledgerRow(c+"-0", c, "credit-prod", t0.Add(-60*day), 1000, 0, time.Time{}))

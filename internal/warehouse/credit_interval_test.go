@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/billsync/billsync/internal/entity"
 )
 
 // TestCreditTargetsPace: a customer is read again after its own mean gap between entries, not
@@ -20,8 +22,8 @@ func TestCreditTargetsPace(t *testing.T) {
 	for _, c := range custs {
 		rows = append(rows, fmt.Sprintf(`{"id":%q,"createdAt":1700000000000}`, c))
 	}
-	load(t, b, Products, run, prev, true, `{"id":"credit-prod","type":"saas","subType":"credit_usage"}`)
-	load(t, b, Customers, run, prev, true, rows...)
+	load(t, b, entity.Products, run, prev, true, `{"id":"credit-prod","type":"saas","subType":"credit_usage"}`)
+	load(t, b, entity.Customers, run, prev, true, rows...)
 	var ledger []string
 	add := func(c string, i int, at time.Time, credit, debit int) {
 		ledger = append(ledger, ledgerRow(fmt.Sprintf("%s-%d", c, i), c, "credit-prod", at, credit, debit, time.Time{}))
@@ -37,7 +39,7 @@ func TestCreditTargetsPace(t *testing.T) {
 	for i := 1; i <= 12; i++ { // every week, the latest just before the last read
 		add("weekly", i, prev.Add(-time.Duration(i-1)*7*day-time.Hour), 0, 1)
 	}
-	load(t, b, CreditLedger, run, prev, false, ledger...)
+	load(t, b, entity.CreditLedger, run, prev, false, ledger...)
 	if err := b.markCreditFetched(ctx, "acct", custs, nil, prev, run.ID); err != nil {
 		t.Fatal(err)
 	}

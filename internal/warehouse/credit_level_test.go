@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/billsync/billsync/internal/entity"
 )
 
 // TestCreditTargetsLevel runs simulated nights of a base read all at once (a first sync), reading
@@ -64,7 +66,7 @@ func TestCreditTargetsLevel(t *testing.T) {
 			b := startBuild(t, newPath(t))
 			run := startRun(t, b, "acct")
 			start := t0.Add(-100 * day)
-			load(t, b, Products, run, start, true, `{"id":"credit-prod","type":"saas","subType":"credit_usage"}`)
+			load(t, b, entity.Products, run, start, true, `{"id":"credit-prod","type":"saas","subType":"credit_usage"}`)
 			var custs []string
 			customer := func(i int) {
 				custs = append(custs, fmt.Sprintf(`{"id":"c%04d","createdAt":1700000000000}`, i))
@@ -72,7 +74,7 @@ func TestCreditTargetsLevel(t *testing.T) {
 			for i := range tc.quiet + tc.daily {
 				customer(i)
 			}
-			load(t, b, Customers, run, start, true, custs...)
+			load(t, b, entity.Customers, run, start, true, custs...)
 			daily := map[string]bool{}
 			var ledger []string
 			for i := range tc.daily {
@@ -83,7 +85,7 @@ func TestCreditTargetsLevel(t *testing.T) {
 					ledger = append(ledger, ledgerRow(fmt.Sprintf("%s-%d", id, d), id, "credit-prod", start.Add(-time.Duration(d)*day), 0, 1, time.Time{}))
 				}
 			}
-			load(t, b, CreditLedger, run, start, false, ledger...)
+			load(t, b, entity.CreditLedger, run, start, false, ledger...)
 
 			last := map[string]time.Time{}
 			reads := make([]int, tc.nights+1)
@@ -96,14 +98,14 @@ func TestCreditTargetsLevel(t *testing.T) {
 					for range n {
 						customer(len(custs)) // ids continue after the base
 					}
-					load(t, b, Customers, run, now, true, custs...)
+					load(t, b, entity.Customers, run, now, true, custs...)
 				}
 				var moved []string // the daily users' credit moved since the last run
 				for id := range daily {
 					moved = append(moved, ledgerRow(fmt.Sprintf("%s-n%d", id, night), id, "credit-prod", now.Add(-time.Hour), 0, 1, time.Time{}))
 				}
 				if len(moved) > 0 {
-					load(t, b, CreditLedger, run, now, false, moved...)
+					load(t, b, entity.CreditLedger, run, now, false, moved...)
 				}
 				plan := CreditPlan{Now: now, Refresh: tc.refresh}
 				got, err := b.creditTargets(ctx, "acct", plan, 1_000_000)

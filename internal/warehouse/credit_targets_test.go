@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/billsync/billsync/internal/entity"
 )
 
 const day = 24 * time.Hour
@@ -40,12 +42,12 @@ func TestCreditTargetsReasons(t *testing.T) {
 			rows = append(rows, fmt.Sprintf(`{"id":%q,"createdAt":1700000000000}`, c))
 		}
 	}
-	load(t, b, Products, run1, prev, true, `{"id":"credit-prod","type":"saas","subType":"credit_usage"}`, `{"id":"plain"}`)
-	load(t, b, Customers, run1, prev, true, rows...)
-	load(t, b, UnpaidTransactions, run1, prev, true,
+	load(t, b, entity.Products, run1, prev, true, `{"id":"credit-prod","type":"saas","subType":"credit_usage"}`, `{"id":"plain"}`)
+	load(t, b, entity.Customers, run1, prev, true, rows...)
+	load(t, b, entity.UnpaidTransactions, run1, prev, true,
 		`{"id":"u-paid","customerId":"paid-credit","paymentLinkId":"credit-prod"}`,
 		`{"id":"u-old","customerId":"quiet","paymentLinkId":"credit-prod"}`)
-	load(t, b, Invoices, run1, prev, true,
+	load(t, b, entity.Invoices, run1, prev, true,
 		`{"id":"i-credit","customerId":"invoice-credit","status":"active","extraData":{"idProd":"credit-prod"}}`,
 		`{"id":"i-plain","customerId":"invoice-plain","status":"active"}`)
 	ledger := []string{
@@ -62,7 +64,7 @@ func TestCreditTargetsReasons(t *testing.T) {
 		ledger = append(ledger, ledgerRow(fmt.Sprintf("b%d", i), "busy-history", "credit-prod",
 			prev.Add(-3*day-time.Duration(i)*87*day/100), 0, 1, time.Time{}))
 	}
-	load(t, b, CreditLedger, run1, prev, false, ledger...)
+	load(t, b, entity.CreditLedger, run1, prev, false, ledger...)
 	var readPrev []string
 	for _, c := range customers {
 		if c != "never" && c != "bound" && c != "almost-bound" {
@@ -84,19 +86,19 @@ func TestCreditTargetsReasons(t *testing.T) {
 
 	// This run's lists, observed at t0.
 	run2 := startRun(t, b, "acct")
-	load(t, b, Customers, run2, t0, true, rows...)
-	load(t, b, UnpaidTransactions, run2, t0, true,
+	load(t, b, entity.Customers, run2, t0, true, rows...)
+	load(t, b, entity.UnpaidTransactions, run2, t0, true,
 		`{"id":"u-old","customerId":"quiet","paymentLinkId":"credit-prod"}`, // unchanged: no signal
 		`{"id":"u-new","customerId":"unpaid-credit","paymentLinkId":"credit-prod"}`,
 		`{"id":"u-plain","customerId":"unpaid-plain","paymentLinkId":"plain"}`) // u-paid left the list: paid
-	load(t, b, Invoices, run2, t0, true,
+	load(t, b, entity.Invoices, run2, t0, true,
 		`{"id":"i-credit","customerId":"invoice-credit","status":"paid","extraData":{"idProd":"credit-prod"}}`,
 		`{"id":"i-plain","customerId":"invoice-plain","status":"paid"}`)
 	hook := func(id, event, data string) string {
 		payload := fmt.Sprintf(`{"event":%q,"data":%s}`, event, data)
 		return fmt.Sprintf(`{"id":%q,"createdAt":%q,"payload":%q,"type":%q}`, id, t0.Add(-time.Hour).Format(time.RFC3339), payload, event)
 	}
-	load(t, b, WebhookDeliveries, run2, t0, false,
+	load(t, b, entity.WebhookDeliveries, run2, t0, false,
 		hook("h1", "membership.memberExpired", `{"customerId":"hook-member","status":"INACTIVE"}`),
 		hook("h2", "payment.reminder", `{"customerId":"hook-plain-payment","productId":"plain"}`),
 		hook("h3", "payment.received", `{"customerId":"hook-credit-payment","productId":"credit-prod"}`))
@@ -109,7 +111,7 @@ func TestCreditTargetsReasons(t *testing.T) {
 		{Account: "acct", CustomerID: "topped-unpaid", At: prev.Add(time.Minute)},
 		{Account: "other", CustomerID: "quiet", At: t0}, // another account's customer of the same id
 	}
-	load(t, b, UnpaidTransactions, run2, t0, true, `{"id":"u-topped","customerId":"topped-unpaid","paymentLinkId":"credit-prod"}`)
+	load(t, b, entity.UnpaidTransactions, run2, t0, true, `{"id":"u-topped","customerId":"topped-unpaid","paymentLinkId":"credit-prod"}`)
 	got, err := b.creditTargets(ctx, "acct", CreditPlan{Now: t0, Overlap: time.Hour, Refresh: 7 * day, Hints: hints}, 100)
 	if err != nil {
 		t.Fatal(err)
@@ -167,8 +169,8 @@ func TestCreditTargetsBoundsHold(t *testing.T) {
 	for i := range 30 {
 		custs = append(custs, fmt.Sprintf(`{"id":"c%02d","createdAt":1700000000000}`, i))
 	}
-	load(t, b, Products, run, start, true, `{"id":"credit-prod","type":"saas","subType":"credit_usage"}`)
-	load(t, b, Customers, run, start, true, custs...)
+	load(t, b, entity.Products, run, start, true, `{"id":"credit-prod","type":"saas","subType":"credit_usage"}`)
+	load(t, b, entity.Customers, run, start, true, custs...)
 	// Histories from daily to none: c00 moved every day for 90 days, c01 every 2 days, ...
 	var ledger []string
 	for i := range 10 {
@@ -177,14 +179,14 @@ func TestCreditTargetsBoundsHold(t *testing.T) {
 				start.Add(-time.Duration(d)*day), 10, 0, time.Time{}))
 		}
 	}
-	load(t, b, CreditLedger, run, start, false, ledger...)
+	load(t, b, entity.CreditLedger, run, start, false, ledger...)
 	const refresh = 5 * day
 	last := map[string]time.Time{}
 	for night := range 40 {
 		// cron starts each night's run at about the same time, a few minutes early or late
 		now := start.Add(time.Duration(night)*day + time.Duration(night%3-1)*5*time.Minute)
 		if night == 20 { // a webhook names c29, which has no history at all
-			load(t, b, WebhookDeliveries, run, now, false,
+			load(t, b, entity.WebhookDeliveries, run, now, false,
 				fmt.Sprintf(`{"id":"h","createdAt":%q,"payload":"{\"event\":\"membership.memberExpired\",\"data\":{\"customerId\":\"c29\"}}"}`,
 					now.Format(time.RFC3339)))
 		}
@@ -234,9 +236,9 @@ func TestCreditTargetsFirstSync(t *testing.T) {
 			i, 1700000000000+int64(i%7)*86400000, 1700000000000+int64(i%5)*86400000))
 	}
 	customers = append(customers, `{"id":"","createdAt":1700000000000}`) // no id: validation refuses it
-	load(t, b, Customers, run, t0, true, customers[:30]...)
-	load(t, b, Customers, startRun(t, b, "other"), t0, true, `{"id":"o1","createdAt":1700000000000}`)
-	load(t, b, CreditLedger, run, t0, false,
+	load(t, b, entity.Customers, run, t0, true, customers[:30]...)
+	load(t, b, entity.Customers, startRun(t, b, "other"), t0, true, `{"id":"o1","createdAt":1700000000000}`)
+	load(t, b, entity.CreditLedger, run, t0, false,
 		ledgerRow("e1", "ledger-only", "p", t0.Add(-day), 5, 0, time.Time{}),
 		ledgerRow("e2", "c03", "p", t0.Add(-day), 5, 0, time.Time{}))
 	// c29 left the list before this run ended: deleted upstream, not a candidate

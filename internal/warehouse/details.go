@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/billsync/billsync/internal/entity"
 	"github.com/billsync/billsync/internal/sqlfile"
 )
 
@@ -11,12 +12,12 @@ var detailTargetsSQL = sqlfile.MustLoad(sqlFS, "queries/detail_targets.sql", "pr
 
 // detailTargets lists up to limit ids of records of account that were listed but never read
 // through their detail endpoint. e is ProductDetails or PaymentRequestDetails.
-func (b *Build) detailTargets(ctx context.Context, account string, e Entity, limit int) ([]string, error) {
+func (b *Build) detailTargets(ctx context.Context, account string, e entity.Name, limit int) ([]string, error) {
 	var q string
 	switch e {
-	case ProductDetails:
+	case entity.ProductDetails:
 		q = detailTargetsSQL.Get("products")
-	case PaymentRequestDetails:
+	case entity.PaymentRequestDetails:
 		q = detailTargetsSQL.Get("payment_requests")
 	default:
 		return nil, fmt.Errorf("detail targets: %s has no detail endpoint", e)

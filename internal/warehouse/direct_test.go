@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/billsync/billsync/internal/entity"
 	"github.com/billsync/billsync/internal/logbuf"
 )
 
@@ -40,7 +41,7 @@ func startLoggedBuild(t *testing.T) (*Build, *logbuf.Buffer) {
 // with the same outcome as before the path existed.
 func TestDirectFirstLoad(t *testing.T) {
 	type batch struct {
-		e       Entity
+		e       entity.Name
 		records []string
 	}
 	cases := []struct {
@@ -50,32 +51,32 @@ func TestDirectFirstLoad(t *testing.T) {
 		err     string   // of the last batch
 		rows    string   // customers as id:name, after the batches
 	}{
-		{name: "valid records", batches: []batch{{Customers, []string{`{"id":"a","name":"A"}`, `{"id":"b","name":"B"}`}}},
+		{name: "valid records", batches: []batch{{entity.Customers, []string{`{"id":"a","name":"A"}`, `{"id":"b","name":"B"}`}}},
 			paths: []string{"customers:direct"}, rows: "a:A,b:B"},
 		{name: "batches with new ids", batches: []batch{
-			{Customers, []string{`{"id":"a","name":"A"}`}}, {Customers, []string{`{"id":"b","name":"B"}`}}},
+			{entity.Customers, []string{`{"id":"a","name":"A"}`}}, {entity.Customers, []string{`{"id":"b","name":"B"}`}}},
 			paths: []string{"customers:direct", "customers:direct"}, rows: "a:A,b:B"},
 		{name: "an id twice in the batch: the later fetch wins", batches: []batch{
-			{Customers, []string{`{"id":"a","name":"A"}`, `{"id":"b","name":"B"}`, `{"id":"a","name":"A2"}`}}},
+			{entity.Customers, []string{`{"id":"a","name":"A"}`, `{"id":"b","name":"B"}`, `{"id":"a","name":"A2"}`}}},
 			paths: []string{"customers:first"}, rows: "a:A2,b:B"},
 		{name: "the same record twice in the batch", batches: []batch{
-			{Customers, []string{`{"id":"a","name":"A"}`, `{"id":"a","name":"A"}`}}},
+			{entity.Customers, []string{`{"id":"a","name":"A"}`, `{"id":"a","name":"A"}`}}},
 			paths: []string{"customers:first"}, rows: "a:A"},
 		{name: "an id an earlier batch stored", batches: []batch{
-			{Customers, []string{`{"id":"a","name":"A"}`}}, {Customers, []string{`{"id":"b","name":"B"}`, `{"id":"a","name":"A2"}`}}},
+			{entity.Customers, []string{`{"id":"a","name":"A"}`}}, {entity.Customers, []string{`{"id":"b","name":"B"}`, `{"id":"a","name":"A2"}`}}},
 			paths: []string{"customers:direct", "customers:list"}, rows: "a:A2,b:B"},
 		{name: "an id a batch that fell back stored", batches: []batch{
-			{Customers, []string{`{"id":"a","name":"A"}`}},
-			{Customers, []string{`{"id":"b","name":"B"}`, `{"id":"b","name":"B2"}`}},
-			{Customers, []string{`{"id":"c","name":"C"}`, `{"id":"b","name":"B3"}`}},
-			{Customers, []string{`{"id":"d","name":"D"}`}}},
+			{entity.Customers, []string{`{"id":"a","name":"A"}`}},
+			{entity.Customers, []string{`{"id":"b","name":"B"}`, `{"id":"b","name":"B2"}`}},
+			{entity.Customers, []string{`{"id":"c","name":"C"}`, `{"id":"b","name":"B3"}`}},
+			{entity.Customers, []string{`{"id":"d","name":"D"}`}}},
 			paths: []string{"customers:direct", "customers:first", "customers:list", "customers:direct"}, rows: "a:A,b:B3,c:C,d:D"},
 		{name: "an invalid record: every problem named, nothing merged", batches: []batch{
-			{Customers, []string{`{"id":"a","createdAt":"soon"}`, `{"name":"no id"}`, `{"id":"c"}`}}},
+			{entity.Customers, []string{`{"id":"a","createdAt":"soon"}`, `{"name":"no id"}`, `{"id":"c"}`}}},
 			err: "customers: 2 invalid records, nothing merged:\n  customers page 1 item 0 (id a): createdAt: \"soon\" is not a timestamp\n  customers page 1 item 1: id: missing"},
-		{name: "unreadable JSON", batches: []batch{{Customers, []string{`{"id":"a"}`, `{"id": b}`}}},
+		{name: "unreadable JSON", batches: []batch{{entity.Customers, []string{`{"id":"a"}`, `{"id": b}`}}},
 			err: "customers page 1 item 1: not a JSON object"},
-		{name: "a list with child tables", batches: []batch{{Invoices, []string{`{"id":"i","amount":1}`}}},
+		{name: "a list with child tables", batches: []batch{{entity.Invoices, []string{`{"id":"i","amount":1}`}}},
 			paths: []string{"invoices:first"}},
 	}
 	for _, c := range cases {
@@ -109,7 +110,7 @@ func TestDirectFirstLoad(t *testing.T) {
 // fixture records (TestProjectionGolden checks the rows): a projection whose error() guard fired
 // on valid records would send every first load the longer way and fail nothing else.
 func TestDirectPathCoversTheFixtures(t *testing.T) {
-	for _, c := range goldenCases {
+	for _, c := range goldenCases(t) {
 		if !entityDefs[c.e].direct() {
 			continue
 		}
@@ -138,7 +139,7 @@ func TestDirectFirstLoadResumed(t *testing.T) {
 		t.Fatal(err)
 	}
 	run := startRun(t, b, "acct")
-	load(t, b, Customers, run, t0, false, `{"id":"a","name":"A"}`, `{"id":"b","name":"B"}`)
+	load(t, b, entity.Customers, run, t0, false, `{"id":"a","name":"A"}`, `{"id":"b","name":"B"}`)
 	if err := b.Close(); err != nil { // interrupted: no publish
 		t.Fatal(err)
 	}
@@ -152,8 +153,8 @@ func TestDirectFirstLoadResumed(t *testing.T) {
 	if err != nil || again.ID != run.ID {
 		t.Fatalf("resumed run %+v, %v; want run %d", again, err, run.ID)
 	}
-	load(t, b2, Customers, again, t0, false, `{"id":"c","name":"C"}`, `{"id":"a","name":"A2"}`)
-	load(t, b2, Customers, again, t0, false, `{"id":"d","name":"D"}`)
+	load(t, b2, entity.Customers, again, t0, false, `{"id":"c","name":"C"}`, `{"id":"a","name":"A2"}`)
+	load(t, b2, entity.Customers, again, t0, false, `{"id":"d","name":"D"}`)
 	if got, want := strings.Join(mergePaths(log.String()), " "), "customers:list customers:direct"; got != want {
 		t.Errorf("paths %q, want %q", got, want)
 	}
@@ -196,7 +197,7 @@ func TestDirectIDsKeptWhileTheListRuns(t *testing.T) {
 	b := startBuildWith(t, newPath(t), BuildOptions{Log: quietLog, ListBatch: 3})
 	s := startSink(t, b, "acct", t0)
 	defer s.Close()
-	li, err := s.List(Customers)
+	li, err := s.List(entity.Customers)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,10 +244,10 @@ func TestLoaderLeavesNoTempObjects(t *testing.T) {
 	ctx := context.Background()
 	b := startBuild(t, newPath(t))
 	run := startRun(t, b, "acct")
-	load(t, b, Customers, run, t0, false, `{"id":"a"}`)
-	load(t, b, Invoices, run, t0, false, `{"id":"i","amount":1,"transactions":[{"id":"t"}]}`)
-	load(t, b, Customers, run, t0, false, `{"id":"a","name":"A2"}`)
-	l, err := b.newLoader(ctx, Reviews, run.ID, run.Account, t0)
+	load(t, b, entity.Customers, run, t0, false, `{"id":"a"}`)
+	load(t, b, entity.Invoices, run, t0, false, `{"id":"i","amount":1,"transactions":[{"id":"t"}]}`)
+	load(t, b, entity.Customers, run, t0, false, `{"id":"a","name":"A2"}`)
+	l, err := b.newLoader(ctx, entity.Reviews, run.ID, run.Account, t0)
 	if err != nil {
 		t.Fatal(err)
 	}

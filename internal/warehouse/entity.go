@@ -9,28 +9,12 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/billsync/billsync/internal/entity"
 	"github.com/billsync/billsync/internal/sqlfile"
 )
 
-// Entity names a kind of record the fetcher stages. The entities are the files of merge/: each
-// merge/<entity>.sql but common.sql and derived.sql is one (see newEntityDefs); the constants name
-// the ones Go code refers to.
-type Entity string
-
-const (
-	Customers             Entity = "customers"
-	Products              Entity = "products"        // one list across all product-type streams
-	ProductDetails        Entity = "product_details" // fills user_id, qty, variants of listed products
-	PaymentRequests       Entity = "payment_requests"
-	PaymentRequestDetails Entity = "payment_request_details"
-	Invoices              Entity = "invoices"
-	UnpaidTransactions    Entity = "unpaid_transactions"
-	Reviews               Entity = "reviews"
-	CreditLedger          Entity = "credit_ledger"      // incremental: never marks deletions
-	WebhookDeliveries     Entity = "webhook_deliveries" // incremental: never marks deletions
-)
-
 type entityDef struct {
+	decl    *entity.Decl
 	table   string
 	deletes bool     // a full list marks rows it did not contain as deleted upstream
 	detail  bool     // fills columns of rows another entity listed; never inserts
@@ -50,17 +34,21 @@ var derivedTemp = map[string]string{
 // history, and overrides of common.sql's steps.
 var entitySections = []string{"project", "changes", "classify", "counts", "lifecycle", "upsert"}
 
+// generatedSections are the sections a declaration implies when its file does not define them.
+var generatedSections = map[string]func(*entity.Decl) (string, error){"project": projectSQL, "changes": changesSQL}
+
 // commonSections are the steps common.sql provides to every entity.
 var commonSections = []string{"staged", "first_path", "stored_before", "first_overlap", "parse_all", "keys", "dedupe", "dedupe_keyed", "classify",
 	"classify_first", "counts", "counts_first", "lifecycle", "insert_direct", "direct_rowid", "direct_batch_ids", "direct_ids", "insert_first", "upsert", "deleted", "seen_in_run"}
 
-// The merge SQL is a contract between these files and the loader: every step the loader runs
-// for an entity must resolve to a statement (or to a declared opt-out), and a section name the
-// loader does not know is an error, so a misspelled or dropped section fails when the package
+// The merge SQL is a contract between the declarations, these files and the loader: every step
+// the loader runs for an entity must resolve to a statement (or to a declared opt-out), a
+// section name the loader does not know is an error, and an entity's file holds exactly the
+// sections its declaration names, so a misspelled or dropped section fails when the package
 // loads instead of silently skipping work.
 var entityDefs = mustLoadEntityDefs()
 
-func mustLoadEntityDefs() map[Entity]*entityDef {
+func mustLoadEntityDefs() map[entity.Name]*entityDef {
 	defs, err := loadEntityDefs(sqlFS)
 	if err != nil {
 		panic(err)
@@ -68,59 +56,44 @@ func mustLoadEntityDefs() map[Entity]*entityDef {
 	return defs
 }
 
-// entityExceptions are the entities that are not plain lists. Every other merge/<entity>.sql is
-// a list: its table is named after it (created by a migration) and a list read whole marks the
-// rows it did not contain as deleted upstream. So a new list endpoint needs no Go here.
-var entityExceptions = map[Entity]entityDef{
-	Products:              {table: "products", deletes: true, derived: []string{"product_variants"}},
-	ProductDetails:        {table: "products", detail: true, derived: []string{"product_variants"}},
-	PaymentRequestDetails: {table: "payment_requests", detail: true},
-	Invoices:              {table: "invoices", deletes: true, derived: []string{"invoice_transactions"}},
-	CreditLedger:          {table: "credit_ledger"},
-	WebhookDeliveries:     {table: "webhook_deliveries"},
-}
-
 // mergeShared are the files of merge/ that are not an entity's.
 var mergeShared = []string{"common.sql", "derived.sql"}
 
-// newEntityDefs is the registry: one entity per merge/<entity>.sql, a list unless
-// entityExceptions says otherwise.
-func newEntityDefs(fsys fs.FS) (map[Entity]*entityDef, error) {
+// newEntityDefs is the registry: one entity per declaration (internal/entity); merge/<entity>.sql
+// exists for the entities that declare hand-written SQL, and for no other name.
+func newEntityDefs(fsys fs.FS, decls []*entity.Decl) (map[entity.Name]*entityDef, error) {
+	if err := entity.Check(decls); err != nil {
+		return nil, err
+	}
+	defs := map[entity.Name]*entityDef{}
+	for _, d := range decls {
+		def := &entityDef{decl: d, table: d.TableName(), deletes: d.Rule == entity.FullRefresh, detail: d.Rule == entity.FillDetail}
+		for _, c := range d.Derived {
+			def.derived = append(def.derived, c.Table)
+		}
+		defs[d.Name] = def
+	}
 	files, err := fs.Glob(fsys, "merge/*.sql")
 	if err != nil {
 		return nil, err
 	}
-	defs := map[Entity]*entityDef{}
 	for _, f := range files {
 		name := path.Base(f)
 		if slices.Contains(mergeShared, name) {
 			continue
 		}
-		e := Entity(strings.TrimSuffix(name, ".sql"))
-		if !entityNameRe.MatchString(string(e)) {
-			return nil, fmt.Errorf("%s: an entity's name is lower_snake_case", f)
-		}
-		d := entityDef{table: string(e), deletes: true}
-		if x, ok := entityExceptions[e]; ok {
-			d = x
-		}
-		defs[e] = &d
-	}
-	for e := range entityExceptions {
-		if defs[e] == nil {
-			return nil, fmt.Errorf("entity %s has no merge/%s.sql", e, e)
+		e := entity.Name(strings.TrimSuffix(name, ".sql"))
+		if d := defs[e]; d == nil || len(d.decl.SQL) == 0 {
+			return nil, fmt.Errorf("%s: no entity declares hand-written SQL of that name (internal/entity)", f)
 		}
 	}
 	return defs, nil
 }
 
-// entityNameRe keeps entity (and so table) names safe to write into SQL.
-var entityNameRe = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
-
 // ListEntities are the entities read as whole lists (a list read whole marks deletions), sorted:
 // fetch has one list stream per entity, checked by its tests.
-func ListEntities() []Entity {
-	var out []Entity
+func ListEntities() []entity.Name {
+	var out []entity.Name
 	for e, d := range entityDefs {
 		if d.deletes && !d.detail {
 			out = append(out, e)
@@ -203,8 +176,12 @@ var (
 	optOutRe      = regexp.MustCompile(`(?m)^\s*-- opt-out: *\S`)
 )
 
-func loadEntityDefs(fsys fs.FS) (map[Entity]*entityDef, error) {
-	defs, err := newEntityDefs(fsys)
+func loadEntityDefs(fsys fs.FS) (map[entity.Name]*entityDef, error) {
+	return loadDeclared(fsys, entity.All())
+}
+
+func loadDeclared(fsys fs.FS, decls []*entity.Decl) (map[entity.Name]*entityDef, error) {
+	defs, err := newEntityDefs(fsys, decls)
 	if err != nil {
 		return nil, err
 	}
@@ -234,12 +211,35 @@ func loadEntityDefs(fsys fs.FS) (map[Entity]*entityDef, error) {
 	var problems []string
 	for e, d := range defs {
 		file := "merge/" + string(e) + ".sql"
-		own, err := sqlfile.Sections(fsys, file)
-		if err != nil {
-			return nil, err
+		own := map[string]string{}
+		if len(d.decl.SQL) > 0 {
+			if own, err = sqlfile.Sections(fsys, file); err != nil {
+				return nil, fmt.Errorf("%s: its declaration names hand-written SQL (%s): %w", e, strings.Join(d.decl.SQL, ", "), err)
+			}
 		}
 		if err := knownOnly(file, own, entitySections); err != nil {
 			return nil, err
+		}
+		for name := range own {
+			if !slices.Contains(d.decl.SQL, name) {
+				problems = append(problems, fmt.Sprintf("%s: section %q of %s is not in the declaration's SQL (internal/entity)", e, name, file))
+			}
+		}
+		for _, name := range d.decl.SQL {
+			if _, ok := own[name]; !ok {
+				problems = append(problems, fmt.Sprintf("%s: step %q has no section (in %s, which its declaration says holds it)", e, name, file))
+			}
+		}
+		for name, gen := range generatedSections {
+			if _, ok := own[name]; ok {
+				continue
+			}
+			text, err := gen(d.decl)
+			if err != nil {
+				problems = append(problems, fmt.Sprintf("%s: generated section %q: %v", e, name, err))
+				continue
+			}
+			own[name] = text
 		}
 		d.sql, d.optOut = map[string]string{}, map[string]bool{}
 		// constant only: the table name comes from the map above

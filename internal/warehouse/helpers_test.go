@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/billsync/billsync/internal/entity"
 )
 
 var quietLog = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -48,7 +50,7 @@ func startRun(t *testing.T, b *Build, account string) Run {
 
 // load stages records and merges them; full marks deletions after the merge, as a list read
 // whole does.
-func load(t *testing.T, b *Build, e Entity, run Run, at time.Time, full bool, records ...string) MergeResult {
+func load(t *testing.T, b *Build, e entity.Name, run Run, at time.Time, full bool, records ...string) MergeResult {
 	t.Helper()
 	res, err := tryLoad(b, e, run, at, full, records...)
 	if err != nil {
@@ -57,7 +59,7 @@ func load(t *testing.T, b *Build, e Entity, run Run, at time.Time, full bool, re
 	return res
 }
 
-func tryLoad(b *Build, e Entity, run Run, at time.Time, full bool, records ...string) (MergeResult, error) {
+func tryLoad(b *Build, e entity.Name, run Run, at time.Time, full bool, records ...string) (MergeResult, error) {
 	ctx := context.Background()
 	l, err := b.newLoader(ctx, e, run.ID, run.Account, at)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/billsync/billsync/internal/entity"
 	"github.com/billsync/billsync/internal/sandbox"
 )
 
@@ -29,16 +30,16 @@ func init() {
 // list entity staged and merged in listBatch batches, then the deletion marking of a list read
 // whole, the calls the sink makes, here one stream after another (fetch merges two at a time).
 var syncLists = []struct {
-	e          Entity
+	e          entity.Name
 	collection string
 }{
-	{Customers, "customers"},
-	{Products, "products"},
-	{PaymentRequests, "payment_requests"},
-	{Invoices, "invoices"},
-	{UnpaidTransactions, "unpaid_transactions"},
-	{Reviews, "reviews"},
-	{WebhookDeliveries, "webhook_deliveries"},
+	{entity.Customers, "customers"},
+	{entity.Products, "products"},
+	{entity.PaymentRequests, "payment_requests"},
+	{entity.Invoices, "invoices"},
+	{entity.UnpaidTransactions, "unpaid_transactions"},
+	{entity.Reviews, "reviews"},
+	{entity.WebhookDeliveries, "webhook_deliveries"},
 }
 
 // BenchmarkSyncLists measures the list phase's DuckDB work for a first sync and for the next,

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/billsync/billsync/internal/entity"
 	duckdb "github.com/duckdb/duckdb-go/v2"
 )
 
@@ -21,7 +22,7 @@ import (
 // Add is called from one goroutine; Merge ends the loader.
 type loader struct {
 	b          *Build
-	entity     Entity
+	entity     entity.Name
 	def        *entityDef
 	runID      int64
 	account    string
@@ -59,7 +60,7 @@ const createStage = `CREATE OR REPLACE TEMP TABLE stage (seq BIGINT, page INTEGE
 // record_changes, which never conflicts) may run concurrently; merges writing the same table
 // must not: DuckDB fails the later of two transactions updating the same rows. Products and
 // their details, payment requests and theirs, share tables.
-func (b *Build) newLoader(ctx context.Context, e Entity, runID int64, account string, observedAt time.Time) (*loader, error) {
+func (b *Build) newLoader(ctx context.Context, e entity.Name, runID int64, account string, observedAt time.Time) (*loader, error) {
 	def, ok := entityDefs[e]
 	if !ok {
 		return nil, fmt.Errorf("new loader: unknown entity %q", e)

@@ -6,33 +6,29 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/billsync/billsync/internal/entity"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata/")
 
 type goldenCase struct {
-	e      Entity
+	e      entity.Name
 	file   string
 	table  string
 	fill   []string // loaded before, so detail entities have rows to fill
-	fillAs Entity
+	fillAs entity.Name
 }
 
-// TestProjectionGolden loads each entity's fixture records and compares the
-// typed rows with testdata/<entity>.golden.
+// TestProjectionGolden loads each entity's fixture records (its declaration's Fixture) and
+// compares the typed rows of its table and of its child tables with
+// testdata/<table>_<entity>.golden.
 func TestProjectionGolden(t *testing.T) {
-	cases := goldenCases
-	for e := range entityDefs {
-		if !slices.ContainsFunc(cases, func(c goldenCase) bool { return c.e == e }) {
-			t.Errorf("entity %s has no golden case: add its fixture here", e)
-		}
-	}
-	for _, c := range cases {
+	for _, c := range goldenCases(t) {
 		t.Run(string(c.e)+"_"+c.table, func(t *testing.T) {
 			b := startBuild(t, newPath(t))
 			run := startRun(t, b, "acct")
@@ -58,21 +54,40 @@ func TestProjectionGolden(t *testing.T) {
 	}
 }
 
-// goldenCases are the entities' fixture files and the tables they fill.
-var goldenCases = []goldenCase{
-	{e: Customers, file: "Customers__customer-list-response.json", table: "customers"},
-	{e: Products, file: "Products__product-list-response.json", table: "products"},
-	{e: ProductDetails, file: "Products__product-detail-response.json", table: "product_variants",
-		fill: []string{`{"id":"6f8c19ff-5b97-4792-aa89-d2a12797b356","name":"Pembuatan Jasa Web","variant":null}`}, fillAs: Products},
-	{e: PaymentRequests, file: "PaymentRequests__payment-request-list-response.json", table: "payment_requests"},
-	{e: PaymentRequestDetails, file: "PaymentRequests__payment-request-detail-response.json", table: "payment_requests",
-		fill: []string{`{"id":"e890d24a-cfc0-4915-83d2-3166b9ffba9e","amount":"100000","status":"unpaid"}`}, fillAs: PaymentRequests},
-	{e: Invoices, file: "Invoices__invoice-list-response.json", table: "invoices"},
-	{e: Invoices, file: "Invoices__invoice-list-response.json", table: "invoice_transactions"},
-	{e: UnpaidTransactions, file: "Transactions__unpaid-list-response.json", table: "unpaid_transactions"},
-	{e: Reviews, file: "Reviews__review-list-response.json", table: "reviews"},
-	{e: CreditLedger, file: "CreditMembership__credit-paginate-history-response.json", table: "credit_ledger"},
-	{e: WebhookDeliveries, file: "Webhooks__webhook-history-list-response.json", table: "webhook_deliveries"},
+// detailFills are the listed rows a detail's fixture fills.
+var detailFills = map[entity.Name]string{
+	entity.ProductDetails:        `{"id":"6f8c19ff-5b97-4792-aa89-d2a12797b356","name":"Pembuatan Jasa Web","variant":null}`,
+	entity.PaymentRequestDetails: `{"id":"e890d24a-cfc0-4915-83d2-3166b9ffba9e","amount":"100000","status":"unpaid"}`,
+}
+
+// goldenCases are every declared entity's fixture and the tables it fills: its table and its
+// child tables. A detail first gets the listed row it fills.
+func goldenCases(t *testing.T) []goldenCase {
+	var cases []goldenCase
+	for _, d := range entity.All() {
+		if d.Fixture == "" {
+			t.Errorf("entity %s declares no Fixture: its merge golden needs the spec's sample of its records", d.Name)
+			continue
+		}
+		c := goldenCase{e: d.Name, file: d.Fixture}
+		if d.Rule == entity.FillDetail {
+			fill, ok := detailFills[d.Name]
+			if !ok {
+				t.Errorf("detail %s has no row to fill in detailFills", d.Name)
+			}
+			c.fill = []string{fill}
+			for _, l := range entity.All() {
+				if l.Rule != entity.FillDetail && l.TableName() == d.Table {
+					c.fillAs = l.Name
+				}
+			}
+		}
+		for _, table := range append([]string{d.TableName()}, entityDefs[d.Name].derived...) {
+			c.table = table
+			cases = append(cases, c)
+		}
+	}
+	return cases
 }
 
 // dumpTable renders a table's typed columns (not raw) one "column: value" per line.
@@ -124,7 +139,7 @@ func TestTimeFormats(t *testing.T) {
 	for i, c := range cases {
 		recs = append(recs, fmt.Sprintf(`{"id":"w%d","createdAt":%s}`, i, c.value))
 	}
-	load(t, b, WebhookDeliveries, run, t0, false, recs...)
+	load(t, b, entity.WebhookDeliveries, run, t0, false, recs...)
 	for i, c := range cases {
 		var got time.Time
 		if err := b.DB().QueryRow(`SELECT created_at FROM webhook_deliveries WHERE id = ?`, fmt.Sprintf("w%d", i)).Scan(&got); err != nil {
@@ -139,7 +154,7 @@ func TestTimeFormats(t *testing.T) {
 func TestNumbersAsStrings(t *testing.T) {
 	b := startBuild(t, newPath(t))
 	run := startRun(t, b, "acct")
-	load(t, b, Invoices, run, t0, false,
+	load(t, b, entity.Invoices, run, t0, false,
 		`{"id":"a","amount":"25000000000","createdAt":"1691046324713"}`,
 		`{"id":"b","amount":25000000000.0}`,
 		`{"id":"c","amount":""}`)
@@ -148,7 +163,7 @@ func TestNumbersAsStrings(t *testing.T) {
 			t.Errorf("amount of %s = %q, want %q", id, got, want)
 		}
 	}
-	load(t, b, Reviews, run, t0, false, `{"id":"r","rating":"4.5"}`)
+	load(t, b, entity.Reviews, run, t0, false, `{"id":"r","rating":"4.5"}`)
 	if got := queryString(t, b.DB(), `SELECT rating::VARCHAR FROM reviews`); got != "4.5" {
 		t.Errorf("rating = %s", got)
 	}
@@ -157,24 +172,24 @@ func TestNumbersAsStrings(t *testing.T) {
 func TestValidationErrors(t *testing.T) {
 	cases := []struct {
 		name    string
-		e       Entity
+		e       entity.Name
 		records []string
 		want    []string
 	}{
-		{"amount not an integer", Invoices,
+		{"amount not an integer", entity.Invoices,
 			[]string{`{"id":"ok","amount":1}`, `{"id":"9f2c","amount":"abc"}`},
 			[]string{`invoices page 1 item 1 (id 9f2c): amount: "abc" is not an integer`}},
-		{"fraction is not an integer", Invoices, []string{`{"id":"x","amount":12.5}`},
+		{"fraction is not an integer", entity.Invoices, []string{`{"id":"x","amount":12.5}`},
 			[]string{`(id x): amount: "12.5" is not an integer`}},
-		{"missing id", Customers, []string{`{"name":"n"}`}, []string{`customers page 1 item 0: id: missing`}},
-		{"bad timestamp", Reviews, []string{`{"id":"r","createdAt":"yesterday"}`},
+		{"missing id", entity.Customers, []string{`{"name":"n"}`}, []string{`customers page 1 item 0: id: missing`}},
+		{"bad timestamp", entity.Reviews, []string{`{"id":"r","createdAt":"yesterday"}`},
 			[]string{`createdAt: "yesterday" is not a timestamp`}},
-		{"broken JSON", Reviews, []string{`{"id": r}`}, []string{`reviews page 1 item 0: not a JSON object`}},
-		{"webhook without createdAt", WebhookDeliveries, []string{`{"id":"w","status":"SUCCESS"}`},
+		{"broken JSON", entity.Reviews, []string{`{"id": r}`}, []string{`reviews page 1 item 0: not a JSON object`}},
+		{"webhook without createdAt", entity.WebhookDeliveries, []string{`{"id":"w","status":"SUCCESS"}`},
 			[]string{`webhook_deliveries page 1 item 0 (id w): createdAt: missing`}},
-		{"bad variant string", Products, []string{`{"id":"p","variant":"[{"}`},
+		{"bad variant string", entity.Products, []string{`{"id":"p","variant":"[{"}`},
 			[]string{`variant: not a JSON-encoded array`}},
-		{"several problems, at most five listed", Invoices, []string{
+		{"several problems, at most five listed", entity.Invoices, []string{
 			`{"id":"1","amount":"x"}`, `{"id":"2","amount":"x"}`, `{"id":"3","amount":"x"}`,
 			`{"id":"4","amount":"x"}`, `{"id":"5","amount":"x"}`, `{"id":"6","amount":"x"}`},
 			[]string{"6 invalid records", "(id 5)"}},
@@ -206,7 +221,7 @@ func TestValidationErrors(t *testing.T) {
 func TestAddRejectsNonObjects(t *testing.T) {
 	b := startBuild(t, newPath(t))
 	run := startRun(t, b, "acct")
-	l, err := b.newLoader(context.Background(), Invoices, run.ID, run.Account, t0)
+	l, err := b.newLoader(context.Background(), entity.Invoices, run.ID, run.Account, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,7 +258,7 @@ func TestMergeLifecycle(t *testing.T) {
 		return fmt.Sprintf(`{"id":%q,"amount":%d,"status":%q,"name":"n","transactions":[{"id":"t-%s","status":"created"}]}`, id, amount, status, id)
 	}
 	r1 := startRun(t, b, "acct")
-	res := load(t, b, Invoices, r1, t0, true, inv("a", "active", 10), inv("b", "active", 20), inv("c", "active", 30))
+	res := load(t, b, entity.Invoices, r1, t0, true, inv("a", "active", 10), inv("b", "active", 20), inv("c", "active", 30))
 	if res != (MergeResult{Inserted: 3}) {
 		t.Fatalf("first merge %+v", res)
 	}
@@ -254,7 +269,7 @@ func TestMergeLifecycle(t *testing.T) {
 	t.Run("identical merge changes nothing", func(t *testing.T) {
 		r := startRun(t, b, "acct")
 		before := queryInt(t, db, `SELECT count(*) FROM record_changes`)
-		res := load(t, b, Invoices, r, t0.Add(time.Hour), true, inv("a", "active", 10), inv("b", "active", 20), inv("c", "active", 30))
+		res := load(t, b, entity.Invoices, r, t0.Add(time.Hour), true, inv("a", "active", 10), inv("b", "active", 20), inv("c", "active", 30))
 		if res != (MergeResult{Unchanged: 3}) {
 			t.Errorf("merge %+v", res)
 		}
@@ -270,7 +285,7 @@ func TestMergeLifecycle(t *testing.T) {
 	t.Run("changes, deletion and duplicates", func(t *testing.T) {
 		r := startRun(t, b, "acct")
 		paid := strings.Replace(inv("a", "paid", 10), `"created"`, `"paid"`, 1)
-		res := load(t, b, Invoices, r, t0.Add(2*time.Hour), true, inv("a", "active", 10), paid, inv("b", "active", 25))
+		res := load(t, b, entity.Invoices, r, t0.Add(2*time.Hour), true, inv("a", "active", 10), paid, inv("b", "active", 25))
 		if res != (MergeResult{Updated: 2, Deleted: 1}) {
 			t.Errorf("merge %+v", res)
 		}
@@ -291,7 +306,7 @@ func TestMergeLifecycle(t *testing.T) {
 
 	t.Run("reappearing row is restored", func(t *testing.T) {
 		r := startRun(t, b, "acct")
-		res := load(t, b, Invoices, r, t0.Add(3*time.Hour), false, inv("c", "active", 30))
+		res := load(t, b, entity.Invoices, r, t0.Add(3*time.Hour), false, inv("c", "active", 30))
 		if res != (MergeResult{Restored: 1}) {
 			t.Errorf("merge %+v", res)
 		}
@@ -307,8 +322,8 @@ func TestMergeLifecycle(t *testing.T) {
 func TestMultiAccountIsolation(t *testing.T) {
 	b := startBuild(t, newPath(t))
 	one, two := startRun(t, b, "one"), startRun(t, b, "two")
-	load(t, b, Customers, one, t0, true, `{"id":"c1","name":"A"}`, `{"id":"shared","name":"A"}`)
-	load(t, b, Customers, two, t0, true, `{"id":"shared","name":"B"}`)
+	load(t, b, entity.Customers, one, t0, true, `{"id":"c1","name":"A"}`, `{"id":"shared","name":"A"}`)
+	load(t, b, entity.Customers, two, t0, true, `{"id":"shared","name":"B"}`)
 	// a full list of account two must not touch account one
 	if n := queryInt(t, b.DB(), `SELECT count(*) FROM customers WHERE account = 'one' AND deleted_upstream_at IS NULL`); n != 2 {
 		t.Errorf("account one has %d live rows, want 2", n)
@@ -324,7 +339,7 @@ func TestMultiAccountIsolation(t *testing.T) {
 func TestProductVariantsBothShapes(t *testing.T) {
 	b := startBuild(t, newPath(t))
 	run := startRun(t, b, "acct")
-	load(t, b, Products, run, t0, true,
+	load(t, b, entity.Products, run, t0, true,
 		`{"id":"arr","variants":[{"id":"v1","name":"One","amount":"100","status":"ACTIVE","createdAt":1778236239496}]}`,
 		`{"id":"str","variant":"[{\"id\":\"v2\",\"name\":\"Two\",\"amount\":200,\"limit\":null}]"}`,
 		`{"id":"none","variant":null}`)
@@ -333,7 +348,7 @@ func TestProductVariantsBothShapes(t *testing.T) {
 		t.Errorf("variants %q", got)
 	}
 	// the detail drops v2 and adds v3: v2 is marked deleted, user_id and qty are filled
-	load(t, b, ProductDetails, run, t0.Add(time.Hour), false,
+	load(t, b, entity.ProductDetails, run, t0.Add(time.Hour), false,
 		`{"id":"str","userId":"u1","qty":"5","variant":"[{\"id\":\"v3\",\"name\":\"Three\",\"amount\":300}]"}`,
 		`{"id":"unknown-product","userId":"u1"}`)
 	if got := queryString(t, b.DB(), `SELECT user_id || '/' || qty || '/' || detail_fetched_at::VARCHAR FROM products WHERE id = 'str'`); got != "u1/5/2026-06-01 06:00:00+00" {
@@ -350,7 +365,7 @@ func TestProductVariantsBothShapes(t *testing.T) {
 func TestCreditLedgerSignedAmount(t *testing.T) {
 	b := startBuild(t, newPath(t))
 	run := startRun(t, b, "acct")
-	load(t, b, CreditLedger, run, t0, true,
+	load(t, b, entity.CreditLedger, run, t0, true,
 		`{"id":"neg","amount":-100000,"createdAt":"2025-08-22T10:32:04.204Z"}`,
 		`{"id":"pos","amount":"2500.5"}`,
 		`{"id":"spec","credit":10,"debit":0}`,
@@ -361,7 +376,7 @@ func TestCreditLedgerSignedAmount(t *testing.T) {
 		t.Errorf("ledger %q", got)
 	}
 	// incremental: a later page without these rows deletes nothing, even with full=true
-	res := load(t, b, CreditLedger, startRun(t, b, "other"), t0, true, `{"id":"x","credit":1}`)
+	res := load(t, b, entity.CreditLedger, startRun(t, b, "other"), t0, true, `{"id":"x","credit":1}`)
 	if res.Deleted != 0 || queryInt(t, b.DB(), `SELECT count(*) FROM credit_ledger WHERE deleted_upstream_at IS NOT NULL`) != 0 {
 		t.Errorf("incremental entity marked deletions: %+v", res)
 	}
@@ -373,8 +388,8 @@ func TestWebhookPayloadAndStatusChange(t *testing.T) {
 	rec := func(status string) string {
 		return `{"id":"w","payload":"{\"event\":\"payment.reminder\",\"data\":{\"amount\":5}}","status":"` + status + `","Webhooktype":"x","createdAt":"2025-01-01T00:00:00Z"}`
 	}
-	load(t, b, WebhookDeliveries, run, t0, false, rec("PENDING"))
-	load(t, b, WebhookDeliveries, run, t0.Add(time.Minute), false, rec("SUCCESS"))
+	load(t, b, entity.WebhookDeliveries, run, t0, false, rec("PENDING"))
+	load(t, b, entity.WebhookDeliveries, run, t0.Add(time.Minute), false, rec("SUCCESS"))
 	got := queryString(t, b.DB(), `SELECT event_type || ' ' || (event_data->>'$.amount') || ' ' || webhook_type || ' ' || status FROM webhook_deliveries`)
 	if got != "payment.reminder 5 x SUCCESS" {
 		t.Errorf("row %q", got)
@@ -391,7 +406,7 @@ func TestWebhookUnreadablePayload(t *testing.T) {
 		t.Run(payload, func(t *testing.T) {
 			b := startBuild(t, newPath(t))
 			run := startRun(t, b, "acct")
-			load(t, b, WebhookDeliveries, run, t0, false,
+			load(t, b, entity.WebhookDeliveries, run, t0, false,
 				`{"id":"a","payload":"{\"event\":\"payment.reminder\",\"data\":{\"amount\":5}}","createdAt":"2025-01-01T00:00:00Z"}`,
 				`{"id":"b","payload":`+payload+`,"createdAt":"2025-01-01T00:00:00Z"}`)
 			got := queryString(t, b.DB(), `SELECT string_agg(id || ' ' || coalesce(event_type, '-') || ' ' || coalesce(event_data->>'$.amount', '-'), ', ' ORDER BY id) FROM webhook_deliveries`)
@@ -411,8 +426,8 @@ func TestCreatedRowsOnlyAfterFirstSync(t *testing.T) {
 		return fmt.Sprintf(`{"id":%q,"amount":1,"status":"active","transactions":[{"id":"t-%s","status":"created"}]}`, id, id)
 	}
 	r1 := startRun(t, b, "acct")
-	load(t, b, Invoices, r1, t0, true, inv("a"))
-	load(t, b, Invoices, r1, t0, false, inv("b")) // a second merge of the same first run
+	load(t, b, entity.Invoices, r1, t0, true, inv("a"))
+	load(t, b, entity.Invoices, r1, t0, false, inv("b")) // a second merge of the same first run
 	if got := changes(t, b, "true"); len(got) != 0 {
 		t.Errorf("first sync wrote change rows: %v", got)
 	}
@@ -422,7 +437,7 @@ func TestCreatedRowsOnlyAfterFirstSync(t *testing.T) {
 	b.finishRun(ctx, r1.ID, RunStats{Status: "succeeded"})
 
 	r2 := startRun(t, b, "acct")
-	res := load(t, b, Invoices, r2, t0.Add(time.Hour), true, inv("a"), inv("b"), inv("c"))
+	res := load(t, b, entity.Invoices, r2, t0.Add(time.Hour), true, inv("a"), inv("b"), inv("c"))
 	if res != (MergeResult{Inserted: 1, Unchanged: 2}) {
 		t.Errorf("second run %+v", res)
 	}
@@ -440,14 +455,14 @@ func TestCreatedRowsOnlyAfterFirstSync(t *testing.T) {
 func TestListMergeValidationAndReplace(t *testing.T) {
 	b := startBuild(t, newPath(t))
 	r1 := startRun(t, b, "acct")
-	load(t, b, Customers, r1, t0, true, `{"id":"a","name":"A"}`, `{"id":"b","name":"B"}`)
+	load(t, b, entity.Customers, r1, t0, true, `{"id":"a","name":"A"}`, `{"id":"b","name":"B"}`)
 	b.finishRun(context.Background(), r1.ID, RunStats{Status: "succeeded"})
 	r2 := startRun(t, b, "acct")
-	_, err := tryLoad(b, Customers, r2, t0.Add(time.Hour), true, `{"id":"a","name":"A"}`, `{"id": b}`)
+	_, err := tryLoad(b, entity.Customers, r2, t0.Add(time.Hour), true, `{"id":"a","name":"A"}`, `{"id": b}`)
 	if err == nil || !strings.Contains(err.Error(), "customers page 1 item 1: not a JSON object") {
 		t.Fatalf("err = %v", err)
 	}
-	res := load(t, b, Customers, r2, t0.Add(time.Hour), true, `{"id":"a","name":"A"}`, `{"id":"b","name":"B2"}`)
+	res := load(t, b, entity.Customers, r2, t0.Add(time.Hour), true, `{"id":"a","name":"A"}`, `{"id":"b","name":"B2"}`)
 	if res != (MergeResult{Updated: 1, Unchanged: 1}) {
 		t.Errorf("merge %+v", res)
 	}
@@ -461,11 +476,11 @@ func TestListMergeValidationAndReplace(t *testing.T) {
 func TestChangedProductKeepsDetailColumns(t *testing.T) {
 	b := startBuild(t, newPath(t))
 	r1 := startRun(t, b, "acct")
-	load(t, b, Products, r1, t0, true, `{"id":"p","name":"One","variant":null}`)
-	load(t, b, ProductDetails, r1, t0, false, `{"id":"p","userId":"u1","qty":"3"}`)
+	load(t, b, entity.Products, r1, t0, true, `{"id":"p","name":"One","variant":null}`)
+	load(t, b, entity.ProductDetails, r1, t0, false, `{"id":"p","userId":"u1","qty":"3"}`)
 	b.finishRun(context.Background(), r1.ID, RunStats{Status: "succeeded"})
 	r2 := startRun(t, b, "acct")
-	load(t, b, Products, r2, t0.Add(time.Hour), true, `{"id":"p","name":"Two","variant":null}`)
+	load(t, b, entity.Products, r2, t0.Add(time.Hour), true, `{"id":"p","name":"Two","variant":null}`)
 	got := queryString(t, b.DB(), `SELECT name || '/' || user_id || '/' || qty || '/' || first_seen_run || '/' || count(*) OVER () FROM products`)
 	if want := fmt.Sprintf("Two/u1/3/%d/1", r1.ID); got != want {
 		t.Errorf("product %s, want %s", got, want)
@@ -480,13 +495,13 @@ func TestChangedProductKeepsDetailColumns(t *testing.T) {
 func TestConcurrentMergesOfDifferentEntities(t *testing.T) {
 	b := startBuild(t, newPath(t))
 	const batches, perBatch = 6, 40
-	record := map[Entity]func(i int, v string) string{
-		Customers: func(i int, v string) string { return fmt.Sprintf(`{"id":"c%d","email":"%s@example.com"}`, i, v) },
-		Invoices: func(i int, v string) string {
+	record := map[entity.Name]func(i int, v string) string{
+		entity.Customers: func(i int, v string) string { return fmt.Sprintf(`{"id":"c%d","email":"%s@example.com"}`, i, v) },
+		entity.Invoices: func(i int, v string) string {
 			return fmt.Sprintf(`{"id":"i%d","status":"%s","amount":%d,"transactions":[{"id":"t%d","status":"%s"}]}`, i, v, i, i, v)
 		},
-		Reviews: func(i int, v string) string { return fmt.Sprintf(`{"id":"r%d","status":"%s","rating":4}`, i, v) },
-		WebhookDeliveries: func(i int, v string) string {
+		entity.Reviews: func(i int, v string) string { return fmt.Sprintf(`{"id":"r%d","status":"%s","rating":4}`, i, v) },
+		entity.WebhookDeliveries: func(i int, v string) string {
 			return fmt.Sprintf(`{"id":"w%d","status":"%s","payload":"{\"event\":\"e\",\"data\":{}}","createdAt":1770000000000}`, i, v)
 		},
 	}
@@ -536,8 +551,8 @@ func TestConcurrentMergesOfDifferentEntities(t *testing.T) {
 func TestFirstSyncBatchRepeatingAnEarlierID(t *testing.T) {
 	b := startBuild(t, newPath(t))
 	r1 := startRun(t, b, "acct")
-	load(t, b, Customers, r1, t0, false, `{"id":"a","name":"A"}`, `{"id":"b","name":"B"}`)
-	res := load(t, b, Customers, r1, t0, false, `{"id":"c","name":"C"}`, `{"id":"a","name":"A2"}`)
+	load(t, b, entity.Customers, r1, t0, false, `{"id":"a","name":"A"}`, `{"id":"b","name":"B"}`)
+	res := load(t, b, entity.Customers, r1, t0, false, `{"id":"c","name":"C"}`, `{"id":"a","name":"A2"}`)
 	if res != (MergeResult{Inserted: 1, Updated: 1}) {
 		t.Errorf("second batch %+v", res)
 	}

@@ -9,15 +9,23 @@ import (
 	"regexp"
 
 	"github.com/billsync/billsync/internal/duckfile"
+	"github.com/billsync/billsync/internal/entity"
 	"github.com/billsync/billsync/internal/sqlfile"
 )
 
-// migrate applies the embedded migrations not yet recorded in schema_migrations, then the
-// macros and views of macros.sql, every time: a file opened by a newer billsync gets its
-// definitions even when no migration is new.
+// migrate applies the embedded migrations not yet recorded in schema_migrations, creates the
+// tables of entities no migration creates from their declarations, then the macros and views
+// of macros.sql, every time: a file opened by a newer billsync gets its definitions even when
+// no migration is new.
 func migrate(ctx context.Context, db *sql.DB) error {
 	if err := sqlfile.Migrate(ctx, db, sqlFS, "migrations"); err != nil {
 		return err
+	}
+	ddl := tableDDL(entity.All())
+	for _, t := range declaredOnlyTables() {
+		if _, err := db.ExecContext(ctx, ddl[t]); err != nil {
+			return fmt.Errorf("create table %s from its declaration: %w", t, err)
+		}
 	}
 	conn, err := db.Conn(ctx)
 	if err != nil {

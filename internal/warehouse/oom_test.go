@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+
+	"github.com/billsync/billsync/internal/entity"
 )
 
 // TestMergeOutOfMemorySaysWhatToRaise: a merge that runs out of DuckDB's memory limit runs again
@@ -26,7 +28,7 @@ func TestMergeOutOfMemorySaysWhatToRaise(t *testing.T) {
 	for i := range records {
 		records[i] = fmt.Sprintf(`{"id":"r%d","message":"%s %d","rating":5,"createdAt":1780000000000}`, i, pad, i)
 	}
-	_, err = tryLoad(b, Reviews, run, t0, true, records...)
+	_, err = tryLoad(b, entity.Reviews, run, t0, true, records...)
 	if err == nil {
 		t.Fatal("a 16 MB batch merged under a 16MB memory limit: the test no longer provokes running out of memory")
 	}
@@ -51,7 +53,7 @@ func TestStagingOutOfMemorySaysWhatToRaise(t *testing.T) {
 	}
 	t.Cleanup(func() { b.Close() })
 	run := startRun(t, b, "acct")
-	l, err := b.newLoader(context.Background(), Reviews, run.ID, run.Account, t0)
+	l, err := b.newLoader(context.Background(), entity.Reviews, run.ID, run.Account, t0)
 	if err != nil {
 		t.Fatal(err)
 	}

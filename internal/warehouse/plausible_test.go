@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/billsync/billsync/internal/entity"
 )
 
 // TestImplausibleTimes: a time that parses but cannot be right (epoch seconds, 0 or microseconds
@@ -12,22 +14,22 @@ import (
 func TestImplausibleTimes(t *testing.T) {
 	ms := t0.UnixMilli() - 3_600_000
 	tests := []struct {
-		entity  Entity
+		entity  entity.Name
 		field   string
 		value   string
 		problem string // "" = valid
 	}{
-		{Customers, "createdAt", fmt.Sprint(ms / 1000), fmt.Sprintf("createdAt %d looks like epoch seconds, not milliseconds", ms/1000)},
-		{Customers, "createdAt", "0", "createdAt 0 is before 2000-01-01"},
-		{Customers, "createdAt", fmt.Sprint(ms * 1000), fmt.Sprintf("createdAt %d looks like epoch microseconds, not milliseconds", ms*1000)},
-		{Customers, "updatedAt", `"1999-12-31T23:59:59Z"`, `updatedAt "1999-12-31T23:59:59Z" is before 2000-01-01`},
-		{WebhookDeliveries, "createdAt", `"2999-01-01T00:00:00.000Z"`,
+		{entity.Customers, "createdAt", fmt.Sprint(ms / 1000), fmt.Sprintf("createdAt %d looks like epoch seconds, not milliseconds", ms/1000)},
+		{entity.Customers, "createdAt", "0", "createdAt 0 is before 2000-01-01"},
+		{entity.Customers, "createdAt", fmt.Sprint(ms * 1000), fmt.Sprintf("createdAt %d looks like epoch microseconds, not milliseconds", ms*1000)},
+		{entity.Customers, "updatedAt", `"1999-12-31T23:59:59Z"`, `updatedAt "1999-12-31T23:59:59Z" is before 2000-01-01`},
+		{entity.WebhookDeliveries, "createdAt", `"2999-01-01T00:00:00.000Z"`,
 			`createdAt "2999-01-01T00:00:00.000Z" is more than a day after the server's clock (2026-06-01 05:00 UTC)`},
-		{CreditLedger, "createdAt", `"1970-01-21T06:00:00Z"`, `createdAt "1970-01-21T06:00:00Z" is before 2000-01-01`},
-		{Invoices, "createdAt", fmt.Sprint(t0.UnixMilli() + 25*3_600_000), "is more than a day after the server's clock"},
-		{Customers, "createdAt", fmt.Sprint(ms), ""},
-		{Customers, "createdAt", `"2026-06-01T10:00:00+0700"`, ""},
-		{Customers, "createdAt", fmt.Sprint(t0.UnixMilli() + 23*3_600_000), ""},
+		{entity.CreditLedger, "createdAt", `"1970-01-21T06:00:00Z"`, `createdAt "1970-01-21T06:00:00Z" is before 2000-01-01`},
+		{entity.Invoices, "createdAt", fmt.Sprint(t0.UnixMilli() + 25*3_600_000), "is more than a day after the server's clock"},
+		{entity.Customers, "createdAt", fmt.Sprint(ms), ""},
+		{entity.Customers, "createdAt", `"2026-06-01T10:00:00+0700"`, ""},
+		{entity.Customers, "createdAt", fmt.Sprint(t0.UnixMilli() + 23*3_600_000), ""},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%s %s %s", tt.entity, tt.field, tt.value), func(t *testing.T) {

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/billsync/billsync/internal/entity"
 )
 
 // Conflict is one id a list sent with two different contents in one run, and again when the list
@@ -22,7 +24,7 @@ type Conflict struct {
 
 // recordConflicts stores a stream's conflicting duplicates of this run in data_quality_conflicts,
 // replacing what an earlier attempt of the run recorded for the stream.
-func (b *Build) recordConflicts(ctx context.Context, account string, runID int64, e Entity, stream string,
+func (b *Build) recordConflicts(ctx context.Context, account string, runID int64, e entity.Name, stream string,
 	observedAt time.Time, cs []Conflict) error {
 	err := b.inTx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, stateSQL.Get("delete_conflicts"), account, runID, stream); err != nil {

@@ -12,25 +12,27 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/billsync/billsync/internal/entity"
 )
 
 // hashedTables are the tables a list or fan-out merges into by comparing raw_hash (merge/common.sql,
 // keys); migration 0007 names the same eight.
 type hashedTable struct {
-	e     Entity
+	e     entity.Name
 	table string
 	file  string // a fixture with one record of the entity
 }
 
 var hashedTables = []hashedTable{
-	{Customers, "customers", "Customers__customer-list-response.json"},
-	{Products, "products", "Products__product-list-response.json"},
-	{PaymentRequests, "payment_requests", "PaymentRequests__payment-request-list-response.json"},
-	{Invoices, "invoices", "Invoices__invoice-list-response.json"},
-	{UnpaidTransactions, "unpaid_transactions", "Transactions__unpaid-list-response.json"},
-	{Reviews, "reviews", "Reviews__review-list-response.json"},
-	{CreditLedger, "credit_ledger", "CreditMembership__credit-paginate-history-response.json"},
-	{WebhookDeliveries, "webhook_deliveries", "Webhooks__webhook-history-list-response.json"},
+	{entity.Customers, "customers", "Customers__customer-list-response.json"},
+	{entity.Products, "products", "Products__product-list-response.json"},
+	{entity.PaymentRequests, "payment_requests", "PaymentRequests__payment-request-list-response.json"},
+	{entity.Invoices, "invoices", "Invoices__invoice-list-response.json"},
+	{entity.UnpaidTransactions, "unpaid_transactions", "Transactions__unpaid-list-response.json"},
+	{entity.Reviews, "reviews", "Reviews__review-list-response.json"},
+	{entity.CreditLedger, "credit_ledger", "CreditMembership__credit-paginate-history-response.json"},
+	{entity.WebhookDeliveries, "webhook_deliveries", "Webhooks__webhook-history-list-response.json"},
 }
 
 // wrongHashes counts the rows of table whose raw_hash is not the one an analyst recomputes from

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/billsync/billsync/internal/entity"
 )
 
 // rowGroupRows is the rows of each of table's row groups in the file db has open, in order.
@@ -47,7 +49,7 @@ func syncCustomers(t *testing.T, path string, at time.Time, n int) {
 		}
 	}()
 	s := startSink(t, b, "acct", at)
-	li, err := s.List(Customers)
+	li, err := s.List(entity.Customers)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +129,7 @@ func TestListBatchIsARowGroup(t *testing.T) {
 	}
 	t.Cleanup(func() { b.Close() })
 	s := startSink(t, b, "acct", t0)
-	li, err := s.List(Customers)
+	li, err := s.List(entity.Customers)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +190,7 @@ func TestRelistBatchIsLarger(t *testing.T) {
 		return out
 	}
 	s1 := startSink(t, b, "acct", t0)
-	li, err := s1.List(Customers)
+	li, err := s1.List(entity.Customers)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +206,7 @@ func TestRelistBatchIsLarger(t *testing.T) {
 	s1.Close()
 
 	s2 := startSink(t, b, "acct", t0.Add(24*time.Hour))
-	li, err = s2.List(Customers)
+	li, err = s2.List(entity.Customers)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,12 +8,14 @@ import (
 	"log/slog"
 	"strings"
 	"time"
+
+	"github.com/billsync/billsync/internal/entity"
 )
 
 // seenInRun counts the rows of account that the merges of run runID have seen in e's table. A
 // list merged in several batches uses it to check, before marking deletions, that it received
 // as many distinct records as the server counts.
-func (b *Build) seenInRun(ctx context.Context, e Entity, account string, runID int64) (int64, error) {
+func (b *Build) seenInRun(ctx context.Context, e entity.Name, account string, runID int64) (int64, error) {
 	def, ok := entityDefs[e]
 	if !ok || !def.deletes {
 		return 0, fmt.Errorf("seen in run: %q is not a listed entity", e)
@@ -28,7 +30,7 @@ func (b *Build) seenInRun(ctx context.Context, e Entity, account string, runID i
 // markDeleted marks the rows of account in e's table that no merge of run runID saw as deleted
 // upstream at observedAt, recording each in record_changes, in one transaction. Only a list
 // read whole may ask for it, after all its merges.
-func (b *Build) markDeleted(ctx context.Context, e Entity, account string, runID int64, observedAt time.Time) (int64, error) {
+func (b *Build) markDeleted(ctx context.Context, e entity.Name, account string, runID int64, observedAt time.Time) (int64, error) {
 	def, ok := entityDefs[e]
 	if !ok || !def.deletes {
 		return 0, fmt.Errorf("mark deleted: %q is not a listed entity", e)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"testing"
+
+	"github.com/billsync/billsync/internal/entity"
 )
 
 // TestBatchedFullList: a list merged in batches, then its deletion marking, marks exactly the rows no
@@ -13,22 +15,22 @@ func TestBatchedFullList(t *testing.T) {
 	path := newPath(t)
 	b := startBuild(t, path)
 	run1 := startRun(t, b, "acct")
-	load(t, b, Customers, run1, t0, true, `{"id":"a"}`, `{"id":"b"}`, `{"id":"c"}`)
+	load(t, b, entity.Customers, run1, t0, true, `{"id":"a"}`, `{"id":"b"}`, `{"id":"c"}`)
 	if err := b.finishRun(ctx, run1.ID, RunStats{Status: "succeeded"}); err != nil {
 		t.Fatal(err)
 	}
 
 	run2 := startRun(t, b, "acct")
-	load(t, b, Customers, run2, t0, false, `{"id":"a"}`, `{"id":"d"}`)
-	load(t, b, Customers, run2, t0, false, `{"id":"d"}`, `{"id":"b"}`) // d shifted across the batch edge
-	seen, err := b.seenInRun(ctx, Customers, "acct", run2.ID)
+	load(t, b, entity.Customers, run2, t0, false, `{"id":"a"}`, `{"id":"d"}`)
+	load(t, b, entity.Customers, run2, t0, false, `{"id":"d"}`, `{"id":"b"}`) // d shifted across the batch edge
+	seen, err := b.seenInRun(ctx, entity.Customers, "acct", run2.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if seen != 3 {
 		t.Fatalf("seen in run = %d, want 3 (a, b, d)", seen)
 	}
-	res := load(t, b, Customers, run2, t0, true) // nothing staged: only the deletion step
+	res := load(t, b, entity.Customers, run2, t0, true) // nothing staged: only the deletion step
 	if res.Deleted != 1 {
 		t.Fatalf("deletion marking deleted %d, want 1 (c)", res.Deleted)
 	}
@@ -39,7 +41,7 @@ func TestBatchedFullList(t *testing.T) {
 	if deleted != "c" {
 		t.Fatalf("deleted upstream: %q, want c", deleted)
 	}
-	if _, err := b.seenInRun(ctx, ProductDetails, "acct", run2.ID); err == nil {
+	if _, err := b.seenInRun(ctx, entity.ProductDetails, "acct", run2.ID); err == nil {
 		t.Error("seenInRun accepted a detail entity")
 	}
 }
@@ -62,7 +64,7 @@ func TestFirstSyncInBatches(t *testing.T) {
 		{nil, MergeResult{}},
 	}
 	for i, s := range steps {
-		if got := load(t, b, Customers, run1, t0, i == len(steps)-1, s.records...); got != s.want {
+		if got := load(t, b, entity.Customers, run1, t0, i == len(steps)-1, s.records...); got != s.want {
 			t.Errorf("batch %d: %+v, want %+v", i+1, got, s.want)
 		}
 	}
@@ -77,7 +79,7 @@ func TestFirstSyncInBatches(t *testing.T) {
 	}
 
 	run2 := startRun(t, b, "acct")
-	if got := load(t, b, Customers, run2, t0, false, `{"id":"e","email":"e@x"}`); got != (MergeResult{Inserted: 1}) {
+	if got := load(t, b, entity.Customers, run2, t0, false, `{"id":"e","email":"e@x"}`); got != (MergeResult{Inserted: 1}) {
 		t.Errorf("next run: %+v", got)
 	}
 	if got := queryString(t, b.DB(), `SELECT string_agg(record_id, ',') FROM record_changes WHERE field = '_created'`); got != "e" {
@@ -91,7 +93,7 @@ func TestStageWhileMerging(t *testing.T) {
 	ctx := context.Background()
 	b := startBuild(t, newPath(t))
 	run := startRun(t, b, "acct")
-	first, err := b.newLoader(ctx, Customers, run.ID, run.Account, t0)
+	first, err := b.newLoader(ctx, entity.Customers, run.ID, run.Account, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +107,7 @@ func TestStageWhileMerging(t *testing.T) {
 		_, err := first.Merge(ctx)
 		merged <- err
 	}()
-	second, err := b.newLoader(ctx, Customers, run.ID, run.Account, t0)
+	second, err := b.newLoader(ctx, entity.Customers, run.ID, run.Account, t0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/billsync/billsync/internal/entity"
 )
 
 // The write path's knobs, in one place. Memory and speed trade against each other here; the
@@ -80,9 +82,9 @@ type Sink struct {
 	closeOnce sync.Once
 
 	mu       sync.Mutex
-	err      error                  // first asynchronous failure; later submissions return it
-	observed time.Time              // the run's observation time, fixed when first needed
-	merged   map[Entity]MergeResult // what this run's merges did, per entity
+	err      error                       // first asynchronous failure; later submissions return it
+	observed time.Time                   // the run's observation time, fixed when first needed
+	merged   map[entity.Name]MergeResult // what this run's merges did, per entity
 }
 
 // StartSink starts (or resumes) account's run in the build and returns its sink. now gives the
@@ -106,7 +108,7 @@ func (b *Build) StartSink(ctx context.Context, account string, startedAt time.Ti
 		finished: make(chan struct{}),
 		slots:    make(chan struct{}, mergeSlots),
 		runCtx:   ctx,
-		merged:   map[Entity]MergeResult{},
+		merged:   map[entity.Name]MergeResult{},
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -160,13 +162,13 @@ func (s *Sink) FanoutBatch() (requests int, age time.Duration) {
 }
 
 // Merged is what this run's merges of e did so far (call after Flush for the whole of it).
-func (s *Sink) Merged(e Entity) MergeResult {
+func (s *Sink) Merged(e entity.Name) MergeResult {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.merged[e]
 }
 
-func (s *Sink) tally(e Entity, r MergeResult) {
+func (s *Sink) tally(e entity.Name, r MergeResult) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m := s.merged[e]
@@ -318,7 +320,7 @@ func (s *Sink) runOnSlot(fn func(context.Context) error, skip func()) error {
 
 // newLoader opens a loader of e for this run. Loaders stage on their own connections, so any
 // goroutine may open and fill one; merging it is the sink's.
-func (s *Sink) newLoader(ctx context.Context, e Entity) (*loader, error) {
+func (s *Sink) newLoader(ctx context.Context, e entity.Name) (*loader, error) {
 	return s.b.newLoader(ctx, e, s.run.ID, s.run.Account, s.ObservedAt())
 }
 
@@ -370,7 +372,7 @@ func (s *Sink) CreditTargets(ctx context.Context, p CreditPlan) (t []CreditTarge
 
 // DetailTargets lists the ids of records that were listed but never read through their detail
 // endpoint; e is ProductDetails or PaymentRequestDetails.
-func (s *Sink) DetailTargets(ctx context.Context, e Entity) (ids []string, err error) {
+func (s *Sink) DetailTargets(ctx context.Context, e entity.Name) (ids []string, err error) {
 	err = s.call(ctx, func(ctx context.Context) error {
 		ids, err = s.b.detailTargets(ctx, s.run.Account, e, math.MaxInt32)
 		return err
@@ -381,7 +383,7 @@ func (s *Sink) DetailTargets(ctx context.Context, e Entity) (ids []string, err e
 // NewestCreated is the latest created_at among the rows of e's table this run's merges saw
 // (ok false when there is none), for a cursor that moves with the records read. The time is
 // the one the merge parsed and validated: records are parsed once, in SQL.
-func (s *Sink) NewestCreated(ctx context.Context, e Entity) (t time.Time, ok bool, err error) {
+func (s *Sink) NewestCreated(ctx context.Context, e entity.Name) (t time.Time, ok bool, err error) {
 	def, known := entityDefs[e]
 	if !known {
 		return t, false, fmt.Errorf("newest created: unknown entity %q", e)
@@ -434,7 +436,7 @@ type ListEnd struct {
 // The stream's pages may be added from several goroutines.
 type List struct {
 	s   *Sink
-	e   Entity
+	e   entity.Name
 	def *entityDef
 
 	batch int // records per merge (listBatch)
@@ -450,7 +452,7 @@ type List struct {
 }
 
 // List starts staging a list of e.
-func (s *Sink) List(e Entity) (*List, error) {
+func (s *Sink) List(e entity.Name) (*List, error) {
 	def, ok := entityDefs[e]
 	if !ok || def.detail {
 		return nil, fmt.Errorf("list: %q is not a listed entity", e)
@@ -655,7 +657,7 @@ func (li *List) waitLocked(ctx context.Context) error {
 // may be called from several goroutines.
 type Batch struct {
 	s     *Sink
-	e     Entity
+	e     entity.Name
 	mu    sync.Mutex
 	pages []batchPage
 	bytes int64
@@ -667,7 +669,7 @@ type batchPage struct {
 }
 
 // Batch starts a fan-out batch of e.
-func (s *Sink) Batch(e Entity) *Batch { return &Batch{s: s, e: e} }
+func (s *Sink) Batch(e entity.Name) *Batch { return &Batch{s: s, e: e} }
 
 // Add keeps a page's records; when the batch holds FanoutBatchBytes it merges them, and waits:
 // the caller reads no further until the bytes it held are in DuckDB's hands.
@@ -714,7 +716,7 @@ func (b *Batch) Commit(ctx context.Context) error {
 // CommitCredit is Commit for a batch of credit histories: after a successful merge, the same
 // write records that the customers' histories were read as of the run's observation time.
 func (b *Batch) CommitCredit(ctx context.Context, read []CreditTarget) error {
-	if b.e != CreditLedger {
+	if b.e != entity.CreditLedger {
 		return fmt.Errorf("commit credit: a batch of %s", b.e)
 	}
 	customers, reasons := make([]string, len(read)), make([]string, len(read))
@@ -731,7 +733,7 @@ func (b *Batch) CommitCredit(ctx context.Context, read []CreditTarget) error {
 }
 
 // stageMerge stages pages into a new loader of e and merges them; it runs on the writer.
-func (s *Sink) stageMerge(ctx context.Context, e Entity, pages []batchPage) error {
+func (s *Sink) stageMerge(ctx context.Context, e entity.Name, pages []batchPage) error {
 	l, err := s.newLoader(ctx, e)
 	if err != nil {
 		return err

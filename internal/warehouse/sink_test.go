@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/billsync/billsync/internal/entity"
 )
 
 func startSink(t *testing.T, b *Build, account string, now time.Time) *Sink {
@@ -88,7 +90,7 @@ func TestSinkListDecidesDeletions(t *testing.T) {
 	}
 	list := func(s *Sink, ids []string, ends ...ListEnd) (bool, MergeResult) {
 		t.Helper()
-		li, err := s.List(Customers)
+		li, err := s.List(entity.Customers)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -106,7 +108,7 @@ func TestSinkListDecidesDeletions(t *testing.T) {
 		if err := li.Finish(ctx); err != nil {
 			t.Fatal(err)
 		}
-		return whole, s.Merged(Customers)
+		return whole, s.Merged(entity.Customers)
 	}
 	s1 := startSink(t, b, "acct", t0)
 	if whole, res := list(s1, []string{"a", "b", "c", "d", "e"}, ListEnd{Stream: "customers", Expected: 5, Stable: true}); !whole || res != (MergeResult{Inserted: 5}) {
@@ -144,7 +146,7 @@ func TestSinkListDecidesDeletions(t *testing.T) {
 	if got := queryString(t, b.DB(), `SELECT string_agg(id, ',' ORDER BY id) FROM customers WHERE deleted_upstream_at IS NOT NULL`); got != "d,e" {
 		t.Errorf("deleted upstream %q, want d,e", got)
 	}
-	li, err := s.List(WebhookDeliveries)
+	li, err := s.List(entity.WebhookDeliveries)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +163,7 @@ func TestSinkListBatchSplitsPages(t *testing.T) {
 	b := startBuildWith(t, newPath(t), BuildOptions{Log: quietLog, ListBatch: 3})
 	s := startSink(t, b, "acct", t0)
 	defer s.Close()
-	li, err := s.List(Customers)
+	li, err := s.List(entity.Customers)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/billsync/billsync/internal/entity"
 	"github.com/billsync/billsync/internal/sqlfile"
 	duckdb "github.com/duckdb/duckdb-go/v2"
 )
@@ -78,7 +79,7 @@ func TestOldStorageIsUpgraded(t *testing.T) {
 		t.Fatalf("work file storage %s, want at least %s", v, storageVersion)
 	}
 	run := startRun(t, b, "acct")
-	load(t, b, Customers, run, t0, false, `{"id":"c2","email":"b@example.com"}`)
+	load(t, b, entity.Customers, run, t0, false, `{"id":"c2","email":"b@example.com"}`)
 	if err := b.finishRun(ctx, run.ID, RunStats{Status: "succeeded"}); err != nil {
 		t.Fatal(err)
 	}

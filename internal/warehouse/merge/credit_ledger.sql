@@ -36,10 +36,3 @@ SELECT c.account, bs_blank(r.id) AS id,
            bs_when('expiredAt', r.expiredAt, expired_at, NULL::TIMESTAMPTZ)
        ], x -> x IS NOT NULL) AS x_problems
 FROM t, merge_ctx c;
-
--- name: changes
-INSERT INTO record_changes
-SELECT s.account, 'credit_ledger', s.id, 'status', t.status, s.status, s.last_seen_at, s.last_seen_run
-FROM incoming s
-JOIN credit_ledger t ON t.account = s.account AND t.id = s.id
-WHERE t.status IS DISTINCT FROM s.status;

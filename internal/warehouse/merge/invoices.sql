@@ -35,15 +35,3 @@ SELECT c.account, bs_blank(r.id) AS id,
                 THEN 'transactions: not an array' END
        ], x -> x IS NOT NULL) AS x_problems
 FROM t, merge_ctx c;
-
--- name: changes
-INSERT INTO record_changes
-SELECT s.account, 'invoices', s.id, u.ch.field, u.ch.old_value, u.ch.new_value, s.last_seen_at, s.last_seen_run
-FROM incoming s
-JOIN invoices t ON t.account = s.account AND t.id = s.id,
-LATERAL UNNEST([
-    {'field': 'status', 'old_value': t.status, 'new_value': s.status},
-    {'field': 'amount', 'old_value': t.amount::VARCHAR, 'new_value': s.amount::VARCHAR},
-    {'field': 'name', 'old_value': t.name, 'new_value': s.name}
-]) AS u(ch)
-WHERE u.ch.old_value IS DISTINCT FROM u.ch.new_value;

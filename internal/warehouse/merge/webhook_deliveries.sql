@@ -44,14 +44,3 @@ SELECT c.account, bs_blank(r.id) AS id,
            bs_when('nextDelivery', r.nextDelivery, next_delivery, NULL::TIMESTAMPTZ)
        ], x -> x IS NOT NULL) AS x_problems
 FROM t, merge_ctx c;
-
--- name: changes
-INSERT INTO record_changes
-SELECT s.account, 'webhook_deliveries', s.id, u.ch.field, u.ch.old_value, u.ch.new_value, s.last_seen_at, s.last_seen_run
-FROM incoming s
-JOIN webhook_deliveries t ON t.account = s.account AND t.id = s.id,
-LATERAL UNNEST([
-    {'field': 'status', 'old_value': t.status, 'new_value': s.status},
-    {'field': 'next_delivery', 'old_value': t.next_delivery::VARCHAR, 'new_value': s.next_delivery::VARCHAR}
-]) AS u(ch)
-WHERE u.ch.old_value IS DISTINCT FROM u.ch.new_value;

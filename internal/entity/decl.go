@@ -1,0 +1,240 @@
+package entity
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// Decl declares one entity: where its records come from, how a read of them merges into its
+// table, and the table's columns. The warehouse derives the table's DDL, the projection and
+// change-history SQL and the docs table from it; fetch derives its list streams.
+type Decl struct {
+	Name  Name
+	Table string // the table the entity's merges write; its Name when empty
+
+	Paths  []string // the endpoints that together are the whole list (Paging Pages)
+	Paging Paging
+	Rule   Rule
+
+	// The record's key is its `id` (with the account: a table's rows are (account, id)).
+	// PathID: the id becomes one segment of a request path (a detail read, the credit history
+	// fan-out), so an id that cannot be one fails validation.
+	PathID bool
+
+	// Fields are the table's typed columns after account and id, in the table's order. A detail
+	// entity's fields are the columns it fills in the listed rows.
+	Fields []Field
+	// Changes are the columns whose changes go to record_changes, in that order.
+	Changes []string
+	// Derived are child tables built from arrays inside the record (merge/derived.sql).
+	Derived []Child
+
+	// SQL names the sections of merge/<Name>.sql, the quirks written by hand: they override the
+	// generated `project` and `changes` and merge/common.sql's steps. Empty: the entity has no
+	// file and its SQL is generated from Fields and Changes.
+	SQL []string
+
+	Row     string // docs: what one row of the table is
+	Doc     string // docs: anything a reader must know beyond the columns (a detail: where its columns come from)
+	Fixture string // the spec's sample response whose `data` holds the entity's records (its merge golden)
+}
+
+// Paging is how the records are read.
+type Paging string
+
+const (
+	Pages  Paging = "pages"   // page=&pageSize= until the server's count is reached: a whole list
+	Cursor Paging = "cursor"  // from the newest created_at stored: incremental
+	FanOut Paging = "fan-out" // one paged read per customer (credit history)
+	Detail Paging = "detail"  // one read per listed record
+)
+
+// Rule is how a read merges into the table.
+type Rule string
+
+const (
+	// FullRefresh: upserted by id; a whole list marks the rows it did not contain deleted upstream.
+	FullRefresh Rule = "full refresh"
+	// Incremental: upserted by id, never marked deleted.
+	Incremental Rule = "incremental"
+	// FillDetail: fills the Fields of rows another entity listed; inserts and deletes none.
+	FillDetail Rule = "detail"
+)
+
+// Type is a column's type; the projection casts the record's text with the matching macro.
+type Type string
+
+const (
+	Text    Type = "VARCHAR"
+	Int     Type = "BIGINT"        // bs_int: a fraction or text is a validation error
+	Number  Type = "DOUBLE"        // bs_num
+	Decimal Type = "DECIMAL(20,4)" // bs_dec: money that may carry fractions
+	Time    Type = "TIMESTAMPTZ"   // bs_ts: epoch milliseconds or ISO-8601, checked plausible
+	JSON    Type = "JSON"          // kept as the record's JSON value
+)
+
+// Field is one typed column.
+type Field struct {
+	Col  string
+	Type Type
+	// JSON are the record's fields that fill the column, the first present winning: aliases
+	// ("updatedAt", "updateAt") and nested fields ("customer.id"). Empty: the entity's own
+	// `project` SQL computes it.
+	JSON []string
+	// Future: a time that may lie ahead (an expiry); only its lower bound is checked.
+	Future bool
+	// Required: a record without the field is invalid (a cursor moves with it).
+	Required bool
+	Doc      string // docs: meaning or values, shown after the column name
+}
+
+// TableName is the table the entity writes.
+func (d *Decl) TableName() string {
+	if d.Table != "" {
+		return d.Table
+	}
+	return string(d.Name)
+}
+
+// Field returns the field of column col.
+func (d *Decl) Field(col string) (Field, bool) {
+	i := slices.IndexFunc(d.Fields, func(f Field) bool { return f.Col == col })
+	if i < 0 {
+		return Field{}, false
+	}
+	return d.Fields[i], true
+}
+
+// Child is a table derived from an array inside the parent's record: its rows are keyed by
+// (account, ParentKey, id) and its merge lives in merge/derived.sql.
+type Child struct {
+	Table     string
+	ParentKey string
+	Fields    []Field
+	Row, Doc  string
+}
+
+// All returns every declaration, in declaration order (fetch starts its list streams in it).
+func All() []*Decl { return all }
+
+// Get returns the declaration of n.
+func Get(n Name) (*Decl, bool) {
+	i := slices.IndexFunc(all, func(d *Decl) bool { return d.Name == n })
+	if i < 0 {
+		return nil, false
+	}
+	return all[i], true
+}
+
+// identRe keeps names that go into SQL safe to write there.
+var identRe = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+
+// jsonNameRe: a JSON field name, dotted for nested objects.
+var jsonNameRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$`)
+
+// Check reports every inconsistency of the declarations: a broken one must fail a test, not a
+// sync.
+func Check(decls []*Decl) error {
+	var problems []string
+	bad := func(d *Decl, format string, args ...any) {
+		problems = append(problems, string(d.Name)+": "+fmt.Sprintf(format, args...))
+	}
+	names := map[Name]bool{}
+	for _, d := range decls {
+		if !identRe.MatchString(string(d.Name)) || !identRe.MatchString(d.TableName()) {
+			bad(d, "name and table are lower_snake_case")
+		}
+		if names[d.Name] {
+			bad(d, "declared twice")
+		}
+		names[d.Name] = true
+		switch d.Rule {
+		case FullRefresh, Incremental, FillDetail:
+		default:
+			bad(d, "unknown rule %q", d.Rule)
+		}
+		switch d.Paging {
+		case Pages:
+			if len(d.Paths) == 0 {
+				bad(d, "a paged list needs its paths")
+			}
+			if d.Rule != FullRefresh {
+				bad(d, "a paged list is read whole: rule %q, want %q", d.Rule, FullRefresh)
+			}
+		case Cursor, FanOut, Detail:
+		default:
+			bad(d, "unknown paging %q", d.Paging)
+		}
+		if (d.Rule == FillDetail) != (d.Paging == Detail) {
+			bad(d, "a detail read (paging %q) and the detail rule (%q) go together", d.Paging, d.Rule)
+		}
+		if d.Rule == FillDetail && d.Table == "" {
+			bad(d, "a detail names the table it fills")
+		}
+		cols := map[string]bool{"account": true, "id": true}
+		checkFields(d, d.Fields, cols, bad)
+		for _, c := range d.Changes {
+			if _, ok := d.Field(c); !ok {
+				bad(d, "change-tracked column %q is no field", c)
+			}
+		}
+		for _, c := range d.Derived {
+			if !identRe.MatchString(c.Table) || !identRe.MatchString(c.ParentKey) {
+				bad(d, "child table %q: names are lower_snake_case", c.Table)
+			}
+			checkFields(d, c.Fields, map[string]bool{"account": true, "id": true, c.ParentKey: true}, bad)
+		}
+		hand := slices.Contains(d.SQL, "project")
+		for _, f := range d.Fields {
+			if len(f.JSON) == 0 && !hand {
+				bad(d, "field %s has no JSON name and no hand-written project section computes it", f.Col)
+			}
+		}
+	}
+	for _, d := range decls {
+		if d.Rule != FillDetail {
+			continue
+		}
+		if !slices.ContainsFunc(decls, func(o *Decl) bool { return o.Rule != FillDetail && o.TableName() == d.Table }) {
+			bad(d, "fills table %s, which no list declares", d.Table)
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("entity declarations:\n  %s", strings.Join(problems, "\n  "))
+	}
+	return nil
+}
+
+func checkFields(d *Decl, fields []Field, cols map[string]bool, bad func(*Decl, string, ...any)) {
+	for _, f := range fields {
+		if !identRe.MatchString(f.Col) {
+			bad(d, "column %q is not lower_snake_case", f.Col)
+		}
+		if cols[f.Col] || commonColumn[f.Col] || projectionName[f.Col] || strings.HasPrefix(f.Col, "x_") {
+			bad(d, "column %q is taken (declared twice, a column every table has, a name the projection uses, or a merge helper's x_ prefix)", f.Col)
+		}
+		cols[f.Col] = true
+		switch f.Type {
+		case Text, Int, Number, Decimal, Time, JSON:
+		default:
+			bad(d, "column %s: unknown type %q", f.Col, f.Type)
+		}
+		for _, j := range f.JSON {
+			if !jsonNameRe.MatchString(j) {
+				bad(d, "column %s: JSON name %q", f.Col, j)
+			}
+		}
+		if f.Future && f.Type != Time {
+			bad(d, "column %s: only a time may lie in the future", f.Col)
+		}
+	}
+}
+
+// commonColumn are the columns every entity table has besides account and id.
+var commonColumn = map[string]bool{"raw": true, "raw_hash": true, "first_seen_run": true, "last_seen_run": true,
+	"first_seen_at": true, "last_seen_at": true, "deleted_upstream_at": true}
+
+// projectionName are the names the generated projection gives the staged record's parts.
+var projectionName = map[string]bool{"seq": true, "page": true, "idx": true, "r": true}

@@ -1,0 +1,165 @@
+package jobs
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/billsync/billsync/internal/api"
+)
+
+// EmailFix changes customers' e-mail addresses: POST /hl/v1/customer/update.
+const EmailFix Kind = "email-fix"
+
+// emailFix finds the customer by the e-mail the service has and gives it a new one. The data-quality
+// report's e-mail fixes sheet is its file as it stands.
+type emailFix struct{}
+
+func (emailFix) name() Kind { return EmailFix }
+
+func (emailFix) traits() traits {
+	return traits{
+		columns: []column{
+			{"fromEmail", true, "the customer's current e-mail, exactly as the service has it (may be malformed)"},
+			{"toEmail", true, "the new e-mail; a blank leaves the customer alone (the plan lists those lines)"},
+		},
+		results:    []string{"message"},
+		settles:    true,
+		allSkipped: "every toEmail is blank (%d row(s)): fill toEmail for the customers to change; rows left blank are left alone",
+	}
+}
+
+func (emailFix) parse(r *rowReader, o *PlanOptions) request {
+	// A blank toEmail leaves the customer alone: the data-quality sheet lists every suspect address and
+	// the person fills only the ones to change. The plan lists the rows left out.
+	to := r.get("toEmail")
+	if to == "" {
+		return nil
+	}
+	from := r.get("fromEmail")
+	if from == "" {
+		r.fail("fromEmail", "fromEmail is empty: the service finds the customer by e-mail, so a customer without one "+
+			"cannot be changed by a job; set it in the dashboard")
+		return nil
+	}
+	if err := checkEmail(to); err != nil {
+		r.fail("toEmail", "%q is not an e-mail address: %v", to, err)
+	} else if strings.EqualFold(from, to) {
+		r.fail("toEmail", "toEmail is the same as fromEmail")
+	}
+	return request{"fromEmail": from, "toEmail": to}
+}
+
+func (emailFix) keys(q request, k *keys) { k.emails = append(k.emails, q["fromEmail"], q["toEmail"]) }
+
+func (emailFix) check(q request, w *world, r *rowReader) (string, string, map[string]string) {
+	cs := w.customersByEmail[strings.ToLower(q["fromEmail"])]
+	if len(cs) == 0 {
+		r.fail("fromEmail", "no customer has the e-mail %q in the warehouse (synced %s)", q["fromEmail"], stamp(w.syncedAt))
+	}
+	if taken := w.customersByEmail[strings.ToLower(q["toEmail"])]; len(taken) > 0 {
+		r.fail("toEmail", "%q is already used by customer %s (%s)", q["toEmail"], taken[0].id, taken[0].name)
+	}
+	if len(cs) == 0 {
+		return "", "", nil
+	}
+	ids := make([]string, len(cs))
+	for i, c := range cs {
+		ids[i] = c.id
+	}
+	target := fmt.Sprintf("customer %s (%s)", cs[0].id, cs[0].name)
+	if len(cs) > 1 {
+		target = fmt.Sprintf("one of %d customers sharing the e-mail: %s", len(cs), strings.Join(ids, ", "))
+	}
+	return target, fmt.Sprintf("e-mail %s → %s", q["fromEmail"], q["toEmail"]),
+		map[string]string{"customerId": strings.Join(ids, " "), "name": cs[0].name, "email": cs[0].email}
+}
+
+func (emailFix) dupKeys(q request) []dupKey {
+	return []dupKey{{"fromEmail", "fromEmail " + strings.ToLower(q["fromEmail"])},
+		{"toEmail", "toEmail " + strings.ToLower(q["toEmail"])}}
+}
+
+func (emailFix) repeatKey(q request) string {
+	return strings.ToLower(q["fromEmail"]) + " → " + strings.ToLower(q["toEmail"])
+}
+
+func (emailFix) send(ctx context.Context, c *api.Client, q request) (map[string]string, error) {
+	ack, err := c.UpdateCustomerEmail(ctx, q["fromEmail"], q["toEmail"])
+	if err != nil {
+		return nil, err
+	}
+	return map[string]string{"message": ack.Message}, nil
+}
+
+// reconcile reads every customer: the planned customer carrying toEmail means applied, still carrying fromEmail
+// means absent; anything else needs a person.
+func (emailFix) reconcile(rc *reconciler, ctx context.Context, a *Action) (verdict, map[string]string, error) {
+	l, err := rc.list("customer list", func(n int) (*api.ListPage, error) {
+		return rc.c.List(ctx, "/hl/v1/customer", url.Values{"page": {strconv.Itoa(n)}, "pageSize": {"100"}})
+	})
+	if err != nil {
+		return undetermined, nil, err
+	}
+	ev := map[string]string{"read": l.summary()}
+	ids := map[string]bool{}
+	for _, id := range strings.Fields(a.Current["customerId"]) {
+		ids[id] = true
+	}
+	var still, now, doubts []string
+	seen := 0
+	for i, raw := range l.items {
+		if key, dup := api.RepeatedKey(raw); dup {
+			doubts = append(doubts, fmt.Sprintf("customer %d of the list gives %q twice: it has no single reading", i+1, key))
+			continue
+		}
+		var c struct {
+			ID    string `json:"id"`
+			Email string `json:"email"`
+		}
+		if err := json.Unmarshal(raw, &c); err != nil || c.ID == "" {
+			doubts = append(doubts, fmt.Sprintf("customer %d of the list does not say who it is (no readable id)", i+1))
+			continue
+		}
+		if !ids[c.ID] {
+			continue
+		}
+		seen++
+		switch {
+		case strings.EqualFold(c.Email, a.Request["toEmail"]):
+			now = append(now, c.ID)
+		case strings.EqualFold(c.Email, a.Request["fromEmail"]):
+			still = append(still, c.ID)
+		}
+	}
+	for _, id := range now {
+		rc.found = append(rc.found, candidate{id, "customer " + id + " has " + a.Request["toEmail"]})
+	}
+	if l.incomplete != "" {
+		doubts = append([]string{l.incomplete}, doubts...)
+	}
+	switch {
+	case len(doubts) > 0:
+		ev["reconciled"] = "cannot prove whether the e-mail was changed"
+		ev["missing"] = strings.Join(doubts, "; ")
+		return inconclusive, ev, nil
+	case len(now) > 0:
+		ev["reconciled"] = "customer " + now[0] + " has the new e-mail"
+		return applied, ev, nil
+	case len(still) > 0:
+		ev["reconciled"] = "customer " + still[0] + " still has the old e-mail"
+		return absent, ev, nil
+	case seen == 0:
+		ev["reconciled"] = "cannot prove whether the e-mail was changed"
+		ev["missing"] = "customer " + a.Current["customerId"] + " is not in the customer list"
+		return inconclusive, ev, nil
+	}
+	ev["reconciled"] = "cannot prove whether the e-mail was changed"
+	ev["missing"] = fmt.Sprintf("the customer has neither %s nor %s now", a.Request["fromEmail"], a.Request["toEmail"])
+	return inconclusive, ev, nil
+}
+
+// invoice looks, in the whole invoice list, for an invoice with the same customer e-mail, name, description

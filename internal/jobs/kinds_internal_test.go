@@ -1,0 +1,99 @@
+package jobs
+
+import (
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestEveryKindSpecIsComplete: a kind's behaviour is the jobKind interface, which the compiler holds
+// complete; what it declares as data is held here, so a kind without columns, results or a repeat key
+// fails now instead of when that step is reached (a repeat check after a re-planned sheet, in the worst
+// case).
+func TestEveryKindSpecIsComplete(t *testing.T) {
+	seen := map[Kind]bool{}
+	for _, k := range Kinds() {
+		s, err := kindOf(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k == "" || seen[k] {
+			t.Errorf("kind %q: registered twice or without a name", k)
+		}
+		seen[k] = true
+		tr := s.traits()
+		if len(tr.columns) == 0 || len(tr.results) == 0 {
+			t.Errorf("kind %s: incomplete spec %+v", k, tr)
+		}
+		cols := map[string]bool{}
+		for _, c := range tr.columns {
+			if c.name == "" || c.help == "" || cols[c.name] {
+				t.Errorf("kind %s: column %q is unnamed, undescribed or declared twice", k, c.name)
+			}
+			cols[c.name] = true
+		}
+		for _, g := range tr.oneOf {
+			for _, c := range g {
+				if !cols[c] {
+					t.Errorf("kind %s: one-of group %v names %q, which is not a column", k, g, c)
+				}
+			}
+		}
+		// every column given: a request as parse would make it
+		q := request{}
+		for _, c := range tr.columns {
+			q[c.name] = "1"
+		}
+		if (s.repeatKey(q) == "") != tr.readOnly {
+			t.Errorf("kind %s: a kind that changes something needs a repeat key, and one that changes nothing has none", k)
+		}
+		if tr.readOnly && (tr.settles || tr.conflictMeansExists || tr.journalsBalance) {
+			t.Errorf("kind %s: a kind that changes nothing has no write to settle, find or journal", k)
+		}
+	}
+	if len(seen) != len(registry) {
+		t.Errorf("%d kinds for %d registered", len(seen), len(registry))
+	}
+}
+
+// TestDocsDescribeEveryKind: docs/jobs.md's table of columns has one row per kind naming each of its
+// columns, and no row for a kind that does not exist.
+func TestDocsDescribeEveryKind(t *testing.T) {
+	b, err := os.ReadFile("../../docs/jobs.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, ok := strings.Cut(string(b), "\n## Columns of each kind\n")
+	if !ok {
+		t.Fatal("docs/jobs.md has no section 'Columns of each kind'")
+	}
+	table, _, _ = strings.Cut(table, "\n## ")
+	rows := map[Kind]string{}
+	name := regexp.MustCompile("`([a-z-]+)`")
+	for _, line := range strings.Split(table, "\n") {
+		cells := strings.Split(line, "|")
+		if len(cells) < 5 || !strings.HasPrefix(line, "| `") {
+			continue
+		}
+		for _, m := range name.FindAllStringSubmatch(cells[1], -1) {
+			if _, err := kindOf(Kind(m[1])); err != nil {
+				t.Errorf("docs/jobs.md describes %s: %v", m[1], err)
+			}
+			rows[Kind(m[1])] = cells[3]
+		}
+	}
+	for _, k := range Kinds() {
+		cols, ok := rows[k]
+		if !ok {
+			t.Errorf("docs/jobs.md's table of columns has no row for %s", k)
+			continue
+		}
+		s, _ := kindOf(k)
+		for _, c := range s.traits().columns {
+			if !regexp.MustCompile(`\b` + regexp.QuoteMeta(c.name) + `\b`).MatchString(cols) {
+				t.Errorf("docs/jobs.md: the row of %s does not name its column %s", k, c.name)
+			}
+		}
+	}
+}
