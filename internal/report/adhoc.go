@@ -18,6 +18,8 @@ import (
 
 	"github.com/billsync/billsync/internal/cellsafe"
 	"github.com/billsync/billsync/internal/duckfile"
+	"github.com/billsync/billsync/internal/report/csvout"
+	"github.com/billsync/billsync/internal/report/value"
 	"github.com/billsync/billsync/internal/warehouse"
 )
 
@@ -46,7 +48,7 @@ func Query(ctx context.Context, o Options, text, format string, w io.Writer) (st
 	defer db.Close()
 	s.journal, s.hasJnl = attachJournal(ctx, db, s.Journal)
 	if !o.AsOf.IsZero() {
-		warnings, err := asOfWarnings(ctx, db, s)
+		warnings, err := asOfWarnings(ctx, db, s.asOf, s.loc, s.TZ, s.Account)
 		if err != nil {
 			return "", err
 		}
@@ -178,7 +180,7 @@ func textType(typ string) bool {
 func adhocCSV(rows adhocRows, w io.Writer, loc *time.Location) error {
 	cw := csv.NewWriter(w)
 	cw.UseCRLF = true
-	var kinds []kind
+	var kinds []value.Kind
 	var rec []string
 	start := func(r result) error {
 		kinds = r.kinds
@@ -187,7 +189,7 @@ func adhocCSV(rows adhocRows, w io.Writer, loc *time.Location) error {
 	err := rows.scan(start, func(v []any) error {
 		rec = rec[:0]
 		for i, x := range v {
-			rec = append(rec, csvValue(x, kinds[i], loc))
+			rec = append(rec, csvout.Value(x, kinds[i], loc))
 		}
 		return cw.Write(rec)
 	})
@@ -233,7 +235,7 @@ func adhocTable(rows adhocRows, w io.Writer, loc *time.Location) error {
 		parts := make([]string, len(vals))
 		for i, v := range vals {
 			pad := strings.Repeat(" ", width[i]-utf8.RuneCountInString(v))
-			numeric := !header && (res.kinds[i] == kindInt || res.kinds[i] == kindFloat || res.kinds[i] == kindDecimal)
+			numeric := !header && (res.kinds[i] == value.KindInt || res.kinds[i] == value.KindFloat || res.kinds[i] == value.KindDecimal)
 			if numeric {
 				parts[i] = pad + v
 			} else {
@@ -261,19 +263,19 @@ func adhocTable(rows adhocRows, w io.Writer, loc *time.Location) error {
 
 // tableValue is v as a person reads it on a terminal: instants in the report's zone to the
 // second with the zone's name, floats to four decimals; the rest as in CSV.
-func tableValue(v any, k kind, loc *time.Location) string {
+func tableValue(v any, k value.Kind, loc *time.Location) string {
 	switch x := v.(type) {
 	case time.Time:
 		switch k {
-		case kindTime:
+		case value.KindTime:
 			return x.In(loc).Format("2006-01-02 15:04:05 MST")
-		case kindWall:
+		case value.KindWall:
 			return x.UTC().Format("2006-01-02 15:04:05")
 		}
 	case float64:
 		return strconv.FormatFloat(math.Round(x*1e4)/1e4, 'f', -1, 64)
 	}
-	return csvValue(v, k, loc)
+	return csvout.Value(v, k, loc)
 }
 
 // setAdhocVars sets -var values for ad-hoc SQL: a variable a report declares gets its declared

@@ -14,15 +14,15 @@ var asOfSQL string
 // asOfWarnings says when the as-of date asks what the warehouse cannot answer: a day after
 // today, or one that ends before billsync's first sync of an account (the change history
 // starts there). The reports still run; the warnings go to the log and the summary sheet.
-func asOfWarnings(ctx context.Context, db *sql.DB, s *settings) ([]asOfWarning, error) {
+func asOfWarnings(ctx context.Context, db *sql.DB, asOf string, loc *time.Location, tz, only string) ([]asOfWarning, error) {
 	var out []asOfWarning
-	day, err := time.ParseInLocation(time.DateOnly, s.asOf, s.loc)
+	day, err := time.ParseInLocation(time.DateOnly, asOf, loc)
 	if err != nil {
 		return nil, err
 	}
-	now := time.Now().In(s.loc)
-	if today := now.Format(time.DateOnly); s.asOf > today {
-		out = append(out, asOfWarning{after: true, asOf: day, today: now, tz: s.TZ})
+	now := time.Now().In(loc)
+	if today := now.Format(time.DateOnly); asOf > today {
+		out = append(out, asOfWarning{after: true, asOf: day, today: now, tz: tz})
 	}
 	cutoff := day.AddDate(0, 0, 1)
 	rows, err := db.QueryContext(ctx, asOfSQL)
@@ -36,11 +36,11 @@ func asOfWarnings(ctx context.Context, db *sql.DB, s *settings) ([]asOfWarning, 
 		if err := rows.Scan(&account, &from); err != nil {
 			return nil, fmt.Errorf("sync history: %w", err)
 		}
-		if s.Account != "" && account != s.Account {
+		if only != "" && account != only {
 			continue
 		}
 		if cutoff.Before(from) || cutoff.Equal(from) {
-			out = append(out, asOfWarning{asOf: day, account: account, from: from.In(s.loc)})
+			out = append(out, asOfWarning{asOf: day, account: account, from: from.In(loc)})
 		}
 	}
 	return out, rows.Err()

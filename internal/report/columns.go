@@ -5,13 +5,16 @@ import (
 	"math"
 	"math/big"
 	"slices"
+	"strings"
+
+	"github.com/billsync/billsync/internal/report/value"
 )
 
 // column is a result column with how it is shown.
 type column struct {
 	name, title, format string
 	width               float64 // most characters (0 = no cap); the content decides below it
-	kind                kind
+	kind                value.Kind
 	total               Total
 	src                 int    // index of the column in the query's row
 	codes               bool   // text values are codes shown by their friendly name
@@ -112,15 +115,15 @@ func pick(cols []column, row, view []any) {
 	}
 }
 
-func defaultFormat(k kind) string {
+func defaultFormat(k value.Kind) string {
 	switch k {
-	case kindInt:
+	case value.KindInt:
 		return "int"
-	case kindDecimal, kindFloat:
+	case value.KindDecimal, value.KindFloat:
 		return "decimal2"
-	case kindDate:
+	case value.KindDate:
 		return "date"
-	case kindTime, kindWall:
+	case value.KindTime, value.KindWall:
 		return "datetime"
 	}
 	return "text"
@@ -210,7 +213,7 @@ func (t *totals) add(vals []any) {
 	if t.rowCheck != nil {
 		d := 0.0
 		for i, sign := range t.rowCheck {
-			d += sign * number(vals[i])
+			d += sign * value.Number(vals[i])
 		}
 		if math.Abs(d) > 1e-6 {
 			t.rowsOff++
@@ -232,21 +235,21 @@ func (t *totals) add(vals []any) {
 			t.ints[i] += x
 		case float64:
 			t.floats[i] += x
-		case decimalValue:
+		case value.DuckDecimal:
 			t.addDecimal(i, x)
-		case decimal:
+		case value.Decimal:
 			if _, ok := t.tmp.SetString(x.String()); ok {
 				t.rats[i].Add(t.rats[i], &t.tmp)
 			}
 		}
 		if w := t.weightOf[i]; w >= 0 {
-			t.weighted[i] += number(v) * number(vals[w])
+			t.weighted[i] += value.Number(v) * value.Number(vals[w])
 		}
 	}
 }
 
-func (t *totals) addDecimal(i int, x decimalValue) {
-	if x.Value.IsInt64() && int(x.Scale) < len(pow10) && (!t.dpend[i] || t.dscale[i] == x.Scale) {
+func (t *totals) addDecimal(i int, x value.DuckDecimal) {
+	if x.Value.IsInt64() && int(x.Scale) < len(value.Pow10) && (!t.dpend[i] || t.dscale[i] == x.Scale) {
 		v, sum := x.Value.Int64(), t.dsum[i]
 		if s := sum + v; (v >= 0) == (s >= sum) { // no overflow
 			t.dsum[i], t.dscale[i], t.dpend[i] = s, x.Scale, true
@@ -254,29 +257,16 @@ func (t *totals) addDecimal(i int, x decimalValue) {
 		}
 	}
 	r := t.rat(i)
-	r.Add(r, x.rat(&t.tmp))
+	r.Add(r, x.Rat(&t.tmp))
 }
 
 // rat is column i's DECIMALs' exact sum.
 func (t *totals) rat(i int) *big.Rat {
 	if t.dpend[i] {
-		t.rats[i].Add(t.rats[i], t.tmp.SetFrac64(t.dsum[i], pow10[t.dscale[i]]))
+		t.rats[i].Add(t.rats[i], t.tmp.SetFrac64(t.dsum[i], value.Pow10[t.dscale[i]]))
 		t.dsum[i], t.dpend[i] = 0, false
 	}
 	return t.rats[i]
-}
-
-// number is a numeric value as float64 (0 for anything else).
-func number(v any) float64 {
-	switch x := v.(type) {
-	case int64:
-		return float64(x)
-	case float64:
-		return x
-	case decimal:
-		return x.Float64()
-	}
-	return 0
 }
 
 // sum is column i's total as an exact rational.
@@ -294,9 +284,9 @@ func (t *totals) value(c column) (any, bool) {
 	switch {
 	case c.total.Sum:
 		switch c.kind {
-		case kindInt:
+		case value.KindInt:
 			return t.ints[i], true
-		case kindDecimal:
+		case value.KindDecimal:
 			f, _ := t.rat(i).Float64()
 			return f, true
 		}
@@ -356,4 +346,35 @@ func (t *totals) check(c *Check, l *lang) checkResult {
 	f, _ := d.Float64()
 	return checkResult{label: c.Label.In(l.code), column: c.Equals, diff: f, ok: d.Sign() == 0 && t.rowsOff == 0,
 		rowsOff: t.rowsOff, rows: t.rows}
+}
+
+// format is a value as its cell shows it, for text on the summary.
+func (l *lang) format(v any, c column, currency string) string {
+	if v == nil {
+		return c.empty
+	}
+	f := value.Number(v)
+	if f == 0 && (c.format == "money" || c.format == "credit") {
+		return "-" // as the cell's format shows a zero
+	}
+	switch c.format {
+	case "money":
+		s := l.number(int64(math.Round(f)))
+		if sym := strings.TrimSpace(strings.Trim(strings.SplitN(moneyFormat(currency), "#", 2)[0], `"`)); sym != "" {
+			if f < 0 {
+				return "-" + sym + " " + strings.TrimPrefix(s, "-")
+			}
+			return sym + " " + s
+		}
+		return s + " " + currency
+	case "int", "credit":
+		return l.number(int64(math.Round(f)))
+	case "percent":
+		return l.decimal(f*100, 1) + "%"
+	case "decimal1":
+		return l.decimal(f, 1)
+	case "decimal2", "rating":
+		return l.decimal(f, 2)
+	}
+	return fmt.Sprint(v)
 }

@@ -4,13 +4,16 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"maps"
 	"path"
 	"regexp"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/billsync/billsync/queries"
 	"github.com/billsync/billsync/reports"
@@ -27,7 +30,7 @@ type Definition struct {
 	Sheets      []Sheet `yaml:"sheets"`
 	Chart       *Chart  `yaml:"chart"`
 	// Shared names table macros several sheets call alike: the report calls each once
-	// (shared.go).
+	// (sharedcall.go, report.go).
 	Shared []string `yaml:"shared"`
 
 	shared []*sharedCall
@@ -189,7 +192,6 @@ type Chart struct {
 }
 
 var (
-	nameRe     = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 	reportRe   = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
 	varTypes   = []string{"VARCHAR", "INTEGER", "DATE", "BOOLEAN", "DOUBLE"}
 	formats    = []string{"", "text", "int", "money", "credit", "decimal1", "decimal2", "rating", "percent", "date", "month", "datetime"}
@@ -286,7 +288,11 @@ func (d *Definition) validate(sqls fs.FS) error {
 		}
 	}
 	var err error
-	if d.shared, err = d.sharedCalls(sqls); err != nil {
+	files := make([]string, len(d.Sheets))
+	for i, sh := range d.Sheets {
+		files[i] = sh.Query
+	}
+	if d.shared, err = sharedCalls(d.Shared, files, sqls); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
@@ -426,3 +432,226 @@ func expand(s string, vals map[string]string) string {
 		return strconv.FormatInt(n+add, 10)
 	})
 }
+
+// Text is a string of a report definition: one text for every locale, or one
+// per locale ({id: ..., en: ...}).
+type Text map[string]string
+
+// In is the text in locale l, else English, else the one text.
+func (t Text) In(l string) string {
+	for _, k := range []string{l, "en", ""} {
+		if s, ok := t[k]; ok {
+			return s
+		}
+	}
+	return ""
+}
+
+func (t Text) missing() []string {
+	if _, ok := t[""]; ok || len(t) == 0 {
+		return nil
+	}
+	var out []string
+	for _, l := range locales {
+		if _, ok := t[l]; !ok {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+func (t Text) check() error {
+	for k := range t {
+		if k != "" && !slices.Contains(locales, k) {
+			return fmt.Errorf("text in unknown locale %q (want %s)", k, strings.Join(locales, ", "))
+		}
+	}
+	if m := t.missing(); len(m) > 0 {
+		return fmt.Errorf("text %q has no %s version", t.In("en"), strings.Join(m, ", "))
+	}
+	return nil
+}
+
+func (t *Text) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		*t = Text{"": n.Value}
+		return nil
+	}
+	m := map[string]string{}
+	if err := n.Decode(&m); err != nil {
+		return fmt.Errorf("line %d: want a text or {id: ..., en: ...}: %w", n.Line, err)
+	}
+	*t = m
+	if err := t.check(); err != nil {
+		return fmt.Errorf("line %d: %w", n.Line, err)
+	}
+	return nil
+}
+
+const (
+	summarySheet    = "Summary"
+	defaultCurrency = "IDR"
+)
+
+// selectReports returns the named definitions in the order given, or all.
+func selectReports(names []string) ([]*Definition, error) {
+	all, err := Definitions()
+	if err != nil {
+		return nil, err
+	}
+	if len(names) == 0 {
+		return all, nil
+	}
+	var out []*Definition
+	for _, n := range names {
+		i := slices.IndexFunc(all, func(d *Definition) bool { return d.Name == n })
+		if i < 0 {
+			return nil, fmt.Errorf("no report named %q (reports: %s)", n, strings.Join(reportNames(all), ", "))
+		}
+		out = append(out, all[i])
+	}
+	return out, nil
+}
+
+func reportNames(defs []*Definition) []string {
+	var n []string
+	for _, d := range defs {
+		n = append(n, d.Name)
+	}
+	return n
+}
+
+// CheckVars checks -var values before anything runs, for the reports named (all
+// when none) or, with adhoc, for ad-hoc SQL: there any variable may be set, and
+// the ones a report declares must suit it.
+func CheckVars(names []string, vars map[string]string, adhoc bool) error {
+	if !adhoc {
+		defs, err := selectReports(names)
+		if err != nil {
+			return err
+		}
+		return checkVars(defs, vars)
+	}
+	defs, err := Definitions()
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, d := range defs {
+		if !slices.ContainsFunc(d.Vars, func(v Var) bool { _, ok := vars[v.Name]; return ok }) {
+			continue
+		}
+		if err := d.checkValues(vars); err != nil {
+			errs = append(errs, fmt.Errorf("as report %s uses them: %w", d.Name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// checkVars rejects a variable that none of the chosen reports declares, and a
+// value a report cannot use: not of its type, outside a declared list or
+// bounds, or out of order with the variable it must exceed.
+func checkVars(defs []*Definition, vars map[string]string) error {
+	var errs []error
+	for _, name := range slices.Sorted(maps.Keys(vars)) {
+		known := false
+		for _, d := range defs {
+			known = known || slices.ContainsFunc(d.Vars, func(v Var) bool { return v.Name == name })
+		}
+		if !known {
+			hint := ""
+			if name == "as_of" || name == "tz" || name == "account" {
+				hint = fmt.Sprintf(" (use -%s)", strings.ReplaceAll(name, "_", "-"))
+			}
+			errs = append(errs, fmt.Errorf("variable %s: none of the reports %s uses it%s", name, strings.Join(reportNames(defs), ", "), hint))
+		}
+	}
+	for _, d := range defs {
+		if err := d.checkValues(vars); err != nil {
+			errs = append(errs, fmt.Errorf("report %s: %w", d.Name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// checkValues checks the values d's variables take with vars given (defaults
+// for the rest).
+func (d *Definition) checkValues(vars map[string]string) error {
+	var errs []error
+	ints := map[string]int64{}
+	value := func(v Var) (string, bool) {
+		if val, ok := vars[v.Name]; ok {
+			return val, true
+		}
+		return v.Default, false
+	}
+	for _, v := range d.Vars {
+		val, given := value(v)
+		if val == "" {
+			continue
+		}
+		src := "default"
+		if given {
+			src = "-var"
+		}
+		switch {
+		case len(v.Values) > 0 && !slices.Contains(v.Values, val):
+			errs = append(errs, fmt.Errorf("variable %s=%q (%s): want one of %s", v.Name, val, src, strings.Join(v.Values, ", ")))
+			continue
+		case v.Type == "DATE":
+			if _, err := time.Parse(time.DateOnly, val); err != nil {
+				errs = append(errs, fmt.Errorf("variable %s=%q (%s): want a date YYYY-MM-DD", v.Name, val, src))
+			}
+			continue
+		case v.Type != "INTEGER":
+			continue
+		}
+		n, err := strconv.ParseInt(strings.TrimSpace(val), 10, 64)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("variable %s=%q (%s): want a whole number", v.Name, val, src))
+			continue
+		}
+		ints[v.Name] = n
+		if v.Min != nil && n < *v.Min {
+			errs = append(errs, fmt.Errorf("variable %s=%d (%s): must be at least %d (%s)", v.Name, n, src, *v.Min, v.Doc))
+		}
+		if v.Max != nil && n > *v.Max {
+			errs = append(errs, fmt.Errorf("variable %s=%d (%s): must be at most %d (%s)", v.Name, n, src, *v.Max, v.Doc))
+		}
+	}
+	for _, v := range d.Vars {
+		n, ok := ints[v.Name]
+		lower, lok := ints[v.Above]
+		if v.Above == "" || !ok || !lok || n > lower {
+			continue
+		}
+		errs = append(errs, fmt.Errorf("variable %s=%d must be above %s=%d: the buckets are ordered", v.Name, n, v.Above, lower))
+	}
+	return errors.Join(errs...)
+}
+
+// List prints every report with its sheets and variables.
+func List(w io.Writer) error {
+	defs, err := Definitions()
+	if err != nil {
+		return err
+	}
+	for _, d := range defs {
+		fmt.Fprintf(w, "%s\t%s\n", d.Name, d.Title.In("en"))
+		for _, s := range d.Sheets {
+			fmt.Fprintf(w, "\tsheet %q\tqueries/%s\n", s.Name, s.Query)
+		}
+		for _, v := range d.Vars {
+			def := v.Default
+			if def == "" {
+				def = "(query default)"
+			}
+			fmt.Fprintf(w, "\t-var %s=%s\t%s\n", v.Name, def, v.Doc)
+		}
+	}
+	fmt.Fprintln(w, "every report also takes -as-of, -tz and -account")
+	return nil
+}
+
+// headlineRows is the most rows a headline sheet copies onto the summary.
+const headlineRows = 30

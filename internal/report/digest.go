@@ -42,10 +42,9 @@ func digestOf(d *Definition, s *settings, srcs []source, outs []sheetOutput, sam
 	for _, a := range s.warnings {
 		dg.Warnings = append(dg.Warnings, a.text(l))
 	}
-	// A workbook without a file: its styles are never read, only its language and names.
-	w := &workbook{st: &styles{}, loc: s.loc, l: l, cur: s.Currency, same: same}
+	w := summaryLines{l: l, cur: s.Currency, same: same}
 	subtitle := func(string) {} // the message has its own headings
-	w.headlines(nil, outs, subtitle, func(label string, v any, _ int) {
+	w.headlines(nil, outs, subtitle, func(label string, v any, _ lineStyle) {
 		text, _ := v.(string)
 		dg.Headline = append(dg.Headline, Line{Label: label, Value: text})
 	}, func(label string, v any, c column) {

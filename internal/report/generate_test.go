@@ -18,6 +18,8 @@ import (
 
 	"github.com/billsync/billsync/internal/cellsafe"
 	"github.com/billsync/billsync/internal/duckfile"
+	"github.com/billsync/billsync/internal/report/csvout"
+	"github.com/billsync/billsync/internal/report/value"
 	"github.com/billsync/billsync/internal/warehouse"
 	"github.com/xuri/excelize/v2"
 )
@@ -255,10 +257,10 @@ func TestCSVsEqualQueries(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !bytes.HasPrefix(b, []byte(bom)) {
+			if !bytes.HasPrefix(b, []byte(csvout.BOM)) {
 				t.Errorf("%s: no byte-order mark", path)
 			}
-			b = bytes.TrimPrefix(b, []byte(bom))
+			b = bytes.TrimPrefix(b, []byte(csvout.BOM))
 			if !bytes.Contains(b, []byte("\r\n")) {
 				t.Errorf("%s: lines do not end in CRLF", path)
 			}
@@ -287,7 +289,7 @@ func TestCSVsEqualQueries(t *testing.T) {
 					case nil:
 						// a number or time column stays one in the CSV: blank, where the
 						// workbook says why in words
-						if _, numeric := displayDigits[c.Format]; !numeric && c.Format != "datetime" && c.Format != "date" && c.Format != "month" {
+						if numeric := csvout.Numeric(c.Format); !numeric && c.Format != "datetime" && c.Format != "date" && c.Format != "month" {
 							want = c.Empty.In("id")
 						}
 					case string:
@@ -300,7 +302,7 @@ func TestCSVsEqualQueries(t *testing.T) {
 						if format == "" {
 							format = defaultFormat(kindOfValue(v))
 						}
-						want = displayNumber(v, format, kindOfValue(v), jakarta)
+						want = csvout.Display(v, format, kindOfValue(v), jakarta)
 					}
 					if got[i+1][j] != want {
 						t.Errorf("%s row %d %s = %q, query gives %q", path, i+1, c.Name, got[i+1][j], want)
@@ -346,7 +348,7 @@ func TestCreditJournalComparison(t *testing.T) {
 	for _, r := range rows {
 		if v, ok := r[idx("reconciliation")].(string); ok {
 			verdicts[r[idx("customer_id")].(string)] = v
-			if v == "MISMATCH" && r[idx("difference")].(decimal).String() != "-7" {
+			if v == "MISMATCH" && r[idx("difference")].(value.Decimal).String() != "-7" {
 				t.Errorf("difference %v, want -7", r[idx("difference")])
 			}
 		}
@@ -648,7 +650,7 @@ func cellsOf(t *testing.T, path, sheet string) []string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rows, err := csv.NewReader(bytes.NewReader(bytes.TrimPrefix(b, []byte(bom)))).ReadAll()
+		rows, err := csv.NewReader(bytes.NewReader(bytes.TrimPrefix(b, []byte(csvout.BOM)))).ReadAll()
 		if err != nil {
 			t.Fatal(err)
 		}

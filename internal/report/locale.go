@@ -2,20 +2,13 @@ package report
 
 import (
 	"fmt"
-	"math"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/billsync/billsync/internal/sheetfmt"
-	"gopkg.in/yaml.v3"
 )
-
-// Locales the workbooks and CSVs are written in. Indonesian is the default:
-// the merchant's finance team reads rupiah, WIB and Indonesian.
-var locales = []string{"id", "en"}
 
 const defaultLocale = "id"
 
@@ -124,58 +117,111 @@ func (j journalNote) text(l *lang) string {
 // codeNames are friendly names for the codes the service and billsync's own
 // queries put in text columns, per locale. A code not listed is shown as sent.
 var codeNames = map[string][2]string{ // code: {id, en}
+
 	// payment link types
+
 	"generic_link": {"Tautan umum", "Generic link"}, "physical_product": {"Produk fisik", "Physical product"},
+
 	"event": {"Acara", "Event"}, "webinar": {"Webinar", "Webinar"}, "digital_product": {"Produk digital", "Digital product"},
+
 	"coaching": {"Coaching", "Coaching"}, "course": {"Kursus", "Course"}, "cohort_based": {"Kelas kohort", "Cohort course"},
+
 	"fundraising": {"Penggalangan dana", "Fundraising"}, "ebook": {"E-book", "E-book"}, "podcast": {"Podcast", "Podcast"},
+
 	"audiobook": {"Buku audio", "Audiobook"}, "membership": {"Keanggotaan", "Membership"}, "zakat": {"Zakat", "Zakat"},
+
 	"invoice": {"Invoice", "Invoice"}, "bundling": {"Paket", "Bundle"}, "saas": {"SaaS", "SaaS"},
+
 	"payment_request": {"Permintaan pembayaran", "Payment request"}, "support": {"Dukungan", "Support"},
+
 	"membership_payment": {"Pembayaran keanggotaan", "Membership payment"},
+
 	// aging sources and collections kinds
+
 	"unpaid transaction": {"Transaksi belum dibayar", "Unpaid transaction"},
-	"payment request":    {"Permintaan pembayaran", "Payment request"},
+
+	"payment request": {"Permintaan pembayaran", "Payment request"},
+
 	// statuses
+
 	"paid": {"Lunas", "Paid"}, "unpaid": {"Belum dibayar", "Unpaid"}, "active": {"Aktif", "Active"},
+
 	"closed": {"Ditutup", "Closed"}, "expired": {"Kedaluwarsa", "Expired"}, "deleted": {"Dihapus", "Deleted"},
+
 	"SUCCESS": {"Berhasil", "Succeeded"}, "FAILED": {"Gagal", "Failed"}, "PENDING": {"Tertunda", "Pending"},
+
 	"succeeded": {"Berhasil", "Succeeded"}, "failed": {"Gagal", "Failed"}, "running": {"Berjalan", "Running"},
+
 	"ACTIVE": {"Aktif", "Active"}, "INACTIVE": {"Tidak aktif", "Inactive"},
+
 	"inactive": {"Tidak aktif", "Inactive"}, "created": {"Dibuat", "Created"},
+
 	// credit
+
 	"TOPUP": {"Isi ulang", "Top-up"}, "MERCHANT_TOPUP": {"Isi ulang oleh penjual", "Merchant top-up"},
+
 	"TRIAL_TOPUP": {"Isi ulang uji coba", "Trial top-up"}, "CREDIT_USAGE": {"Pemakaian", "Usage"},
+
 	"EXPIRE_VOID": {"Kedaluwarsa / batal", "Expired / void"}, "ADD_ON": {"Add-on", "Add-on"},
+
 	"MEMBERSHIP": {"Keanggotaan", "Membership"},
-	"OK":         {"OK", "OK"}, "MISMATCH": {"TIDAK COCOK", "MISMATCH"},
+
+	"OK": {"OK", "OK"}, "MISMATCH": {"TIDAK COCOK", "MISMATCH"},
+
 	"LEDGER OLDER THAN REPORT": {"MUTASI DIAMBIL SEBELUM LAPORAN", "LEDGER OLDER THAN REPORT"},
-	"OLDER THAN LAST REPORT":   {"DIAMBIL SEBELUM LAPORAN TERAKHIR", "OLDER THAN LAST REPORT"},
-	"NEVER FETCHED":            {"BELUM PERNAH DIAMBIL", "NEVER FETCHED"},
+
+	"OLDER THAN LAST REPORT": {"DIAMBIL SEBELUM LAPORAN TERAKHIR", "OLDER THAN LAST REPORT"},
+
+	"NEVER FETCHED": {"BELUM PERNAH DIAMBIL", "NEVER FETCHED"},
+
 	// warehouse tables
+
 	"customers": {"Pelanggan", "Customers"}, "invoices": {"Invoice", "Invoices"}, "products": {"Produk", "Products"},
+
 	"payment_requests": {"Permintaan pembayaran", "Payment requests"}, "reviews": {"Ulasan", "Reviews"},
+
 	"unpaid_transactions": {"Transaksi belum dibayar", "Unpaid transactions"}, "credit_ledger": {"Mutasi kredit", "Credit ledger"},
+
 	"webhook_deliveries": {"Pengiriman webhook", "Webhook deliveries"}, "product_variants": {"Varian produk", "Product variants"},
+
 	"invoice_transactions": {"Transaksi invoice", "Invoice transactions"},
+
 	// the detail reads a sync with details makes (sync health)
+
 	"payment_request_details": {"Rincian permintaan pembayaran", "Payment request details"},
-	"product_details":         {"Rincian produk", "Product details"},
+
+	"product_details": {"Rincian produk", "Product details"},
+
 	// data-quality e-mail problems (dq_email_fixes.sql)
+
 	"empty": {"kosong", "empty"}, "malformed": {"format salah", "malformed"}, "shared": {"dipakai bersama", "shared"},
+
 	"ambiguous": {"fromEmail tidak unik", "fromEmail not unique"},
+
 	// sync run statuses not above
+
 	"partial": {"Parsial", "Partial"},
+
 	// collections against aging (collections_vs_aging.sql)
-	"recon_open_here":     {"Terbuka di sini", "Open here"},
-	"recon_other_kinds":   {"+ belum dibayar, jenis lain", "+ unpaid, other kinds"},
+
+	"recon_open_here": {"Terbuka di sini", "Open here"},
+
+	"recon_other_kinds": {"+ belum dibayar, jenis lain", "+ unpaid, other kinds"},
+
 	"recon_before_window": {"+ terbit sebelum periode ini", "+ issued before these months"},
-	"recon_rest":          {"± selisih lain", "± other differences"},
-	"recon_aging":         {"= Total terutang, umur piutang", "= Outstanding in aging"},
+
+	"recon_rest": {"± selisih lain", "± other differences"},
+
+	"recon_aging": {"= Total terutang, umur piutang", "= Outstanding in aging"},
+
 	// choices of report variables, as notes say them ({aging_basis_name})
-	"aging_basis=due":     {"tanggal jatuh tempo", "due date"},
+
+	"aging_basis=due": {"tanggal jatuh tempo", "due date"},
+
 	"aging_basis=created": {"tanggal dibuat", "created date"},
+
 	// aging buckets (see bucketName)
+
 	"Current": {"Belum jatuh tempo", "Current"},
 }
 
@@ -206,61 +252,6 @@ func (l *lang) codeName(code string) string {
 	return code
 }
 
-// Text is a string of a report definition: one text for every locale, or one
-// per locale ({id: ..., en: ...}).
-type Text map[string]string
-
-// In is the text in locale l, else English, else the one text.
-func (t Text) In(l string) string {
-	for _, k := range []string{l, "en", ""} {
-		if s, ok := t[k]; ok {
-			return s
-		}
-	}
-	return ""
-}
-
-func (t Text) missing() []string {
-	if _, ok := t[""]; ok || len(t) == 0 {
-		return nil
-	}
-	var out []string
-	for _, l := range locales {
-		if _, ok := t[l]; !ok {
-			out = append(out, l)
-		}
-	}
-	return out
-}
-
-func (t Text) check() error {
-	for k := range t {
-		if k != "" && !slices.Contains(locales, k) {
-			return fmt.Errorf("text in unknown locale %q (want %s)", k, strings.Join(locales, ", "))
-		}
-	}
-	if m := t.missing(); len(m) > 0 {
-		return fmt.Errorf("text %q has no %s version", t.In("en"), strings.Join(m, ", "))
-	}
-	return nil
-}
-
-func (t *Text) UnmarshalYAML(n *yaml.Node) error {
-	if n.Kind == yaml.ScalarNode {
-		*t = Text{"": n.Value}
-		return nil
-	}
-	m := map[string]string{}
-	if err := n.Decode(&m); err != nil {
-		return fmt.Errorf("line %d: want a text or {id: ..., en: ...}: %w", n.Line, err)
-	}
-	*t = m
-	if err := t.check(); err != nil {
-		return fmt.Errorf("line %d: %w", n.Line, err)
-	}
-	return nil
-}
-
 var monthsID = []string{"Jan", "Feb", "Mar", "Apr", "Mei", "Jun", "Jul", "Agu", "Sep", "Okt", "Nov", "Des"}
 
 // date is a calendar date as the locale writes it: 23 Nov 2026 (id: 23 Agu 2026).
@@ -280,37 +271,6 @@ func (l *lang) dateTime(t time.Time, loc *time.Location) string {
 // number is an amount with the locale's thousands separator: 1.234.567 (id), 1,234,567 (en).
 func (l *lang) number(n int64) string { return sheetfmt.Group(n, l.code) }
 
-// format is a value as its cell shows it, for text on the summary.
-func (l *lang) format(v any, c column, currency string) string {
-	if v == nil {
-		return c.empty
-	}
-	f := number(v)
-	if f == 0 && (c.format == "money" || c.format == "credit") {
-		return "-" // as the cell's format shows a zero
-	}
-	switch c.format {
-	case "money":
-		s := l.number(int64(math.Round(f)))
-		if sym := strings.TrimSpace(strings.Trim(strings.SplitN(moneyFormat(currency), "#", 2)[0], `"`)); sym != "" {
-			if f < 0 {
-				return "-" + sym + " " + strings.TrimPrefix(s, "-")
-			}
-			return sym + " " + s
-		}
-		return s + " " + currency
-	case "int", "credit":
-		return l.number(int64(math.Round(f)))
-	case "percent":
-		return l.decimal(f*100, 1) + "%"
-	case "decimal1":
-		return l.decimal(f, 1)
-	case "decimal2", "rating":
-		return l.decimal(f, 2)
-	}
-	return fmt.Sprint(v)
-}
-
 // count is a number of rows or records with the locale's thousands separator.
 func (l *lang) count(n int) string { return l.number(int64(n)) }
 
@@ -324,3 +284,10 @@ func (l *lang) figure(f float64) string {
 
 // decimal is f with d decimals and the locale's separators.
 func (l *lang) decimal(f float64, d int) string { return sheetfmt.Decimal(f, d, l.code) }
+
+// moneyFormat is a whole-unit amount with the currency's symbol or code.
+func moneyFormat(currency string) string { return sheetfmt.MoneyFormat(currency) }
+
+// Locales the workbooks and CSVs are written in. Indonesian is the default:
+// the merchant's finance team reads rupiah, WIB and Indonesian.
+var locales = []string{"id", "en"}

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/billsync/billsync/internal/report/csvout"
+	"github.com/billsync/billsync/internal/report/value"
 	"github.com/billsync/billsync/internal/warehouse"
 	"github.com/billsync/billsync/queries"
 )
@@ -31,18 +33,18 @@ func render(names []string, rows [][]any) string {
 	for _, r := range rows {
 		parts := make([]string, len(r))
 		for i, v := range r {
-			parts[i] = csvValue(v, kindOfValue(v), time.UTC)
+			parts[i] = csvout.Value(v, kindOfValue(v), time.UTC)
 		}
 		b.WriteString(strings.Join(parts, " | ") + "\n")
 	}
 	return b.String()
 }
 
-func kindOfValue(v any) kind {
+func kindOfValue(v any) value.Kind {
 	if t, ok := v.(time.Time); ok && t.Equal(t.Truncate(24*time.Hour)) {
-		return kindDate
+		return value.KindDate
 	}
-	return kindTime
+	return value.KindTime
 }
 
 // TestQueryGoldens runs every query file against the simulator's warehouse
@@ -180,7 +182,7 @@ func TestCreditBalancesReconcile(t *testing.T) {
 	}
 	col := func(r []any, n string) *big.Rat {
 		v := r[slices.Index(names, n)]
-		x, _ := new(big.Rat).SetString(v.(decimal).String())
+		x, _ := new(big.Rat).SetString(v.(value.Decimal).String())
 		return x
 	}
 	got := map[string]*big.Rat{}

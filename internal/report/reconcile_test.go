@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/billsync/billsync/internal/report/value"
 )
 
 // TestCollectionsReconcileWithAging: the collections summary's reconciliation starts from the open
@@ -59,7 +61,7 @@ func toInt(t *testing.T, v any) int64 {
 		return x
 	case nil:
 		return 0
-	case decimal:
+	case value.Decimal:
 		return int64(x.Float64())
 	case float64:
 		return int64(x)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/billsync/billsync/internal/api"
 	"github.com/billsync/billsync/internal/fetch"
+	"github.com/billsync/billsync/internal/report/value"
 	"github.com/billsync/billsync/internal/sandbox"
 	"github.com/xuri/excelize/v2"
 )
@@ -196,7 +197,7 @@ func checkHeadlines(t *testing.T, s Sheet, cols []column, names []string, rows [
 		case len(s.Totals) > 0 && c.total.Sum:
 			var sum float64
 			for _, r := range rows {
-				sum += number(r[index[c.name]])
+				sum += value.Number(r[index[c.name]])
 			}
 			if want := l.format(sum, c, "IDR"); !strings.Contains(summary, want) {
 				t.Errorf("sheet %q: the summary does not show %s = %s (the query's total)", s.Name, c.title, want)
@@ -302,11 +303,11 @@ func summaryText(pages []string, idx []int) string {
 }
 
 // kindsOf guesses result kinds from values, for resolveColumns in tests.
-func kindsOf(rows [][]any, n int) []kind {
-	k := make([]kind, n)
+func kindsOf(rows [][]any, n int) []value.Kind {
+	k := make([]value.Kind, n)
 	for _, r := range rows {
 		for i, v := range r {
-			if v != nil && k[i] == kindText {
+			if v != nil && k[i] == value.KindText {
 				k[i] = kindOfValue(v)
 			}
 		}

@@ -2,6 +2,15 @@
 // the SQL of queries/ as the definitions of reports/ say and writes each
 // report as an .xlsx workbook and one CSV per sheet. It opens the warehouse
 // read-only and never needs an API key.
+//
+// Its files by layer, each using only files of the layers below it (go run ./bench/housemap
+// -pkg ./internal/report): locale.go (a language's words and formats), query.go (a query
+// file's rows), sharedcall.go; definition.go (reports/*.yaml), conn.go, zone.go, asof.go,
+// samenames.go; settings.go (Options resolved), columns.go (result columns, totals, checks);
+// xlsx.go (a workbook's data sheet), csvout.go (a sheet's CSV file), headline.go (what the
+// summary says); workbook.go (the workbook and its summary sheet), digest.go; report.go (the
+// run) and adhoc.go (report -sql). The packages below it write: sheetxml a data sheet's body
+// rows, csvout the CSV, both of values as value normalizes them.
 package report
 
 import (
@@ -9,8 +18,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -22,111 +30,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/billsync/billsync/internal/config"
 	"github.com/billsync/billsync/internal/gcgoal"
-	"github.com/billsync/billsync/internal/jobs/journalfile"
 	"github.com/billsync/billsync/internal/warehouse"
+	"github.com/billsync/billsync/queries"
 )
-
-// Options says which reports to produce, as of when, and where.
-type Options struct {
-	DB       string            // published warehouse file
-	Journal  string            // write-job journal; "" = billsync-jobs.duckdb beside DB
-	OutDir   string            // created if missing
-	Formats  []string          // "xlsx", "csv"; empty = both
-	AsOf     time.Time         // report date (its calendar date counts); zero = today in TZ
-	TZ       string            // IANA zone of dates and day boundaries; "" = config.DefaultTZ
-	Currency string            // ISO code shown on amounts; "" = IDR
-	Account  string            // only this account; "" = all accounts in the warehouse
-	Names    []string          // reports to produce; empty = all
-	Vars     map[string]string // report variables (see -list), e.g. aging_basis=created
-	Locale   string            // language of labels, numbers and dates: "id" or "en"; "" = id
-	// CSVDialect is how the CSV files write numbers and times: "rfc" (""), or "id" for a
-	// spreadsheet with Indonesian settings (CSVDialects).
-	CSVDialect string
-	// Notice is printed on every summary sheet among the as-of warnings: what the caller knows
-	// about the figures that the warehouse cannot say (a delivery's staleness).
-	Notice string
-	Log    *slog.Logger
-}
-
-const (
-	summarySheet    = "Summary"
-	defaultCurrency = "IDR"
-)
-
-// settings are Options resolved and checked.
-type settings struct {
-	Options
-	loc     *time.Location
-	asOf    string      // YYYY-MM-DD
-	journal journalNote // what the summary sheet says about the journal
-	hasJnl  bool
-	mem     *nativeMemory
-	digests bool // GenerateDigests: each report's Digest is made
-	lang    *lang
-	dialect *csvDialect
-	zone    *fixedZone // where local_time() may skip ICU; nil: nowhere
-	// warnings about the as-of date (asOfWarnings), logged and on every summary sheet
-	warnings []asOfWarning
-	// the names several customers or products carry, read once for every report that prints
-	// names (loadSameNames)
-	sameOnce sync.Once
-	same     *sameNames
-	sameErr  error
-}
-
-// sameNames reads the names several customers or products carry, once per run, on the
-// connection of the first report that needs them (the account is every report's).
-func (s *settings) sameNames(ctx context.Context, conn *sql.Conn) (*sameNames, error) {
-	s.sameOnce.Do(func() { s.same, s.sameErr = loadSameNames(ctx, conn) })
-	return s.same, s.sameErr
-}
-
-func (o Options) resolve() (*settings, error) {
-	s := &settings{Options: o}
-	if s.TZ == "" {
-		s.TZ = config.DefaultTZ
-	}
-	loc, err := time.LoadLocation(s.TZ)
-	if err != nil {
-		return nil, fmt.Errorf("time zone %q: %w", s.TZ, err)
-	}
-	s.loc = loc
-	if s.lang, err = langOf(s.Locale); err != nil {
-		return nil, err
-	}
-	s.Locale = s.lang.code
-	if s.dialect, err = dialectOf(s.CSVDialect); err != nil {
-		return nil, err
-	}
-	if s.Currency == "" {
-		s.Currency = defaultCurrency
-	}
-	s.Currency = strings.ToUpper(s.Currency)
-	if s.AsOf.IsZero() {
-		s.AsOf = time.Now().In(loc)
-	}
-	s.asOf = s.AsOf.Format(time.DateOnly)
-	if len(s.Formats) == 0 {
-		s.Formats = []string{"xlsx", "csv"}
-	}
-	for _, f := range s.Formats {
-		if f != "xlsx" && f != "csv" {
-			return nil, fmt.Errorf("format %q: want xlsx or csv", f)
-		}
-	}
-	if s.OutDir == "" {
-		return nil, errors.New("no output directory")
-	}
-	if s.Journal == "" && s.DB != "" {
-		s.Journal = journalfile.DefaultPath(s.DB)
-	}
-	if s.Log == nil {
-		s.Log = slog.Default()
-	}
-	return s, nil
-}
 
 // Generate writes the chosen reports and returns the files it wrote. Every
 // file is written under a temporary name and renamed into place.
@@ -175,7 +82,7 @@ func generate(ctx context.Context, o Options, digests bool) ([]string, []Digest,
 			return nil, nil, err
 		}
 	}
-	if s.warnings, err = asOfWarnings(ctx, db, s); err != nil {
+	if s.warnings, err = asOfWarnings(ctx, db, s.asOf, s.loc, s.TZ, s.Account); err != nil {
 		return nil, nil, err
 	}
 	for _, w := range s.warnings {
@@ -185,24 +92,6 @@ func generate(ctx context.Context, o Options, digests bool) ([]string, []Digest,
 		return nil, nil, err
 	}
 	return generateReports(ctx, db, s, defs)
-}
-
-// proveZone sets s.zone: the interval around the as-of date in which the time zone's offset is
-// proven constant (proveFixedZone).
-func (s *settings) proveZone(ctx context.Context, db *sql.DB) error {
-	day, err := time.ParseInLocation(time.DateOnly, s.asOf, s.loc)
-	if err != nil {
-		return err
-	}
-	if s.zone, err = proveFixedZone(ctx, db, s.TZ, s.loc, day); err != nil {
-		return err
-	}
-	if s.zone == nil {
-		s.Log.Debug("time zone offsets not proven constant: dates converted by ICU", "tz", s.TZ)
-	} else {
-		s.Log.Debug("time zone offset proven constant", "tz", s.TZ, "from", s.zone.from, "until", s.zone.until, "offset", s.zone.offset)
-	}
-	return nil
 }
 
 // sheetParallelism is how many sheets are made at once, of one report or of several. A sheet
@@ -479,7 +368,7 @@ func (r *reportRun) prepare(ctx context.Context, db *sql.DB, s *settings) error 
 	}
 	defer conn.Close()
 	r.vals = vals
-	if r.src, err = sources(ctx, conn, s); err != nil {
+	if r.src, err = sources(ctx, conn); err != nil {
 		return err
 	}
 	if r.vars, err = variables(ctx, conn); err != nil {
@@ -588,197 +477,6 @@ func openWarehouse(ctx context.Context, path string) (*sql.DB, error) {
 	return warehouse.OpenReadOnly(ctx, path)
 }
 
-// selectReports returns the named definitions in the order given, or all.
-func selectReports(names []string) ([]*Definition, error) {
-	all, err := Definitions()
-	if err != nil {
-		return nil, err
-	}
-	if len(names) == 0 {
-		return all, nil
-	}
-	var out []*Definition
-	for _, n := range names {
-		i := slices.IndexFunc(all, func(d *Definition) bool { return d.Name == n })
-		if i < 0 {
-			return nil, fmt.Errorf("no report named %q (reports: %s)", n, strings.Join(reportNames(all), ", "))
-		}
-		out = append(out, all[i])
-	}
-	return out, nil
-}
-
-func reportNames(defs []*Definition) []string {
-	var n []string
-	for _, d := range defs {
-		n = append(n, d.Name)
-	}
-	return n
-}
-
-// CheckVars checks -var values before anything runs, for the reports named (all
-// when none) or, with adhoc, for ad-hoc SQL: there any variable may be set, and
-// the ones a report declares must suit it.
-func CheckVars(names []string, vars map[string]string, adhoc bool) error {
-	if !adhoc {
-		defs, err := selectReports(names)
-		if err != nil {
-			return err
-		}
-		return checkVars(defs, vars)
-	}
-	defs, err := Definitions()
-	if err != nil {
-		return err
-	}
-	var errs []error
-	for _, d := range defs {
-		if !slices.ContainsFunc(d.Vars, func(v Var) bool { _, ok := vars[v.Name]; return ok }) {
-			continue
-		}
-		if err := d.checkValues(vars); err != nil {
-			errs = append(errs, fmt.Errorf("as report %s uses them: %w", d.Name, err))
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// checkVars rejects a variable that none of the chosen reports declares, and a
-// value a report cannot use: not of its type, outside a declared list or
-// bounds, or out of order with the variable it must exceed.
-func checkVars(defs []*Definition, vars map[string]string) error {
-	var errs []error
-	for _, name := range slices.Sorted(maps.Keys(vars)) {
-		known := false
-		for _, d := range defs {
-			known = known || slices.ContainsFunc(d.Vars, func(v Var) bool { return v.Name == name })
-		}
-		if !known {
-			hint := ""
-			if name == "as_of" || name == "tz" || name == "account" {
-				hint = fmt.Sprintf(" (use -%s)", strings.ReplaceAll(name, "_", "-"))
-			}
-			errs = append(errs, fmt.Errorf("variable %s: none of the reports %s uses it%s", name, strings.Join(reportNames(defs), ", "), hint))
-		}
-	}
-	for _, d := range defs {
-		if err := d.checkValues(vars); err != nil {
-			errs = append(errs, fmt.Errorf("report %s: %w", d.Name, err))
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// checkValues checks the values d's variables take with vars given (defaults
-// for the rest).
-func (d *Definition) checkValues(vars map[string]string) error {
-	var errs []error
-	ints := map[string]int64{}
-	value := func(v Var) (string, bool) {
-		if val, ok := vars[v.Name]; ok {
-			return val, true
-		}
-		return v.Default, false
-	}
-	for _, v := range d.Vars {
-		val, given := value(v)
-		if val == "" {
-			continue
-		}
-		src := "default"
-		if given {
-			src = "-var"
-		}
-		switch {
-		case len(v.Values) > 0 && !slices.Contains(v.Values, val):
-			errs = append(errs, fmt.Errorf("variable %s=%q (%s): want one of %s", v.Name, val, src, strings.Join(v.Values, ", ")))
-			continue
-		case v.Type == "DATE":
-			if _, err := time.Parse(time.DateOnly, val); err != nil {
-				errs = append(errs, fmt.Errorf("variable %s=%q (%s): want a date YYYY-MM-DD", v.Name, val, src))
-			}
-			continue
-		case v.Type != "INTEGER":
-			continue
-		}
-		n, err := strconv.ParseInt(strings.TrimSpace(val), 10, 64)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("variable %s=%q (%s): want a whole number", v.Name, val, src))
-			continue
-		}
-		ints[v.Name] = n
-		if v.Min != nil && n < *v.Min {
-			errs = append(errs, fmt.Errorf("variable %s=%d (%s): must be at least %d (%s)", v.Name, n, src, *v.Min, v.Doc))
-		}
-		if v.Max != nil && n > *v.Max {
-			errs = append(errs, fmt.Errorf("variable %s=%d (%s): must be at most %d (%s)", v.Name, n, src, *v.Max, v.Doc))
-		}
-	}
-	for _, v := range d.Vars {
-		n, ok := ints[v.Name]
-		lower, lok := ints[v.Above]
-		if v.Above == "" || !ok || !lok || n > lower {
-			continue
-		}
-		errs = append(errs, fmt.Errorf("variable %s=%d must be above %s=%d: the buckets are ordered", v.Name, n, v.Above, lower))
-	}
-	return errors.Join(errs...)
-}
-
-// sheetOutput is what one data sheet produced, for the summary.
-type sheetOutput struct {
-	sheet *Sheet
-	cols  []column
-	rows  int
-	check *checkResult
-	total int // row number of the totals row in the workbook, 0 = none
-	tot   *totals
-	// headRows are the first rows of a headline sheet, for the summary.
-	headRows [][]any
-}
-
-// setReportVars sets as_of, tz, account and the report's variables on conn
-// and returns the values titles may use.
-func setReportVars(ctx context.Context, conn *sql.Conn, s *settings, d *Definition) (map[string]string, error) {
-	vals := map[string]string{"as_of": s.asOf, "tz": s.TZ, "currency": s.Currency}
-	set := func(name, typ, v string) error {
-		if err := setVar(ctx, conn, name, typ, v); err != nil {
-			return fmt.Errorf("variable %w", err)
-		}
-		vals[name] = v
-		return nil
-	}
-	if err := set("as_of", "DATE", s.asOf); err != nil {
-		return nil, err
-	}
-	if err := set("tz", "VARCHAR", s.TZ); err != nil {
-		return nil, err
-	}
-	if s.Account != "" {
-		if err := set("account", "VARCHAR", s.Account); err != nil {
-			return nil, err
-		}
-	}
-	if s.zone != nil && s.zone.zone == s.TZ {
-		if err := s.zone.setVars(ctx, conn); err != nil {
-			return nil, fmt.Errorf("variable %w", err)
-		}
-	}
-	for _, v := range d.Vars {
-		val, ok := s.Vars[v.Name]
-		if !ok {
-			val = v.Default
-		}
-		if val == "" {
-			continue // the query file's default applies
-		}
-		if err := set(v.Name, v.Type, val); err != nil {
-			return nil, err
-		}
-	}
-	return vals, nil
-}
-
 // runSheet streams one sheet's query, on a connection of its own, into the rows of its
 // workbook sheet and its CSV.
 func (r *reportRun) runSheet(ctx context.Context, db *sql.DB, s *settings, sh *Sheet) (sheetDone, error) {
@@ -814,6 +512,7 @@ func (r *reportRun) runSheet(ctx context.Context, db *sql.DB, s *settings, sh *S
 		}
 		if r.wb != nil {
 			done.xs = newXLSXSheet(r.wb.f, r.wb.st, r.wb.loc, r.wb.l, sh.tab(s.Locale), out.cols, r.wb.footer)
+			done.xs.mode = r.wb.mode
 			if slices.ContainsFunc(out.cols, func(c column) bool { return c.apartKind != "" }) {
 				done.xs.same = r.same
 			}
@@ -906,25 +605,96 @@ func slug(s string) string {
 	return strings.TrimSuffix(b.String(), "-")
 }
 
-// List prints every report with its sheets and variables.
-func List(w io.Writer) error {
-	defs, err := Definitions()
+// scratchDB is the in-memory database Generate attaches for shared results. The warehouse is
+// opened read-only, which refuses an in-memory database unless it is attached READ_WRITE.
+const scratchDB = "report_scratch"
+
+func attachScratch(ctx context.Context, db *sql.DB) error {
+	if _, err := db.ExecContext(ctx, "ATTACH ':memory:' AS "+scratchDB+" (READ_WRITE)"); err != nil {
+		return fmt.Errorf("attach the scratch database for shared results: %w", err)
+	}
+	return nil
+}
+
+// sharedTable is a shared call's rows for one report run.
+type sharedTable struct {
+	sc    *sharedCall
+	table string // qualified name in the scratch database
+	left  int    // sheets whose query has not yet read it
+}
+
+// makeShared stores the report's shared calls' rows in the scratch database, on a connection with
+// the report's variables and the query files' SET VARIABLE lines, as each sheet's would have.
+func (r *reportRun) makeShared(ctx context.Context, db *sql.DB, s *settings) error {
+	if len(r.d.shared) == 0 {
+		return nil
+	}
+	conn, _, err := reportConn(ctx, db, s, r.d)
 	if err != nil {
 		return err
 	}
-	for _, d := range defs {
-		fmt.Fprintf(w, "%s\t%s\n", d.Name, d.Title.In("en"))
-		for _, s := range d.Sheets {
-			fmt.Fprintf(w, "\tsheet %q\tqueries/%s\n", s.Name, s.Query)
-		}
-		for _, v := range d.Vars {
-			def := v.Default
-			if def == "" {
-				def = "(query default)"
+	defer conn.Close()
+	for _, sc := range r.d.shared {
+		for _, p := range sc.preamble {
+			if _, err := conn.ExecContext(ctx, p); err != nil {
+				return fmt.Errorf("shared %s: %s: %w", sc.macro, p, err)
 			}
-			fmt.Fprintf(w, "\t-var %s=%s\t%s\n", v.Name, def, v.Doc)
+		}
+		t := &sharedTable{sc: sc, left: len(sc.sheets),
+			table: scratchDB + ".main." + strings.ReplaceAll(r.d.Name, "-", "_") + "__" + sc.macro}
+		// Stored before it is made: a failure drops what may exist of it.
+		r.shared = append(r.shared, t)
+		if _, err := conn.ExecContext(ctx, "CREATE OR REPLACE TABLE "+t.table+" AS SELECT * FROM "+sc.call); err != nil {
+			return fmt.Errorf("shared %s: %w", sc.macro, err)
 		}
 	}
-	fmt.Fprintln(w, "every report also takes -as-of, -tz and -account")
 	return nil
+}
+
+// sheetSQL is the text the sheet runs: its query file with each shared call replaced by the
+// table holding its rows (and, when it shares one, without its comments, where the call was
+// found; the lines stay where they were, for DuckDB's messages).
+func (r *reportRun) sheetSQL(file string) (string, error) {
+	b, err := fs.ReadFile(queries.FS, file)
+	if err != nil {
+		return "", fmt.Errorf("query %s: %w", file, err)
+	}
+	text := string(b)
+	for _, t := range r.shared {
+		if !slices.Contains(t.sc.sheets, file) {
+			continue
+		}
+		code := stripComments(text)
+		if strings.Count(code, t.sc.call) != 1 {
+			return "", fmt.Errorf("query %s: the shared call of %s is not in it once", file, t.sc.macro)
+		}
+		text = strings.Replace(code, t.sc.call, t.table, 1)
+	}
+	return text, nil
+}
+
+// readShared says the sheet's query has its whole result: the shared tables no other sheet
+// still needs are dropped.
+func (r *reportRun) readShared(ctx context.Context, db *sql.DB, s *settings, file string) {
+	r.mu.Lock()
+	var drop []*sharedTable
+	for _, t := range r.shared {
+		if slices.Contains(t.sc.sheets, file) {
+			if t.left--; t.left == 0 {
+				drop = append(drop, t)
+			}
+		}
+	}
+	r.mu.Unlock()
+	for _, t := range drop {
+		dropShared(ctx, db, s, t)
+	}
+}
+
+// dropShared frees a shared table. A failure only costs memory until Generate closes the
+// database, so it is logged, not returned.
+func dropShared(ctx context.Context, db *sql.DB, s *settings, t *sharedTable) {
+	if _, err := db.ExecContext(ctx, "DROP TABLE IF EXISTS "+t.table); err != nil {
+		s.Log.Warn("could not drop a shared result", "table", t.table, "err", err)
+	}
 }

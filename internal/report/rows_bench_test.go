@@ -44,7 +44,7 @@ func BenchmarkSheetRows1M(b *testing.B) {
 				if _, err := x.done(sh, tot); err != nil {
 					b.Fatal(err)
 				}
-				if err := x.rows.fw.Flush(); err != nil {
+				if err := x.rows.Flush(); err != nil {
 					b.Fatal(err)
 				}
 				if err := cs.finish(); err != nil {

@@ -84,3 +84,7 @@ func (n *sameNames) label(kind, name, id string) (string, bool) {
 	}
 	return name + " (" + id + ")", true
 }
+
+// maxTextWidth is the widest a text column gets, in characters; longer
+// values wrap.
+const maxTextWidth = 40

@@ -3,35 +3,34 @@ package report
 import (
 	"archive/zip"
 	"bytes"
-	"compress/flate"
-	"errors"
-	"fmt"
-	"hash/crc32"
 	"io"
 	"math"
-	"math/rand/v2"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
 
 	"github.com/billsync/billsync/internal/cellsafe"
+	"github.com/billsync/billsync/internal/report/sheetxml"
+	"github.com/billsync/billsync/internal/report/value"
 	"github.com/xuri/excelize/v2"
 )
 
 // excelizeValue is what the report handed excelize's SetRow for a query value
-// before it wrote the rows itself: the reference sheetRows must match.
+// before it wrote the rows itself: the reference the cells written by sheetxml must match.
 func excelizeValue(x *xlsxSheet, v any, c column) any {
 	switch t := v.(type) {
 	case nil:
 		if c.empty != "" {
 			return c.empty
 		}
-	case decimal:
+	case value.Decimal:
 		return t.Float64()
 	case time.Time:
-		if c.kind == kindDate {
+		if c.kind == value.KindDate {
 			return serialDay(t)
 		}
 		return serialTime(t, x.loc)
@@ -54,10 +53,10 @@ type testDecimal struct{ s string }
 func (d testDecimal) Float64() float64 { return 1234.5 }
 func (d testDecimal) String() string   { return d.s }
 
-// TestSheetRowsMatchExcelize writes awkward values through sheetRows and
-// through excelize's StreamWriter.SetRow, and wants the same row XML: text
-// that needs escaping, kept spaces, _xHHHH_ sequences, invalid UTF-8, text
-// over Excel's cell limit, NULLs, codes, dates and numbers.
+// TestSheetRowsMatchExcelize writes awkward values as the report writes a row (xlsxSheet.put,
+// sheetxml.Spliced) and through excelize's StreamWriter.SetRow, and wants the same row XML:
+// text that needs escaping, kept spaces, _xHHHH_ sequences, invalid UTF-8, text over Excel's
+// cell limit, NULLs, codes, dates and numbers.
 func TestSheetRowsMatchExcelize(t *testing.T) {
 	jkt, err := time.LoadLocation("Asia/Jakarta")
 	if err != nil {
@@ -66,13 +65,13 @@ func TestSheetRowsMatchExcelize(t *testing.T) {
 	l := langs["id"]
 	cols := []column{
 		{name: "a", format: "text"},
-		{name: "b", format: "money", kind: kindInt},
-		{name: "c", format: "date", kind: kindDate},
-		{name: "d", format: "datetime", kind: kindTime},
+		{name: "b", format: "money", kind: value.KindInt},
+		{name: "c", format: "date", kind: value.KindDate},
+		{name: "d", format: "datetime", kind: value.KindTime},
 		{name: "e", format: "text", codes: true, names: map[string]string{}},
 		{name: "f", format: "text", empty: "(none)"},
-		{name: "g", format: "decimal2", kind: kindFloat},
-		{name: "h", format: "text", kind: kindBool},
+		{name: "g", format: "decimal2", kind: value.KindFloat},
+		{name: "h", format: "text", kind: value.KindBool},
 	}
 	long := strings.Repeat("é😀", 20000)
 	texts := []string{
@@ -94,6 +93,7 @@ func TestSheetRowsMatchExcelize(t *testing.T) {
 		[]any{"x", 1.5e-7, nil, nil, "PAID", nil, math.Copysign(0, -1), "fallback"},
 	)
 
+	// ours: the rows as the report writes them, spliced after a header row at save
 	f := excelize.NewFile()
 	defer f.Close()
 	st, err := newStyles(f, "IDR", l)
@@ -101,9 +101,6 @@ func TestSheetRowsMatchExcelize(t *testing.T) {
 		t.Fatal(err)
 	}
 	x := newXLSXSheet(f, st, jkt, l, "S", cols, "")
-	if _, err := f.NewSheet("S"); err != nil {
-		t.Fatal(err)
-	}
 	for i, c := range cols {
 		x.cells[i].StyleID = st.body[c.format]
 		if c.format == "text" {
@@ -111,55 +108,77 @@ func TestSheetRowsMatchExcelize(t *testing.T) {
 		}
 	}
 	x.cells[5].StyleID = 0 // no style attribute
-	sr, err := newSheetRows(len(cols))
-	if err != nil {
+	if x.rows, err = sheetxml.New(sheetxml.Spliced, len(cols)); err != nil {
 		t.Fatal(err)
 	}
-	defer sr.close()
-	sw, err := f.NewStreamWriter("S")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref := make([]any, len(cols))
-	cells := make([]excelize.Cell, len(cols))
+	defer x.rows.Close()
 	for _, r := range rows {
-		if err := sr.put(r, x); err != nil {
+		if err := x.put(r); err != nil {
 			t.Fatal(err)
 		}
-		for i, v := range r {
-			cells[i] = excelize.Cell{StyleID: x.cells[i].StyleID, Value: excelizeValue(x, v, cols[i])}
-			if t, ok := cells[i].Value.(string); ok && v != nil && cellsafe.StartsLikeFormula(t) {
-				cells[i].StyleID = st.quoted[cells[i].StyleID] // the quote prefix marks it, not an apostrophe
+	}
+	// the reference: excelize's StreamWriter given what the report handed it
+	f2 := excelize.NewFile()
+	defer f2.Close()
+	if _, err := newStyles(f2, "IDR", l); err != nil {
+		t.Fatal(err)
+	}
+	cells := make([]excelize.Cell, len(cols))
+	refRow := make([]any, len(cols))
+	var got, want []byte
+	for k, file := range []*excelize.File{f, f2} {
+		if _, err := file.NewSheet("S"); err != nil {
+			t.Fatal(err)
+		}
+		sw, err := file.NewStreamWriter("S")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sw.SetRow("A1", []any{"header"}); err != nil {
+			t.Fatal(err)
+		}
+		if k == 1 {
+			for n, r := range rows {
+				for i, v := range r {
+					cells[i] = excelize.Cell{StyleID: x.cells[i].StyleID, Value: excelizeValue(x, v, cols[i])}
+					if t, ok := cells[i].Value.(string); ok && v != nil && cellsafe.StartsLikeFormula(t) {
+						cells[i].StyleID = st.quoted[cells[i].StyleID] // the quote prefix marks it, not an apostrophe
+					}
+					if v == nil && cols[i].empty != "" && cols[i].format != "text" {
+						cells[i].StyleID = st.reason
+					}
+					refRow[i] = &cells[i]
+				}
+				cell, _ := excelize.CoordinatesToCellName(1, n+2)
+				if err := sw.SetRow(cell, refRow); err != nil {
+					t.Fatal(err)
+				}
 			}
-			ref[i] = &cells[i]
 		}
-		cell, _ := excelize.CoordinatesToCellName(1, sr.n+1)
-		if err := sw.SetRow(cell, ref); err != nil {
+		if err := sw.Flush(); err != nil {
 			t.Fatal(err)
 		}
-	}
-	if err := sw.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	buf, err := f.WriteToBuffer()
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := rowsXML(t, buf.Bytes())
-	if err := sr.fw.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	got, err := io.ReadAll(flate.NewReader(bytes.NewReader(sr.z.bytes())))
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) { // no final block: the zip writer adds it
-		t.Fatal(err)
-	}
-	if crc32.ChecksumIEEE(got) != sr.crc || int64(len(got)) != sr.size {
-		t.Errorf("rows: crc %x size %d, counted %x %d", crc32.ChecksumIEEE(got), len(got), sr.crc, sr.size)
+		var buf bytes.Buffer
+		file.SetZipWriter(func(io.Writer) excelize.ZipWriter {
+			if k == 1 {
+				return sheetxml.NewZipWriter(&buf, nil)
+			}
+			return sheetxml.NewZipWriter(&buf, map[string]*sheetxml.Rows{"xl/worksheets/sheet2.xml": x.rows})
+		})
+		if _, err := file.WriteTo(io.Discard); err != nil {
+			t.Fatal(err)
+		}
+		if k == 0 {
+			want = rowsXML(t, buf.Bytes())
+		} else {
+			want, got = rowsXML(t, buf.Bytes()), want
+		}
 	}
 	gotRows, wantRows := rowRe.FindAll(got, -1), rowRe.FindAll(want, -1)
-	if len(gotRows) != len(rows) || len(wantRows) != len(rows) {
-		t.Fatalf("rows: sheetRows %d, excelize %d, want %d", len(gotRows), len(wantRows), len(rows))
+	if len(gotRows) != len(rows)+1 || len(wantRows) != len(rows)+1 {
+		t.Fatalf("rows: ours %d, excelize %d, want %d", len(gotRows), len(wantRows), len(rows)+1)
 	}
+	gotRows, wantRows = gotRows[1:], wantRows[1:] // the header
 	// excelize loses these texts (TestEscapeLikeTextReadsBack shows ours read back)
 	lost := map[string]bool{"_xD800_ surrogate": true, "_x005F_xD800_": true, "_x0041_x0042_": true}
 	for i := range rows {
@@ -203,23 +222,6 @@ func rowsXML(t *testing.T, xlsx []byte) []byte {
 	return nil
 }
 
-func TestCRC32Combine(t *testing.T) {
-	r := rand.New(rand.NewPCG(1, 2))
-	for _, n := range [][2]int{{0, 0}, {0, 5}, {5, 0}, {1, 1}, {100, 3}, {7, 1 << 20}, {1 << 16, 12345}} {
-		a, b := make([]byte, n[0]), make([]byte, n[1])
-		for i := range a {
-			a[i] = byte(r.Uint32())
-		}
-		for i := range b {
-			b[i] = byte(r.Uint32())
-		}
-		want := crc32.ChecksumIEEE(append(append([]byte{}, a...), b...))
-		if got := crc32Combine(crc32.ChecksumIEEE(a), crc32.ChecksumIEEE(b), int64(len(b))); got != want {
-			t.Errorf("%d+%d bytes: %08x, want %08x", n[0], n[1], got, want)
-		}
-	}
-}
-
 // TestReasonAlignsWithNumbers: a number column's NULL shown as its reason is
 // aligned right with the numbers (left, it ran into the column before it:
 // "4,0%belum teramati"); a text column's keeps the text style.
@@ -231,60 +233,83 @@ func TestReasonAlignsWithNumbers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cols := []column{{name: "days", format: "decimal1", kind: kindFloat, empty: "belum teramati"},
+	cols := []column{{name: "days", format: "decimal1", kind: value.KindFloat, empty: "belum teramati"},
 		{name: "note", format: "text", empty: "tidak ada"}}
 	x := newXLSXSheet(f, st, time.UTC, l, "S", cols, "")
 	x.cells[0].StyleID, x.cells[1].StyleID = st.body["decimal1"], st.text
-	sr, err := newSheetRows(len(cols))
-	if err != nil {
-		t.Fatal(err)
+	got := []sheetxml.Cell{x.cell(nil, &x.cols[0], x.cells[0].StyleID), x.cell(nil, &x.cols[1], x.cells[1].StyleID)}
+	want := []sheetxml.Cell{{Style: st.reason, Type: sheetxml.String, Str: "belum teramati"},
+		{Style: st.text, Type: sheetxml.String, Str: "tidak ada"}}
+	if !slices.Equal(got, want) {
+		t.Errorf("cells %+v\nwant %+v", got, want)
 	}
-	defer sr.close()
-	if err := sr.put([]any{nil, nil}, x); err != nil {
-		t.Fatal(err)
-	}
-	if err := sr.fw.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	got, err := io.ReadAll(flate.NewReader(bytes.NewReader(sr.z.bytes())))
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
-		t.Fatal(err)
-	}
-	for _, want := range []string{fmt.Sprintf(`<c r="A2" s="%d" t="inlineStr"><is><t>belum teramati`, st.reason),
-		fmt.Sprintf(`<c r="B2" s="%d" t="inlineStr"><is><t>tidak ada`, st.text)} {
-		if !strings.Contains(string(got), want) {
-			t.Errorf("row %s\nwant %s", got, want)
+}
+
+// TestWorkbooksSplicedAsStream renders every report's workbook with its body rows spliced in
+// (sheetxml.Spliced, what the reports do) and handed to excelize's StreamWriter
+// (sheetxml.Stream), in Indonesian and English, and wants the same bytes in every part: the
+// sheets, their styles, the tables, the charts. Three things differ between any two renderings
+// and are left out: the document's properties and the summary's "Generated" value (the time
+// it was made), and the order of [Content_Types].xml's entries (excelize writes them from a map).
+func TestWorkbooksSplicedAsStream(t *testing.T) {
+	for _, locale := range []string{"id", "en"} {
+		l := langs[locale]
+		render := func(mode sheetxml.Mode) map[string]map[string][]byte {
+			sheetRowsMode = mode
+			defer func() { sheetRowsMode = sheetxml.Spliced }()
+			out := map[string]map[string][]byte{}
+			for _, f := range generateAll(t, Options{Formats: []string{"xlsx"}, Locale: locale}) {
+				parts := xlsxParts(t, f, "")
+				delete(parts, "docProps/core.xml")
+				parts["[Content_Types].xml"] = sortedEntries(parts["[Content_Types].xml"])
+				parts["xl/sharedStrings.xml"] = withoutGenerated(t, parts["xl/sharedStrings.xml"], l.w("generated"))
+				out[filepath.Base(f)] = parts
+			}
+			return out
+		}
+		spliced, stream := render(sheetxml.Spliced), render(sheetxml.Stream)
+		if len(spliced) == 0 || len(spliced) != len(stream) {
+			t.Fatalf("%s: %d workbooks spliced, %d streamed", locale, len(spliced), len(stream))
+		}
+		sheets := 0
+		for name, parts := range spliced {
+			if len(parts) != len(stream[name]) {
+				t.Errorf("%s %s: %d parts spliced, %d streamed", locale, name, len(parts), len(stream[name]))
+			}
+			for part, b := range parts {
+				if strings.HasPrefix(part, "xl/worksheets/sheet") {
+					sheets++
+				}
+				if !bytes.Equal(b, stream[name][part]) {
+					t.Errorf("%s %s %s: spliced and streamed differ:\n%.300s\n%.300s", locale, name, part, b, stream[name][part])
+				}
+			}
+		}
+		if sheets < 2*len(spliced) {
+			t.Errorf("%s: %d sheets in %d workbooks", locale, sheets, len(spliced))
 		}
 	}
 }
 
-// bytes is what c holds, in one slice.
-func (c *chunks) bytes() []byte {
-	var b bytes.Buffer
-	_ = c.writeTo(&b)
-	return b.Bytes()
+var contentTypeRe = regexp.MustCompile(`<(?:Default|Override) [^>]*>`)
+
+// sortedEntries is [Content_Types].xml's entries, sorted.
+func sortedEntries(b []byte) []byte {
+	e := contentTypeRe.FindAll(b, -1)
+	slices.SortFunc(e, bytes.Compare)
+	return bytes.Join(e, []byte("\n"))
 }
 
-// TestChunksKeepBytes: writes of every size, across chunk boundaries, come back in order.
-func TestChunksKeepBytes(t *testing.T) {
-	var c chunks
-	var want []byte
-	for i, n := range []int{0, 1, firstChunk - 2, 3, firstChunk, 5 * firstChunk, maxChunk + 7, 100, 3 * maxChunk} {
-		p := make([]byte, n)
-		for k := range p {
-			p[k] = byte(i*31 + k)
-		}
-		if m, err := c.Write(p); m != n || err != nil {
-			t.Fatalf("Write(%d bytes) = %d, %v", n, m, err)
-		}
-		want = append(want, p...)
+var sharedStringRe = regexp.MustCompile(`(?s)<si>.*?</si>`)
+
+// withoutGenerated is the shared strings with the one after label, the summary's time it was
+// made, left out.
+func withoutGenerated(t *testing.T, b []byte, label string) []byte {
+	t.Helper()
+	si := sharedStringRe.FindAll(b, -1)
+	i := slices.IndexFunc(si, func(s []byte) bool { return string(s) == "<si><t>"+label+"</t></si>" })
+	if i < 0 || i+1 >= len(si) {
+		t.Fatalf("no %q among the shared strings", label)
 	}
-	if c.Len() != len(want) || !bytes.Equal(c.bytes(), want) {
-		t.Fatalf("chunks hold %d bytes, not the %d written", c.Len(), len(want))
-	}
-	for _, b := range c.bufs {
-		if cap(b) > maxChunk {
-			t.Errorf("a chunk of %d bytes", cap(b))
-		}
-	}
+	return bytes.Join(slices.Delete(si, i+1, i+2), nil)
 }

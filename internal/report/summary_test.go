@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/billsync/billsync/internal/report/value"
 	"github.com/xuri/excelize/v2"
 )
 
@@ -386,7 +387,7 @@ func TestCreditSummaryShowsLedgerFreshness(t *testing.T) {
 		if r[state] != "OK" {
 			attention++
 		}
-		detailOldest = max(detailOldest, number(r[slices.Index(names, "fetched_days_ago")]))
+		detailOldest = max(detailOldest, value.Number(r[slices.Index(names, "fetched_days_ago")]))
 	}
 	if customers != len(all) || oldest != detailOldest || oldest < 2 {
 		t.Errorf("freshness summary: %d customers, oldest %v days; the query has %d customers, oldest %v", customers, oldest, len(all), detailOldest)

@@ -13,6 +13,7 @@ import (
 	"github.com/billsync/billsync/internal/api"
 	"github.com/billsync/billsync/internal/fetch"
 	"github.com/billsync/billsync/internal/jobs"
+	"github.com/billsync/billsync/internal/report/value"
 	"github.com/billsync/billsync/internal/sandbox"
 	"github.com/billsync/billsync/internal/warehouse"
 	"github.com/xuri/excelize/v2"
@@ -127,8 +128,8 @@ func TestCreditAfterTopUp(t *testing.T) {
 			continue
 		}
 		found++
-		closing += number(col(r, "closing"))
-		if reported := number(col(r, "reported_balance")); reported != before+50000 {
+		closing += value.Number(col(r, "closing"))
+		if reported := value.Number(col(r, "reported_balance")); reported != before+50000 {
 			t.Errorf("reported %v, want %v", reported, before+50000)
 		}
 		if v := col(r, "reconciliation"); v != "OK" {

@@ -1,9 +1,7 @@
 package report
 
 import (
-	"context"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/hex"
 	"fmt"
 	"io"
@@ -15,6 +13,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/billsync/billsync/internal/cellsafe"
+	"github.com/billsync/billsync/internal/report/sheetxml"
+	"github.com/billsync/billsync/internal/report/value"
 	"github.com/billsync/billsync/queries"
 	"github.com/xuri/excelize/v2"
 )
@@ -30,6 +30,7 @@ type workbook struct {
 	footer string // printed on every page
 	sheets []*xlsxSheet
 	same   *sameNames // names several customers or products carry
+	mode   sheetxml.Mode
 }
 
 func newWorkbook(s *settings) (*workbook, error) {
@@ -41,13 +42,14 @@ func newWorkbook(s *settings) (*workbook, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &workbook{f: f, st: st, loc: s.loc, l: s.lang, cur: s.Currency}, nil
+	return &workbook{f: f, st: st, loc: s.loc, l: s.lang, cur: s.Currency, mode: s.rowsMode}, nil
 }
 
 // dataSheet makes a data sheet of the workbook; its rows may be written
 // beside other sheets', but sheets are assembled in the order they were made.
 func (w *workbook) dataSheet(name string, cols []column) *xlsxSheet {
 	x := newXLSXSheet(w.f, w.st, w.loc, w.l, name, cols, w.footer)
+	x.mode = w.mode
 	w.sheets = append(w.sheets, x)
 	return x
 }
@@ -55,7 +57,7 @@ func (w *workbook) dataSheet(name string, cols []column) *xlsxSheet {
 func (w *workbook) close() {
 	for _, x := range w.sheets {
 		if x.rows != nil {
-			x.rows.close()
+			x.rows.Close()
 		}
 	}
 	w.f.Close()
@@ -63,12 +65,12 @@ func (w *workbook) close() {
 
 // sheetRows are the data sheets' body rows by the path of their sheet's part,
 // which excelize names after the sheet's id.
-func (w *workbook) sheetRows() (map[string]*sheetRows, error) {
+func (w *workbook) sheetRows() (map[string]*sheetxml.Rows, error) {
 	ids := map[string]int{}
 	for id, name := range w.f.GetSheetMap() {
 		ids[name] = id
 	}
-	parts := map[string]*sheetRows{}
+	parts := map[string]*sheetxml.Rows{}
 	for _, x := range w.sheets {
 		id, ok := ids[x.name]
 		if !ok || x.rows == nil {
@@ -91,51 +93,12 @@ func (w *workbook) save(path string) error {
 		f.abort()
 		return err
 	}
-	w.f.SetZipWriter(func(io.Writer) excelize.ZipWriter { return newZipWriter(f, rows) })
+	w.f.SetZipWriter(func(io.Writer) excelize.ZipWriter { return sheetxml.NewZipWriter(f, rows) })
 	if _, err := w.f.WriteTo(io.Discard); err != nil {
 		f.abort()
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return f.commit()
-}
-
-// source is the newest sync run of an account in the warehouse.
-type source struct {
-	account                      string
-	lastRun                      int64
-	lastStatus                   string
-	lastFinished                 time.Time
-	lastSucceeded                int64
-	lastSucceededAt              time.Time
-	hasLastFinished, hasSucceded bool
-}
-
-func sources(ctx context.Context, conn *sql.Conn, s *settings) ([]source, error) {
-	var out []source
-	err := stream(ctx, conn, "report_sources.sql", func(result) error { return nil }, func(v []any) error {
-		src := source{}
-		src.account, _ = v[0].(string)
-		src.lastRun, _ = v[1].(int64)
-		src.lastStatus, _ = v[2].(string)
-		src.lastFinished, src.hasLastFinished = v[3].(time.Time)
-		src.lastSucceeded, src.hasSucceded = v[4].(int64)
-		src.lastSucceededAt, _ = v[5].(time.Time)
-		out = append(out, src)
-		return nil
-	})
-	return out, err
-}
-
-func (src source) text(loc *time.Location, l *lang) string {
-	s := src.account + ": " + fmt.Sprintf(l.w("run"), src.lastRun, l.codeName(src.lastStatus))
-	if src.hasLastFinished {
-		s += fmt.Sprintf(l.w("finished"), l.dateTime(src.lastFinished, loc))
-	}
-	s += ")"
-	if src.hasSucceded && src.lastSucceeded != src.lastRun {
-		s += fmt.Sprintf(l.w("last_ok"), src.lastSucceeded, l.dateTime(src.lastSucceededAt, loc))
-	}
-	return s
 }
 
 // summary fills the first sheet: what the report is, what it is based on,
@@ -205,10 +168,12 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 	// headline figures and the checks, the chart, the notes that say what the figures mean.
 	// How it was made (sources, settings, queries, the command that makes it again) closes the
 	// page, under a heading of its own.
-	w.headlines(&row, outs, subtitle, line, func(label string, v any, c column) {
+	text := summaryLines{l: l, cur: w.cur, same: w.same}
+	styled := func(label string, v any, ls lineStyle) { line(label, v, w.style(ls)) }
+	text.headlines(&row, outs, subtitle, styled, func(label string, v any, c column) {
 		line(label, v, w.st.left[c.format])
 	})
-	w.checkLines(outs, subtitle, func(label, text string, ok bool, plain bool) {
+	text.checkLines(outs, subtitle, func(label, text string, ok bool, plain bool) {
 		style := w.st.sumCheck
 		switch {
 		case plain:
@@ -310,262 +275,19 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 	})
 }
 
-// headlineRows is the most rows a headline sheet copies onto the summary.
-const headlineRows = 30
-
-// checkLines says each sheet's check and exceptions count, under the subtitle Checks (said
-// before the first): ok false is a failed check or exceptions found; plain is a count of 0
-// that proves nothing, nothing having been checked.
-func (w *workbook) checkLines(outs []sheetOutput, subtitle func(string), say func(label, text string, ok, plain bool)) {
-	l := w.l
-	checks := false
-	for _, o := range outs {
-		if o.check == nil && o.sheet.Exceptions == nil {
-			continue
-		}
-		if !checks {
-			subtitle(l.w("checks"))
-			checks = true
-		}
-		if o.check != nil {
-			say(o.sheet.tab(l.code), o.check.text(l), o.check.ok, false)
-		}
-		if e := o.sheet.Exceptions; e != nil && o.tot != nil {
-			// Green says "checked, and none failed"; with nothing checked a count of 0
-			// proves nothing, so it is said in the plain style.
-			text := fmt.Sprintf(l.w("exceptions"), e.Label.In(l.code), l.count(o.tot.excCount), l.count(o.tot.excRows), l.count(o.tot.rows))
-			ok, plain := o.tot.excCount == 0, false
-			if ok && o.tot.excRows == 0 {
-				label := e.Label.In(l.code)
-				if none := e.None.In(l.code); none != "" {
-					label = none
-				}
-				text, plain = fmt.Sprintf(l.w("exceptions_none"), label, l.count(o.tot.rows)), true
-			}
-			say(o.sheet.tab(l.code), text, ok, plain)
-		}
+// style is the style of a summary line.
+func (w *workbook) style(ls lineStyle) int {
+	switch ls {
+	case labelLine:
+		return w.st.label
+	case wrapLine:
+		return w.st.wrap
+	case tableLine:
+		return w.st.table
+	case tableHeadLine:
+		return w.st.tableHead
 	}
-}
-
-// headlines puts each totals row's figures on the summary (fig), and the rows of
-// a headline sheet (subtotals) as a small table.
-func (w *workbook) headlines(row *int, outs []sheetOutput, subtitle func(string), line func(string, any, int),
-	fig func(label string, v any, c column)) {
-	l := w.l
-	first := true
-	head := func() {
-		if first {
-			subtitle(l.w("headline"))
-			first = false
-		}
-	}
-	// A figure is named by its own words ("Total terutang"); the sheet's name goes before it
-	// only where two sheets have a figure of that name (Per produk: Ulasan, Tren bulanan: Ulasan).
-	label := func(c column) string {
-		if c.summary != "" {
-			return c.summary
-		}
-		return c.title
-	}
-	names := map[string]int{}
-	for _, o := range outs {
-		if o.sheet.Headline || len(o.sheet.Totals) == 0 || o.tot == nil {
-			continue
-		}
-		for _, c := range o.cols {
-			if headlineFigure(c) {
-				names[label(c)]++
-			}
-		}
-	}
-	for _, o := range outs {
-		if o.sheet.Headline {
-			head()
-			if o.sheet.HeadlineTable {
-				w.headlineTable(o, line)
-			} else {
-				w.headlineLines(o, line)
-			}
-			continue
-		}
-		if len(o.sheet.Totals) == 0 || o.tot == nil {
-			continue
-		}
-		if n := o.sheet.Count.In(l.code); n != "" {
-			head()
-			fig(n, int64(o.rows), column{format: "int"})
-		}
-		for _, c := range o.cols {
-			if !headlineFigure(c) {
-				continue
-			}
-			v, ok := o.tot.value(c)
-			if !ok {
-				continue
-			}
-			head()
-			text := label(c)
-			if names[text] > 1 {
-				text = o.sheet.tab(l.code) + ": " + text
-			}
-			fig(text, v, c)
-		}
-	}
-}
-
-// headlineTable puts the rows of a small sheet (subtotals) on the summary as a table: a header
-// line of the figures' titles, then each row's label and its figures under them, aligned.
-func (w *workbook) headlineTable(o sheetOutput, line func(string, any, int)) {
-	l := w.l
-	var labelTitles []string
-	var figs []int
-	for i, c := range o.cols {
-		switch {
-		case c.reference:
-		case c.format == "text" || c.format == "":
-			labelTitles = append(labelTitles, c.title)
-		case !c.offHeadline:
-			figs = append(figs, i)
-		}
-	}
-	rows := o.headRows[:min(len(o.headRows), headlineRows)]
-	cells := make([][]string, len(rows))
-	widths := make([]int, len(figs))
-	for k, i := range figs {
-		widths[k] = utf8.RuneCountInString(o.cols[i].title)
-	}
-	for r, row := range rows {
-		for k, i := range figs {
-			v := l.format(row[i], o.cols[i], w.cur)
-			cells[r] = append(cells[r], v)
-			widths[k] = max(widths[k], utf8.RuneCountInString(v))
-		}
-	}
-	pad := func(vals []string) string {
-		var b strings.Builder
-		for k, v := range vals {
-			if k > 0 {
-				b.WriteString("  ")
-			}
-			b.WriteString(strings.Repeat(" ", widths[k]-utf8.RuneCountInString(v)) + v)
-		}
-		return b.String()
-	}
-	titles := make([]string, len(figs))
-	for k, i := range figs {
-		titles[k] = o.cols[i].title
-	}
-	if len(rows) == 0 {
-		line(o.sheet.tab(l.code), l.w("none_rows"), 0)
-		return
-	}
-	labels := w.headlineLabels(o)
-	head := strings.Join(labelTitles, " · ")
-	line(head, pad(titles), w.st.tableHead)
-	for r := range rows {
-		// the label's title is the table's header: the code alone ("OK")
-		line(strings.TrimPrefix(labels[r], head+": "), pad(cells[r]), w.st.table)
-	}
-	if o.rows > headlineRows {
-		line("…", fmt.Sprintf(l.w("more_rows"), l.count(o.rows-headlineRows), o.sheet.tab(l.code)), 0)
-	}
-}
-
-// headlineLabels is each headline row's label, as headlineLines prints it.
-func (w *workbook) headlineLabels(o sheetOutput) []string {
-	var labels []string
-	w.headlineLines(o, func(label string, _ any, _ int) { labels = append(labels, label) })
-	return labels
-}
-
-// headlineFigure says whether a column's total is one of the summary's headline figures: a
-// number, not left off by the definition (a count the sheet states twice, as a number and a share).
-func headlineFigure(c column) bool {
-	switch c.format {
-	case "text", "", "date", "datetime", "month":
-		return false
-	}
-	return !c.offHeadline
-}
-
-// headlineLines puts each row of a small sheet (subtotals) on the summary:
-// its text columns as the label, its figures as a line of text.
-func (w *workbook) headlineLines(o sheetOutput, line func(string, any, int)) {
-	l := w.l
-	figCols := 0
-	for _, c := range o.cols {
-		if !c.reference && c.format != "text" && c.format != "" && !c.offHeadline {
-			figCols++
-		}
-	}
-	// The sheet's name heads its lines once, saying what a code alone ("OK") is the state of.
-	line(o.sheet.tab(l.code), "", w.st.label)
-	texts := make([]string, len(o.headRows))
-	ids := make([]string, len(o.headRows))
-	figs := make([]string, len(o.headRows))
-	for k, r := range o.headRows {
-		var label, figures []string
-		for i, c := range o.cols {
-			if c.reference {
-				continue
-			}
-			if c.format == "text" || c.format == "" {
-				if v, ok := r[i].(string); ok {
-					if c.codes {
-						v = l.codeName(v)
-					}
-					if c.apartKind != "" {
-						// a name another product carries too, as the sheet prints it
-						id, _ := r[c.apartID].(string)
-						v, _ = w.same.label(c.apartKind, v, id)
-					}
-					label = append(label, v)
-				} else if r[i] == nil && c.empty != "" {
-					label = append(label, c.empty) // why there is none, as the sheet says
-				}
-				continue
-			}
-			switch {
-			case c.offHeadline:
-			case figCols == 1: // the heading says what the one figure is
-				figures = append(figures, l.format(r[i], c, w.cur))
-			default:
-				figures = append(figures, c.title+" "+l.format(r[i], c, w.cur))
-			}
-		}
-		text := strings.Join(label, " · ")
-		texts[k], figs[k] = text, strings.Join(figures, "; ")
-		// The first reference column (an ID) tells rows of the same name apart.
-		if i := slices.IndexFunc(o.cols, func(c column) bool { return c.reference }); i >= 0 {
-			ids[k], _ = r[i].(string)
-		}
-	}
-	for k := range o.headRows {
-		if k == headlineRows {
-			line("…", fmt.Sprintf(l.w("more_rows"), l.count(o.rows-headlineRows), o.sheet.tab(l.code)), 0)
-			break
-		}
-		text := texts[k]
-		same := 0
-		for _, t := range texts {
-			if t == text {
-				same++
-			}
-		}
-		if ids[k] != "" && same > 1 {
-			// Two products of one name (the service allows it): the start of the ID, as the
-			// sheet's ID column has it (or the account, for one state in two accounts).
-			id := ids[k]
-			if len([]rune(id)) > 8 {
-				id = string([]rune(id)[:8]) + "…"
-			}
-			text += " (" + id + ")"
-		}
-		line(text, figs[k], w.st.wrap)
-	}
-	if len(o.headRows) == 0 {
-		line("", l.w("none_rows"), 0)
-	}
+	return 0
 }
 
 // params lists the effective values of the report's variables.
@@ -709,7 +431,7 @@ func (w *workbook) chart(c *Chart, outs []sheetOutput, row int) error {
 	xAxis := excelize.ChartAxis{Font: dark}
 	if c.From == "rows" {
 		cat := o.cols[slices.IndexFunc(o.cols, func(col column) bool { return col.name == c.Category })]
-		if cat.kind == kindDate || cat.kind == kindTime || cat.kind == kindWall {
+		if cat.kind == value.KindDate || cat.kind == value.KindTime || cat.kind == value.KindWall {
 			// Date categories have no cached text in the file; the axis
 			// formats them, short enough for a year of months side by side,
 			// the year marked as one ("Des 25" reads as the 25th of December).
@@ -799,12 +521,4 @@ func wrappedLines(s string, width int) int {
 		}
 	}
 	return n
-}
-
-func strPtr(s string) *string { return &s }
-
-func absRange(c1, r1, c2, r2 int) string {
-	a, _ := excelize.CoordinatesToCellName(c1, r1, true)
-	b, _ := excelize.CoordinatesToCellName(c2, r2, true)
-	return a + ":" + b
 }

@@ -10,6 +10,10 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/billsync/billsync/internal/cellsafe"
+	"github.com/billsync/billsync/internal/report/csvout"
+	"github.com/billsync/billsync/internal/report/sheetxml"
+	"github.com/billsync/billsync/internal/report/value"
 	"github.com/billsync/billsync/internal/sheetfmt"
 	"github.com/xuri/excelize/v2"
 )
@@ -49,9 +53,6 @@ type styles struct {
 
 // numFmts are the number formats per column format, shared with every workbook billsync writes.
 var numFmts = sheetfmt.NumFmts
-
-// moneyFormat is a whole-unit amount with the currency's symbol or code.
-func moneyFormat(currency string) string { return sheetfmt.MoneyFormat(currency) }
 
 // moneySymbol is the currency's symbol, or its code.
 func moneySymbol(currency string) string {
@@ -138,10 +139,6 @@ func (s *styles) addFormat(add func(*excelize.Style) int, format, currency strin
 // largest value seen.
 const widthSample = 2000
 
-// maxTextWidth is the widest a text column gets, in characters; longer
-// values wrap.
-const maxTextWidth = 40
-
 // idStartWidth is the room a name gets for the start of the ID after it, " (9b1431cf…)",
 // where other customers or products carry the name too (sameNames).
 const idStartWidth = 12
@@ -162,7 +159,9 @@ type xlsxSheet struct {
 	totalRow int             // row number of the totals row, 0 = none
 	held     [][]any
 	widths   []float64
-	rows     *sheetRows // the body rows, spliced in when the workbook is saved
+	rows     *sheetxml.Rows // the body rows, after the header when the workbook is saved
+	row      []sheetxml.Cell
+	mode     sheetxml.Mode
 	footer   string
 	// same are the names several customers or products carry, for the columns that tell
 	// them apart; labelled is the row as printed when one of them does.
@@ -246,7 +245,72 @@ func (x *xlsxSheet) tellApart(vals []any) []any {
 
 func (x *xlsxSheet) put(vals []any) error {
 	x.n++
-	return x.rows.put(vals, x)
+	if x.row == nil {
+		x.row = make([]sheetxml.Cell, len(x.cols))
+	}
+	for i, v := range vals {
+		x.row[i] = x.cell(v, &x.cols[i], x.cells[i].StyleID)
+	}
+	return x.rows.Put(x.row)
+}
+
+// cell is a value as its workbook cell, of style s: numbers stay numbers, dates become Excel
+// serial days in the report's time zone, codes their friendly names, NULL the column's reason
+// for it (aligned as numbers are in a number column) or an empty cell, text as it is (text a
+// spreadsheet would run as a formula takes the style's twin with the quote prefix).
+func (x *xlsxSheet) cell(v any, c *column, s int) sheetxml.Cell {
+	switch t := v.(type) {
+	case nil:
+		if c.empty == "" {
+			return sheetxml.Cell{Style: s}
+		}
+		if c.format != "text" && c.format != "" {
+			s = x.st.reason
+		}
+		return sheetxml.Cell{Style: s, Type: sheetxml.String, Str: c.empty}
+	case value.Decimal:
+		return sheetxml.Cell{Style: s, Type: sheetxml.Number, Num: t.Float64()}
+	case time.Time:
+		switch c.kind {
+		case value.KindDate:
+			return sheetxml.Cell{Style: s, Type: sheetxml.Number, Num: serialDay(t)}
+		case value.KindWall:
+			return sheetxml.Cell{Style: s, Type: sheetxml.Number, Num: serialTime(t, time.UTC)}
+		}
+		return sheetxml.Cell{Style: s, Type: sheetxml.Number, Num: serialTime(t, x.loc)}
+	case string:
+		if t == "" {
+			return sheetxml.Cell{Style: s, Type: sheetxml.String}
+		}
+		t = x.displayText(t, c)
+		if cellsafe.StartsLikeFormula(t) {
+			s = x.st.quoted[s] // the text as it is, kept text when edited
+		}
+		if len(t) > maxCellText-1 && utf8.RuneCountInString(t) > maxCellText-1 {
+			t = string([]rune(t)[:maxCellText-1])
+		}
+		return sheetxml.Cell{Style: s, Type: sheetxml.String, Str: t}
+	case float64:
+		return sheetxml.Cell{Style: s, Type: sheetxml.Number, Num: t}
+	case int64:
+		return sheetxml.Cell{Style: s, Type: sheetxml.Int, Int: t}
+	case bool:
+		c := sheetxml.Cell{Style: s, Type: sheetxml.Bool}
+		if t {
+			c.Int = 1
+		}
+		return c
+	}
+	return sheetxml.Cell{Style: s, Type: sheetxml.String, Str: fmt.Sprint(v)}
+}
+
+// displayText is text as the cell shows it: a code by its friendly name, characters drawn as
+// nothing by their code (cellsafe.Visible).
+func (x *xlsxSheet) displayText(t string, c *column) string {
+	if c.codes {
+		return c.codeName(t, x.l)
+	}
+	return cellsafe.Visible(t)
 }
 
 // measure widens the columns to the values as displayed.
@@ -279,12 +343,12 @@ func (x *xlsxSheet) displayLen(v any, c column) int {
 		switch {
 		case c.format == "month":
 			return 8 // Nov 2026
-		case c.kind == kindDate:
+		case c.kind == value.KindDate:
 			return 11 // 23 Nov 2026
 		}
 		return 17 // 23 Nov 2026 16:05
 	}
-	n := digits(number(v))
+	n := digits(value.Number(v))
 	switch c.format {
 	case "money":
 		n += 4
@@ -295,7 +359,7 @@ func (x *xlsxSheet) displayLen(v any, c column) int {
 	case "percent":
 		n = 6
 	case "text":
-		n = len(csvValue(v, c.kind, x.loc))
+		n = len(csvout.Value(v, c.kind, x.loc))
 	}
 	return n
 }
@@ -322,7 +386,7 @@ func (x *xlsxSheet) startRows(tot *totals) error {
 		}
 	}
 	var err error
-	if x.rows, err = newSheetRows(len(x.cols)); err != nil {
+	if x.rows, err = sheetxml.New(x.mode, len(x.cols)); err != nil {
 		return err
 	}
 	for _, r := range x.held {
@@ -417,6 +481,9 @@ func (x *xlsxSheet) done(s *Sheet, tot *totals) (checkResult, error) {
 // a time, in the workbook's order, after done.
 func (x *xlsxSheet) assemble(s *Sheet, tot *totals, chk checkResult) error {
 	if err := x.header(); err != nil {
+		return err
+	}
+	if err := x.rows.WriteStream(x.sw); err != nil {
 		return err
 	}
 	last := x.n + 1
@@ -537,3 +604,11 @@ func tableName(sheet string) string {
 }
 
 func boolPtr(b bool) *bool { return &b }
+
+func strPtr(s string) *string { return &s }
+
+func absRange(c1, r1, c2, r2 int) string {
+	a, _ := excelize.CoordinatesToCellName(c1, r1, true)
+	b, _ := excelize.CoordinatesToCellName(c2, r2, true)
+	return a + ":" + b
+}

@@ -1,4 +1,14 @@
-package report
+// Package sheetxml writes the body rows of a workbook's streamed data sheets. Rows writes them
+// one of two ways (Mode): Spliced, the default, writes the worksheet XML itself, deflated as
+// the rows come, and the workbook's zip writer (NewZipWriter) splices it into the sheet's part
+// after the header row excelize wrote; Stream hands the same cells to excelize's StreamWriter
+// after the header row. The XML is byte for byte the same either way (TestSplicedAsStream):
+// Spliced is what excelize writes at a fraction of its cost, as StreamWriter.SetRow builds a
+// cell reference, a cell struct and escaped copies of the text for every cell, and was most
+// of the time of a large report; deflating as the rows come keeps a large sheet at about a
+// tenth of its size in memory, with no temporary file. Stream holds the rows until the header
+// is written, and is there to hold Spliced to excelize's bytes.
+package sheetxml
 
 import (
 	"archive/zip"
@@ -10,42 +20,88 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"time"
 	"unicode/utf16"
-	"unicode/utf8"
 
-	"github.com/billsync/billsync/internal/cellsafe"
+	"github.com/billsync/billsync/internal/report/value"
 	"github.com/klauspost/compress/flate"
 	"github.com/xuri/excelize/v2"
 )
 
-// sheetRows writes a data sheet's body rows as worksheet XML, deflated as
-// they come; the workbook's zip writer splices them into the sheet's part
-// after the header row excelize wrote. The XML is byte for byte what
-// excelize's StreamWriter.SetRow writes for the same cells (a test holds the
-// two together), at a fraction of its cost: SetRow builds a cell reference, a
-// cell struct and escaped copies of the text for every cell, and was most of
-// the time of a large report. Deflating here instead of at save keeps a large
-// sheet at about a tenth of its size in memory, with no temporary file.
-type sheetRows struct {
+// Mode is how Rows writes: Spliced or Stream.
+type Mode int
+
+const (
+	// Spliced writes the rows' XML itself, spliced into the sheet's part at save (NewZipWriter).
+	Spliced Mode = iota
+	// Stream hands the rows to excelize's StreamWriter after the header row (WriteStream).
+	Stream
+)
+
+// Type is what a Cell holds.
+type Type uint8
+
+const (
+	Empty  Type = iota // no value: <c r=".." s=".."></c>
+	Number             // Num, a number (a date as its serial day)
+	Int                // Int
+	Bool               // Int 1 or 0
+	String             // Str, an inline string
+)
+
+// Cell is one cell of a body row: its style and its value, by value so a row of them costs no
+// allocation.
+type Cell struct {
+	Style int
+	Type  Type
+	Num   float64
+	Int   int64
+	Str   string
+}
+
+// excelize is the cell as excelize's StreamWriter takes it.
+func (c *Cell) excelize() excelize.Cell {
+	x := excelize.Cell{StyleID: c.Style}
+	switch c.Type {
+	case Number:
+		if !math.IsNaN(c.Num) && !math.IsInf(c.Num, 0) {
+			x.Value = c.Num
+		}
+	case Int:
+		x.Value = c.Int
+	case Bool:
+		x.Value = c.Int != 0
+	case String:
+		x.Value = c.Str
+	}
+	return x
+}
+
+// Rows are one data sheet's body rows, the first of them row 2 (after the header).
+type Rows struct {
+	mode Mode
+	n    int // rows written
+	held [][]excelize.Cell
+	// Spliced
 	z    chunks // the rows as deflate blocks, ending at a byte boundary when finished
 	fw   *flate.Writer
 	crc  uint32 // of the rows' XML
 	size int64  // bytes of the rows' XML
 	buf  []byte
 	refs [][]byte // column letters
-	n    int      // rows written; the first is row 2
-	// styles[i] is the end of column i's cell reference with its style attribute (`" s="7"`),
-	// quoted[i] the same with the quote prefix (formula-like text), reason the same with the
-	// style of a NULL shown by its reason: worked out once, not per cell
-	styles, quoted [][]byte
-	reason         []byte
+	// attrs[s] is the end of a cell reference with style s's attribute (`" s="7"`), worked out
+	// once per style, not per cell
+	attrs [][]byte
 }
 
-func newSheetRows(cols int) (*sheetRows, error) {
-	r := &sheetRows{refs: make([][]byte, cols)}
+// New makes the body rows of a sheet of cols columns.
+func New(mode Mode, cols int) (*Rows, error) {
+	r := &Rows{mode: mode}
+	if mode == Stream {
+		return r, nil
+	}
+	r.refs = make([][]byte, cols)
 	var err error
-	if r.fw, err = flate.NewWriter(&r.z, xlsxDeflateLevel); err != nil {
+	if r.fw, err = flate.NewWriter(&r.z, DeflateLevel); err != nil {
 		return nil, err
 	}
 	for i := range r.refs {
@@ -58,47 +114,52 @@ func newSheetRows(cols int) (*sheetRows, error) {
 	return r, nil
 }
 
-// styleAttr is the end of a cell reference and the style attribute of style s (none for 0).
-func styleAttr(s int) []byte {
+// Len is the number of rows written.
+func (r *Rows) Len() int { return r.n }
+
+// attr is the end of a cell reference and the style attribute of style s (none for 0).
+func (r *Rows) attr(s int) []byte {
+	if s >= 0 && s < len(r.attrs) && r.attrs[s] != nil {
+		return r.attrs[s]
+	}
 	b := []byte{'"'}
 	if s != 0 {
 		b = append(b, ` s="`...)
 		b = strconv.AppendInt(b, int64(s), 10)
 		b = append(b, '"')
 	}
+	if s >= 0 && s < 1<<16 {
+		for len(r.attrs) <= s {
+			r.attrs = append(r.attrs, nil)
+		}
+		r.attrs[s] = b
+	}
 	return b
 }
 
-// put writes a row of cells with their styles.
-func (r *sheetRows) put(vals []any, x *xlsxSheet) error {
-	if r.styles == nil {
-		r.styles, r.quoted = make([][]byte, len(x.cols)), make([][]byte, len(x.cols))
-		for i := range x.cols {
-			r.styles[i] = styleAttr(x.cells[i].StyleID)
-			r.quoted[i] = styleAttr(x.st.quoted[x.cells[i].StyleID])
-		}
-		r.reason = styleAttr(x.st.reason)
-	}
+// Put writes a row of cells.
+func (r *Rows) Put(cells []Cell) error {
 	r.n++
+	if r.mode == Stream {
+		row := make([]excelize.Cell, len(cells))
+		for i := range cells {
+			row[i] = cells[i].excelize()
+		}
+		r.held = append(r.held, row)
+		return nil
+	}
 	var num [20]byte
 	row := strconv.AppendInt(num[:0], int64(r.n+1), 10)
 	b := append(r.buf[:0], `<row r="`...)
 	b = append(b, row...)
 	b = append(b, `">`...)
-	for i, v := range vals {
-		c := &x.cols[i]
+	for i := range cells {
+		c := &cells[i]
 		b = append(b, `<c r="`...)
 		b = append(b, r.refs[i]...)
 		b = append(b, row...)
-		switch t, _ := v.(string); {
-		case v == nil && c.empty != "" && c.format != "text" && c.format != "":
-			b = append(b, r.reason...)
-		case t != "" && cellsafe.StartsLikeFormula(x.displayText(t, c)):
-			b = append(b, r.quoted[i]...) // the text as it is, kept text when edited
-		default:
-			b = append(b, r.styles[i]...)
-		}
-		b = x.appendCell(b, v, c)
+		b = append(b, r.attr(c.Style)...)
+		b = appendValue(b, c)
 		b = append(b, `</c>`...)
 	}
 	b = append(b, `</row>`...)
@@ -109,83 +170,69 @@ func (r *sheetRows) put(vals []any, x *xlsxSheet) error {
 	return err
 }
 
-// appendCell appends the end of a <c> element's attributes and its value:
-// numbers stay numbers, dates become Excel serial days in the report's time
-// zone, codes their friendly names, NULL the column's reason for it (or an
-// empty cell), text as it is (put gives text a spreadsheet would run as a
-// formula the quote-prefix style). The XML is what excelize's setCellValFunc
-// and writeCell make.
-func (x *xlsxSheet) appendCell(b []byte, v any, c *column) []byte {
-	switch t := v.(type) {
-	case nil:
-		if c.empty != "" {
-			return appendInlineStr(b, c.empty)
-		}
-		return append(b, '>')
-	case decimal:
-		return appendNumber(b, t.Float64())
-	case time.Time:
-		switch c.kind {
-		case kindDate:
-			return appendNumber(b, serialDay(t))
-		case kindWall:
-			return appendNumber(b, serialTime(t, time.UTC))
-		}
-		return appendNumber(b, serialTime(t, x.loc))
-	case string:
-		t = x.displayText(t, c)
-		if len(t) > maxCellText-1 && utf8.RuneCountInString(t) > maxCellText-1 {
-			t = string([]rune(t)[:maxCellText-1])
-		}
-		return appendInlineStr(b, t)
-	case float64:
-		if math.IsNaN(t) || math.IsInf(t, 0) {
+// appendValue appends the end of a <c> element's attributes and its value, as excelize's
+// setCellValFunc and writeCell make them.
+func appendValue(b []byte, c *Cell) []byte {
+	switch c.Type {
+	case Number:
+		if math.IsNaN(c.Num) || math.IsInf(c.Num, 0) {
 			return append(b, '>')
 		}
-		return appendNumber(b, t)
-	case int64:
 		b = append(b, `><v>`...)
-		b = strconv.AppendInt(b, t, 10)
+		b = value.AppendFloat(b, c.Num)
 		return append(b, `</v>`...)
-	case bool:
-		if t {
+	case Int:
+		b = append(b, `><v>`...)
+		b = strconv.AppendInt(b, c.Int, 10)
+		return append(b, `</v>`...)
+	case Bool:
+		if c.Int != 0 {
 			return append(b, ` t="b"><v>1</v>`...)
 		}
 		return append(b, ` t="b"><v>0</v>`...)
+	case String:
+		return appendInlineStr(b, c.Str)
 	}
-	return appendInlineStr(b, fmt.Sprint(v))
+	return append(b, '>')
 }
 
-// displayText is text as the cell shows it: a code by its friendly name, characters drawn as
-// nothing by their code (cellsafe.Visible).
-func (x *xlsxSheet) displayText(t string, c *column) string {
-	if c.codes {
-		return c.codeName(t, x.l)
+// WriteStream writes the rows held (Stream) through sw, from row 2; the header row must be
+// written. Spliced rows write nothing here: they are spliced in when the workbook is saved.
+func (r *Rows) WriteStream(sw *excelize.StreamWriter) error {
+	if r.mode != Stream {
+		return nil
 	}
-	return cellsafe.Visible(t)
-}
-
-func appendNumber(b []byte, f float64) []byte {
-	b = append(b, `><v>`...)
-	b = appendFloat(b, f)
-	return append(b, `</v>`...)
-}
-
-// appendFloat is strconv.AppendFloat(b, f, 'f', -1, 64): a whole number (every amount and date
-// of the reports) as the integer it is, without the shortest-digits search.
-func appendFloat(b []byte, f float64) []byte {
-	if i, ok := wholeNumber(f); ok {
-		return strconv.AppendInt(b, i, 10)
+	ref := make([]any, 0, 64)
+	for k, row := range r.held {
+		ref = ref[:0]
+		for i := range row {
+			ref = append(ref, &row[i])
+		}
+		cell, err := excelize.CoordinatesToCellName(1, k+2)
+		if err != nil {
+			return err
+		}
+		if err := sw.SetRow(cell, ref); err != nil {
+			return err
+		}
 	}
-	return strconv.AppendFloat(b, f, 'f', -1, 64)
+	r.held = nil
+	return nil
 }
 
-// wholeNumber is f as an int64 when strconv would print it with no fraction and the same digits:
-// whole, within ±2^53 (exact in a float64), and not negative zero (printed "-0").
-func wholeNumber(f float64) (int64, bool) {
-	i := int64(f)
-	return i, float64(i) == f && i <= 1<<53 && i >= -(1<<53) && (i != 0 || !math.Signbit(f))
+// Flush ends the deflated rows written so far at a byte boundary, as splicing them does.
+func (r *Rows) Flush() error {
+	if r.fw == nil {
+		return nil
+	}
+	return r.fw.Flush()
 }
+
+// Spliced says the rows are spliced into the sheet's part at save (NewZipWriter).
+func (r *Rows) Spliced() bool { return r.mode == Spliced }
+
+// Close releases the rows held.
+func (r *Rows) Close() { r.z, r.held = chunks{}, nil }
 
 // appendInlineStr is excelize's inline string: cut to Excel's limit in UTF-16
 // units, space kept when it leads or trails, XML-escaped with newlines
@@ -293,9 +340,6 @@ func isEscapeAt(s string, i int) bool {
 	return true
 }
 
-// close releases the compressed rows.
-func (r *sheetRows) close() { r.z = chunks{} }
-
 // chunks is a growing byte sequence kept as a list of buffers: unlike a bytes.Buffer it never
 // copies what it holds to grow, nor holds up to twice its size (the deflated rows of a large
 // sheet are megabytes).
@@ -340,26 +384,35 @@ func (c *chunks) writeTo(w io.Writer) error {
 	return nil
 }
 
-// xlsxDeflateLevel is klauspost/compress's level 1: less than half the CPU
+// DeflateLevel is klauspost/compress's level 1: less than half the CPU
 // of level 5 for workbooks about a sixth larger (docs/reports.md, Measured).
 // The reports are bound by CPU, and a few MB more of a workbook cost nobody
 // a second.
-const xlsxDeflateLevel = 1
+const DeflateLevel = 1
 
 // splicingZip is the workbook's zip writer: parts go straight onto the file,
 // compressed by klauspost/compress's deflate, and each streamed data sheet gets
-// its body rows (sheetRows) after its header row.
+// its body rows (Rows) after its header row.
 type splicingZip struct {
 	*zip.Writer
-	rows    map[string]*sheetRows // by part path, until spliced
-	pending string                // part being buffered for splicing
+	rows    map[string]*Rows // by part path, until spliced
+	pending string           // part being buffered for splicing
 	part    bytes.Buffer
 }
 
-func newZipWriter(w io.Writer, rows map[string]*sheetRows) *splicingZip {
+// NewZipWriter is the workbook's zip writer onto w (excelize.File.SetZipWriter): it splices
+// the Spliced rows into the parts they are keyed by, the paths of their sheets' parts.
+func NewZipWriter(w io.Writer, rows map[string]*Rows) excelize.ZipWriter {
+	spliced := map[string]*Rows{}
+	for part, r := range rows {
+		if r.Spliced() {
+			spliced[part] = r
+		}
+	}
+	rows = spliced
 	zw := zip.NewWriter(w)
 	zw.RegisterCompressor(zip.Deflate, func(out io.Writer) (io.WriteCloser, error) {
-		return flate.NewWriter(out, xlsxDeflateLevel)
+		return flate.NewWriter(out, DeflateLevel)
 	})
 	return &splicingZip{Writer: zw, rows: rows}
 }
@@ -398,11 +451,11 @@ func (z *splicingZip) splice() error {
 	}
 	at := data + end + len("</row>")
 	head, tail := part[:at], part[at:]
-	if err := rows.fw.Flush(); err != nil {
+	if err := rows.Flush(); err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	var out bytes.Buffer
-	fw, err := flate.NewWriter(&out, xlsxDeflateLevel)
+	fw, err := flate.NewWriter(&out, DeflateLevel)
 	if err != nil {
 		return err
 	}
@@ -437,7 +490,7 @@ func (z *splicingZip) splice() error {
 	if _, err := w.Write(out.Bytes()[headZ:]); err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	rows.close()
+	rows.Close()
 	return nil
 }
 

@@ -1,16 +1,12 @@
 package report
 
 import (
-	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"io/fs"
 	"regexp"
 	"slices"
 	"strings"
-
-	"github.com/billsync/billsync/queries"
 )
 
 // A report's sheets may compute the same thing: credit's By product and Balances sheets read the
@@ -23,17 +19,6 @@ import (
 // report's setup stores the call's rows in a table of an in-memory scratch database every
 // connection sees; each sheet's query then reads that table in the call's place. The sheets
 // still run at once on connections of their own.
-
-// scratchDB is the in-memory database Generate attaches for shared results. The warehouse is
-// opened read-only, which refuses an in-memory database unless it is attached READ_WRITE.
-const scratchDB = "report_scratch"
-
-func attachScratch(ctx context.Context, db *sql.DB) error {
-	if _, err := db.ExecContext(ctx, "ATTACH ':memory:' AS "+scratchDB+" (READ_WRITE)"); err != nil {
-		return fmt.Errorf("attach the scratch database for shared results: %w", err)
-	}
-	return nil
-}
 
 // sharedCall is a table macro call the sheets of a report share.
 type sharedCall struct {
@@ -49,21 +34,21 @@ var (
 	identRunRe = regexp.MustCompile(`[A-Za-z0-9_.]$`)
 )
 
-// sharedCalls checks the definition's shared: macros against the sheets' query files and returns
-// what each sheet shares. A query file may share a call when it is comment lines, SET VARIABLE
+// sharedCalls checks a definition's shared: macros against its sheets' query files (in order) and
+// returns what each sheet shares. A query file may share a call when it is comment lines, SET VARIABLE
 // lines and one statement that calls the macro once; every file calling it must do so with the
 // same text after the same SET VARIABLE lines, so the call gives each of them the same rows.
-func (d *Definition) sharedCalls(sqls fs.FS) ([]*sharedCall, error) {
+func sharedCalls(macros, files []string, sqls fs.FS) ([]*sharedCall, error) {
 	var out []*sharedCall
 	var errs []error
-	for _, m := range d.Shared {
+	for _, m := range macros {
 		if !macroRe.MatchString(m) {
 			errs = append(errs, fmt.Errorf("shared %q: not a macro name", m))
 			continue
 		}
 		sc := &sharedCall{macro: m}
-		for _, sh := range d.Sheets {
-			b, err := fs.ReadFile(sqls, sh.Query)
+		for _, file := range files {
+			b, err := fs.ReadFile(sqls, file)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("shared %s: %w", m, err))
 				continue
@@ -71,23 +56,23 @@ func (d *Definition) sharedCalls(sqls fs.FS) ([]*sharedCall, error) {
 			pre, call, n, err := macroCall(string(b), m)
 			switch {
 			case err != nil:
-				errs = append(errs, fmt.Errorf("shared %s: %s: %w", m, sh.Query, err))
+				errs = append(errs, fmt.Errorf("shared %s: %s: %w", m, file, err))
 				continue
 			case n == 0:
 				continue
 			case n > 1:
-				errs = append(errs, fmt.Errorf("shared %s: %s calls it %d times: a shared call is made once per file", m, sh.Query, n))
+				errs = append(errs, fmt.Errorf("shared %s: %s calls it %d times: a shared call is made once per file", m, file, n))
 				continue
 			}
 			if len(sc.sheets) == 0 {
 				sc.call, sc.preamble = call, pre
 			} else if call != sc.call {
-				errs = append(errs, fmt.Errorf("shared %s: %s calls %s, %s calls %s: shared calls must be the same", m, sh.Query, call, sc.sheets[0], sc.call))
+				errs = append(errs, fmt.Errorf("shared %s: %s calls %s, %s calls %s: shared calls must be the same", m, file, call, sc.sheets[0], sc.call))
 			} else if !slices.Equal(pre, sc.preamble) {
-				errs = append(errs, fmt.Errorf("shared %s: %s sets other variables before the call than %s (%s against %s)", m, sh.Query, sc.sheets[0],
+				errs = append(errs, fmt.Errorf("shared %s: %s sets other variables before the call than %s (%s against %s)", m, file, sc.sheets[0],
 					strings.Join(pre, " "), strings.Join(sc.preamble, " ")))
 			}
-			sc.sheets = append(sc.sheets, sh.Query)
+			sc.sheets = append(sc.sheets, file)
 		}
 		if len(sc.sheets) < 2 {
 			errs = append(errs, fmt.Errorf("shared %s: called by %d of the report's sheets; sharing needs two", m, len(sc.sheets)))
@@ -211,87 +196,4 @@ func stripComments(s string) string {
 		b.WriteByte(c)
 	}
 	return b.String()
-}
-
-// sharedTable is a shared call's rows for one report run.
-type sharedTable struct {
-	sc    *sharedCall
-	table string // qualified name in the scratch database
-	left  int    // sheets whose query has not yet read it
-}
-
-// makeShared stores the report's shared calls' rows in the scratch database, on a connection with
-// the report's variables and the query files' SET VARIABLE lines, as each sheet's would have.
-func (r *reportRun) makeShared(ctx context.Context, db *sql.DB, s *settings) error {
-	if len(r.d.shared) == 0 {
-		return nil
-	}
-	conn, _, err := reportConn(ctx, db, s, r.d)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	for _, sc := range r.d.shared {
-		for _, p := range sc.preamble {
-			if _, err := conn.ExecContext(ctx, p); err != nil {
-				return fmt.Errorf("shared %s: %s: %w", sc.macro, p, err)
-			}
-		}
-		t := &sharedTable{sc: sc, left: len(sc.sheets),
-			table: scratchDB + ".main." + strings.ReplaceAll(r.d.Name, "-", "_") + "__" + sc.macro}
-		// Stored before it is made: a failure drops what may exist of it.
-		r.shared = append(r.shared, t)
-		if _, err := conn.ExecContext(ctx, "CREATE OR REPLACE TABLE "+t.table+" AS SELECT * FROM "+sc.call); err != nil {
-			return fmt.Errorf("shared %s: %w", sc.macro, err)
-		}
-	}
-	return nil
-}
-
-// sheetSQL is the text the sheet runs: its query file with each shared call replaced by the
-// table holding its rows (and, when it shares one, without its comments, where the call was
-// found; the lines stay where they were, for DuckDB's messages).
-func (r *reportRun) sheetSQL(file string) (string, error) {
-	b, err := fs.ReadFile(queries.FS, file)
-	if err != nil {
-		return "", fmt.Errorf("query %s: %w", file, err)
-	}
-	text := string(b)
-	for _, t := range r.shared {
-		if !slices.Contains(t.sc.sheets, file) {
-			continue
-		}
-		code := stripComments(text)
-		if strings.Count(code, t.sc.call) != 1 {
-			return "", fmt.Errorf("query %s: the shared call of %s is not in it once", file, t.sc.macro)
-		}
-		text = strings.Replace(code, t.sc.call, t.table, 1)
-	}
-	return text, nil
-}
-
-// readShared says the sheet's query has its whole result: the shared tables no other sheet
-// still needs are dropped.
-func (r *reportRun) readShared(ctx context.Context, db *sql.DB, s *settings, file string) {
-	r.mu.Lock()
-	var drop []*sharedTable
-	for _, t := range r.shared {
-		if slices.Contains(t.sc.sheets, file) {
-			if t.left--; t.left == 0 {
-				drop = append(drop, t)
-			}
-		}
-	}
-	r.mu.Unlock()
-	for _, t := range drop {
-		dropShared(ctx, db, s, t)
-	}
-}
-
-// dropShared frees a shared table. A failure only costs memory until Generate closes the
-// database, so it is logged, not returned.
-func dropShared(ctx context.Context, db *sql.DB, s *settings, t *sharedTable) {
-	if _, err := db.ExecContext(ctx, "DROP TABLE IF EXISTS "+t.table); err != nil {
-		s.Log.Warn("could not drop a shared result", "table", t.table, "err", err)
-	}
 }

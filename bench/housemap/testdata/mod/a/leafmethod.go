@@ -1,0 +1,3 @@
+package a
+
+func (T) leaf() int { return 1 }

@@ -1,0 +1,5 @@
+package a
+
+func mid() int { return low() + cap }
+
+const cap = 3

@@ -1,0 +1,2 @@
+// Package c is a library under cmd, for the fixture.
+package c

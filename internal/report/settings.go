@@ -1,0 +1,178 @@
+package report
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/billsync/billsync/internal/config"
+	"github.com/billsync/billsync/internal/jobs/journalfile"
+	"github.com/billsync/billsync/internal/report/csvout"
+	"github.com/billsync/billsync/internal/report/sheetxml"
+)
+
+// Options says which reports to produce, as of when, and where.
+type Options struct {
+	DB       string            // published warehouse file
+	Journal  string            // write-job journal; "" = billsync-jobs.duckdb beside DB
+	OutDir   string            // created if missing
+	Formats  []string          // "xlsx", "csv"; empty = both
+	AsOf     time.Time         // report date (its calendar date counts); zero = today in TZ
+	TZ       string            // IANA zone of dates and day boundaries; "" = config.DefaultTZ
+	Currency string            // ISO code shown on amounts; "" = IDR
+	Account  string            // only this account; "" = all accounts in the warehouse
+	Names    []string          // reports to produce; empty = all
+	Vars     map[string]string // report variables (see -list), e.g. aging_basis=created
+	Locale   string            // language of labels, numbers and dates: "id" or "en"; "" = id
+	// CSVDialect is how the CSV files write numbers and times: "rfc" (""), or "id" for a
+	// spreadsheet with Indonesian settings (csvout.Dialects).
+	CSVDialect string
+	// Notice is printed on every summary sheet among the as-of warnings: what the caller knows
+	// about the figures that the warehouse cannot say (a delivery's staleness).
+	Notice string
+	Log    *slog.Logger
+}
+
+// sheetRowsMode is how the workbooks' body rows are written: sheetxml.Spliced; a test renders
+// every workbook with sheetxml.Stream too and wants the same sheets (TestWorkbooksSplicedAsStream).
+var sheetRowsMode = sheetxml.Spliced
+
+// settings are Options resolved and checked.
+type settings struct {
+	Options
+	loc     *time.Location
+	asOf    string      // YYYY-MM-DD
+	journal journalNote // what the summary sheet says about the journal
+	hasJnl  bool
+	mem     *nativeMemory
+	digests bool // GenerateDigests: each report's Digest is made
+	lang    *lang
+	dialect *csvout.Dialect
+	zone    *fixedZone // where local_time() may skip ICU; nil: nowhere
+	// rowsMode is how the workbooks' body rows are written (sheetRowsMode)
+	rowsMode sheetxml.Mode
+	// warnings about the as-of date (asOfWarnings), logged and on every summary sheet
+	warnings []asOfWarning
+	// the names several customers or products carry, read once for every report that prints
+	// names (loadSameNames)
+	sameOnce sync.Once
+	same     *sameNames
+	sameErr  error
+}
+
+// sameNames reads the names several customers or products carry, once per run, on the
+// connection of the first report that needs them (the account is every report's).
+func (s *settings) sameNames(ctx context.Context, conn *sql.Conn) (*sameNames, error) {
+	s.sameOnce.Do(func() { s.same, s.sameErr = loadSameNames(ctx, conn) })
+	return s.same, s.sameErr
+}
+
+func (o Options) resolve() (*settings, error) {
+	s := &settings{Options: o, rowsMode: sheetRowsMode}
+	if s.TZ == "" {
+		s.TZ = config.DefaultTZ
+	}
+	loc, err := time.LoadLocation(s.TZ)
+	if err != nil {
+		return nil, fmt.Errorf("time zone %q: %w", s.TZ, err)
+	}
+	s.loc = loc
+	if s.lang, err = langOf(s.Locale); err != nil {
+		return nil, err
+	}
+	s.Locale = s.lang.code
+	if s.dialect, err = csvout.DialectOf(s.CSVDialect); err != nil {
+		return nil, err
+	}
+	if s.Currency == "" {
+		s.Currency = defaultCurrency
+	}
+	s.Currency = strings.ToUpper(s.Currency)
+	if s.AsOf.IsZero() {
+		s.AsOf = time.Now().In(loc)
+	}
+	s.asOf = s.AsOf.Format(time.DateOnly)
+	if len(s.Formats) == 0 {
+		s.Formats = []string{"xlsx", "csv"}
+	}
+	for _, f := range s.Formats {
+		if f != "xlsx" && f != "csv" {
+			return nil, fmt.Errorf("format %q: want xlsx or csv", f)
+		}
+	}
+	if s.OutDir == "" {
+		return nil, errors.New("no output directory")
+	}
+	if s.Journal == "" && s.DB != "" {
+		s.Journal = journalfile.DefaultPath(s.DB)
+	}
+	if s.Log == nil {
+		s.Log = slog.Default()
+	}
+	return s, nil
+}
+
+// proveZone sets s.zone: the interval around the as-of date in which the time zone's offset is
+// proven constant (proveFixedZone).
+func (s *settings) proveZone(ctx context.Context, db *sql.DB) error {
+	day, err := time.ParseInLocation(time.DateOnly, s.asOf, s.loc)
+	if err != nil {
+		return err
+	}
+	if s.zone, err = proveFixedZone(ctx, db, s.TZ, s.loc, day); err != nil {
+		return err
+	}
+	if s.zone == nil {
+		s.Log.Debug("time zone offsets not proven constant: dates converted by ICU", "tz", s.TZ)
+	} else {
+		s.Log.Debug("time zone offset proven constant", "tz", s.TZ, "from", s.zone.from, "until", s.zone.until, "offset", s.zone.offset)
+	}
+	return nil
+}
+
+// setReportVars sets as_of, tz, account and the report's variables on conn
+// and returns the values titles may use.
+func setReportVars(ctx context.Context, conn *sql.Conn, s *settings, d *Definition) (map[string]string, error) {
+	vals := map[string]string{"as_of": s.asOf, "tz": s.TZ, "currency": s.Currency}
+	set := func(name, typ, v string) error {
+		if err := setVar(ctx, conn, name, typ, v); err != nil {
+			return fmt.Errorf("variable %w", err)
+		}
+		vals[name] = v
+		return nil
+	}
+	if err := set("as_of", "DATE", s.asOf); err != nil {
+		return nil, err
+	}
+	if err := set("tz", "VARCHAR", s.TZ); err != nil {
+		return nil, err
+	}
+	if s.Account != "" {
+		if err := set("account", "VARCHAR", s.Account); err != nil {
+			return nil, err
+		}
+	}
+	if s.zone != nil && s.zone.zone == s.TZ {
+		if err := s.zone.setVars(ctx, conn); err != nil {
+			return nil, fmt.Errorf("variable %w", err)
+		}
+	}
+	for _, v := range d.Vars {
+		val, ok := s.Vars[v.Name]
+		if !ok {
+			val = v.Default
+		}
+		if val == "" {
+			continue // the query file's default applies
+		}
+		if err := set(v.Name, v.Type, val); err != nil {
+			return nil, err
+		}
+	}
+	return vals, nil
+}
