@@ -9,7 +9,7 @@ GO ?= go
 # spec leaves the order open; nothing may rely on it); the misbehaving-service tests do not depend on
 # order and run once. Every benchmark then runs once, so one that no longer runs fails here rather
 # than when someone measures (a migration once broke the reports benchmark's warehouse unnoticed).
-E2E = ./internal/fetch/ ./internal/jobs/ ./internal/report/ ./cmd/syncer/
+E2E = ./internal/fetch/ ./internal/syncrun/ ./internal/jobs/ ./internal/report/ ./cmd/syncer/
 test:
 	$(GO) vet ./...
 	$(GO) tool staticcheck ./...

@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/billsync/billsync/internal/api"
+	"github.com/billsync/billsync/internal/config"
 	"github.com/billsync/billsync/internal/fetch"
 	"github.com/billsync/billsync/internal/sqlfile"
 	"github.com/billsync/billsync/internal/warehouse"
@@ -208,7 +209,7 @@ func runFloor(ctx context.Context, c *api.Client, dir string, pageSize, conc int
 
 	// The schema comes first and untimed, as the sync's list phase starts after its migrations.
 	b, err := warehouse.StartBuild(ctx, filepath.Join(dir, "floor.duckdb"),
-		warehouse.BuildOptions{Log: slog.New(slog.DiscardHandler), MemoryLimit: memoryLimit, KeepMemory: keepMemory, RowGroupSize: rowGroupSize})
+		warehouse.BuildOptions{Log: slog.New(slog.DiscardHandler), Build: config.Build{MemoryLimit: memoryLimit}, KeepMemory: keepMemory, RowGroupSize: rowGroupSize})
 	if err != nil {
 		return r, err
 	}

@@ -31,8 +31,10 @@ import (
 	"time"
 
 	"github.com/billsync/billsync/internal/api"
+	"github.com/billsync/billsync/internal/config"
 	"github.com/billsync/billsync/internal/fetch"
 	"github.com/billsync/billsync/internal/sandbox"
+	"github.com/billsync/billsync/internal/syncrun"
 )
 
 const key = "bench-key"
@@ -61,7 +63,8 @@ func main() {
 	scales := flag.String("scale", "1,10", "comma-separated simulator scales")
 	rate := flag.Float64("rate", 0, "client requests per minute; 0 = unthrottled")
 	details := flag.Bool("details", false, "include the one-time detail fan-out")
-	conc := flag.Int("concurrency", 4, "requests in flight")
+	syncer := config.Defaults[config.Fetch]() // the syncer's settings, where a flag does not say
+	conc := flag.Int("concurrency", syncer.Concurrency, "requests in flight")
 	logSync := flag.Bool("log", false, "write the syncer's log (merges, streams, each merge step's time) to stderr")
 	flag.StringVar(&memoryLimit, "memory-limit", "", "DuckDB's memory limit while building (default: the syncer's)")
 	flag.StringVar(&keepMemory, "keep-memory", "", "buffer memory DuckDB keeps for reuse while building (its block allocator), e.g. 160MB; default none, as the syncer")
@@ -69,7 +72,7 @@ func main() {
 	flag.StringVar(&keep, "keep", "", "move the warehouse the last run published to this path (one scale), to measure reading it")
 	flag.IntVar(&runs, "runs", 1, "syncs per scale into the same warehouse; later ones are incremental")
 	flag.DurationVar(&advance, "advance", 24*time.Hour, "simulated time between runs (the simulator's clock moves, records change)")
-	flag.DurationVar(&creditRefresh, "credit-refresh", 7*24*time.Hour, "the syncer's BILLSYNC_CREDIT_REFRESH: every customer's credit read at least this often; with -runs, credit reads are also added up per period of this length")
+	flag.DurationVar(&creditRefresh, "credit-refresh", syncer.CreditRefresh, "the syncer's BILLSYNC_CREDIT_REFRESH: every customer's credit read at least this often; with -runs, credit reads are also added up per period of this length")
 	flag.BoolVar(&listsOnly, "lists-only", false, "sync the lists and webhooks only: a budget of one request leaves the fan-outs for later")
 	flag.BoolVar(&floor, "floor", false, "first measure the floor of the list phase against the same simulator (its reads alone, then read_json loads of what they read) and compare the first run's list phase with it")
 	flag.StringVar(&memTraceOut, "memtrace", "", "append each run's memory time series (RSS, Go heap, DuckDB by tag, every 250 ms; MB, tab-separated) to this file")
@@ -257,9 +260,11 @@ func advanceClock(base string, d time.Duration) error {
 // benchRun syncs once into path and prints one line of figures.
 func benchRun(scale string, run int, c *api.Client, simPid int, base, path string, minimum int, details bool, conc int, best *ceiling) (fetch.Summary, float64, creditStats, error) {
 	trace := &memTrace{start: time.Now()}
-	opts := fetch.Options{Account: "bench", Concurrency: conc, Details: details, Log: benchLog, MemoryLimit: memoryLimit,
-		KeepMemory: keepMemory, RowGroupSize: rowGroupSize, MemoryTrace: trace.sample, CreditRefresh: creditRefresh,
-		MaxClockSkew: fetch.TrustServiceClock} // the simulator runs a simulated clock
+	settings := config.Defaults[config.Fetch]()
+	settings.Concurrency, settings.Details, settings.CreditRefresh = conc, details, creditRefresh
+	settings.MaxClockSkew = fetch.TrustServiceClock // the simulator runs a simulated clock
+	opts := syncrun.Options{Options: fetch.Options{Fetch: settings, Account: "bench", Log: benchLog},
+		Build: config.Build{MemoryLimit: memoryLimit}, KeepMemory: keepMemory, RowGroupSize: rowGroupSize, MemoryTrace: trace.sample}
 	if listsOnly {
 		opts.MaxRequests = 1 // lists always complete; the fan-outs get nothing
 	}
@@ -270,7 +275,7 @@ func benchRun(scale string, run int, c *api.Client, simPid int, base, path strin
 	trace.start = start
 	stopSampling := sampleRSS(start)
 	selfCPU, simCPU, written, gcCPU := cpuSeconds(os.Getpid()), cpuSeconds(simPid), writtenMB(), goGCSeconds()
-	sums, err := fetch.Run(context.Background(), path, []fetch.Account{{Name: "bench", Client: c}}, opts)
+	sums, err := syncrun.Run(context.Background(), path, []syncrun.Account{{Name: "bench", Client: c}}, opts)
 	if err != nil {
 		return fetch.Summary{}, 0, creditStats{}, err
 	}

@@ -9,16 +9,16 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/billsync/billsync/internal/fetch"
 	"github.com/billsync/billsync/internal/jobs"
 	"github.com/billsync/billsync/internal/report"
+	"github.com/billsync/billsync/internal/syncrun"
 )
 
 // applyApproved sends the job plans a person approved (syncer job approve), one account after the
 // other, after a successful sync: planning validated against the warehouse this sync just
 // published. Approval is the production confirmation, for the service it named only: a plan
 // approved for another one is logged as not sent, with why.
-func applyApproved(ctx context.Context, cfg *config, accounts []fetch.Account,
+func applyApproved(ctx context.Context, cfg *config, accounts []syncrun.Account,
 	baseURLs map[string]string, log *slog.Logger) error {
 	journal := journalPath(cfg)
 	var errs []error

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"regexp"
 	"strings"
 	"time"
 
@@ -77,23 +76,16 @@ flags:
 	return &c, cli.Usage(fs, c.validate())
 }
 
-// memoryLimitRE is the size syntax DuckDB's memory_limit takes, checked here so a typo stops
-// the syncer at start rather than fail the first sync.
-var memoryLimitRE = regexp.MustCompile(`(?i)^\s*\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KIB|MIB|GIB|TIB)\s*$`)
-
 func (c *config) validate() error {
 	var errs []error
-	if c.PageSize < 1 {
-		errs = append(errs, fmt.Errorf("page size %d: must be at least 1", c.PageSize))
+	if err := c.Fetch.Check(); err != nil {
+		errs = append(errs, err)
 	}
 	if err := report.CheckLocale(c.Locale); err != nil {
 		errs = append(errs, err)
 	}
 	if err := report.CheckCSVDialect(c.CSVDialect); err != nil {
 		errs = append(errs, err)
-	}
-	if c.Concurrency < 1 {
-		errs = append(errs, fmt.Errorf("concurrency %d: must be at least 1", c.Concurrency))
 	}
 	if c.RatePerMin < 0 {
 		errs = append(errs, fmt.Errorf("rate %g: must be 0 (off) or positive", c.RatePerMin))
@@ -103,8 +95,8 @@ func (c *config) validate() error {
 	default:
 		errs = append(errs, fmt.Errorf("log format %q: want auto, json or text", c.LogFormat))
 	}
-	if !memoryLimitRE.MatchString(c.MemoryLimit) {
-		errs = append(errs, fmt.Errorf("memory limit %q: want a size such as 512MB or 1GB", c.MemoryLimit))
+	if err := c.Build.Check(); err != nil {
+		errs = append(errs, err)
 	}
 	if c.DB == "" {
 		errs = append(errs, errors.New("BILLSYNC_DB is empty"))

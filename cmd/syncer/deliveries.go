@@ -14,11 +14,12 @@ import (
 	"github.com/billsync/billsync/internal/delivery"
 	"github.com/billsync/billsync/internal/fetch"
 	"github.com/billsync/billsync/internal/metrics"
+	"github.com/billsync/billsync/internal/syncrun"
 )
 
 // partialAccounts names the accounts a sync published incomplete, "" for none (sums are in
 // the order of accounts).
-func partialAccounts(accounts []fetch.Account, sums []fetch.Summary) string {
+func partialAccounts(accounts []syncrun.Account, sums []fetch.Summary) string {
 	var names []string
 	for i, s := range sums {
 		if s.Status() == "partial" && i < len(accounts) {

@@ -27,6 +27,7 @@ import (
 	"github.com/billsync/billsync/internal/metrics"
 	"github.com/billsync/billsync/internal/sandbox"
 	"github.com/billsync/billsync/internal/schedule"
+	"github.com/billsync/billsync/internal/syncrun"
 	"github.com/sethvargo/go-envconfig"
 )
 
@@ -55,7 +56,7 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdout, 
 	// The demo is read by a person even through a pipe (make demo | tee): plain text, no JSON.
 	log := newLogger(stderr, cfg.LogFormat, tty, cfg.demo)
 
-	var accounts []fetch.Account
+	var accounts []syncrun.Account
 	baseURLs := map[string]string{}
 	var waits waitRelay
 	var demoSB *sandbox.Server
@@ -75,7 +76,7 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdout, 
 		if err != nil {
 			return err
 		}
-		accounts = []fetch.Account{{Name: "demo", Client: c}}
+		accounts = []syncrun.Account{{Name: "demo", Client: c}}
 		cfg.once = true
 		if cfg.Reports == "" {
 			cfg.Reports = "all"
@@ -95,7 +96,7 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdout, 
 				log.Warn("the request limit is on for a local service: a sync waits for it; -rate 0 (BILLSYNC_RATE_PER_MIN=0) turns it off",
 					"account", s.name, "base_url", s.baseURL, "rate_per_min", cfg.RatePerMin)
 			}
-			accounts = append(accounts, fetch.Account{Name: s.name, Client: c})
+			accounts = append(accounts, syncrun.Account{Name: s.name, Client: c})
 			baseURLs[s.name] = s.baseURL
 		}
 	}
@@ -111,11 +112,7 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdout, 
 		}
 		defer stopMetrics()
 	}
-	opts := fetch.Options{
-		PageSize: cfg.PageSize, Concurrency: cfg.Concurrency, MaxRequests: cfg.MaxRequests,
-		MaxDuration: cfg.MaxDuration, Details: cfg.Details, CreditRefresh: cfg.CreditRefresh, Log: log,
-		MemoryLimit: cfg.MemoryLimit, MaxClockSkew: cfg.MaxClockSkew,
-	}
+	opts := syncrun.Options{Options: fetch.Options{Fetch: cfg.Fetch, Log: log}, Build: cfg.Build}
 	if cfg.demo {
 		// the demo's simulator syncs first a simulated day ago
 		opts.MaxClockSkew = max(opts.MaxClockSkew, demoDayAgo+time.Hour)
@@ -138,7 +135,7 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdout, 
 			defer p.close()
 		}
 		start := time.Now()
-		sums, err := fetch.Run(ctx, cfg.DB, accounts, opts)
+		sums, err := syncrun.Run(ctx, cfg.DB, accounts, opts)
 		err = explainKeyRefused(err, cfg)
 		recordRun(ctx, &m, log, sums, err, start)
 		if deliveries != nil && ctx.Err() == nil {
@@ -165,7 +162,7 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdout, 
 		// renamed, records deleted) and the main sync below finds the change history and the
 		// as-of answers the reports are built on.
 		fmt.Fprintln(stdout, "demo: syncing the simulator as it was yesterday, then as it is today")
-		if _, err := fetch.Run(ctx, cfg.DB, accounts, opts); err != nil {
+		if _, err := syncrun.Run(ctx, cfg.DB, accounts, opts); err != nil {
 			return fmt.Errorf("demo: first sync: %w", err)
 		}
 		demoSB.Advance(demoDayAgo)

@@ -14,11 +14,16 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/billsync/billsync/internal/config"
 )
+
+// DefaultRatePerMin is the pace New applies to a zero Config.RatePerMin: BILLSYNC_RATE_PER_MIN's
+// default (config.Sync), the real service's pace.
+var DefaultRatePerMin = config.Defaults[config.Sync]().RatePerMin
 
 // Defaults applied by New to zero-valued Config fields.
 const (
-	DefaultRatePerMin     = 20 // the real service's pace
 	DefaultMaxAttempts    = 6
 	DefaultRequestTimeout = 30 * time.Second
 	DefaultMinBackoff     = 500 * time.Millisecond

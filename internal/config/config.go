@@ -180,3 +180,13 @@ func keys(m map[string]bool) []string {
 	sort.Strings(out)
 	return out
 }
+
+// Defaults is group T (a struct of options) with every option at its declared default, for a
+// caller that reads no environment: a test, a benchmark.
+func Defaults[T any]() T {
+	var v T
+	if err := envconfig.ProcessWith(context.Background(), &envconfig.Config{Target: &v, Lookuper: envconfig.MapLookuper(nil)}); err != nil {
+		panic(fmt.Sprintf("config: the defaults of %T: %v", v, err))
+	}
+	return v
+}

@@ -1,6 +1,11 @@
 package config
 
-import "time"
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"time"
+)
 
 // The options, each declared once: env is the variable and its default (go-envconfig's tag),
 // flag the flag's name (none: environment only), help the flag's text, which Bind ends with the
@@ -38,23 +43,77 @@ type Service struct {
 
 // Sync is how the syncer syncs and what it does after a sync.
 type Sync struct {
-	Schedule      string        `env:"BILLSYNC_SCHEDULE, default=0 2 * * *" flag:"schedule" help:"cron spec of the daemon"`
-	RatePerMin    float64       `env:"BILLSYNC_RATE_PER_MIN, default=20" flag:"rate" help:"client-side request limit per minute; the real service allows about 20; 0 = off, for a local simulator"`
-	Concurrency   int           `env:"BILLSYNC_CONCURRENCY, default=4" flag:"concurrency" help:"requests in flight"`
-	PageSize      int           `env:"BILLSYNC_PAGE_SIZE, default=100" flag:"page-size" help:"requested page size"`
-	MaxRequests   int64         `env:"BILLSYNC_MAX_REQUESTS, default=0" flag:"max-requests" help:"request budget of the fan-outs per run, 0 = none"`
-	MaxDuration   time.Duration `env:"BILLSYNC_MAX_DURATION, default=0" flag:"max-duration" help:"time budget of the fan-outs per run, 0 = none"`
-	CreditRefresh time.Duration `env:"BILLSYNC_CREDIT_REFRESH, default=168h" flag:"credit-refresh" help:"re-read every customer's credit history at least this often"`
-	Details       bool          `env:"BILLSYNC_DETAILS, default=true" flag:"details" help:"fetch product and payment-request details"`
-	MemoryLimit   string        `env:"BILLSYNC_MEMORY_LIMIT, default=160MB" flag:"memory-limit" help:"DuckDB's memory limit while a sync builds the warehouse, e.g. 256MB"`
-	MetricsAddr   string        `env:"BILLSYNC_METRICS_ADDR" flag:"metrics-addr" help:"serve Prometheus metrics on this address"`
-	LogFormat     string        `env:"BILLSYNC_LOG_FORMAT, default=auto" flag:"log-format" help:"auto, json or text"`
-	StopGrace     time.Duration `env:"BILLSYNC_STOP_GRACE, default=30s" flag:"stop-grace" help:"how long a stop waits for a running sync before cancelling it"`
-	MaxClockSkew  time.Duration `env:"BILLSYNC_MAX_CLOCK_SKEW, default=5m" flag:"max-clock-skew" help:"how far the billing service's clock may be from this machine's for a sync to store the service's times; beyond it the machine's are stored, with a warning"`
+	Schedule   string  `env:"BILLSYNC_SCHEDULE, default=0 2 * * *" flag:"schedule" help:"cron spec of the daemon"`
+	RatePerMin float64 `env:"BILLSYNC_RATE_PER_MIN, default=20" flag:"rate" help:"client-side request limit per minute; the real service allows about 20; 0 = off, for a local simulator"`
+	Fetch
+	Build
+	MetricsAddr string        `env:"BILLSYNC_METRICS_ADDR" flag:"metrics-addr" help:"serve Prometheus metrics on this address"`
+	LogFormat   string        `env:"BILLSYNC_LOG_FORMAT, default=auto" flag:"log-format" help:"auto, json or text"`
+	StopGrace   time.Duration `env:"BILLSYNC_STOP_GRACE, default=30s" flag:"stop-grace" help:"how long a stop waits for a running sync before cancelling it"`
 	// Reports names the reports to write after each successful sync: "all", or a comma-separated
 	// list (report -list); empty writes none.
 	Reports       string `env:"BILLSYNC_REPORTS" flag:"reports" help:"reports to write after each successful sync: \"all\" or names"`
 	ApplyApproved bool   `env:"BILLSYNC_APPLY_APPROVED, default=false" flag:"apply-approved" help:"after each successful sync, send the job plans approved with syncer job approve"`
+}
+
+// Fetch is how a sync reads the billing service; internal/fetch takes it as it is, so a new
+// setting of the reading is a field here and its use there. fetch reads a zero page size,
+// concurrency, credit refresh or clock skew as the default declared here; a caller without an
+// environment (a test, a benchmark) starts from Defaults[Fetch]().
+type Fetch struct {
+	Concurrency int `env:"BILLSYNC_CONCURRENCY, default=4" flag:"concurrency" help:"requests in flight"`
+	// PageSize is only asked for: the size the server applies is what the pager trusts.
+	PageSize    int           `env:"BILLSYNC_PAGE_SIZE, default=100" flag:"page-size" help:"requested page size"`
+	MaxRequests int64         `env:"BILLSYNC_MAX_REQUESTS, default=0" flag:"max-requests" help:"request budget of the fan-outs per run, 0 = none"`
+	MaxDuration time.Duration `env:"BILLSYNC_MAX_DURATION, default=0" flag:"max-duration" help:"time budget of the fan-outs per run, 0 = none"`
+	// CreditRefresh holds even without any sign of credit: a top-up can arrive with no other
+	// visible trace.
+	CreditRefresh time.Duration `env:"BILLSYNC_CREDIT_REFRESH, default=168h" flag:"credit-refresh" help:"re-read every customer's credit history at least this often"`
+	// Details reads, within the budget, the detail endpoint of products and payment requests
+	// not yet detailed (userId, qty).
+	Details bool `env:"BILLSYNC_DETAILS, default=true" flag:"details" help:"fetch product and payment-request details"`
+	// MaxClockSkew bounds the service's clock (its Date header) against this machine's; beyond
+	// it a run stores this machine's times and says so (internal/fetch/clock.go). A simulator
+	// whose clock is simulated (the demo, tests) needs it raised past the simulated offset.
+	MaxClockSkew time.Duration `env:"BILLSYNC_MAX_CLOCK_SKEW, default=5m" flag:"max-clock-skew" help:"how far the billing service's clock may be from this machine's for a sync to store the service's times; beyond it the machine's are stored, with a warning"`
+}
+
+// Check says which of f's settings no sync can run with.
+func (f Fetch) Check() error {
+	var errs []error
+	if f.PageSize < 1 {
+		errs = append(errs, fmt.Errorf("page size %d: must be at least 1", f.PageSize))
+	}
+	if f.Concurrency < 1 {
+		errs = append(errs, fmt.Errorf("concurrency %d: must be at least 1", f.Concurrency))
+	}
+	return errors.Join(errs...)
+}
+
+// Build is how a sync writes its build of the warehouse (internal/syncrun, internal/warehouse).
+type Build struct {
+	// MemoryLimit bounds DuckDB's buffer pool on the build file. Staging and merge intermediates
+	// beyond it spill to the build's .tmp directory instead of growing the process. The default
+	// is chosen so a first sync of ~2M records stays within a 400 MB container: the process adds
+	// to it Go's heap, the binary's pages and C memory DuckDB does not track
+	// (docs/performance.md). The price is spilling, which costs the list phase CPU.
+	MemoryLimit string `env:"BILLSYNC_MEMORY_LIMIT, default=160MB" flag:"memory-limit" help:"DuckDB's memory limit while a sync builds the warehouse, e.g. 256MB"`
+}
+
+// DefaultMemoryLimit is the build's memory limit unless BILLSYNC_MEMORY_LIMIT says otherwise:
+// the default of Build.MemoryLimit, for a build started without one (tests).
+var DefaultMemoryLimit = defaultOf(Build{}, "MemoryLimit")
+
+// memoryLimitRE is the size syntax DuckDB's memory_limit takes, checked before a sync so a typo
+// stops the syncer at start rather than fail the first sync.
+var memoryLimitRE = regexp.MustCompile(`(?i)^\s*\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KIB|MIB|GIB|TIB)\s*$`)
+
+// Check says which of b's settings no build can run with.
+func (b Build) Check() error {
+	if !memoryLimitRE.MatchString(b.MemoryLimit) {
+		return fmt.Errorf("memory limit %q: want a size such as 512MB or 1GB", b.MemoryLimit)
+	}
+	return nil
 }
 
 // Report is how reports are made.

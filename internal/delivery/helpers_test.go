@@ -27,8 +27,10 @@ import (
 	"time"
 
 	"github.com/billsync/billsync/internal/api"
+	"github.com/billsync/billsync/internal/config"
 	"github.com/billsync/billsync/internal/fetch"
 	"github.com/billsync/billsync/internal/sandbox"
+	"github.com/billsync/billsync/internal/syncrun"
 )
 
 const testKey = "sk-delivery-test-5e2b-secret"
@@ -68,8 +70,8 @@ func testWarehouse(t *testing.T) string {
 			worldErr = err
 			return
 		}
-		_, worldErr = fetch.Run(context.Background(), worldDB, []fetch.Account{{Name: "main", Client: client}},
-			fetch.Options{Account: "main", PageSize: 100, Concurrency: 4, Details: true, Log: quiet})
+		_, worldErr = syncrun.Run(context.Background(), worldDB, []syncrun.Account{{Name: "main", Client: client}},
+			syncrun.Options{Options: fetch.Options{Fetch: config.Fetch{PageSize: 100, Concurrency: 4, Details: true}, Account: "main", Log: quiet}})
 	})
 	if worldErr != nil {
 		t.Fatal(worldErr)

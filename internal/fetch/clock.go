@@ -6,12 +6,8 @@ import (
 	"time"
 
 	"github.com/billsync/billsync/internal/api"
-	"github.com/billsync/billsync/internal/warehouse"
+	"github.com/billsync/billsync/internal/syncdata"
 )
-
-// DefaultMaxClockSkew is how far the service's clock may be from this machine's for a run to
-// store the service's times (Options.MaxClockSkew).
-const DefaultMaxClockSkew = 5 * time.Minute
 
 // TrustServiceClock as Options.MaxClockSkew stores the service's times whatever its clock says:
 // for a simulator whose clock is simulated (tests, benchmarks), never for a real service.
@@ -32,11 +28,11 @@ type runClock struct {
 	c     *api.Client
 	bound time.Duration
 	log   *slog.Logger
-	sink  *warehouse.Sink // set after StartSink, before the sink first asks for the time
+	sink  Sink // set after the Open, before the sink first asks for the time
 
 	mu       sync.Mutex
-	rule     warehouse.RunClock // the rule applied, once decided
-	setAside bool               // the service's clock disagreed beyond the bound and was set aside
+	rule     syncdata.RunClock // the rule applied, once decided
+	setAside bool              // the service's clock disagreed beyond the bound and was set aside
 }
 
 // now is the sink's source of the run's observation time; the sink calls it once.
@@ -49,11 +45,11 @@ func (rc *runClock) now() time.Time {
 	disagrees := known && (off > rc.bound || off < -rc.bound)
 	if stored.Source != "" {
 		rc.rule = stored
-		rc.setAside = stored.Source == warehouse.ClockMachine && disagrees
+		rc.setAside = stored.Source == syncdata.ClockMachine && disagrees
 		if rc.setAside {
 			rc.warn(off, machine)
 		}
-		if stored.Source == warehouse.ClockMachine {
+		if stored.Source == syncdata.ClockMachine {
 			return machine
 		}
 		if d := off - stored.Offset; known && d <= rc.bound && d >= -rc.bound {
@@ -64,12 +60,12 @@ func (rc *runClock) now() time.Time {
 	var t time.Time
 	switch {
 	case !known:
-		rc.rule, t = warehouse.RunClock{Source: warehouse.ClockMachine}, machine
+		rc.rule, t = syncdata.RunClock{Source: syncdata.ClockMachine}, machine
 	case disagrees:
-		rc.rule, t, rc.setAside = warehouse.RunClock{Source: warehouse.ClockMachine, Offset: off}, machine, true
+		rc.rule, t, rc.setAside = syncdata.RunClock{Source: syncdata.ClockMachine, Offset: off}, machine, true
 		rc.warn(off, machine)
 	default:
-		rc.rule, t = warehouse.RunClock{Source: warehouse.ClockService, Offset: off}, rc.c.ServerTime()
+		rc.rule, t = syncdata.RunClock{Source: syncdata.ClockService, Offset: off}, rc.c.ServerTime()
 	}
 	if err := rc.sink.SetRunClock(rc.rule); err != nil {
 		// A resumed attempt then decides again; the times of this one are still by the rule.
@@ -92,7 +88,7 @@ func (rc *runClock) warn(off time.Duration, machine time.Time) {
 func (rc *runClock) toService(t time.Time) time.Time {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	if rc.rule.Source != warehouse.ClockMachine {
+	if rc.rule.Source != syncdata.ClockMachine {
 		return t
 	}
 	off, known := rc.c.ClockOffset()

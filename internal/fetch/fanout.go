@@ -13,7 +13,7 @@ import (
 
 	"github.com/billsync/billsync/internal/api"
 	"github.com/billsync/billsync/internal/entity"
-	"github.com/billsync/billsync/internal/warehouse"
+	"github.com/billsync/billsync/internal/syncdata"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -26,7 +26,7 @@ type fanoutResult struct {
 }
 
 // ReasonReads counts, for one reason a customer's credit history was due for
-// (warehouse.CreditTarget.Reason), the customers due and those the run read.
+// (syncdata.CreditTarget.Reason), the customers due and those the run read.
 type ReasonReads struct {
 	Reason    string
 	Due, Read int
@@ -34,7 +34,7 @@ type ReasonReads struct {
 
 // reasonReads counts targets by reason, in the order reasons first appear: the targets' order,
 // most important first. done is a prefix of targets.
-func reasonReads(targets []warehouse.CreditTarget, done int) []ReasonReads {
+func reasonReads(targets []syncdata.CreditTarget, done int) []ReasonReads {
 	var out []ReasonReads
 	at := map[string]int{}
 	for i, t := range targets {
@@ -56,7 +56,7 @@ func reasonReads(targets []warehouse.CreditTarget, done int) []ReasonReads {
 // important first, until the run's budget is spent; the rest stays due for the next run.
 func (s *syncer) creditFanout(ctx context.Context) (fanoutResult, error) {
 	res := fanoutResult{StreamResult: StreamResult{Stream: creditStream}}
-	targets, err := s.sink.CreditTargets(ctx, warehouse.CreditPlan{
+	targets, err := s.sink.CreditTargets(ctx, syncdata.CreditPlan{
 		Overlap: s.opts.CreditOverlap, Refresh: s.opts.CreditRefresh, Hints: s.opts.CreditHints})
 	if err != nil {
 		return res, err
@@ -85,7 +85,7 @@ func (s *syncer) creditFanout(ctx context.Context) (fanoutResult, error) {
 	}
 	res.Merge = s.sink.Merged(entity.CreditLedger)
 	res.Complete = res.pending == 0
-	err = s.sink.RecordStream(ctx, warehouse.StreamStats{
+	err = s.sink.RecordStream(ctx, syncdata.StreamStats{
 		Stream: creditStream, Entity: string(entity.CreditLedger), Started: started, Finished: time.Now(),
 		Pages: res.Pages, Records: res.Records, Requests: res.Pages, Complete: res.Complete,
 	})
@@ -93,13 +93,13 @@ func (s *syncer) creditFanout(ctx context.Context) (fanoutResult, error) {
 	return res, err
 }
 
-// unkept counts the customers left unread whose reason the run owed (warehouse.CreditOwed), and
+// unkept counts the customers left unread whose reason the run owed (syncdata.CreditOwed), and
 // names them by reason as log attributes.
 func unkept(rs []ReasonReads) (int, []any) {
 	n := 0
 	var attrs []any
 	for _, r := range rs {
-		if warehouse.CreditOwed(r.Reason) && r.Read < r.Due {
+		if syncdata.CreditOwed(r.Reason) && r.Read < r.Due {
 			n += r.Due - r.Read
 			attrs = append(attrs, r.Reason, r.Due-r.Read)
 		}
@@ -124,9 +124,9 @@ func reasonAttrs(rs []ReasonReads, read bool) []any {
 // marking them fetched, as one write: the next batch's requests run while DuckDB merges this
 // one. It returns the customers it completed, a prefix of targets: it stops launching new ones
 // when the budget is spent or the batch is the sink's batch age old.
-func (s *syncer) creditBatch(ctx context.Context, targets []warehouse.CreditTarget, res *StreamResult) ([]warehouse.CreditTarget, error) {
+func (s *syncer) creditBatch(ctx context.Context, targets []syncdata.CreditTarget, res *StreamResult) ([]syncdata.CreditTarget, error) {
 	var mu sync.Mutex
-	var done []warehouse.CreditTarget
+	var done []syncdata.CreditTarget
 	batch := s.sink.Batch(entity.CreditLedger)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(s.opts.Concurrency)
@@ -151,7 +151,7 @@ func (s *syncer) creditBatch(ctx context.Context, targets []warehouse.CreditTarg
 	return done, batch.CommitCredit(ctx, done)
 }
 
-func (s *syncer) customerCredit(ctx context.Context, batch *warehouse.Batch, t warehouse.CreditTarget, res *StreamResult) error {
+func (s *syncer) customerCredit(ctx context.Context, batch BatchSink, t syncdata.CreditTarget, res *StreamResult) error {
 	q := url.Values{
 		"limit":     {strconv.Itoa(s.opts.PageSize)},
 		"sortField": {"datetime"},
@@ -230,7 +230,7 @@ func (s *syncer) detailFanout(ctx context.Context, d detailDef) (fanoutResult, e
 	}
 	res.Merge = s.sink.Merged(d.entity)
 	res.Complete = res.pending == 0
-	err = s.sink.RecordStream(ctx, warehouse.StreamStats{
+	err = s.sink.RecordStream(ctx, syncdata.StreamStats{
 		Stream: d.stream, Entity: string(d.entity), Started: started, Finished: time.Now(),
 		Pages: res.Pages, Records: res.Records, Requests: res.Pages, Complete: res.Complete,
 	})

@@ -1,10 +1,10 @@
-// Package fetch pages every read endpoint of the billing service into a warehouse build: HTTP
-// paging, request budgets and paging guards, nothing of DuckDB.
+// Package fetch pages every read endpoint of the billing service into a Sink: HTTP paging,
+// request budgets and paging guards, nothing of DuckDB.
 //
 // Each endpoint is a stream. Streams do HTTP, in goroutines bounded by Options.Concurrency, and
-// hand what they read to the run's warehouse.Sink, which decides how and when DuckDB is written
-// (batches, merges, deletion marks, one writer per table). Lists are always paged to the end and
-// ended with what the server announced; the per-customer credit-history fan-out and the
+// hand what they read to the run's Sink (the warehouse build's, in a real run: internal/syncrun),
+// which decides how and when anything is stored (batches, merges, deletion marks). Lists are
+// always paged to the end and ended with what the server announced; the per-customer credit-history fan-out and the
 // per-record detail fan-out are budgeted (Options.MaxRequests, Options.MaxDuration) and carried
 // over to the next run in priority order.
 package fetch
@@ -18,53 +18,37 @@ import (
 	"time"
 
 	"github.com/billsync/billsync/internal/api"
+	"github.com/billsync/billsync/internal/config"
 	"github.com/billsync/billsync/internal/entity"
-	"github.com/billsync/billsync/internal/warehouse"
+	"github.com/billsync/billsync/internal/syncdata"
 	"golang.org/x/sync/errgroup"
 )
 
-// Options tune one sync of one account.
+// Options tune one sync of one account: the settings of config.Fetch as the configuration
+// holds them, and what a run adds to them.
 type Options struct {
-	Account     string        // tag on every row; several accounts can share one warehouse
-	PageSize    int           // requested page size; the server's applied size is what counts
-	Concurrency int           // requests in flight at once
-	MaxRequests int64         // budget for the fan-outs of this run; 0 = unlimited
-	MaxDuration time.Duration // time budget for the fan-outs of this run; 0 = unlimited
-	MemoryLimit string        // DuckDB's memory limit while building (Run only); "" = warehouse.DefaultMemoryLimit
-	KeepMemory  string        // buffer memory DuckDB keeps for reuse while building (Run only); "" = none. For benchmarks
-	// RowGroupSize is the rows per row group the build writes, and a list batch's records
-	// (Run only); 0 = warehouse.DefaultRowGroupSize. For benchmarks.
-	RowGroupSize int
+	// Fetch are the settings (BILLSYNC_PAGE_SIZE, ...). A zero page size, concurrency, credit
+	// refresh or clock skew is the setting's declared default.
+	config.Fetch
+
+	Account string // tag on every row; several accounts can share one warehouse
 
 	// CreditOverlap re-reads this much credit history before the last fetch, so entries that
 	// arrive late or were written near the previous run's observation time are not missed.
+	// 0 = 48h.
 	CreditOverlap time.Duration
-	// CreditRefresh re-reads every customer's credit history at least this often, even without
-	// any sign of credit: a top-up can arrive with no other visible trace.
-	CreditRefresh time.Duration
 	// CreditHints are customers billsync itself sent credit to (the job journal's add-credit
 	// sends, any account): one sent since the customer's last read is read first after the
 	// never-read, so the reports can confirm the top-up in the ledger.
-	CreditHints []warehouse.CreditHint
+	CreditHints []syncdata.CreditHint
 	// WebhookReread re-reads this much webhook history before the cursor, because delivery
-	// records change status after they are first listed.
+	// records change status after they are first listed. 0 = 72h.
 	WebhookReread time.Duration
-	// Details fetches the detail endpoint of products and payment requests not yet detailed
-	// (userId, qty), within the budget.
-	Details bool
 
 	// MaxPages bounds the pages of one list per run (0 = DefaultMaxPages), whatever the server
 	// announces; the ceiling derived from its announcements is usually far lower. MaxCreditPages
 	// does the same for one customer's credit history (0 = DefaultMaxCreditPages).
 	MaxPages, MaxCreditPages int
-
-	// MaxClockSkew is how far the service's clock (its Date header) may be from this machine's
-	// for the run to store the service's times; beyond it the run stores this machine's and says
-	// so (clock.go). 0 = DefaultMaxClockSkew. A simulator whose clock is simulated (the demo,
-	// tests) needs it raised past the simulated offset.
-	MaxClockSkew time.Duration
-
-	MemoryTrace func(warehouse.MemorySample) // optional diagnostic (Run only): DuckDB's memory every 250 ms
 
 	Progress func(Progress) // optional; called from several goroutines
 	Log      *slog.Logger
@@ -86,7 +70,7 @@ type StreamResult struct {
 	Records  int64
 	Complete bool
 	Skipped  bool
-	Merge    warehouse.MergeResult
+	Merge    syncdata.MergeResult
 	// Conflicts counts ids read with two different contents even when the list was paged again;
 	// the last version read was kept and both are in data_quality_conflicts.
 	Conflicts int
@@ -115,7 +99,7 @@ type Summary struct {
 	// partial.
 	Incomplete []string
 
-	// ClockSource is the clock the run stored its times by (warehouse.ClockService or
+	// ClockSource is the clock the run stored its times by (syncdata.ClockService or
 	// ClockMachine; "" when it stored none); ClockSetAside says the service's clock disagreed
 	// with this machine's beyond Options.MaxClockSkew, by ClockOffset (the service ahead).
 	ClockSource   string
@@ -128,21 +112,27 @@ type Summary struct {
 	ListRecords, ListRequests          int64
 }
 
+// defaults fills what o leaves zero. The settings' defaults are the configuration's, declared
+// once (config.Fetch); a zero one is read as its default, as an unset variable is.
 func (o *Options) defaults() {
+	d := config.Defaults[config.Fetch]()
 	if o.Account == "" {
-		o.Account = "default"
+		o.Account = config.DefaultAccount
 	}
 	if o.PageSize <= 0 {
-		o.PageSize = 100
+		o.PageSize = d.PageSize
 	}
 	if o.Concurrency <= 0 {
-		o.Concurrency = 4
+		o.Concurrency = d.Concurrency
+	}
+	if o.CreditRefresh == 0 {
+		o.CreditRefresh = d.CreditRefresh
+	}
+	if o.MaxClockSkew <= 0 {
+		o.MaxClockSkew = d.MaxClockSkew
 	}
 	if o.CreditOverlap == 0 {
 		o.CreditOverlap = 48 * time.Hour
-	}
-	if o.CreditRefresh == 0 {
-		o.CreditRefresh = 7 * 24 * time.Hour
 	}
 	if o.WebhookReread == 0 {
 		o.WebhookReread = 72 * time.Hour
@@ -155,9 +145,6 @@ func (o *Options) defaults() {
 	}
 	if o.MaxCreditPages <= 0 {
 		o.MaxCreditPages = DefaultMaxCreditPages
-	}
-	if o.MaxClockSkew <= 0 {
-		o.MaxClockSkew = DefaultMaxClockSkew
 	}
 }
 
@@ -172,17 +159,17 @@ func (s Summary) Status() string {
 	return "succeeded"
 }
 
-// syncAccount runs one account's sync into b. It returns a Summary even on error, describing
-// what was done; Run publishes on success and keeps the build for the next attempt to resume on
-// error.
-func syncAccount(ctx context.Context, c *api.Client, b *warehouse.Build, opts Options) (Summary, error) {
+// Account syncs one account, read through c, into the sink open starts. It returns a Summary even
+// on error, describing what was done; the caller (internal/syncrun) publishes on success and
+// keeps what was stored for the next attempt to resume on error.
+func Account(ctx context.Context, c *api.Client, open Open, opts Options) (Summary, error) {
 	opts.defaults()
 	started := time.Now()
 	statsStart := c.Stats()
 	// The run's observation time follows the one clock rule (clock.go), decided when the sink
 	// first needs it: after a response has arrived.
 	clk := &runClock{c: c, bound: opts.MaxClockSkew, log: opts.Log}
-	sink, err := b.StartSink(ctx, opts.Account, started, clk.now)
+	sink, err := open(ctx, opts.Account, started, clk.now)
 	if err != nil {
 		return Summary{}, fmt.Errorf("start run: %w", err)
 	}
@@ -212,7 +199,7 @@ func syncAccount(ctx context.Context, c *api.Client, b *warehouse.Build, opts Op
 		// skips the streams this one completed; the failure itself goes to logs and metrics.
 		return sum, err
 	}
-	err = sink.FinishRun(ctx, warehouse.RunStats{
+	err = sink.FinishRun(ctx, syncdata.RunStats{
 		Status: sum.Status(), Requests: sum.Requests, Retries: sum.Retries, Records: sum.Records, Finished: time.Now(),
 	})
 	return sum, err
@@ -221,7 +208,7 @@ func syncAccount(ctx context.Context, c *api.Client, b *warehouse.Build, opts Op
 // repairFutureTimes forgets read times and cursors an earlier run stored after this machine's
 // clock plus the bound: they came from a service clock ahead, and would hold reads back (the
 // credit refresh bound broken, webhook deliveries skipped) until the machine's clock caught up.
-func repairFutureTimes(ctx context.Context, sink *warehouse.Sink, opts Options) error {
+func repairFutureTimes(ctx context.Context, sink Sink, opts Options) error {
 	latest := time.Now().Add(opts.MaxClockSkew)
 	credit, cursors, err := sink.RepairFutureTimes(ctx, latest)
 	if err != nil {
@@ -238,7 +225,7 @@ func repairFutureTimes(ctx context.Context, sink *warehouse.Sink, opts Options) 
 type syncer struct {
 	clock      *runClock
 	c          *api.Client
-	sink       *warehouse.Sink
+	sink       Sink
 	opts       Options
 	sem        chan struct{}
 	statsStart api.Stats
@@ -323,7 +310,7 @@ func (s *syncer) runStream(ctx context.Context, stream string, e entity.Name, ou
 	started := time.Now()
 	res, err := fn(ctx)
 	res.Stream = stream
-	stats := warehouse.StreamStats{
+	stats := syncdata.StreamStats{
 		Stream: stream, Entity: string(e), Started: started, Finished: time.Now(),
 		Pages: res.Pages, Records: res.Records, Requests: res.Pages, Complete: res.Complete && err == nil,
 	}
@@ -339,7 +326,7 @@ func (s *syncer) runStream(ctx context.Context, stream string, e entity.Name, ou
 	}
 	s.progress(Progress{Stream: stream, Pages: res.Pages, Records: res.Records, Done: err == nil})
 	out <- res
-	var werr *warehouse.WriteError
+	var werr *syncdata.WriteError
 	if errors.As(err, &werr) {
 		return werr // it names its own write, which may be another stream's
 	}

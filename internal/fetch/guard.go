@@ -11,7 +11,7 @@ import (
 	"sync"
 
 	"github.com/billsync/billsync/internal/api"
-	"github.com/billsync/billsync/internal/warehouse"
+	"github.com/billsync/billsync/internal/syncdata"
 	gojson "github.com/goccy/go-json"
 )
 
@@ -99,7 +99,7 @@ type guard struct {
 	doubted   int                      // pages with doubts, kept or not
 	watch     map[string]bool          // ids in conflict in an earlier pass: keep their raws
 	kept      map[string][]keptVersion // raws of watched ids, by id
-	conflicts []warehouse.Conflict
+	conflicts []syncdata.Conflict
 }
 
 type keptVersion struct {
@@ -148,7 +148,7 @@ func (g *guard) start(p *api.ListPage) {
 }
 
 // check looks at page n before its records are staged; an error stops the read.
-func (g *guard) check(n int, p *api.ListPage) ([]warehouse.Conflict, error) {
+func (g *guard) check(n int, p *api.ListPage) ([]syncdata.Conflict, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.start(p)
@@ -173,7 +173,7 @@ func (g *guard) check(n int, p *api.ListPage) ([]warehouse.Conflict, error) {
 	g.starts = append(g.starts, pageStart{ordinal: first, page: int32(n)})
 	var sig maphash.Hash
 	sig.SetSeed(idSeed)
-	var found []warehouse.Conflict
+	var found []syncdata.Conflict
 	for i, raw := range p.Items {
 		// A record giving a key twice has no single reading (Go keeps the last value, DuckDB the first,
 		// and the id is read by both): it is refused here, as the write jobs' reconciliation refuses it.
@@ -204,7 +204,7 @@ func (g *guard) check(n int, p *api.ListPage) ([]warehouse.Conflict, error) {
 		}
 		if seenContent(prev) != content {
 			firstPage, firstIdx := g.position(seenOrdinal(prev))
-			c := warehouse.Conflict{ID: id, FirstPage: firstPage, FirstIdx: firstIdx, SecondPage: n, SecondIdx: i,
+			c := syncdata.Conflict{ID: id, FirstPage: firstPage, FirstIdx: firstIdx, SecondPage: n, SecondIdx: i,
 				SecondRaw: append(json.RawMessage(nil), raw...)}
 			for _, k := range g.kept[id] {
 				if k.content == seenContent(prev) {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/billsync/billsync/internal/api"
 	"github.com/billsync/billsync/internal/entity"
-	"github.com/billsync/billsync/internal/warehouse"
+	"github.com/billsync/billsync/internal/syncdata"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -53,10 +53,10 @@ func (s *syncer) listStream(def listDef) func(context.Context) (StreamResult, er
 		if err != nil {
 			return res, err
 		}
-		var conflicts []warehouse.Conflict
+		var conflicts []syncdata.Conflict
 		watch := map[string]bool{}
 		for pass := 1; pass <= listPasses && !res.Complete; pass++ {
-			end := warehouse.ListEnd{Stream: def.stream, Stable: true}
+			end := syncdata.ListEnd{Stream: def.stream, Stable: true}
 			for _, path := range def.paths {
 				g := newGuard("GET "+path, s.opts.MaxPages, watch)
 				g.list, g.known = true, known
@@ -106,7 +106,7 @@ type listRead struct {
 // fetched concurrently, then paging continues one by one for as long as the server says hasMore
 // (the list may have grown). Only the server's applied page size and counts are trusted, and the
 // guard stops a read whose pages contradict them or repeat themselves.
-func (s *syncer) pageList(ctx context.Context, stream string, li *warehouse.List, path string, g *guard, res *StreamResult) (listRead, error) {
+func (s *syncer) pageList(ctx context.Context, stream string, li ListSink, path string, g *guard, res *StreamResult) (listRead, error) {
 	first, err := s.listPage(ctx, stream, li, path, 1, g, res)
 	if err != nil {
 		return listRead{}, err
@@ -160,7 +160,7 @@ func (s *syncer) pageList(ctx context.Context, stream string, li *warehouse.List
 	return r, nil
 }
 
-func (s *syncer) listPage(ctx context.Context, stream string, li *warehouse.List, path string, page int, g *guard, res *StreamResult) (*api.ListPage, error) {
+func (s *syncer) listPage(ctx context.Context, stream string, li ListSink, path string, page int, g *guard, res *StreamResult) (*api.ListPage, error) {
 	q := url.Values{"page": {strconv.Itoa(page)}, "pageSize": {strconv.Itoa(s.opts.PageSize)}}
 	if err := s.acquire(ctx); err != nil {
 		return nil, err

@@ -14,9 +14,11 @@ import (
 	"time"
 
 	"github.com/billsync/billsync/internal/api"
+	"github.com/billsync/billsync/internal/config"
 	"github.com/billsync/billsync/internal/fetch"
 	"github.com/billsync/billsync/internal/jobs"
 	"github.com/billsync/billsync/internal/sandbox"
+	"github.com/billsync/billsync/internal/syncrun"
 	"github.com/billsync/billsync/internal/warehouse"
 )
 
@@ -80,8 +82,8 @@ func sharedWarehouse(t testing.TB) string {
 			whErr = err
 			return
 		}
-		_, whErr = fetch.Run(context.Background(), whPath, []fetch.Account{{Name: "test", Client: c}},
-			fetch.Options{Account: "test", PageSize: 100, Concurrency: 4, MaxClockSkew: fetch.TrustServiceClock})
+		_, whErr = syncrun.Run(context.Background(), whPath, []syncrun.Account{{Name: "test", Client: c}},
+			syncrun.Options{Options: fetch.Options{Fetch: config.Fetch{PageSize: 100, Concurrency: 4, MaxClockSkew: fetch.TrustServiceClock}, Account: "test"}})
 	})
 	if whErr != nil {
 		t.Fatalf("shared warehouse: %v", whErr)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/billsync/billsync/internal/api"
+	"github.com/billsync/billsync/internal/config"
 	"github.com/billsync/billsync/internal/warehouse"
 )
 
@@ -35,8 +36,9 @@ const (
 const clockMargin = time.Minute
 
 // DefaultSettle is how long after a send a read that does not find the change is not taken as proof of its
-// absence: a service may show a write in its lists some time after it made it.
-const DefaultSettle = 5 * time.Minute
+// absence: a service may show a write in its lists some time after it made it. It is BILLSYNC_JOB_SETTLE's
+// default (config.Jobs).
+var DefaultSettle = config.Defaults[config.Jobs]().JobSettle
 
 // ClockBound is how far the service's clock (its Date header) may be from billsync's for the times of its
 // records to be placed against a send: further, and a read that depends on them is inconclusive.

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/billsync/billsync/internal/config"
 )
 
 // Held: the row makes a change billsync already sent (or may have sent) for the account within the repeat
@@ -17,8 +19,9 @@ import (
 const Held State = "held"
 
 // DefaultRepeatWindow is how far back planning and applying look for an earlier send of the same change: a
-// little over a month, so last month's top-up of the same customer and amount is caught.
-const DefaultRepeatWindow = 35 * 24 * time.Hour
+// little over a month, so last month's top-up of the same customer and amount is caught. It is
+// BILLSYNC_JOB_REPEAT_WINDOW's default (config.Jobs).
+var DefaultRepeatWindow = config.Defaults[config.Jobs]().RepeatWindow
 
 // repeatColumn is the optional input column that lets one row repeat an earlier send.
 const repeatColumn = "repeat"

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/billsync/billsync/internal/config"
 	"github.com/billsync/billsync/queries"
 	"github.com/billsync/billsync/reports"
 	"gopkg.in/yaml.v3"
@@ -488,10 +489,10 @@ func (t *Text) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
-const (
-	summarySheet    = "Summary"
-	defaultCurrency = "IDR"
-)
+const summarySheet = "Summary"
+
+// defaultCurrency is BILLSYNC_CURRENCY's default (config.Report).
+var defaultCurrency = config.Defaults[config.Report]().Currency
 
 // selectReports returns the named definitions in the order given, or all.
 func selectReports(names []string) ([]*Definition, error) {

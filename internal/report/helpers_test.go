@@ -14,8 +14,10 @@ import (
 	"time"
 
 	"github.com/billsync/billsync/internal/api"
+	"github.com/billsync/billsync/internal/config"
 	"github.com/billsync/billsync/internal/fetch"
 	"github.com/billsync/billsync/internal/sandbox"
+	"github.com/billsync/billsync/internal/syncrun"
 	"github.com/billsync/billsync/internal/warehouse"
 )
 
@@ -73,8 +75,8 @@ func buildWorld() (*world, error) {
 		return nil, err
 	}
 	sync := func() error {
-		_, err := fetch.Run(context.Background(), w.db, []fetch.Account{{Name: "main", Client: client}},
-			fetch.Options{Account: "main", PageSize: 100, Concurrency: 4, Details: true, Log: quiet, MaxClockSkew: fetch.TrustServiceClock})
+		_, err := syncrun.Run(context.Background(), w.db, []syncrun.Account{{Name: "main", Client: client}},
+			syncrun.Options{Options: fetch.Options{Fetch: config.Fetch{PageSize: 100, Concurrency: 4, Details: true, MaxClockSkew: fetch.TrustServiceClock}, Account: "main", Log: quiet}})
 		return err
 	}
 	if err := sync(); err != nil {

@@ -7,10 +7,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/billsync/billsync/internal/config"
 	"github.com/billsync/billsync/internal/sheetfmt"
 )
 
-const defaultLocale = "id"
+// defaultLocale is BILLSYNC_LOCALE's default (config.Report).
+var defaultLocale = config.Defaults[config.Report]().Locale
 
 // lang is everything a workbook says that is not in reports/*.yaml: the
 // summary's labels, number formats with the locale's separators, and friendly

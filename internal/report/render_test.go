@@ -16,9 +16,11 @@ import (
 	"time"
 
 	"github.com/billsync/billsync/internal/api"
+	"github.com/billsync/billsync/internal/config"
 	"github.com/billsync/billsync/internal/fetch"
 	"github.com/billsync/billsync/internal/report/value"
 	"github.com/billsync/billsync/internal/sandbox"
+	"github.com/billsync/billsync/internal/syncrun"
 	"github.com/xuri/excelize/v2"
 )
 
@@ -227,8 +229,8 @@ func buildDemo(t *testing.T, path string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := fetch.Run(context.Background(), path, []fetch.Account{{Name: "demo", Client: client}},
-		fetch.Options{Account: "demo", PageSize: 100, Concurrency: 4, Details: true, Log: quiet, MaxClockSkew: fetch.TrustServiceClock}); err != nil {
+	if _, err := syncrun.Run(context.Background(), path, []syncrun.Account{{Name: "demo", Client: client}},
+		syncrun.Options{Options: fetch.Options{Fetch: config.Fetch{PageSize: 100, Concurrency: 4, Details: true, MaxClockSkew: fetch.TrustServiceClock}, Account: "demo", Log: quiet}}); err != nil {
 		t.Fatal(err)
 	}
 	return path

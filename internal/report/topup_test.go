@@ -11,10 +11,13 @@ import (
 	"time"
 
 	"github.com/billsync/billsync/internal/api"
+	"github.com/billsync/billsync/internal/config"
 	"github.com/billsync/billsync/internal/fetch"
 	"github.com/billsync/billsync/internal/jobs"
 	"github.com/billsync/billsync/internal/report/value"
 	"github.com/billsync/billsync/internal/sandbox"
+	"github.com/billsync/billsync/internal/syncdata"
+	"github.com/billsync/billsync/internal/syncrun"
 	"github.com/billsync/billsync/internal/warehouse"
 	"github.com/xuri/excelize/v2"
 )
@@ -48,12 +51,12 @@ func TestCreditAfterTopUp(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var hints []warehouse.CreditHint
+		var hints []syncdata.CreditHint
 		for _, s := range sends {
-			hints = append(hints, warehouse.CreditHint{Account: s.Account, CustomerID: s.CustomerID, At: s.At})
+			hints = append(hints, syncdata.CreditHint{Account: s.Account, CustomerID: s.CustomerID, At: s.At})
 		}
-		if _, err := fetch.Run(ctx, db, []fetch.Account{{Name: "main", Client: client}},
-			fetch.Options{Account: "main", PageSize: 100, Concurrency: 4, Details: true, Log: quiet, CreditHints: hints, MaxClockSkew: fetch.TrustServiceClock}); err != nil {
+		if _, err := syncrun.Run(ctx, db, []syncrun.Account{{Name: "main", Client: client}},
+			syncrun.Options{Options: fetch.Options{Fetch: config.Fetch{PageSize: 100, Concurrency: 4, Details: true, MaxClockSkew: fetch.TrustServiceClock}, Account: "main", Log: quiet, CreditHints: hints}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -192,8 +195,8 @@ func TestCreditTopUpNotInLedgerYet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := fetch.Run(ctx, db, []fetch.Account{{Name: "main", Client: client}},
-		fetch.Options{Account: "main", PageSize: 100, Concurrency: 4, Details: true, Log: quiet}); err != nil {
+	if _, err := syncrun.Run(ctx, db, []syncrun.Account{{Name: "main", Client: client}},
+		syncrun.Options{Options: fetch.Options{Fetch: config.Fetch{PageSize: 100, Concurrency: 4, Details: true}, Account: "main", Log: quiet}}); err != nil {
 		t.Fatal(err)
 	}
 	// A customer and an active credit-usage product it holds no credit of.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/billsync/billsync/internal/entity"
+	"github.com/billsync/billsync/internal/syncdata"
 )
 
 // invoiceRecord builds an invoice list item shaped like the API's (about 540 bytes).
@@ -55,13 +56,13 @@ func appendPadded(buf []byte, n int64, width int) []byte {
 	return append(buf, d...)
 }
 
-func stageInvoices(b *testing.B, build *Build, run Run, n int, at time.Time) *loader {
+func stageInvoices(b *testing.B, build *Build, run syncdata.Run, n int, at time.Time) *loader {
 	return stageInvoicesChanged(b, build, run, n, at, 0)
 }
 
 // stageInvoicesChanged stages n invoices of which every changeEvery-th (none when 0) is
 // closed instead of paid.
-func stageInvoicesChanged(b *testing.B, build *Build, run Run, n int, at time.Time, changeEvery int) *loader {
+func stageInvoicesChanged(b *testing.B, build *Build, run syncdata.Run, n int, at time.Time, changeEvery int) *loader {
 	l, err := build.newLoader(context.Background(), entity.Invoices, run.ID, run.Account, at)
 	if err != nil {
 		b.Fatal(err)
@@ -141,7 +142,7 @@ func BenchmarkRemergeInvoices1MOnePercent(b *testing.B) {
 		if _, err := stageInvoices(b, build, run, n, t0).Merge(ctx); err != nil {
 			b.Fatal(err)
 		}
-		if err := build.finishRun(ctx, run.ID, RunStats{Status: "succeeded"}); err != nil {
+		if err := build.finishRun(ctx, run.ID, syncdata.RunStats{Status: "succeeded"}); err != nil {
 			b.Fatal(err)
 		}
 		next, _ := build.startRun(ctx, "acct", t0.Add(24*time.Hour))

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/billsync/billsync/internal/config"
 	"github.com/billsync/billsync/internal/duckfile"
 	"github.com/billsync/billsync/internal/sqlfile"
 )
@@ -61,8 +62,10 @@ var stateSQL = sqlfile.MustLoad(sqlFS, "queries/state.sql", "unfinished_runs", "
 
 // BuildOptions tune a build; the zero value is the default.
 type BuildOptions struct {
-	Log         *slog.Logger // nil: slog.Default()
-	MemoryLimit string       // DuckDB's memory_limit on the build file, e.g. "512MB"; "" = DefaultMemoryLimit
+	// Build are the settings (BILLSYNC_MEMORY_LIMIT: DuckDB's memory_limit on the build file, e.g.
+	// "512MB"; "" = config.DefaultMemoryLimit).
+	config.Build
+	Log *slog.Logger // nil: slog.Default()
 	// KeepMemory, e.g. "160MB", is how much of its buffer memory the build's DuckDB keeps for
 	// reuse instead of handing it back to the kernel ("" = none, the default): DuckDB's block
 	// allocator, freed when the build closes. For benchmarks: it saved a tenth of the list phase's
@@ -107,6 +110,9 @@ func StartBuild(ctx context.Context, path string, opts BuildOptions) (*Build, er
 		rowGroupSize: opts.RowGroupSize, listBatch: opts.ListBatch, fanoutBatchBytes: opts.FanoutBatchBytes,
 		loaders: map[*loader]struct{}{}, firstPaths: map[firstPathKey]bool{},
 		directIDs: map[firstPathKey]idHashes{}}
+	if b.memoryLimit == "" {
+		b.memoryLimit = config.DefaultMemoryLimit
+	}
 	if b.rowGroupSize <= 0 {
 		b.rowGroupSize = DefaultRowGroupSize
 	}

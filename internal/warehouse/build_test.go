@@ -12,7 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/billsync/billsync/internal/config"
 	"github.com/billsync/billsync/internal/entity"
+	"github.com/billsync/billsync/internal/syncdata"
 )
 
 // publishOne builds path with the given customers and publishes it.
@@ -24,7 +26,7 @@ func publishOne(t *testing.T, path string, records ...string) {
 	}
 	run := startRun(t, b, "acct")
 	load(t, b, entity.Customers, run, t0, true, records...)
-	if err := b.finishRun(context.Background(), run.ID, RunStats{Status: "succeeded"}); err != nil {
+	if err := b.finishRun(context.Background(), run.ID, syncdata.RunStats{Status: "succeeded"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := b.Publish(context.Background()); err != nil {
@@ -54,7 +56,7 @@ func TestCloseWithoutPublishThenResume(t *testing.T) {
 	}
 	run := startRun(t, b, "acct")
 	load(t, b, entity.Customers, run, t0, true, `{"id":"a"}`, `{"id":"b"}`)
-	b.recordStream(ctx, run.ID, StreamStats{Stream: "customers", Entity: "customers", Records: 2, Complete: true, Finished: t0})
+	b.recordStream(ctx, run.ID, syncdata.StreamStats{Stream: "customers", Entity: "customers", Records: 2, Complete: true, Finished: t0})
 	b.setCursor(ctx, "acct", "webhooks", "1741064767123", run.ID)
 	if err := b.Close(); err != nil { // interrupted: no publish
 		t.Fatal(err)
@@ -247,7 +249,7 @@ func readerChild(path string) {
 // TestBuildMemoryLimit: the build's DuckDB gets the memory limit asked for, or the default.
 func TestBuildMemoryLimit(t *testing.T) {
 	for _, c := range []struct{ limit, want string }{{"", "152.5 MiB"}, {"300MB", "286.1 MiB"}, {"1GiB", "1.0 GiB"}} {
-		b, err := StartBuild(context.Background(), newPath(t), BuildOptions{Log: quietLog, MemoryLimit: c.limit})
+		b, err := StartBuild(context.Background(), newPath(t), BuildOptions{Log: quietLog, Build: config.Build{MemoryLimit: c.limit}})
 		if err != nil {
 			t.Fatal(err)
 		}

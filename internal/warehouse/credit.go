@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/billsync/billsync/internal/sqlfile"
+	"github.com/billsync/billsync/internal/syncdata"
 )
 
 //go:embed queries/credit_targets.sql
@@ -18,28 +19,7 @@ var creditTargetsText string
 
 // The Go side and the SQL agree on the reasons when the package loads, not when a run first
 // meets one: each query names its reasons as literals, and a reason it returns must be known.
-var creditTargetsSQL = mustNameReasons("queries/credit_targets.sql", creditTargetsText, creditReasons...)
-
-// The reasons a customer's credit history is due, as the queries name them, most important first
-// (queries/credit_targets.sql; queries/credit_never.sql gives never alone).
-const (
-	CreditNever    = "never"
-	CreditTopup    = "topup"
-	CreditSignal   = "signal"
-	CreditBound    = "bound"
-	CreditInterval = "interval"
-	CreditAhead    = "ahead"
-)
-
-var creditReasons = []string{CreditNever, CreditTopup, CreditSignal, CreditBound, CreditInterval, CreditAhead}
-
-// CreditOwed says whether a run owes a read for this reason: left unread, the customer's credit is
-// older than promised (the bound's hard limit, or a run late for a signal or billsync's own
-// top-up). Never-read customers are the first sync's backlog, and an interval or a read ahead
-// only comes early.
-func CreditOwed(reason string) bool {
-	return reason == CreditTopup || reason == CreditSignal || reason == CreditBound
-}
+var creditTargetsSQL = mustNameReasons("queries/credit_targets.sql", creditTargetsText, syncdata.CreditReasons...)
 
 // mustNameReasons returns text after checking that it names each reason as a SQL literal.
 func mustNameReasons(file, text string, reasons ...string) string {
@@ -53,40 +33,7 @@ func mustNameReasons(file, text string, reasons ...string) string {
 
 var creditNeverSQL = sqlfile.MustLoad(sqlFS, "queries/credit_never.sql", "any_read", "never")
 
-var _ = mustNameReasons("queries/credit_never.sql", creditNeverSQL.Get("never"), CreditNever)
-
-// CreditTarget is a customer whose credit history should be fetched.
-type CreditTarget struct {
-	CustomerID  string
-	Since       time.Time // fetch records from here; zero means the full history
-	LastFetched time.Time // zero when never fetched
-	// Reason is why it is due (queries/credit_targets.sql): one of the Credit* reasons above;
-	// ahead is read before its bound to level the runs' reads.
-	Reason string
-}
-
-// CreditPlan says when credit histories are due.
-type CreditPlan struct {
-	Now time.Time // the run's observation time
-	// Overlap re-reads this much history before the last read, for entries that arrive late.
-	Overlap time.Duration
-	// Refresh is the hard staleness bound: every customer is read at least this often.
-	Refresh time.Duration
-	// MinInterval is the shortest adaptive interval between reads of a customer whose own
-	// history says entries arrive often; zero means DefaultCreditMinInterval.
-	MinInterval time.Duration
-	// Hints are customers billsync itself sent credit to (job journal add-credit sends): one sent
-	// after the customer's last read makes it due with reason topup, before every signal. Hints
-	// of other accounts are ignored.
-	Hints []CreditHint
-}
-
-// CreditHint says billsync sent credit to a customer of Account at At (the latest time recorded
-// for the send or its outcome).
-type CreditHint struct {
-	Account, CustomerID string
-	At                  time.Time
-}
+var _ = mustNameReasons("queries/credit_never.sql", creditNeverSQL.Get("never"), syncdata.CreditNever)
 
 // DefaultCreditMinInterval is the shortest adaptive interval: a nightly sync reads a customer
 // whose credit moves every day at each run, and no more often.
@@ -94,7 +41,7 @@ const DefaultCreditMinInterval = 24 * time.Hour
 
 // creditTargets lists up to limit customers of account whose credit history is due under p, in
 // the order of queries/credit_targets.sql. Since overlaps the last read by p.Overlap.
-func (b *Build) creditTargets(ctx context.Context, account string, p CreditPlan, limit int) ([]CreditTarget, error) {
+func (b *Build) creditTargets(ctx context.Context, account string, p syncdata.CreditPlan, limit int) ([]syncdata.CreditTarget, error) {
 	if limit <= 0 {
 		return nil, nil
 	}
@@ -123,14 +70,14 @@ func (b *Build) creditTargets(ctx context.Context, account string, p CreditPlan,
 		return nil, fmt.Errorf("credit targets of %s: %w", account, err)
 	}
 	defer rows.Close()
-	var out []CreditTarget
+	var out []syncdata.CreditTarget
 	for rows.Next() {
-		var t CreditTarget
+		var t syncdata.CreditTarget
 		var last sql.NullTime
 		if err := rows.Scan(&t.CustomerID, &last, &t.Reason); err != nil {
 			return nil, fmt.Errorf("credit targets of %s: %w", account, err)
 		}
-		if !slices.Contains(creditReasons, t.Reason) {
+		if !slices.Contains(syncdata.CreditReasons, t.Reason) {
 			return nil, fmt.Errorf("credit targets of %s: customer %s due for %q, a reason the syncer does not know (queries/credit_targets.sql)", account, t.CustomerID, t.Reason)
 		}
 		if last.Valid {
@@ -146,7 +93,7 @@ func (b *Build) creditTargets(ctx context.Context, account string, p CreditPlan,
 }
 
 // hintsJSON is account's hints as the query's JSON parameter (times in epoch microseconds).
-func hintsJSON(account string, hs []CreditHint) (string, error) {
+func hintsJSON(account string, hs []syncdata.CreditHint) (string, error) {
 	type hint struct {
 		C string `json:"c"`
 		T int64  `json:"t"`

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/billsync/billsync/internal/entity"
+	"github.com/billsync/billsync/internal/syncdata"
 )
 
 func TestMarkCreditFetchedBatch(t *testing.T) {
@@ -46,7 +47,7 @@ func TestMarkCreditFetchedBatch(t *testing.T) {
 		t.Fatalf("reasons %v (%v), want a read for a signal and b for none given", reasons, rs.Err())
 	}
 	// Only c is still never fetched, so it leads the targets.
-	got, err := b.creditTargets(ctx, "acct", CreditPlan{Now: t0, Refresh: 48 * time.Hour}, 10)
+	got, err := b.creditTargets(ctx, "acct", syncdata.CreditPlan{Now: t0, Refresh: 48 * time.Hour}, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +60,7 @@ func TestMarkCreditFetchedBatch(t *testing.T) {
 // that does not name a reason refuses to load; a reason the Go side does not know fails the run
 // instead of being counted as nothing owed.
 func TestCreditReasonsAreAContract(t *testing.T) {
-	for _, r := range creditReasons {
+	for _, r := range syncdata.CreditReasons {
 		if got := mustNameReasons("x.sql", "SELECT '"+r+"'", r); got != "SELECT '"+r+"'" {
 			t.Fatalf("text changed: %q", got)
 		}
@@ -70,7 +71,7 @@ func TestCreditReasonsAreAContract(t *testing.T) {
 				t.Errorf("a query without 'bound': %v", p)
 			}
 		}()
-		mustNameReasons("x.sql", "SELECT 'never', 'bonud'", CreditNever, CreditBound)
+		mustNameReasons("x.sql", "SELECT 'never', 'bonud'", syncdata.CreditNever, syncdata.CreditBound)
 	}()
 
 	ctx := context.Background()
@@ -83,7 +84,7 @@ func TestCreditReasonsAreAContract(t *testing.T) {
 	saved := creditTargetsSQL
 	t.Cleanup(func() { creditTargetsSQL = saved })
 	creditTargetsSQL = strings.Replace(saved, "THEN 'bound'", "THEN 'bonud'", 1)
-	_, err := b.creditTargets(ctx, "acct", CreditPlan{Now: t0.Add(30 * 24 * time.Hour), Refresh: 48 * time.Hour}, 10)
+	_, err := b.creditTargets(ctx, "acct", syncdata.CreditPlan{Now: t0.Add(30 * 24 * time.Hour), Refresh: 48 * time.Hour}, 10)
 	if err == nil || !strings.Contains(err.Error(), `customer a due for "bonud", a reason the syncer does not know`) {
 		t.Fatalf("an unknown reason: %v", err)
 	}

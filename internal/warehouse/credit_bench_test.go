@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/billsync/billsync/internal/entity"
+	"github.com/billsync/billsync/internal/syncdata"
 )
 
 // BenchmarkCreditTargets200k: the credit targets of a nightly run over 200,000 customers (about
@@ -67,7 +68,7 @@ func BenchmarkCreditTargets200k(b *testing.B) {
 	}
 	b.ResetTimer()
 	for b.Loop() {
-		got, err := build.creditTargets(ctx, "acct", CreditPlan{Now: t0, Refresh: 7 * day}, 1<<30)
+		got, err := build.creditTargets(ctx, "acct", syncdata.CreditPlan{Now: t0, Refresh: 7 * day}, 1<<30)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/billsync/billsync/internal/entity"
+	"github.com/billsync/billsync/internal/syncdata"
 )
 
 // TestCreditTargetsPace: a customer is read again after its own mean gap between entries, not
@@ -43,10 +44,10 @@ func TestCreditTargetsPace(t *testing.T) {
 	if err := b.markCreditFetched(ctx, "acct", custs, nil, prev, run.ID); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.finishRun(ctx, run.ID, RunStats{Status: "succeeded"}); err != nil {
+	if err := b.finishRun(ctx, run.ID, syncdata.RunStats{Status: "succeeded"}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := b.creditTargets(ctx, "acct", CreditPlan{Now: t0, Refresh: 7 * day}, 100)
+	got, err := b.creditTargets(ctx, "acct", syncdata.CreditPlan{Now: t0, Refresh: 7 * day}, 100)
 	if err != nil {
 		t.Fatal(err)
 	}

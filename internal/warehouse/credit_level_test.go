@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/billsync/billsync/internal/entity"
+	"github.com/billsync/billsync/internal/syncdata"
 )
 
 // TestCreditTargetsLevel runs simulated nights of a base read all at once (a first sync), reading
@@ -107,7 +108,7 @@ func TestCreditTargetsLevel(t *testing.T) {
 				if len(moved) > 0 {
 					load(t, b, entity.CreditLedger, run, now, false, moved...)
 				}
-				plan := CreditPlan{Now: now, Refresh: tc.refresh}
+				plan := syncdata.CreditPlan{Now: now, Refresh: tc.refresh}
 				got, err := b.creditTargets(ctx, "acct", plan, 1_000_000)
 				if err != nil {
 					t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/billsync/billsync/internal/entity"
+	"github.com/billsync/billsync/internal/syncdata"
 )
 
 const day = 24 * time.Hour
@@ -80,7 +81,7 @@ func TestCreditTargetsReasons(t *testing.T) {
 	mark(prev, readPrev...)
 	mark(t0.Add(-6*day-time.Hour), "bound") // its bound passes within the next day: read now
 	mark(t0.Add(-5*day), "almost-bound")    // passes in two days: the next run is in time
-	if err := b.finishRun(ctx, run1.ID, RunStats{Status: "succeeded"}); err != nil {
+	if err := b.finishRun(ctx, run1.ID, syncdata.RunStats{Status: "succeeded"}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -104,7 +105,7 @@ func TestCreditTargetsReasons(t *testing.T) {
 		hook("h3", "payment.received", `{"customerId":"hook-credit-payment","productId":"credit-prod"}`))
 
 	// billsync's own add-credit sends (job journal): after the last read, or before it.
-	hints := []CreditHint{
+	hints := []syncdata.CreditHint{
 		{Account: "acct", CustomerID: "topped-up", At: prev.Add(2 * time.Hour)},
 		{Account: "acct", CustomerID: "topped-up", At: prev.Add(-3 * day)},
 		{Account: "acct", CustomerID: "topped-before", At: prev.Add(-time.Minute)},
@@ -112,7 +113,7 @@ func TestCreditTargetsReasons(t *testing.T) {
 		{Account: "other", CustomerID: "quiet", At: t0}, // another account's customer of the same id
 	}
 	load(t, b, entity.UnpaidTransactions, run2, t0, true, `{"id":"u-topped","customerId":"topped-unpaid","paymentLinkId":"credit-prod"}`)
-	got, err := b.creditTargets(ctx, "acct", CreditPlan{Now: t0, Overlap: time.Hour, Refresh: 7 * day, Hints: hints}, 100)
+	got, err := b.creditTargets(ctx, "acct", syncdata.CreditPlan{Now: t0, Overlap: time.Hour, Refresh: 7 * day, Hints: hints}, 100)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,14 +145,14 @@ func TestCreditTargetsReasons(t *testing.T) {
 			t.Errorf("%s: since %v, want an hour before its last read %v", c.CustomerID, c.Since, c.LastFetched)
 		}
 	}
-	if few, _ := b.creditTargets(ctx, "acct", CreditPlan{Now: t0, Refresh: 7 * day}, 2); len(few) != 2 {
+	if few, _ := b.creditTargets(ctx, "acct", syncdata.CreditPlan{Now: t0, Refresh: 7 * day}, 2); len(few) != 2 {
 		t.Errorf("limit 2 gave %d", len(few))
 	}
-	if top, _ := b.creditTargets(ctx, "acct", CreditPlan{Now: t0, Refresh: 7 * day, Hints: hints}, 3); len(top) != 3 ||
+	if top, _ := b.creditTargets(ctx, "acct", syncdata.CreditPlan{Now: t0, Refresh: 7 * day, Hints: hints}, 3); len(top) != 3 ||
 		top[0].Reason != "never" || top[1].Reason != "topup" || top[2].Reason != "topup" {
 		t.Errorf("limit 3: %+v, want never then the two top-ups before any signal", top)
 	}
-	if other, _ := b.creditTargets(ctx, "other", CreditPlan{Now: t0, Refresh: 7 * day, Hints: hints}, 10); len(other) != 0 {
+	if other, _ := b.creditTargets(ctx, "other", syncdata.CreditPlan{Now: t0, Refresh: 7 * day, Hints: hints}, 10); len(other) != 0 {
 		t.Errorf("other account got %v", other)
 	}
 }
@@ -190,7 +191,7 @@ func TestCreditTargetsBoundsHold(t *testing.T) {
 				fmt.Sprintf(`{"id":"h","createdAt":%q,"payload":"{\"event\":\"membership.memberExpired\",\"data\":{\"customerId\":\"c29\"}}"}`,
 					now.Format(time.RFC3339)))
 		}
-		got, err := b.creditTargets(ctx, "acct", CreditPlan{Now: now, Refresh: refresh}, 1000)
+		got, err := b.creditTargets(ctx, "acct", syncdata.CreditPlan{Now: now, Refresh: refresh}, 1000)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -245,8 +246,8 @@ func TestCreditTargetsFirstSync(t *testing.T) {
 	if _, err := b.DB().ExecContext(ctx, `UPDATE customers SET deleted_upstream_at = ? WHERE id = 'c29'`, t0); err != nil {
 		t.Fatal(err)
 	}
-	plan := CreditPlan{Now: t0, Refresh: 7 * day, MinInterval: DefaultCreditMinInterval,
-		Hints: []CreditHint{{Account: "acct", CustomerID: "c05", At: t0.Add(-time.Hour)}}}
+	plan := syncdata.CreditPlan{Now: t0, Refresh: 7 * day, MinInterval: DefaultCreditMinInterval,
+		Hints: []syncdata.CreditHint{{Account: "acct", CustomerID: "c05", At: t0.Add(-time.Hour)}}}
 	full := func(account string, limit int) []string {
 		t.Helper()
 		hints, err := hintsJSON(account, plan.Hints)

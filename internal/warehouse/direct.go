@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/billsync/billsync/internal/syncdata"
 )
 
 // idHashes is what the direct path knows of a table's rows of one account during one run: the
@@ -103,7 +105,7 @@ func (ids idHashes) add(batch []uint64) (idHashes, bool) {
 // with a problem, JSON the fast parse rejects, an id seen twice, memory) rolls it back, and the
 // merge takes the steps that report every problem or keep the later fetch. Only a cancelled
 // context is an error. The merge's context is set (setContext).
-func (l *loader) direct(ctx context.Context) (res MergeResult, ok bool, err error) {
+func (l *loader) direct(ctx context.Context) (res syncdata.MergeResult, ok bool, err error) {
 	if !l.def.direct() {
 		return res, false, nil
 	}
@@ -115,12 +117,12 @@ func (l *loader) direct(ctx context.Context) (res MergeResult, ok bool, err erro
 		return res, false, err
 	}
 	defer tx.Rollback()
-	fallBack := func(why string, err error) (MergeResult, bool, error) {
+	fallBack := func(why string, err error) (syncdata.MergeResult, bool, error) {
 		if ctx.Err() != nil {
-			return MergeResult{}, false, ctx.Err()
+			return syncdata.MergeResult{}, false, ctx.Err()
 		}
 		l.b.log.Debug("direct first load falls back", "entity", l.entity, "why", why, "err", err)
-		return MergeResult{}, false, nil
+		return syncdata.MergeResult{}, false, nil
 	}
 	stored, err := l.directIDs(ctx, tx)
 	if err != nil {
@@ -169,5 +171,5 @@ func (l *loader) direct(ctx context.Context) (res MergeResult, ok bool, err erro
 		return fallBack("commit", err)
 	}
 	l.keepDirectIDs(ids)
-	return MergeResult{Inserted: int64(len(batch))}, true, nil
+	return syncdata.MergeResult{Inserted: int64(len(batch))}, true, nil
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/billsync/billsync/internal/entity"
+	"github.com/billsync/billsync/internal/syncdata"
 )
 
 var quietLog = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -39,7 +40,7 @@ func startBuildWith(t *testing.T, path string, opts BuildOptions) *Build {
 	return b
 }
 
-func startRun(t *testing.T, b *Build, account string) Run {
+func startRun(t *testing.T, b *Build, account string) syncdata.Run {
 	t.Helper()
 	r, err := b.startRun(context.Background(), account, t0)
 	if err != nil {
@@ -50,7 +51,7 @@ func startRun(t *testing.T, b *Build, account string) Run {
 
 // load stages records and merges them; full marks deletions after the merge, as a list read
 // whole does.
-func load(t *testing.T, b *Build, e entity.Name, run Run, at time.Time, full bool, records ...string) MergeResult {
+func load(t *testing.T, b *Build, e entity.Name, run syncdata.Run, at time.Time, full bool, records ...string) syncdata.MergeResult {
 	t.Helper()
 	res, err := tryLoad(b, e, run, at, full, records...)
 	if err != nil {
@@ -59,16 +60,16 @@ func load(t *testing.T, b *Build, e entity.Name, run Run, at time.Time, full boo
 	return res
 }
 
-func tryLoad(b *Build, e entity.Name, run Run, at time.Time, full bool, records ...string) (MergeResult, error) {
+func tryLoad(b *Build, e entity.Name, run syncdata.Run, at time.Time, full bool, records ...string) (syncdata.MergeResult, error) {
 	ctx := context.Background()
 	l, err := b.newLoader(ctx, e, run.ID, run.Account, at)
 	if err != nil {
-		return MergeResult{}, err
+		return syncdata.MergeResult{}, err
 	}
 	for i, r := range records {
 		if err := l.Add(1+i/10, i%10, []byte(r)); err != nil {
 			l.Merge(ctx)
-			return MergeResult{}, err
+			return syncdata.MergeResult{}, err
 		}
 	}
 	res, err := l.Merge(ctx)

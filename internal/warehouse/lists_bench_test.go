@@ -14,6 +14,7 @@ import (
 
 	"github.com/billsync/billsync/internal/entity"
 	"github.com/billsync/billsync/internal/sandbox"
+	"github.com/billsync/billsync/internal/syncdata"
 )
 
 // listBatch is the sink's batch size: a stream merges every listBatch records. BENCH_BATCH
@@ -140,7 +141,7 @@ func syncOnce(b *testing.B, build *Build, dumps [][]json.RawMessage, at time.Tim
 			}
 		}
 	}
-	if err := build.finishRun(ctx, run.ID, RunStats{Status: "succeeded", Finished: at}); err != nil {
+	if err := build.finishRun(ctx, run.ID, syncdata.RunStats{Status: "succeeded", Finished: at}); err != nil {
 		b.Fatal(err)
 	}
 	// Publish checkpoints: work deferred by the checkpoint policy is paid here

@@ -2,7 +2,6 @@ package warehouse
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"crypto/sha256"
 	"database/sql"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/billsync/billsync/internal/entity"
+	"github.com/billsync/billsync/internal/syncdata"
 	duckdb "github.com/duckdb/duckdb-go/v2"
 )
 
@@ -41,11 +41,6 @@ type loader struct {
 // (so BILLSYNC_MEMORY_LIMIT does not bound it and nothing spills) until a flush; unflushed, it
 // held a whole webhook batch per stream (docs/architecture.md, "What a misbehaving service gets").
 const stageFlushBytes = 4 << 20
-
-// MergeResult counts what a merge did to the entity's table.
-type MergeResult struct {
-	Inserted, Updated, Unchanged, Deleted, Restored int64
-}
 
 // createMergeCtx holds what every merge statement reads of its run (see merge/common.sql).
 const createMergeCtx = `CREATE OR REPLACE TEMP TABLE merge_ctx AS SELECT ?::VARCHAR AS account, ?::BIGINT AS run_id, ?::TIMESTAMPTZ AS observed_at`
@@ -171,7 +166,7 @@ func (b *Build) explainMemory(err error) error {
 	if err == nil || errors.As(err, &me) || !outOfMemory(err) {
 		return err
 	}
-	return &memoryError{err: err, limit: cmp.Or(b.memoryLimit, DefaultMemoryLimit)}
+	return &memoryError{err: err, limit: b.memoryLimit}
 }
 
 // stagingError is explainMemory for the Appender, whose flush reports running out of memory as
@@ -182,7 +177,7 @@ func (b *Build) stagingError(err error) error {
 		return b.explainMemory(err)
 	}
 	if msg := err.Error(); strings.Contains(msg, "failed to pin block") || strings.Contains(msg, "Out of Memory") {
-		return &memoryError{err: err, limit: cmp.Or(b.memoryLimit, DefaultMemoryLimit)}
+		return &memoryError{err: err, limit: b.memoryLimit}
 	}
 	return err
 }
@@ -196,24 +191,24 @@ func looksLikeObject(raw []byte) bool {
 // Merge validates the staged records, then in one transaction records changes
 // and upserts them. On a validation error nothing is merged. Merge ends the
 // loader. Deletions are not a merge's business: see markDeleted.
-func (l *loader) Merge(ctx context.Context) (MergeResult, error) {
+func (l *loader) Merge(ctx context.Context) (syncdata.MergeResult, error) {
 	if l.closed {
-		return MergeResult{}, fmt.Errorf("merge %s: loader is closed", l.entity)
+		return syncdata.MergeResult{}, fmt.Errorf("merge %s: loader is closed", l.entity)
 	}
 	defer l.release()
 	start := time.Now()
 	if err := l.app.Close(); err != nil {
-		return MergeResult{}, fmt.Errorf("merge %s: flush staging: %w", l.entity, l.b.stagingError(err))
+		return syncdata.MergeResult{}, fmt.Errorf("merge %s: flush staging: %w", l.entity, l.b.stagingError(err))
 	}
 	l.b.mergeMem.RLock()
 	unlock := l.b.mergeMem.RUnlock
 	defer func() { unlock() }()
 	// merge_ctx and the staged view serve every attempt below; only the checked parse sets them again
 	if err := l.setContext(ctx, false); err != nil {
-		return MergeResult{}, l.mergeError(err)
+		return syncdata.MergeResult{}, l.mergeError(err)
 	}
 	if res, ok, err := l.direct(ctx); err != nil {
-		return MergeResult{}, l.mergeError(err)
+		return syncdata.MergeResult{}, l.mergeError(err)
 	} else if ok {
 		l.logMerged(ctx, pathDirect, res, start)
 		return res, nil
@@ -223,7 +218,7 @@ func (l *loader) Merge(ctx context.Context) (MergeResult, error) {
 	if outOfMemory(err) && ctx.Err() == nil {
 		// Merges running beside each other share DuckDB's memory limit; this one gets it all.
 		l.b.log.Warn("merge ran out of DuckDB memory beside other merges: merging it alone", "entity", l.entity,
-			"memory_limit", cmp.Or(l.b.memoryLimit, DefaultMemoryLimit))
+			"memory_limit", l.b.memoryLimit)
 		unlock()
 		l.b.mergeMem.Lock()
 		unlock = l.b.mergeMem.Unlock
@@ -237,27 +232,27 @@ func (l *loader) Merge(ctx context.Context) (MergeResult, error) {
 		}
 	}
 	if err != nil {
-		return MergeResult{}, l.mergeError(err)
+		return syncdata.MergeResult{}, l.mergeError(err)
 	}
 	if err := l.dropStage(ctx); err != nil {
-		return MergeResult{}, fmt.Errorf("merge %s: %w", l.entity, err)
+		return syncdata.MergeResult{}, fmt.Errorf("merge %s: %w", l.entity, err)
 	}
 	if err := l.validate(ctx); err != nil {
-		return MergeResult{}, err
+		return syncdata.MergeResult{}, err
 	}
 	res, err := l.apply(ctx, path)
 	if err != nil {
-		return MergeResult{}, l.mergeError(err)
+		return syncdata.MergeResult{}, l.mergeError(err)
 	}
 	l.logMerged(ctx, path, res, start)
 	return res, nil
 }
 
-func (l *loader) logMerged(ctx context.Context, path mergePath, res MergeResult, start time.Time) {
+func (l *loader) logMerged(ctx context.Context, path mergePath, res syncdata.MergeResult, start time.Time) {
 	// A merge of nothing (a fan-out batch whose reads found no entries) is not news: one
 	// "merged" line per batch that carried records.
 	level := slog.LevelInfo
-	if l.seq == 0 && res == (MergeResult{}) {
+	if l.seq == 0 && res == (syncdata.MergeResult{}) {
 		level = slog.LevelDebug
 	}
 	l.b.log.Log(ctx, level, "merged", "entity", l.entity, "account", l.account, "run", l.runID, "staged", l.seq,
@@ -431,8 +426,8 @@ func joinAny(xs []any) string {
 }
 
 // apply runs the merge steps of path in one transaction.
-func (l *loader) apply(ctx context.Context, path mergePath) (MergeResult, error) {
-	var res MergeResult
+func (l *loader) apply(ctx context.Context, path mergePath) (syncdata.MergeResult, error) {
+	var res syncdata.MergeResult
 	dedupe := "dedupe"
 	if path == pathList {
 		dedupe = "dedupe_keyed"

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/billsync/billsync/internal/entity"
+	"github.com/billsync/billsync/internal/syncdata"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata/")
@@ -259,10 +260,10 @@ func TestMergeLifecycle(t *testing.T) {
 	}
 	r1 := startRun(t, b, "acct")
 	res := load(t, b, entity.Invoices, r1, t0, true, inv("a", "active", 10), inv("b", "active", 20), inv("c", "active", 30))
-	if res != (MergeResult{Inserted: 3}) {
+	if res != (syncdata.MergeResult{Inserted: 3}) {
 		t.Fatalf("first merge %+v", res)
 	}
-	if err := b.finishRun(ctx, r1.ID, RunStats{Status: "succeeded"}); err != nil {
+	if err := b.finishRun(ctx, r1.ID, syncdata.RunStats{Status: "succeeded"}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -270,7 +271,7 @@ func TestMergeLifecycle(t *testing.T) {
 		r := startRun(t, b, "acct")
 		before := queryInt(t, db, `SELECT count(*) FROM record_changes`)
 		res := load(t, b, entity.Invoices, r, t0.Add(time.Hour), true, inv("a", "active", 10), inv("b", "active", 20), inv("c", "active", 30))
-		if res != (MergeResult{Unchanged: 3}) {
+		if res != (syncdata.MergeResult{Unchanged: 3}) {
 			t.Errorf("merge %+v", res)
 		}
 		if after := queryInt(t, db, `SELECT count(*) FROM record_changes`); after != before {
@@ -279,14 +280,14 @@ func TestMergeLifecycle(t *testing.T) {
 		if n := queryInt(t, db, `SELECT count(*) FROM invoices WHERE last_seen_run = ? AND first_seen_run = ?`, r.ID, r1.ID); n != 3 {
 			t.Errorf("%d rows with updated last_seen_run and kept first_seen_run", n)
 		}
-		b.finishRun(ctx, r.ID, RunStats{Status: "succeeded"})
+		b.finishRun(ctx, r.ID, syncdata.RunStats{Status: "succeeded"})
 	})
 
 	t.Run("changes, deletion and duplicates", func(t *testing.T) {
 		r := startRun(t, b, "acct")
 		paid := strings.Replace(inv("a", "paid", 10), `"created"`, `"paid"`, 1)
 		res := load(t, b, entity.Invoices, r, t0.Add(2*time.Hour), true, inv("a", "active", 10), paid, inv("b", "active", 25))
-		if res != (MergeResult{Updated: 2, Deleted: 1}) {
+		if res != (syncdata.MergeResult{Updated: 2, Deleted: 1}) {
 			t.Errorf("merge %+v", res)
 		}
 		got := changes(t, b, fmt.Sprintf("run_id = %d", r.ID))
@@ -301,13 +302,13 @@ func TestMergeLifecycle(t *testing.T) {
 		if at := queryString(t, db, `SELECT deleted_upstream_at::VARCHAR FROM invoices WHERE id = 'c'`); at != "2026-06-01 07:00:00+00" {
 			t.Errorf("deleted_upstream_at = %q", at)
 		}
-		b.finishRun(ctx, r.ID, RunStats{Status: "succeeded"})
+		b.finishRun(ctx, r.ID, syncdata.RunStats{Status: "succeeded"})
 	})
 
 	t.Run("reappearing row is restored", func(t *testing.T) {
 		r := startRun(t, b, "acct")
 		res := load(t, b, entity.Invoices, r, t0.Add(3*time.Hour), false, inv("c", "active", 30))
-		if res != (MergeResult{Restored: 1}) {
+		if res != (syncdata.MergeResult{Restored: 1}) {
 			t.Errorf("merge %+v", res)
 		}
 		if got := changes(t, b, fmt.Sprintf("run_id = %d AND entity = 'invoices'", r.ID)); len(got) != 1 || got[0] != "invoices c _restored ∅→∅" {
@@ -434,11 +435,11 @@ func TestCreatedRowsOnlyAfterFirstSync(t *testing.T) {
 	if n := queryInt(t, b.DB(), `SELECT count(*) FROM invoices WHERE first_seen_run = ? AND first_seen_at = ?`, r1.ID, t0); n != 2 {
 		t.Errorf("%d invoices with the first run's first_seen columns, want 2", n)
 	}
-	b.finishRun(ctx, r1.ID, RunStats{Status: "succeeded"})
+	b.finishRun(ctx, r1.ID, syncdata.RunStats{Status: "succeeded"})
 
 	r2 := startRun(t, b, "acct")
 	res := load(t, b, entity.Invoices, r2, t0.Add(time.Hour), true, inv("a"), inv("b"), inv("c"))
-	if res != (MergeResult{Inserted: 1, Unchanged: 2}) {
+	if res != (syncdata.MergeResult{Inserted: 1, Unchanged: 2}) {
 		t.Errorf("second run %+v", res)
 	}
 	want := "invoice_transactions t-c _created ∅→∅\ninvoices c _created ∅→∅"
@@ -456,14 +457,14 @@ func TestListMergeValidationAndReplace(t *testing.T) {
 	b := startBuild(t, newPath(t))
 	r1 := startRun(t, b, "acct")
 	load(t, b, entity.Customers, r1, t0, true, `{"id":"a","name":"A"}`, `{"id":"b","name":"B"}`)
-	b.finishRun(context.Background(), r1.ID, RunStats{Status: "succeeded"})
+	b.finishRun(context.Background(), r1.ID, syncdata.RunStats{Status: "succeeded"})
 	r2 := startRun(t, b, "acct")
 	_, err := tryLoad(b, entity.Customers, r2, t0.Add(time.Hour), true, `{"id":"a","name":"A"}`, `{"id": b}`)
 	if err == nil || !strings.Contains(err.Error(), "customers page 1 item 1: not a JSON object") {
 		t.Fatalf("err = %v", err)
 	}
 	res := load(t, b, entity.Customers, r2, t0.Add(time.Hour), true, `{"id":"a","name":"A"}`, `{"id":"b","name":"B2"}`)
-	if res != (MergeResult{Updated: 1, Unchanged: 1}) {
+	if res != (syncdata.MergeResult{Updated: 1, Unchanged: 1}) {
 		t.Errorf("merge %+v", res)
 	}
 	got := queryString(t, b.DB(), `SELECT string_agg(id || ':' || name || ':' || first_seen_run || ':' || last_seen_run, ',' ORDER BY id) FROM customers`)
@@ -478,7 +479,7 @@ func TestChangedProductKeepsDetailColumns(t *testing.T) {
 	r1 := startRun(t, b, "acct")
 	load(t, b, entity.Products, r1, t0, true, `{"id":"p","name":"One","variant":null}`)
 	load(t, b, entity.ProductDetails, r1, t0, false, `{"id":"p","userId":"u1","qty":"3"}`)
-	b.finishRun(context.Background(), r1.ID, RunStats{Status: "succeeded"})
+	b.finishRun(context.Background(), r1.ID, syncdata.RunStats{Status: "succeeded"})
 	r2 := startRun(t, b, "acct")
 	load(t, b, entity.Products, r2, t0.Add(time.Hour), true, `{"id":"p","name":"Two","variant":null}`)
 	got := queryString(t, b.DB(), `SELECT name || '/' || user_id || '/' || qty || '/' || first_seen_run || '/' || count(*) OVER () FROM products`)
@@ -553,7 +554,7 @@ func TestFirstSyncBatchRepeatingAnEarlierID(t *testing.T) {
 	r1 := startRun(t, b, "acct")
 	load(t, b, entity.Customers, r1, t0, false, `{"id":"a","name":"A"}`, `{"id":"b","name":"B"}`)
 	res := load(t, b, entity.Customers, r1, t0, false, `{"id":"c","name":"C"}`, `{"id":"a","name":"A2"}`)
-	if res != (MergeResult{Inserted: 1, Updated: 1}) {
+	if res != (syncdata.MergeResult{Inserted: 1, Updated: 1}) {
 		t.Errorf("second batch %+v", res)
 	}
 	got := queryString(t, b.DB(), `SELECT string_agg(id || ':' || name, ',' ORDER BY id) FROM customers`)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/billsync/billsync/internal/config"
 	"github.com/billsync/billsync/internal/entity"
 )
 
@@ -16,7 +17,7 @@ import (
 // the limit and the setting that raises it; it is never taken for bad JSON and parsed again.
 func TestMergeOutOfMemorySaysWhatToRaise(t *testing.T) {
 	var logs bytes.Buffer
-	b, err := StartBuild(context.Background(), newPath(t), BuildOptions{MemoryLimit: "16MB",
+	b, err := StartBuild(context.Background(), newPath(t), BuildOptions{Build: config.Build{MemoryLimit: "16MB"},
 		Log: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	if err != nil {
 		t.Fatal(err)
@@ -47,7 +48,7 @@ func TestMergeOutOfMemorySaysWhatToRaise(t *testing.T) {
 // Appender's flush, which reports it as text without DuckDB's error type) names the record, the
 // limit and the setting that raises it, not DuckDB's SET advice alone.
 func TestStagingOutOfMemorySaysWhatToRaise(t *testing.T) {
-	b, err := StartBuild(context.Background(), newPath(t), BuildOptions{MemoryLimit: "4MB", Log: quietLog})
+	b, err := StartBuild(context.Background(), newPath(t), BuildOptions{Build: config.Build{MemoryLimit: "4MB"}, Log: quietLog})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,24 +8,13 @@ import (
 	"time"
 
 	"github.com/billsync/billsync/internal/entity"
+	"github.com/billsync/billsync/internal/syncdata"
 )
-
-// Conflict is one id a list sent with two different contents in one run, and again when the list
-// was paged once more; where each version came from is its page and item on path. FirstRaw is nil
-// when the earlier version was not kept.
-type Conflict struct {
-	ID                    string
-	Path                  string
-	FirstPage, FirstIdx   int
-	FirstRaw              json.RawMessage
-	SecondPage, SecondIdx int
-	SecondRaw             json.RawMessage
-}
 
 // recordConflicts stores a stream's conflicting duplicates of this run in data_quality_conflicts,
 // replacing what an earlier attempt of the run recorded for the stream.
 func (b *Build) recordConflicts(ctx context.Context, account string, runID int64, e entity.Name, stream string,
-	observedAt time.Time, cs []Conflict) error {
+	observedAt time.Time, cs []syncdata.Conflict) error {
 	err := b.inTx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, stateSQL.Get("delete_conflicts"), account, runID, stream); err != nil {
 			return err

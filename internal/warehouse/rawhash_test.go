@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/billsync/billsync/internal/entity"
+	"github.com/billsync/billsync/internal/syncdata"
 )
 
 // hashedTables are the tables a list or fan-out merges into by comparing raw_hash (merge/common.sql,
@@ -103,14 +104,14 @@ func TestRawHashTellsIdenticalRecords(t *testing.T) {
 			}
 
 			r2 := startRun(t, b, "acct")
-			if res := load(t, b, c.e, r2, t0.Add(time.Hour), false, items...); res != (MergeResult{Unchanged: int64(len(items))}) {
+			if res := load(t, b, c.e, r2, t0.Add(time.Hour), false, items...); res != (syncdata.MergeResult{Unchanged: int64(len(items))}) {
 				t.Errorf("identical merge %+v, want %d unchanged", res, len(items))
 			}
 
 			r3 := startRun(t, b, "acct")
 			changed := append([]string{changedCopy(items[0])}, items[1:]...)
 			res := load(t, b, c.e, r3, t0.Add(2*time.Hour), false, changed...)
-			if res != (MergeResult{Updated: 1, Unchanged: int64(len(items) - 1)}) {
+			if res != (syncdata.MergeResult{Updated: 1, Unchanged: int64(len(items) - 1)}) {
 				t.Errorf("merge with one changed record %+v", res)
 			}
 			if n := wrongHashes(t, b, c.table); n != 0 {
@@ -201,7 +202,7 @@ func TestRawHashMigration(t *testing.T) {
 			r2 := startRun(t, b, "acct")
 			for _, c := range hashedTables {
 				res := load(t, b, c.e, r2, t0.Add(time.Hour), false, withSecond(t, fixtureItems(t, c.file))...)
-				if res != (MergeResult{Unchanged: int64(want[c.table])}) {
+				if res != (syncdata.MergeResult{Unchanged: int64(want[c.table])}) {
 					t.Errorf("%s: merge after the migration %+v, want %d unchanged", c.table, res, want[c.table])
 				}
 			}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/billsync/billsync/internal/entity"
+	"github.com/billsync/billsync/internal/syncdata"
 )
 
 // rowGroupRows is the rows of each of table's row groups in the file db has open, in order.
@@ -62,13 +63,13 @@ func syncCustomers(t *testing.T, path string, at time.Time, n int) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := li.EndPass(ctx, ListEnd{Stream: "customers", Expected: int64(n), Stable: true}); err != nil {
+	if _, err := li.EndPass(ctx, syncdata.ListEnd{Stream: "customers", Expected: int64(n), Stable: true}); err != nil {
 		t.Fatal(err)
 	}
 	if err := li.Finish(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.FinishRun(ctx, RunStats{Status: "succeeded"}); err != nil {
+	if err := s.FinishRun(ctx, syncdata.RunStats{Status: "succeeded"}); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
@@ -200,7 +201,7 @@ func TestRelistBatchIsLarger(t *testing.T) {
 	if err := li.Finish(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := s1.FinishRun(ctx, RunStats{Status: "succeeded"}); err != nil {
+	if err := s1.FinishRun(ctx, syncdata.RunStats{Status: "succeeded"}); err != nil {
 		t.Fatal(err)
 	}
 	s1.Close()

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/billsync/billsync/internal/entity"
+	"github.com/billsync/billsync/internal/syncdata"
 )
 
 // TestBatchedFullList: a list merged in batches, then its deletion marking, marks exactly the rows no
@@ -16,7 +17,7 @@ func TestBatchedFullList(t *testing.T) {
 	b := startBuild(t, path)
 	run1 := startRun(t, b, "acct")
 	load(t, b, entity.Customers, run1, t0, true, `{"id":"a"}`, `{"id":"b"}`, `{"id":"c"}`)
-	if err := b.finishRun(ctx, run1.ID, RunStats{Status: "succeeded"}); err != nil {
+	if err := b.finishRun(ctx, run1.ID, syncdata.RunStats{Status: "succeeded"}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -56,12 +57,12 @@ func TestFirstSyncInBatches(t *testing.T) {
 	run1 := startRun(t, b, "acct")
 	steps := []struct {
 		records []string
-		want    MergeResult
+		want    syncdata.MergeResult
 	}{
-		{[]string{`{"id":"a","email":"a@x"}`, `{"id":"b","email":"b@x"}`}, MergeResult{Inserted: 2}},
-		{[]string{`{"id":"b","email":"b2@x"}`, `{"id":"c","email":"c@x"}`}, MergeResult{Inserted: 1, Updated: 1}},
-		{[]string{`{"id":"d","email":"d@x"}`, `{"id":"d","email":"d2@x"}`}, MergeResult{Inserted: 1}},
-		{nil, MergeResult{}},
+		{[]string{`{"id":"a","email":"a@x"}`, `{"id":"b","email":"b@x"}`}, syncdata.MergeResult{Inserted: 2}},
+		{[]string{`{"id":"b","email":"b2@x"}`, `{"id":"c","email":"c@x"}`}, syncdata.MergeResult{Inserted: 1, Updated: 1}},
+		{[]string{`{"id":"d","email":"d@x"}`, `{"id":"d","email":"d2@x"}`}, syncdata.MergeResult{Inserted: 1}},
+		{nil, syncdata.MergeResult{}},
 	}
 	for i, s := range steps {
 		if got := load(t, b, entity.Customers, run1, t0, i == len(steps)-1, s.records...); got != s.want {
@@ -74,12 +75,12 @@ func TestFirstSyncInBatches(t *testing.T) {
 	if n := queryInt(t, b.DB(), `SELECT count(*) FROM record_changes WHERE field = '_created'`); n != 0 {
 		t.Errorf("%d _created rows for the first sync", n)
 	}
-	if err := b.finishRun(ctx, run1.ID, RunStats{Status: "succeeded"}); err != nil {
+	if err := b.finishRun(ctx, run1.ID, syncdata.RunStats{Status: "succeeded"}); err != nil {
 		t.Fatal(err)
 	}
 
 	run2 := startRun(t, b, "acct")
-	if got := load(t, b, entity.Customers, run2, t0, false, `{"id":"e","email":"e@x"}`); got != (MergeResult{Inserted: 1}) {
+	if got := load(t, b, entity.Customers, run2, t0, false, `{"id":"e","email":"e@x"}`); got != (syncdata.MergeResult{Inserted: 1}) {
 		t.Errorf("next run: %+v", got)
 	}
 	if got := queryString(t, b.DB(), `SELECT string_agg(record_id, ',') FROM record_changes WHERE field = '_created'`); got != "e" {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/billsync/billsync/internal/entity"
+	"github.com/billsync/billsync/internal/syncdata"
 )
 
 // The write path's knobs, in one place. Memory and speed trade against each other here; the
@@ -71,7 +72,7 @@ const (
 // has at most one open sink.
 type Sink struct {
 	b   *Build
-	run Run
+	run syncdata.Run
 	now func() time.Time
 
 	ops       chan writeOp
@@ -82,9 +83,9 @@ type Sink struct {
 	closeOnce sync.Once
 
 	mu       sync.Mutex
-	err      error                       // first asynchronous failure; later submissions return it
-	observed time.Time                   // the run's observation time, fixed when first needed
-	merged   map[entity.Name]MergeResult // what this run's merges did, per entity
+	err      error                                // first asynchronous failure; later submissions return it
+	observed time.Time                            // the run's observation time, fixed when first needed
+	merged   map[entity.Name]syncdata.MergeResult // what this run's merges did, per entity
 }
 
 // StartSink starts (or resumes) account's run in the build and returns its sink. now gives the
@@ -108,7 +109,7 @@ func (b *Build) StartSink(ctx context.Context, account string, startedAt time.Ti
 		finished: make(chan struct{}),
 		slots:    make(chan struct{}, mergeSlots),
 		runCtx:   ctx,
-		merged:   map[entity.Name]MergeResult{},
+		merged:   map[entity.Name]syncdata.MergeResult{},
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -121,7 +122,7 @@ func (b *Build) StartSink(ctx context.Context, account string, startedAt time.Ti
 }
 
 // Run is the sink's run.
-func (s *Sink) Run() Run { return s.run }
+func (s *Sink) Run() syncdata.Run { return s.run }
 
 // ObservedAt is the run's notion of "now", fixed the first time anything asks.
 func (s *Sink) ObservedAt() time.Time {
@@ -142,7 +143,7 @@ func (s *Sink) ObservedAt() time.Time {
 // SetRunClock records the clock the run decided to store its times by, for a resumed attempt to
 // apply the same. It writes the run's own row, which nothing else writes while the run is open,
 // so it may be called from any goroutine, the writer's included (ObservedAt's now runs there).
-func (s *Sink) SetRunClock(c RunClock) error {
+func (s *Sink) SetRunClock(c syncdata.RunClock) error {
 	return s.b.setRunClock(context.WithoutCancel(s.runCtx), s.run.ID, c)
 }
 
@@ -162,13 +163,13 @@ func (s *Sink) FanoutBatch() (requests int, age time.Duration) {
 }
 
 // Merged is what this run's merges of e did so far (call after Flush for the whole of it).
-func (s *Sink) Merged(e entity.Name) MergeResult {
+func (s *Sink) Merged(e entity.Name) syncdata.MergeResult {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.merged[e]
 }
 
-func (s *Sink) tally(e entity.Name, r MergeResult) {
+func (s *Sink) tally(e entity.Name, r syncdata.MergeResult) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m := s.merged[e]
@@ -225,7 +226,7 @@ func (s *Sink) loop(ctx context.Context) {
 
 // fail records the writer's first failure and returns err as a WriteError.
 func (s *Sink) fail(err error) error {
-	werr := &WriteError{Err: err}
+	werr := &syncdata.WriteError{Err: err}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.err == nil {
@@ -233,16 +234,6 @@ func (s *Sink) fail(err error) error {
 	}
 	return werr
 }
-
-// WriteError is a failure of the sink's writer. Writes are queued and merges pipelined, so it
-// surfaces on whichever stream next calls the sink, not necessarily the stream whose write
-// failed: its message names the write (the entity merged, the page staged) and a caller must
-// not label it with its own stream. (It once read "products: merge reviews: ...", and a run
-// failing the same way twice looked like two different failures.)
-type WriteError struct{ Err error }
-
-func (e *WriteError) Error() string { return e.Err.Error() }
-func (e *WriteError) Unwrap() error { return e.Err }
 
 func (s *Sink) failed() error {
 	s.mu.Lock()
@@ -341,7 +332,7 @@ func (s *Sink) StreamDone(ctx context.Context, stream string) (done bool, err er
 }
 
 // RecordStream stores a stream's statistics, replacing an earlier record of it in the run.
-func (s *Sink) RecordStream(ctx context.Context, st StreamStats) error {
+func (s *Sink) RecordStream(ctx context.Context, st syncdata.StreamStats) error {
 	return s.call(ctx, func(ctx context.Context) error { return s.b.recordStream(ctx, s.run.ID, st) })
 }
 
@@ -361,7 +352,7 @@ func (s *Sink) SetCursor(ctx context.Context, stream, v string) error {
 
 // CreditTargets lists every customer whose credit history is due under p at the run's
 // observation time (p.Now is set here), most important first.
-func (s *Sink) CreditTargets(ctx context.Context, p CreditPlan) (t []CreditTarget, err error) {
+func (s *Sink) CreditTargets(ctx context.Context, p syncdata.CreditPlan) (t []syncdata.CreditTarget, err error) {
 	err = s.call(ctx, func(ctx context.Context) error {
 		p.Now = s.ObservedAt()
 		t, err = s.b.creditTargets(ctx, s.run.Account, p, math.MaxInt32)
@@ -415,20 +406,8 @@ func (s *Sink) LastRead(ctx context.Context, stream string) (n int64, err error)
 }
 
 // FinishRun waits for every write of the run, then closes it with its outcome and totals.
-func (s *Sink) FinishRun(ctx context.Context, st RunStats) error {
+func (s *Sink) FinishRun(ctx context.Context, st syncdata.RunStats) error {
 	return s.call(ctx, func(ctx context.Context) error { return s.b.finishRun(ctx, s.run.ID, st) })
-}
-
-// ListEnd is what the server announced about one pass over a list, as the pager saw it.
-type ListEnd struct {
-	Stream   string
-	Expected int64 // records the server says the list holds (its total, or its page structure)
-	Stable   bool  // the server's count did not move between the first and the last page
-	// Conflicts are ids read twice in the pass with different contents.
-	Conflicts []Conflict
-	// Doubts say, located, why the pass cannot be proven whole whatever arrived: an envelope
-	// that broke the spec or contradicted itself.
-	Doubts []string
 }
 
 // List stages one list stream's records of entity e: it merges every ListBatch records and,
@@ -446,7 +425,7 @@ type List struct {
 	staged  int
 	pending chan error // the list's merge under way, if any
 	passes  int
-	last    ListEnd
+	last    syncdata.ListEnd
 	whole   bool   // the last pass read the whole list
 	doubt   string // why it did not, when it did not
 }
@@ -527,7 +506,7 @@ func (li *List) Add(ctx context.Context, page int, items []json.RawMessage) erro
 // count held still, as many distinct records arrived (over all the run's merges) as it
 // announced, and no id came with two contents. A pass that did not is logged; the caller may
 // page the list again (merges de-duplicate) and end that pass too.
-func (li *List) EndPass(ctx context.Context, end ListEnd) (whole bool, err error) {
+func (li *List) EndPass(ctx context.Context, end syncdata.ListEnd) (whole bool, err error) {
 	li.mu.Lock()
 	defer li.mu.Unlock()
 	if !li.def.deletes {
@@ -608,7 +587,7 @@ func (li *List) Finish(ctx context.Context) error {
 	reply := make(chan error, 1)
 	mark := func(ctx context.Context) error {
 		n, err := li.s.b.markDeleted(ctx, li.e, li.s.run.Account, li.s.run.ID, li.s.ObservedAt())
-		li.s.tally(li.e, MergeResult{Deleted: n})
+		li.s.tally(li.e, syncdata.MergeResult{Deleted: n})
 		return err
 	}
 	if err := li.s.onSlot(mark, func() {}, reply); err != nil {
@@ -715,7 +694,7 @@ func (b *Batch) Commit(ctx context.Context) error {
 
 // CommitCredit is Commit for a batch of credit histories: after a successful merge, the same
 // write records that the customers' histories were read as of the run's observation time.
-func (b *Batch) CommitCredit(ctx context.Context, read []CreditTarget) error {
+func (b *Batch) CommitCredit(ctx context.Context, read []syncdata.CreditTarget) error {
 	if b.e != entity.CreditLedger {
 		return fmt.Errorf("commit credit: a batch of %s", b.e)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/billsync/billsync/internal/entity"
+	"github.com/billsync/billsync/internal/syncdata"
 )
 
 func startSink(t *testing.T, b *Build, account string, now time.Time) *Sink {
@@ -88,7 +89,7 @@ func TestSinkListDecidesDeletions(t *testing.T) {
 		}
 		return out
 	}
-	list := func(s *Sink, ids []string, ends ...ListEnd) (bool, MergeResult) {
+	list := func(s *Sink, ids []string, ends ...syncdata.ListEnd) (bool, syncdata.MergeResult) {
 		t.Helper()
 		li, err := s.List(entity.Customers)
 		if err != nil {
@@ -111,21 +112,21 @@ func TestSinkListDecidesDeletions(t *testing.T) {
 		return whole, s.Merged(entity.Customers)
 	}
 	s1 := startSink(t, b, "acct", t0)
-	if whole, res := list(s1, []string{"a", "b", "c", "d", "e"}, ListEnd{Stream: "customers", Expected: 5, Stable: true}); !whole || res != (MergeResult{Inserted: 5}) {
+	if whole, res := list(s1, []string{"a", "b", "c", "d", "e"}, syncdata.ListEnd{Stream: "customers", Expected: 5, Stable: true}); !whole || res != (syncdata.MergeResult{Inserted: 5}) {
 		t.Fatalf("first list: whole %v, %+v", whole, res)
 	}
-	if err := s1.FinishRun(ctx, RunStats{Status: "succeeded"}); err != nil {
+	if err := s1.FinishRun(ctx, syncdata.RunStats{Status: "succeeded"}); err != nil {
 		t.Fatal(err)
 	}
 	s1.Close()
 
 	cases := []struct {
 		name string
-		end  ListEnd
+		end  syncdata.ListEnd
 	}{
-		{"fewer than announced", ListEnd{Stream: "customers", Expected: 4, Stable: true}},
-		{"count moved", ListEnd{Stream: "customers", Expected: 3, Stable: false}},
-		{"conflicts", ListEnd{Stream: "customers", Expected: 3, Stable: true, Conflicts: []Conflict{{ID: "a", Path: "/c"}}}},
+		{"fewer than announced", syncdata.ListEnd{Stream: "customers", Expected: 4, Stable: true}},
+		{"count moved", syncdata.ListEnd{Stream: "customers", Expected: 3, Stable: false}},
+		{"conflicts", syncdata.ListEnd{Stream: "customers", Expected: 3, Stable: true, Conflicts: []syncdata.Conflict{{ID: "a", Path: "/c"}}}},
 	}
 	for _, c := range cases {
 		s := startSink(t, b, "acct", t0.Add(time.Hour))
@@ -138,8 +139,8 @@ func TestSinkListDecidesDeletions(t *testing.T) {
 		t.Errorf("%d conflicts recorded, want 1", n)
 	}
 	s := startSink(t, b, "acct", t0.Add(2*time.Hour))
-	whole, res := list(s, []string{"a", "b", "c"}, ListEnd{Stream: "customers", Expected: 4, Stable: true},
-		ListEnd{Stream: "customers", Expected: 3, Stable: true})
+	whole, res := list(s, []string{"a", "b", "c"}, syncdata.ListEnd{Stream: "customers", Expected: 4, Stable: true},
+		syncdata.ListEnd{Stream: "customers", Expected: 3, Stable: true})
 	if !whole || res.Deleted != 2 {
 		t.Fatalf("whole second pass: whole %v, %+v", whole, res)
 	}
@@ -150,7 +151,7 @@ func TestSinkListDecidesDeletions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := li.EndPass(ctx, ListEnd{Expected: 0, Stable: true}); err == nil {
+	if _, err := li.EndPass(ctx, syncdata.ListEnd{Expected: 0, Stable: true}); err == nil {
 		t.Error("an incremental list ended a pass as whole")
 	}
 }

@@ -9,55 +9,14 @@ import (
 	"time"
 
 	"github.com/billsync/billsync/internal/duckfile"
+	"github.com/billsync/billsync/internal/syncdata"
 )
-
-// Run is one account's sync run inside a build.
-type Run struct {
-	ID      int64
-	Account string
-	Resumed bool // the run was interrupted before and continues now
-	// Clock is the clock an earlier attempt of a resumed run decided to store its times by;
-	// zero when none did.
-	Clock RunClock
-	// Failure is what the run's previous attempt failed with (FailureSignature), "" when none.
-	Failure string
-}
-
-// RunClock is the clock a run stores its times by: the service's (its Date header) or this
-// machine's, and how far the service's clock was ahead when the run decided.
-type RunClock struct {
-	Source string // ClockService, ClockMachine, or "" when not decided yet
-	Offset time.Duration
-}
-
-// The sources of a run's times.
-const (
-	ClockService = "service"
-	ClockMachine = "machine"
-)
-
-// StreamStats is what one stream (one endpoint walk) did in a run.
-type StreamStats struct {
-	Stream, Entity                    string
-	Started, Finished                 time.Time
-	Pages, Records, Requests, Retries int64
-	Complete                          bool // the stream reached its end; a resume skips it
-	Error                             string
-}
-
-// RunStats closes a run. Status is "succeeded", "failed" or "partial".
-type RunStats struct {
-	Status                     string
-	Finished                   time.Time // zero means now
-	Records, Requests, Retries int64
-	Error                      string
-}
 
 // startRun begins a run for account, or returns the account's unfinished run
 // when the build resumed one.
-func (b *Build) startRun(ctx context.Context, account string, startedAt time.Time) (Run, error) {
+func (b *Build) startRun(ctx context.Context, account string, startedAt time.Time) (syncdata.Run, error) {
 	if account == "" {
-		return Run{}, errors.New("start run: empty account")
+		return syncdata.Run{}, errors.New("start run: empty account")
 	}
 	var id int64
 	var src, failure sql.NullString
@@ -66,19 +25,19 @@ func (b *Build) startRun(ctx context.Context, account string, startedAt time.Tim
 	switch {
 	case err == nil:
 		b.log.Info("resuming run", "run", id, "account", account)
-		return Run{ID: id, Account: account, Resumed: true, Failure: failure.String,
-			Clock: RunClock{Source: src.String, Offset: time.Duration(off.Int64) * time.Millisecond}}, nil
+		return syncdata.Run{ID: id, Account: account, Resumed: true, Failure: failure.String,
+			Clock: syncdata.RunClock{Source: src.String, Offset: time.Duration(off.Int64) * time.Millisecond}}, nil
 	case !errors.Is(err, sql.ErrNoRows):
-		return Run{}, fmt.Errorf("start run for %s: %w", account, err)
+		return syncdata.Run{}, fmt.Errorf("start run for %s: %w", account, err)
 	}
 	if err := b.db.QueryRowContext(ctx, stateSQL.Get("insert_run"), account, startedAt.UTC()).Scan(&id); err != nil {
-		return Run{}, fmt.Errorf("start run for %s: %w", account, err)
+		return syncdata.Run{}, fmt.Errorf("start run for %s: %w", account, err)
 	}
-	return Run{ID: id, Account: account}, nil
+	return syncdata.Run{ID: id, Account: account}, nil
 }
 
 // setRunClock records the clock a run decided to store its times by.
-func (b *Build) setRunClock(ctx context.Context, runID int64, c RunClock) error {
+func (b *Build) setRunClock(ctx context.Context, runID int64, c syncdata.RunClock) error {
 	if _, err := b.db.ExecContext(ctx, stateSQL.Get("set_run_clock"), c.Source, c.Offset.Milliseconds(), runID); err != nil {
 		return fmt.Errorf("record the clock of run %d: %w", runID, err)
 	}
@@ -148,7 +107,7 @@ func (b *Build) streamDone(ctx context.Context, runID int64, stream string) (boo
 }
 
 // recordStream stores a stream's statistics, replacing an earlier record of it in the run.
-func (b *Build) recordStream(ctx context.Context, runID int64, s StreamStats) error {
+func (b *Build) recordStream(ctx context.Context, runID int64, s syncdata.StreamStats) error {
 	if s.Stream == "" {
 		return fmt.Errorf("record stream of run %d: empty stream name", runID)
 	}
@@ -168,7 +127,7 @@ func (b *Build) recordStream(ctx context.Context, runID int64, s StreamStats) er
 }
 
 // finishRun closes a run with its outcome and totals.
-func (b *Build) finishRun(ctx context.Context, runID int64, s RunStats) error {
+func (b *Build) finishRun(ctx context.Context, runID int64, s syncdata.RunStats) error {
 	switch s.Status {
 	case "succeeded", "failed", "partial":
 	default:

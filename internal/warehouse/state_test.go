@@ -4,13 +4,15 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/billsync/billsync/internal/syncdata"
 )
 
 func TestRunsStreamsAndFreshness(t *testing.T) {
 	ctx := context.Background()
 	b := startBuild(t, newPath(t))
 	run := startRun(t, b, "acct")
-	s := StreamStats{Stream: "products:ebook", Entity: "products", Started: t0, Finished: t0.Add(time.Minute), Pages: 2, Records: 15}
+	s := syncdata.StreamStats{Stream: "products:ebook", Entity: "products", Started: t0, Finished: t0.Add(time.Minute), Pages: 2, Records: 15}
 	if err := b.recordStream(ctx, run.ID, s); err != nil {
 		t.Fatal(err)
 	}
@@ -21,13 +23,13 @@ func TestRunsStreamsAndFreshness(t *testing.T) {
 	if n := queryInt(t, b.DB(), `SELECT count(*) FROM sync_streams`); n != 1 {
 		t.Errorf("%d stream rows", n)
 	}
-	if err := b.finishRun(ctx, run.ID, RunStats{Status: "done"}); err == nil {
+	if err := b.finishRun(ctx, run.ID, syncdata.RunStats{Status: "done"}); err == nil {
 		t.Error("unknown status accepted")
 	}
-	if err := b.finishRun(ctx, 999, RunStats{Status: "failed"}); err == nil {
+	if err := b.finishRun(ctx, 999, syncdata.RunStats{Status: "failed"}); err == nil {
 		t.Error("unknown run accepted")
 	}
-	if err := b.finishRun(ctx, run.ID, RunStats{Status: "partial", Records: 15, Error: "ebooks: timeout"}); err != nil {
+	if err := b.finishRun(ctx, run.ID, syncdata.RunStats{Status: "partial", Records: 15, Error: "ebooks: timeout"}); err != nil {
 		t.Fatal(err)
 	}
 	got := queryString(t, b.DB(), `SELECT account || ' ' || entity || ' ' || records || ' ' || last_complete_at::VARCHAR FROM table_freshness`)

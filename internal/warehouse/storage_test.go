@@ -9,6 +9,7 @@ import (
 
 	"github.com/billsync/billsync/internal/entity"
 	"github.com/billsync/billsync/internal/sqlfile"
+	"github.com/billsync/billsync/internal/syncdata"
 	duckdb "github.com/duckdb/duckdb-go/v2"
 )
 
@@ -80,7 +81,7 @@ func TestOldStorageIsUpgraded(t *testing.T) {
 	}
 	run := startRun(t, b, "acct")
 	load(t, b, entity.Customers, run, t0, false, `{"id":"c2","email":"b@example.com"}`)
-	if err := b.finishRun(ctx, run.ID, RunStats{Status: "succeeded"}); err != nil {
+	if err := b.finishRun(ctx, run.ID, syncdata.RunStats{Status: "succeeded"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := b.Publish(ctx); err != nil {

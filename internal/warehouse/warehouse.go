@@ -25,17 +25,9 @@ import (
 // mostly adds contention (docs/architecture.md, "One writer per table").
 const buildThreads = "1"
 
-// DefaultMemoryLimit bounds DuckDB's buffer pool on the build file unless BuildOptions says
-// otherwise (the syncer's BILLSYNC_MEMORY_LIMIT default is the same). Staging and merge
-// intermediates beyond it spill to path+".tmp" instead of growing the process. Chosen so a first
-// sync of ~2M records stays within a 400 MB container: the process adds to it Go's heap, the
-// binary's pages and C memory DuckDB does not track (docs/performance.md). The price is spilling,
-// which costs the list phase CPU.
-const DefaultMemoryLimit = "160MB"
-
 // DefaultRowGroupSize is the rows per row group a build writes, and so the records of a list
 // batch (DefaultListBatch). DuckDB's own 122,880 makes one batch of a wide list (webhook
-// history) several times DefaultMemoryLimit in DuckDB while it merges, and the merge spills;
+// history) several times the default memory limit in DuckDB while it merges, and the merge spills;
 // a smaller batch that is still a whole row group fits, and no checkpoint compresses a
 // part-filled row group again. The figures are in docs/architecture.md ("One writer per table").
 const DefaultRowGroupSize = 16_384
@@ -48,9 +40,6 @@ const DefaultRowGroupSize = 16_384
 func openDB(path string, readOnly bool, memoryLimit, keepMemory string, rowGroupSize int) (*sql.DB, error) {
 	if readOnly {
 		return duckfile.OpenReadOnly(path)
-	}
-	if memoryLimit == "" {
-		memoryLimit = DefaultMemoryLimit
 	}
 	if rowGroupSize <= 0 {
 		rowGroupSize = DefaultRowGroupSize

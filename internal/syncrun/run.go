@@ -1,12 +1,20 @@
-package fetch
+// Package syncrun owns a sync run: the accounts, the private build of the warehouse it writes
+// (started, or resumed after an interrupted run), its DuckDB settings and Go's GC goal while it
+// runs, and its end: published when every account succeeded, kept for the next run to resume
+// otherwise, discarded when it failed the same way twice. Reading the billing service is
+// internal/fetch's, which writes to the build through the sink adapted here.
+package syncrun
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/billsync/billsync/internal/api"
+	"github.com/billsync/billsync/internal/config"
+	"github.com/billsync/billsync/internal/fetch"
 	"github.com/billsync/billsync/internal/gcgoal"
 	"github.com/billsync/billsync/internal/warehouse"
 	"github.com/billsync/billsync/queries"
@@ -18,10 +26,24 @@ type Account struct {
 	Client *api.Client
 }
 
+// Options tune a run: how each account is read (fetch.Options, the settings of config.Fetch
+// among them) and how the build is written (config.Build, and knobs for benchmarks).
+type Options struct {
+	fetch.Options
+	config.Build // "" memory limit = the configuration's default
+
+	KeepMemory string // buffer memory DuckDB keeps for reuse while building; "" = none. For benchmarks
+	// RowGroupSize is the rows per row group the build writes, and a list batch's records
+	// (0 = warehouse.DefaultRowGroupSize). For benchmarks.
+	RowGroupSize int
+
+	MemoryTrace func(warehouse.MemorySample) // optional diagnostic: DuckDB's memory every 250 ms
+}
+
 // Run syncs every account into a private build of the warehouse at path and publishes it only
 // when all of them succeeded. On failure or cancellation the build is kept, not published: the
 // published warehouse stays exactly the previous run's, and the next Run resumes the build.
-func Run(ctx context.Context, path string, accounts []Account, opts Options) ([]Summary, error) {
+func Run(ctx context.Context, path string, accounts []Account, opts Options) ([]fetch.Summary, error) {
 	if len(accounts) == 0 {
 		return nil, errors.New("no account to sync")
 	}
@@ -29,7 +51,7 @@ func Run(ctx context.Context, path string, accounts []Account, opts Options) ([]
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	bo := warehouse.BuildOptions{Log: log, MemoryLimit: opts.MemoryLimit, KeepMemory: opts.KeepMemory, RowGroupSize: opts.RowGroupSize,
+	bo := warehouse.BuildOptions{Build: opts.Build, Log: log, KeepMemory: opts.KeepMemory, RowGroupSize: opts.RowGroupSize,
 		MemoryTrace: opts.MemoryTrace}
 	if testBuildOptions != nil {
 		testBuildOptions(&bo)
@@ -41,11 +63,11 @@ func Run(ctx context.Context, path string, accounts []Account, opts Options) ([]
 	if err != nil {
 		return nil, err
 	}
-	var sums []Summary
+	var sums []fetch.Summary
 	for _, a := range accounts {
-		o := opts
+		o := opts.Options
 		o.Account = a.Name
-		sum, err := syncAccount(ctx, a.Client, b, o)
+		sum, err := fetch.Account(ctx, a.Client, openSink(b), o)
 		sums = append(sums, sum)
 		if err != nil {
 			var auth *api.AuthError
@@ -71,6 +93,17 @@ func Run(ctx context.Context, path string, accounts []Account, opts Options) ([]
 		return sums, fmt.Errorf("publish %s: %w", path, err)
 	}
 	return sums, nil
+}
+
+// openSink starts the build's sink for one account's run, when fetch asks for it.
+func openSink(b *warehouse.Build) fetch.Open {
+	return func(ctx context.Context, account string, started time.Time, now func() time.Time) (fetch.Sink, error) {
+		s, err := b.StartSink(ctx, account, started, now)
+		if err != nil {
+			return nil, err
+		}
+		return sink{s}, nil
+	}
 }
 
 // closeFailed keeps the unpublished build of a failed run for the next attempt to resume, unless

@@ -1,4 +1,4 @@
-package fetch_test
+package syncrun_test
 
 import (
 	"bufio"
@@ -14,8 +14,10 @@ import (
 	"time"
 
 	"github.com/billsync/billsync/internal/api"
+	"github.com/billsync/billsync/internal/config"
 	"github.com/billsync/billsync/internal/fetch"
 	"github.com/billsync/billsync/internal/sandbox"
+	"github.com/billsync/billsync/internal/syncrun"
 	"github.com/billsync/billsync/internal/warehouse"
 )
 
@@ -37,8 +39,8 @@ func childSync() int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	_, err = fetch.Run(context.Background(), os.Getenv("BILLSYNC_TEST_DB"),
-		[]fetch.Account{{Name: "test", Client: c}}, fetch.Options{Account: "test", Concurrency: 2, Details: true, MaxClockSkew: fetch.TrustServiceClock})
+	_, err = syncrun.Run(context.Background(), os.Getenv("BILLSYNC_TEST_DB"),
+		[]syncrun.Account{{Name: "test", Client: c}}, syncrun.Options{Options: fetch.Options{Account: "test", Fetch: config.Fetch{Concurrency: 2, Details: true, MaxClockSkew: fetch.TrustServiceClock}}})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

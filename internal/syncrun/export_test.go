@@ -1,10 +1,11 @@
-package fetch
+package syncrun
 
 import (
 	"context"
 	"database/sql"
 	"time"
 
+	"github.com/billsync/billsync/internal/fetch"
 	"github.com/billsync/billsync/internal/warehouse"
 )
 
@@ -44,8 +45,10 @@ func FailReportInstall(err error) (restore func()) {
 // collection of the same name: every list, the credit ledger and the webhook history.
 func MirroredTables() []string {
 	var out []string
-	for _, l := range lists {
-		out = append(out, l.stream)
+	for _, s := range fetch.Streams() {
+		if !s.Detail {
+			out = append(out, s.Name)
+		}
 	}
-	return append(out, creditStream, webhookStream)
+	return out
 }

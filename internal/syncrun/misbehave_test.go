@@ -1,4 +1,4 @@
-package fetch_test
+package syncrun_test
 
 import (
 	"context"
@@ -17,8 +17,10 @@ import (
 	"time"
 
 	"github.com/billsync/billsync/internal/api"
+	"github.com/billsync/billsync/internal/config"
 	"github.com/billsync/billsync/internal/fetch"
 	"github.com/billsync/billsync/internal/sandbox"
+	"github.com/billsync/billsync/internal/syncrun"
 	"github.com/billsync/billsync/internal/warehouse"
 	"github.com/billsync/billsync/queries"
 )
@@ -156,7 +158,7 @@ func TestMisbehavingService(t *testing.T) {
 				// customer due again, so the second run reads the (misbehaving) credit histories.
 				o.CreditRefresh = time.Hour
 			}
-			_, err := fetch.Run(ctx, e.path, []fetch.Account{{Name: "test", Client: e.client()}}, o)
+			_, err := syncrun.Run(ctx, e.path, []syncrun.Account{{Name: "test", Client: e.client()}}, o)
 			took := time.Since(start)
 			heap := peak()
 			t.Logf("stopped after %s, heap peak %d MiB: %v", took.Round(time.Millisecond), heap>>20, err)
@@ -285,7 +287,7 @@ func TestRedirectsKeepTheKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	sb.SetFaults(sandbox.Faults{Redirect: 1, RedirectTo: "http://" + strings.TrimPrefix(catcher.URL, "http://")})
-	_, err = fetch.Run(context.Background(), filepath.Join(t.TempDir(), "w.duckdb"), []fetch.Account{{Name: "test", Client: c}}, fetch.Options{Account: "test", MaxClockSkew: fetch.TrustServiceClock})
+	_, err = syncrun.Run(context.Background(), filepath.Join(t.TempDir(), "w.duckdb"), []syncrun.Account{{Name: "test", Client: c}}, syncrun.Options{Options: fetch.Options{Account: "test", Fetch: config.Fetch{MaxClockSkew: fetch.TrustServiceClock}}})
 	if err == nil || !strings.Contains(err.Error(), "redirect to "+catcher.URL) || !strings.Contains(err.Error(), "refused: scheme http differs from the configured https") {
 		t.Errorf("https -> http: %v", err)
 	}

@@ -1,4 +1,4 @@
-package fetch_test
+package syncrun_test
 
 import (
 	"context"
@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/billsync/billsync/internal/fetch"
 	"github.com/billsync/billsync/internal/logbuf"
 	"github.com/billsync/billsync/internal/sandbox"
-	"github.com/billsync/billsync/internal/warehouse"
+	"github.com/billsync/billsync/internal/syncdata"
+	"github.com/billsync/billsync/internal/syncrun"
 )
 
 // newEnvAt is newEnv with the simulator's clock at now.
@@ -42,7 +42,7 @@ func TestServiceClockAheadSetAside(t *testing.T) {
 	o.MaxClockSkew = 0 // the default bound
 	sum := e.sync(o)
 	now := time.Now()
-	if sum.ClockSource != warehouse.ClockMachine || !sum.ClockSetAside || sum.ClockOffset < 4*365*24*time.Hour {
+	if sum.ClockSource != syncdata.ClockMachine || !sum.ClockSetAside || sum.ClockOffset < 4*365*24*time.Hour {
 		t.Errorf("clock %q set aside %t offset %s: want this machine's, the service's set aside five years ahead",
 			sum.ClockSource, sum.ClockSetAside, sum.ClockOffset)
 	}
@@ -62,13 +62,13 @@ func TestServiceClockAheadSetAside(t *testing.T) {
 	if got := e.query(q)[0][0].(time.Time); got.After(now.Add(time.Minute)) {
 		t.Errorf("%s = %v, after this machine's clock %v", q, got, now)
 	}
-	if got := e.query("SELECT clock_source FROM sync_runs")[0][0]; got != warehouse.ClockMachine {
+	if got := e.query("SELECT clock_source FROM sync_runs")[0][0]; got != syncdata.ClockMachine {
 		t.Errorf("sync_runs.clock_source %v", got)
 	}
 	// the service's clock right again: a normal run, which stores the service's times
 	e.sb.SetFaults(sandbox.Faults{})
 	sum = e.sync(o)
-	if sum.ClockSource != warehouse.ClockService || sum.ClockSetAside {
+	if sum.ClockSource != syncdata.ClockService || sum.ClockSetAside {
 		t.Errorf("second run: clock %q set aside %t", sum.ClockSource, sum.ClockSetAside)
 	}
 	e.assertMirrors()
@@ -121,13 +121,13 @@ func TestResumeKeepsTheClockRule(t *testing.T) {
 	if err := e.sb.SetFaults(sandbox.Faults{PathPrefix: "/credit/", ServerError: 1}); err != nil {
 		t.Fatal(err)
 	}
-	_, err := fetch.Run(context.Background(), e.path, []fetch.Account{{Name: "test", Client: e.client()}}, o)
+	_, err := syncrun.Run(context.Background(), e.path, []syncrun.Account{{Name: "test", Client: e.client()}}, o)
 	if err == nil || !strings.Contains(err.Error(), "credit history of customer") {
 		t.Fatalf("first attempt: %v, want it to fail in the credit fan-out", err)
 	}
 	e.sb.SetFaults(sandbox.Faults{})
 	sum := e.sync(o)
-	if !sum.Resumed || sum.ClockSource != warehouse.ClockService {
+	if !sum.Resumed || sum.ClockSource != syncdata.ClockService {
 		t.Errorf("resumed %t, clock %q: want the first attempt's run resumed on the service's clock", sum.Resumed, sum.ClockSource)
 	}
 	if got := e.query("SELECT max(last_fetched_at) FROM credit_fetch_state")[0][0].(time.Time); !within(got, e.sb.Now(), time.Minute) {

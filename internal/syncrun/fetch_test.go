@@ -1,4 +1,4 @@
-package fetch_test
+package syncrun_test
 
 import (
 	"bytes"
@@ -21,9 +21,11 @@ import (
 	"time"
 
 	"github.com/billsync/billsync/internal/api"
+	"github.com/billsync/billsync/internal/config"
 	"github.com/billsync/billsync/internal/fetch"
 	"github.com/billsync/billsync/internal/logbuf"
 	"github.com/billsync/billsync/internal/sandbox"
+	"github.com/billsync/billsync/internal/syncrun"
 	"github.com/billsync/billsync/internal/warehouse"
 )
 
@@ -64,16 +66,16 @@ func (e *env) client() *api.Client {
 	return c
 }
 
-func (e *env) opts() fetch.Options {
-	return fetch.Options{
-		Account: "test", PageSize: 100, Concurrency: 4, Details: true, MaxClockSkew: fetch.TrustServiceClock,
-		Log: slog.New(slog.NewTextHandler(e.logs, nil)),
-	}
+func (e *env) opts() syncrun.Options {
+	return syncrun.Options{Options: fetch.Options{
+		Fetch:   config.Fetch{PageSize: 100, Concurrency: 4, Details: true, MaxClockSkew: fetch.TrustServiceClock},
+		Account: "test", Log: slog.New(slog.NewTextHandler(e.logs, nil)),
+	}}
 }
 
-func (e *env) sync(o fetch.Options) fetch.Summary {
+func (e *env) sync(o syncrun.Options) fetch.Summary {
 	e.t.Helper()
-	sums, err := fetch.Run(context.Background(), e.path, []fetch.Account{{Name: o.Account, Client: e.client()}}, o)
+	sums, err := syncrun.Run(context.Background(), e.path, []syncrun.Account{{Name: o.Account, Client: e.client()}}, o)
 	if err != nil {
 		e.t.Fatalf("sync: %v", err)
 	}
@@ -147,7 +149,7 @@ func (e *env) truth(collection string) map[string]json.RawMessage {
 // tables maps each warehouse table checked record-for-record to its simulator collection: every
 // list stream's, the credit ledger and the webhook history (the names are the same).
 var tables = func() (out []struct{ table, collection string }) {
-	for _, t := range fetch.MirroredTables() {
+	for _, t := range syncrun.MirroredTables() {
 		out = append(out, struct{ table, collection string }{t, t})
 	}
 	return out
@@ -451,7 +453,7 @@ func TestFailedRunIsResumed(t *testing.T) {
 	if err := e.sb.FailNext(sandbox.FaultServerError, 1000, "/hl/v1/reviews"); err != nil {
 		t.Fatal(err)
 	}
-	_, err := fetch.Run(context.Background(), e.path, []fetch.Account{{Name: "test", Client: e.client()}}, e.opts())
+	_, err := syncrun.Run(context.Background(), e.path, []syncrun.Account{{Name: "test", Client: e.client()}}, e.opts())
 	if err == nil || !strings.Contains(err.Error(), "reviews") {
 		t.Fatalf("run error %v, want the reviews stream's failure", err)
 	}
@@ -490,8 +492,8 @@ func TestFailedRunIsResumed(t *testing.T) {
 // records and fan-out merges every 7 requests (queued while the next batch is fetched):
 // batching must not lose, duplicate or wrongly delete anything.
 func TestSmallBatches(t *testing.T) {
-	defer fetch.SetListBatch(37)()
-	defer fetch.SetFanoutBatch(7, time.Hour)()
+	defer syncrun.SetListBatch(37)()
+	defer syncrun.SetFanoutBatch(7, time.Hour)()
 	e := newEnv(t, 0.03)
 	e.sync(e.opts())
 	e.assertMirrors()
@@ -522,10 +524,10 @@ func TestBadCreditRecordFailsTheRun(t *testing.T) {
 	}{&victim}); err != nil || victim == "" {
 		t.Fatalf("no credit entry to corrupt: %v", err)
 	}
-	defer fetch.SetFanoutBatch(5, time.Hour)() // the bad batch is one of several
+	defer syncrun.SetFanoutBatch(5, time.Hour)() // the bad batch is one of several
 	heal := e.corrupt(func(r *http.Request) bool { return strings.HasSuffix(r.URL.Path, "/paginate-credit-history/"+victim) },
 		func(body string) string { return strings.Replace(body, `"createdAt":"`, `"createdAt":"yesterday `, 1) })
-	_, err := fetch.Run(context.Background(), e.path, []fetch.Account{{Name: "test", Client: e.client()}}, e.opts())
+	_, err := syncrun.Run(context.Background(), e.path, []syncrun.Account{{Name: "test", Client: e.client()}}, e.opts())
 	if err == nil || !strings.Contains(err.Error(), "credit_ledger page 1 item 0") || !strings.Contains(err.Error(), `createdAt: "yesterday `) {
 		t.Fatalf("run error %v, want the bad credit record located", err)
 	}
@@ -541,7 +543,7 @@ func TestBadCreditRecordFailsTheRun(t *testing.T) {
 // throttled run merges (and can lose to a kill) only that much work; here the limit is zero and
 // every customer gets its own merge.
 func TestFanoutBatchClosesByAge(t *testing.T) {
-	defer fetch.SetFanoutBatch(1000, 0)()
+	defer syncrun.SetFanoutBatch(1000, 0)()
 	e := newEnv(t, 0.01)
 	o := e.opts()
 	o.Details = false
@@ -560,13 +562,13 @@ func TestFanoutBatchClosesByAge(t *testing.T) {
 // fails the run with the record located (no hang, whatever the other merges were doing), the
 // warehouse is not published, and the next run resumes and mirrors every list.
 func TestBadListRecordFailsTheRun(t *testing.T) {
-	defer fetch.SetListBatch(23)()
+	defer syncrun.SetListBatch(23)()
 	e := newEnv(t, 0.03)
 	heal := e.corrupt(func(r *http.Request) bool { return r.URL.Path == "/hl/v1/invoice" && r.URL.Query().Get("page") == "1" },
 		func(body string) string {
 			return strings.Replace(body, `"createdAt":`, `"createdAt":"yesterday","x":`, 1)
 		})
-	_, err := fetch.Run(context.Background(), e.path, []fetch.Account{{Name: "test", Client: e.client()}}, e.opts())
+	_, err := syncrun.Run(context.Background(), e.path, []syncrun.Account{{Name: "test", Client: e.client()}}, e.opts())
 	if err == nil || !strings.Contains(err.Error(), "invoices page 1 item 0") || !strings.Contains(err.Error(), `createdAt: "yesterday"`) {
 		t.Fatalf("run error %v, want the bad invoice located", err)
 	}
@@ -586,7 +588,7 @@ func TestBadListRecordFailsTheRun(t *testing.T) {
 // cancellation without waiting for the lists to finish, publishes nothing, leaves no merge
 // behind it (the build closes), and the next run resumes and mirrors every list.
 func TestStopDuringListMerges(t *testing.T) {
-	defer fetch.SetListBatch(11)()
+	defer syncrun.SetListBatch(11)()
 	e := newEnv(t, 0.05)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -603,7 +605,7 @@ func TestStopDuringListMerges(t *testing.T) {
 		}
 		e.sb.ServeHTTP(w, r)
 	})
-	_, err := fetch.Run(ctx, e.path, []fetch.Account{{Name: "test", Client: e.client()}}, e.opts())
+	_, err := syncrun.Run(ctx, e.path, []syncrun.Account{{Name: "test", Client: e.client()}}, e.opts())
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("run error %v, want the cancellation", err)
 	}

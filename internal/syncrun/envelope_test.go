@@ -1,4 +1,4 @@
-package fetch_test
+package syncrun_test
 
 import (
 	"context"
@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/billsync/billsync/internal/fetch"
 	"github.com/billsync/billsync/internal/sandbox"
+	"github.com/billsync/billsync/internal/syncrun"
 )
 
 // TestEnvelopeNotBelieved: a list page whose envelope breaks the spec or contradicts itself is read
@@ -98,7 +98,7 @@ func TestNothingAnnouncedCeiling(t *testing.T) {
 	}
 	peak := heapPeak()
 	start := time.Now()
-	_, err := fetch.Run(context.Background(), e.path, []fetch.Account{{Name: "test", Client: e.client()}}, e.opts())
+	_, err := syncrun.Run(context.Background(), e.path, []syncrun.Account{{Name: "test", Client: e.client()}}, e.opts())
 	took, heap := time.Since(start), peak()
 	t.Logf("stopped after %s, heap peak %d MiB: %v", took.Round(time.Millisecond), heap>>20, err)
 	want := fmt.Sprintf("neither pageCount nor a total announced; the last complete read had %d records", known)
@@ -130,7 +130,7 @@ func TestDotIDs(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.sb.Advance(time.Hour)
-	_, err := fetch.Run(context.Background(), e.path, []fetch.Account{{Name: "test", Client: e.client()}}, e.opts())
+	_, err := syncrun.Run(context.Background(), e.path, []syncrun.Account{{Name: "test", Client: e.client()}}, e.opts())
 	for _, w := range []string{"merge customers: ", "customers page 1 item 0 (id ", `id "." cannot be a path segment`} {
 		if err == nil || !strings.Contains(err.Error(), w) {
 			t.Errorf("error lacks %q: %v", w, err)
@@ -160,7 +160,7 @@ func TestBuildFailingTwiceIsDiscarded(t *testing.T) {
 	}
 	e.sb.Advance(time.Hour)
 	for attempt := 1; attempt <= 2; attempt++ {
-		_, err := fetch.Run(context.Background(), e.path, []fetch.Account{{Name: "test", Client: e.client()}}, e.opts())
+		_, err := syncrun.Run(context.Background(), e.path, []syncrun.Account{{Name: "test", Client: e.client()}}, e.opts())
 		if err == nil || !strings.Contains(err.Error(), "looks like epoch seconds") {
 			t.Fatalf("attempt %d: %v", attempt, err)
 		}

@@ -1,4 +1,4 @@
-package fetch_test
+package syncrun_test
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 
 	"github.com/billsync/billsync/internal/api"
 	"github.com/billsync/billsync/internal/fetch"
-	"github.com/billsync/billsync/internal/warehouse"
+	"github.com/billsync/billsync/internal/syncdata"
 )
 
 // TestCreditReadsWaitForAReason: nightly syncs against the simulator. A merchant top-up through
@@ -111,7 +111,7 @@ func TestCreditBudgetReadsInReasonOrder(t *testing.T) {
 	e.sb.Advance(24 * time.Hour)
 	// Credit billsync's own jobs sent (the job journal's hints) to three customers.
 	for _, row := range e.query(`SELECT id FROM customers ORDER BY id LIMIT 3`) {
-		o.CreditHints = append(o.CreditHints, warehouse.CreditHint{Account: o.Account, CustomerID: row[0].(string), At: e.sb.Now().Add(-time.Hour)})
+		o.CreditHints = append(o.CreditHints, syncdata.CreditHint{Account: o.Account, CustomerID: row[0].(string), At: e.sb.Now().Add(-time.Hour)})
 	}
 	base, err := os.ReadFile(e.path)
 	if err != nil {
@@ -213,7 +213,7 @@ func TestCreditOwedLeftIsSaid(t *testing.T) {
 	}
 	bound := 0
 	for _, r := range full.CreditReads {
-		if r.Reason == warehouse.CreditBound {
+		if r.Reason == syncdata.CreditBound {
 			bound = r.Due
 		}
 	}
@@ -235,7 +235,7 @@ func TestCreditOwedLeftIsSaid(t *testing.T) {
 	}
 	owed := 0
 	for _, r := range cut.CreditReads {
-		if warehouse.CreditOwed(r.Reason) {
+		if syncdata.CreditOwed(r.Reason) {
 			owed += r.Due - r.Read
 		}
 	}
