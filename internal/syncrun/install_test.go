@@ -1,4 +1,4 @@
-package fetch_test
+package syncrun_test
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/billsync/billsync/internal/fetch"
+	"github.com/billsync/billsync/internal/syncrun"
 	"github.com/billsync/billsync/queries"
 )
 
@@ -16,8 +16,8 @@ import (
 // (the report queries would fail on the file), and the next run publishes with them.
 func TestReportMacrosPublished(t *testing.T) {
 	e := newEnv(t, 0.03)
-	restore := fetch.FailReportInstall(errors.New("install refused"))
-	_, err := fetch.Run(context.Background(), e.path, []fetch.Account{{Name: "test", Client: e.client()}}, e.opts())
+	restore := syncrun.FailReportInstall(errors.New("install refused"))
+	_, err := syncrun.Run(context.Background(), e.path, []syncrun.Account{{Name: "test", Client: e.client()}}, e.opts())
 	restore()
 	if err == nil || !strings.Contains(err.Error(), "install refused") {
 		t.Fatalf("run error %v, want the install's", err)
