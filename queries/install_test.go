@@ -20,6 +20,7 @@ import (
 	"github.com/billsync/billsync/internal/config"
 	"github.com/billsync/billsync/internal/entity"
 	"github.com/billsync/billsync/internal/jobs/journalfile"
+	"github.com/billsync/billsync/internal/syncdata"
 	"github.com/billsync/billsync/internal/warehouse"
 	"github.com/billsync/billsync/queries"
 )
@@ -299,7 +300,7 @@ func TestDocQueriesRun(t *testing.T) {
 	if err := credit.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.FinishRun(ctx, warehouse.RunStats{Status: "succeeded"}); err != nil {
+	if err := s.FinishRun(ctx, syncdata.RunStats{Status: "succeeded"}); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
