@@ -4,7 +4,7 @@
 --
 -- Parameters (SET VARIABLE name = value; before running this file to change one):
 --   as_of               DATE     report date, items open at the end of this day   default current_date
---   tz                  VARCHAR  time zone of "the end of the day" and of dates    default 'Asia/Jakarta'
+--   tz                  VARCHAR  time zone of "the end of the day" and of dates    default report_zone()
 --   account             VARCHAR  only this billsync account; NULL = all           default NULL
 --   aging_basis         VARCHAR  'due' (due date) or 'created' (created date)     default 'due'
 --   payment_terms_days  INTEGER  due = created + terms when the API sent no expiredAt  default 14
@@ -14,7 +14,7 @@
 -- created before the cutoff and its last lifecycle change observed by then was
 -- not '_deleted' (one first seen later, still unpaid, was unpaid at the cutoff too).
 SET VARIABLE as_of = coalesce(getvariable('as_of'), current_date);
-SET VARIABLE tz = coalesce(getvariable('tz'), 'Asia/Jakarta');
+SET VARIABLE tz = coalesce(getvariable('tz'), report_zone());
 SET VARIABLE aging_basis = coalesce(getvariable('aging_basis'), 'due');
 SET VARIABLE payment_terms_days = coalesce(getvariable('payment_terms_days'), 14);
 SET VARIABLE bucket_1 = coalesce(getvariable('bucket_1'), 30);

@@ -12,7 +12,7 @@
 -- Parameters (SET VARIABLE name = value; before running this file to change one):
 --   as_of         DATE     period end, inclusive (end of this day in tz)   default current_date
 --   period_start  DATE     period start, inclusive                         default first day of as_of's month
---   tz            VARCHAR  time zone of the day boundaries                 default 'Asia/Jakarta'
+--   tz            VARCHAR  time zone of the day boundaries                 default report_zone()
 --   account       VARCHAR  only this billsync account; NULL = all          default NULL
 --
 -- A reported balance is compared with the ledger's balance at the moment it was
@@ -22,7 +22,7 @@
 -- ledger at report counts every entry created before the end of the reported second.
 SET VARIABLE as_of = coalesce(getvariable('as_of'), current_date);
 SET VARIABLE period_start = coalesce(getvariable('period_start'), date_trunc('month', getvariable('as_of')::DATE)::DATE);
-SET VARIABLE tz = coalesce(getvariable('tz'), 'Asia/Jakarta');
+SET VARIABLE tz = coalesce(getvariable('tz'), report_zone());
 
 -- Names sort as in a dictionary: ignoring case, an accented letter with its plain one (Ñ with N,
 -- É with E; ICU's Indonesian collation), the ID breaking ties.

@@ -5,10 +5,10 @@
 -- Reads credit_balance_reports from the write-job journal (see credit_balances.sql).
 -- Parameters (SET VARIABLE name = value; before running this file to change one):
 --   as_of    DATE     report date (end of this day in tz; never later than now)  default current_date
---   tz       VARCHAR  time zone of the day boundary                              default 'Asia/Jakarta'
+--   tz       VARCHAR  time zone of the day boundary                              default report_zone()
 --   account  VARCHAR  only this billsync account; NULL = all                     default NULL
 SET VARIABLE as_of = coalesce(getvariable('as_of'), current_date);
-SET VARIABLE tz = coalesce(getvariable('tz'), 'Asia/Jakarta');
+SET VARIABLE tz = coalesce(getvariable('tz'), report_zone());
 
 -- Names sort as in a dictionary: ignoring case, an accented letter with its plain one (Ñ with N,
 -- É with E; ICU's Indonesian collation), the ID breaking ties.

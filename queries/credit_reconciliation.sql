@@ -8,7 +8,7 @@
 -- Same parameters and journal table as credit_balances.sql.
 SET VARIABLE as_of = coalesce(getvariable('as_of'), current_date);
 SET VARIABLE period_start = coalesce(getvariable('period_start'), date_trunc('month', getvariable('as_of')::DATE)::DATE);
-SET VARIABLE tz = coalesce(getvariable('tz'), 'Asia/Jakarta');
+SET VARIABLE tz = coalesce(getvariable('tz'), report_zone());
 
 -- Names sort as in a dictionary: ignoring case, an accented letter with its plain one (Ñ with N,
 -- É with E; ICU's Indonesian collation), the ID breaking ties.

@@ -4,10 +4,10 @@
 --
 -- Parameters (SET VARIABLE name = value; before running this file to change one):
 --   as_of    DATE     report date (end of this day in tz; never later than now)  default current_date
---   tz       VARCHAR  time zone of the day boundary                              default 'Asia/Jakarta'
+--   tz       VARCHAR  time zone of the day boundary                              default report_zone()
 --   account  VARCHAR  only this billsync account; NULL = all                     default NULL
 SET VARIABLE as_of = coalesce(getvariable('as_of'), current_date);
-SET VARIABLE tz = coalesce(getvariable('tz'), 'Asia/Jakarta');
+SET VARIABLE tz = coalesce(getvariable('tz'), report_zone());
 
 WITH params AS (
     SELECT end_of_day(getvariable('as_of'), getvariable('tz')) AS cutoff,

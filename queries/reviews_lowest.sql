@@ -3,12 +3,12 @@
 --
 -- Parameters (SET VARIABLE name = value; before running this file to change one):
 --   as_of    DATE     report date (end of this day in tz)      default current_date
---   tz       VARCHAR  time zone of the day boundary            default 'Asia/Jakarta'
+--   tz       VARCHAR  time zone of the day boundary            default report_zone()
 --   account  VARCHAR  only this billsync account; NULL = all   default NULL
 --   recent_days     INTEGER  how far back "recent" reaches, in days  default 90
 --   low_rating_max  INTEGER  highest rating listed                    default 2
 SET VARIABLE as_of = coalesce(getvariable('as_of'), current_date);
-SET VARIABLE tz = coalesce(getvariable('tz'), 'Asia/Jakarta');
+SET VARIABLE tz = coalesce(getvariable('tz'), report_zone());
 SET VARIABLE recent_days = coalesce(getvariable('recent_days'), 90);
 SET VARIABLE low_rating_max = coalesce(getvariable('low_rating_max'), 2);
 

@@ -4,11 +4,11 @@
 --
 -- Parameters (SET VARIABLE name = value; before running this file to change one):
 --   as_of    DATE     report date (end of this day in tz)      default current_date
---   tz       VARCHAR  time zone of the day boundary            default 'Asia/Jakarta'
+--   tz       VARCHAR  time zone of the day boundary            default report_zone()
 --   account  VARCHAR  only this billsync account; NULL = all   default NULL
 --   months   INTEGER  how many months, the as-of month included  default 12
 SET VARIABLE as_of = coalesce(getvariable('as_of'), current_date);
-SET VARIABLE tz = coalesce(getvariable('tz'), 'Asia/Jakarta');
+SET VARIABLE tz = coalesce(getvariable('tz'), report_zone());
 SET VARIABLE months = coalesce(getvariable('months'), 12);
 
 -- getvariable(), a constant: with a zone from a column timezone() looks it up

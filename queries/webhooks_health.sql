@@ -4,13 +4,13 @@
 --
 -- Parameters (SET VARIABLE name = value; before running this file to change one):
 --   as_of        DATE     report date (end of this day in tz)      default current_date
---   tz           VARCHAR  time zone of the day boundary            default 'Asia/Jakarta'
+--   tz           VARCHAR  time zone of the day boundary            default report_zone()
 --   account      VARCHAR  only this billsync account; NULL = all   default NULL
 --   window_days  INTEGER  how many days of records                 default 30
 --
 -- success_rate = succeeded / (succeeded + failed); records still PENDING are left out of it.
 SET VARIABLE as_of = coalesce(getvariable('as_of'), current_date);
-SET VARIABLE tz = coalesce(getvariable('tz'), 'Asia/Jakarta');
+SET VARIABLE tz = coalesce(getvariable('tz'), report_zone());
 SET VARIABLE window_days = coalesce(getvariable('window_days'), 30);
 
 SELECT account, event_type, url_destination,

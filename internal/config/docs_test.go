@@ -2,7 +2,6 @@ package config_test
 
 import (
 	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -94,37 +93,4 @@ func contains(codes []string, s string) bool {
 		}
 	}
 	return false
-}
-
-// zoneRe is a quoted IANA zone name in SQL.
-var zoneRe = regexp.MustCompile(`'((?:Africa|America|Asia|Atlantic|Australia|Europe|Indian|Pacific)/[A-Za-z_]+)'`)
-
-// TestSQLDefaultZone: every SQL file runs alone (an analyst's DuckDB CLI has no billsync config),
-// so the report queries and warehouse macros carry the default zone themselves: it must be
-// DefaultTZ.
-func TestSQLDefaultZone(t *testing.T) {
-	files, err := filepath.Glob("../../queries/*.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, g := range []string{"../../internal/warehouse/*.sql", "../../internal/warehouse/*/*.sql"} {
-		more, _ := filepath.Glob(g)
-		files = append(files, more...)
-	}
-	n := 0
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range zoneRe.FindAllStringSubmatch(string(b), -1) {
-			n++
-			if m[1] != config.DefaultTZ {
-				t.Errorf("%s: zone %s, want the default %s", f, m[1], config.DefaultTZ)
-			}
-		}
-	}
-	if n == 0 {
-		t.Errorf("no zone found in %d SQL files: has the idiom changed?", len(files))
-	}
 }

@@ -55,7 +55,7 @@ func TestQueryTable(t *testing.T) {
 	}
 }
 
-// TestOpenItemsMacroMatchesAging: the warehouse's open_items() macro (macros.sql) gives
+// TestOpenItemsMacroMatchesAging: the warehouse's open_items() macro (queries/macros) gives
 // the aging report's items, ids and amounts, at dates before, between and after the syncs.
 func TestOpenItemsMacroMatchesAging(t *testing.T) {
 	w := testWorld(t)

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/billsync/billsync/internal/warehouse"
+	"github.com/billsync/billsync/queries"
 	"github.com/xuri/excelize/v2"
 )
 
@@ -132,6 +133,10 @@ func buildBenchWarehouse(path string) error {
 		if _, err := build.DB().ExecContext(ctx, q); err != nil {
 			return fmt.Errorf("%.60s: %w", q, err)
 		}
+	}
+	// as a sync run publishes it: with the report macros
+	if err := queries.Install(ctx, build.DB()); err != nil {
+		return err
 	}
 	return build.Publish(ctx)
 }

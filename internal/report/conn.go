@@ -10,6 +10,7 @@ import (
 
 	"github.com/billsync/billsync/internal/jobs/journalfile"
 	"github.com/billsync/billsync/internal/warehouse"
+	"github.com/billsync/billsync/queries"
 )
 
 // prepareConn clears variables a previous user of the pooled connection set,
@@ -31,9 +32,12 @@ func prepareConn(ctx context.Context, conn *sql.Conn, journal bool) error {
 	if err := journalfile.Views(ctx, conn, journal); err != nil {
 		return err
 	}
-	// The query files call the warehouse's macros as this billsync defines them, also on a
-	// file an older billsync published.
-	return warehouse.UseCurrentMacros(ctx, conn)
+	// The query files call the report macros as this billsync defines them, also on a file an
+	// older billsync published; an analyst's query may call the warehouse's own.
+	if err := warehouse.UseCurrentMacros(ctx, conn); err != nil {
+		return err
+	}
+	return queries.UseCurrent(ctx, conn)
 }
 
 // attachJournal attaches the journal read-only when its file exists and has

@@ -361,7 +361,7 @@ func TestOlderWarehouseMacros(t *testing.T) {
 		t.Fatal(err)
 	}
 	execDB(t, old, "DROP MACRO TABLE aging_items",
-		"CREATE OR REPLACE MACRO billsync_macros_version() AS 'older'",
+		"CREATE OR REPLACE MACRO billsync_report_macros_version() AS 'older'",
 		"CREATE OR REPLACE MACRO reviews_at(as_of, tz := '', account := NULL) AS TABLE SELECT 1 AS wrong")
 	for _, f := range []string{"aging_detail.sql", "reviews_by_product.sql", "credit_balances.sql"} {
 		n1, want := queryRows(t, w.db, f, asOfVars, "")

@@ -63,7 +63,7 @@ func icuAgrees(ctx context.Context, db *sql.DB, z *fixedZone) (bool, error) {
 	return checked > 0 && differ == 0, nil
 }
 
-// setVars hands the proven interval to local_time() on conn: the variables macros.sql names.
+// setVars hands the proven interval to local_time() on conn: the variables queries/macros/local_time.sql names.
 func (z *fixedZone) setVars(ctx context.Context, conn *sql.Conn) error {
 	for _, v := range []struct{ name, typ, value string }{
 		{"tz_fixed_zone", "VARCHAR", z.zone},

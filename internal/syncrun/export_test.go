@@ -1,6 +1,8 @@
 package syncrun
 
 import (
+	"context"
+	"database/sql"
 	"time"
 
 	"github.com/billsync/billsync/internal/fetch"
@@ -30,6 +32,13 @@ func SetFanoutBatch(n int, age time.Duration) (restore func()) {
 		o.FanoutBatchRequests, o.FanoutBatchAge = n, max(age, time.Nanosecond)
 	}
 	return func() { testBuildOptions = old }
+}
+
+// FailReportInstall makes installing the report macros fail with err.
+func FailReportInstall(err error) (restore func()) {
+	old := installReportSQL
+	installReportSQL = func(context.Context, *sql.DB) error { return err }
+	return func() { installReportSQL = old }
 }
 
 // MirroredTables are the tables a full sync mirrors record for record from the simulator

@@ -17,6 +17,7 @@ import (
 	"github.com/billsync/billsync/internal/fetch"
 	"github.com/billsync/billsync/internal/gcgoal"
 	"github.com/billsync/billsync/internal/warehouse"
+	"github.com/billsync/billsync/queries"
 )
 
 // Account is one billing-service account to sync; its name tags every row it contributes.
@@ -78,6 +79,16 @@ func Run(ctx context.Context, path string, accounts []Account, opts Options) ([]
 			return sums, fmt.Errorf("account %s: %w", a.Name, err)
 		}
 	}
+	// The published file carries the report macros of this billsync, for the report queries and
+	// analysts' clients.
+	if err := installReportSQL(ctx, b.DB()); err != nil {
+		// Its runs are finished, so no later run could resume it: the next starts afresh from
+		// the published warehouse.
+		if derr := b.Discard(); derr != nil {
+			log.Error("discarding the unpublished build", "err", derr)
+		}
+		return sums, fmt.Errorf("publish %s: %w", path, err)
+	}
 	if err := b.Publish(ctx); err != nil {
 		return sums, fmt.Errorf("publish %s: %w", path, err)
 	}
@@ -123,6 +134,10 @@ func closeFailed(ctx context.Context, b *warehouse.Build, account string, err er
 
 // syncGCPercent is Go's GC target during a sync (gcgoal.Lower).
 const syncGCPercent = 50
+
+// installReportSQL puts the report macros in the build before it is published; a variable so a
+// test can make it fail.
+var installReportSQL = queries.Install
 
 // testBuildOptions lets tests change the warehouse's write-path knobs (batch sizes) of a Run.
 var testBuildOptions func(*warehouse.BuildOptions)

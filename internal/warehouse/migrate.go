@@ -10,7 +10,6 @@ import (
 
 	"github.com/billsync/billsync/internal/duckfile"
 	"github.com/billsync/billsync/internal/entity"
-	"github.com/billsync/billsync/internal/jobs/journalfile"
 	"github.com/billsync/billsync/internal/sqlfile"
 )
 
@@ -38,21 +37,11 @@ func migrate(ctx context.Context, db *sql.DB) error {
 		return err
 	}
 	defer tx.Rollback()
-	// DuckDB binds a macro's body when it is created, so credit_balances needs the journal's
-	// credit_balance_reports and credit_report_names to exist; at run time the reader attaches the journal and names it
-	// so (docs/reports.md). The journal's own empty stand-in lives only in this connection's
-	// temp schema.
-	if _, err := tx.ExecContext(ctx, journalfile.StandInSQL()); err != nil {
-		return fmt.Errorf("macros.sql: %w", err)
-	}
 	if _, err := tx.ExecContext(ctx, macrosSQL); err != nil {
 		return fmt.Errorf("macros.sql: %w", err)
 	}
 	if _, err := tx.ExecContext(ctx, "CREATE OR REPLACE MACRO "+macrosVersionMacro+"() AS "+duckfile.QuoteLiteral(MacrosVersion)); err != nil {
 		return fmt.Errorf("macros.sql version: %w", err)
-	}
-	if _, err := tx.ExecContext(ctx, "DROP TABLE temp.credit_balance_reports; DROP TABLE temp.credit_report_names"); err != nil {
-		return err
 	}
 	return tx.Commit()
 }
@@ -72,7 +61,7 @@ const macrosVersionMacro = "billsync_macros_version"
 // UseCurrentMacros makes the macros and views of macros.sql, as this billsync defines them,
 // the ones queries on conn see. A warehouse written by this billsync has them; on one
 // written by another version (read-only: a reader cannot change it) they are created as
-// temporary objects of conn, which shadow the file's own. conn must see credit_balance_reports.
+// temporary objects of conn, which shadow the file's own.
 func UseCurrentMacros(ctx context.Context, conn *sql.Conn) error {
 	var v string
 	err := conn.QueryRowContext(ctx, "SELECT "+macrosVersionMacro+"()").Scan(&v)
