@@ -13,9 +13,9 @@ import (
 var zoneSQL string
 
 // fixedZone is an interval of instants over which the reports' time zone has one UTC offset,
-// proven at run time. The warehouse's local_time() macro then shifts an instant inside it by the
-// offset instead of asking ICU's timezone() (about 0.4 µs a value: a tenth of the reports' CPU at
-// 1M records, which convert a few dates per record).
+// proven at run time. The local_time() macro then shifts an instant inside it by the offset
+// instead of asking ICU's timezone(), whose calendar is dear per value, and the reports convert a
+// few dates per record.
 type fixedZone struct {
 	zone        string
 	from, until time.Time // [from, until)
