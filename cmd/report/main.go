@@ -146,9 +146,8 @@ func (c *config) validate() error {
 }
 
 func (c *config) options(log *slog.Logger) report.Options {
-	o := report.Options{DB: c.DB, Journal: c.Journal, OutDir: c.ReportsOut, TZ: c.TZ, Currency: c.Currency,
-		Account: c.Account, Names: c.names, Vars: c.vars, Locale: c.Locale,
-		CSVDialect: c.CSVDialect, Log: log}
+	o := report.Options{Report: c.Report, DB: c.DB, Journal: c.Journal, Account: c.Account, Names: c.names,
+		Vars: c.vars, Log: log}
 	if c.asOf != "" {
 		o.AsOf, _ = time.Parse(time.DateOnly, c.asOf)
 	}

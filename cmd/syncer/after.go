@@ -71,8 +71,7 @@ func writeReports(ctx context.Context, cfg *config, stdout io.Writer, log *slog.
 		}
 	}
 	files, err := report.Generate(ctx, report.Options{
-		DB: cfg.DB, Journal: cfg.Journal, OutDir: cfg.ReportsOut, TZ: cfg.TZ, Currency: cfg.Currency,
-		Names: names, Locale: cfg.Locale, CSVDialect: cfg.CSVDialect, Log: log,
+		Report: cfg.Report, DB: cfg.DB, Journal: cfg.Journal, Names: names, Log: log,
 	})
 	if err != nil {
 		return fmt.Errorf("reports: %w", err)

@@ -130,6 +130,10 @@ type Report struct {
 // otherwise: the default of Report.TZ.
 var DefaultTZ = defaultOf(Report{}, "TZ")
 
+// DefaultLocale is the language of reports and messages unless BILLSYNC_LOCALE, or a delivery's
+// locale, says otherwise: the default of Report.Locale.
+var DefaultLocale = defaultOf(Report{}, "Locale")
+
 // Delivery is how reports reach people by e-mail (docs/delivery.md).
 type Delivery struct {
 	Deliveries string `env:"BILLSYNC_DELIVERIES" flag:"deliveries" help:"the schedule file of e-mail deliveries (YAML, docs/delivery.md); unset = none"`

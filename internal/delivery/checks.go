@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/billsync/billsync/internal/config"
 	"github.com/billsync/billsync/internal/duckfile"
 	"github.com/billsync/billsync/internal/jobs/journalfile"
 	"github.com/billsync/billsync/internal/report"
@@ -76,8 +77,9 @@ func dqExceptions(ctx context.Context, o Options, asOf time.Time) (int, string, 
 		return 0, "", err
 	}
 	defer os.RemoveAll(dir)
-	paths, err := report.Generate(ctx, report.Options{DB: o.DB, Journal: o.JobJournal, OutDir: dir, Formats: []string{"csv"},
-		AsOf: asOf, TZ: o.Loc.String(), Currency: o.Currency, Names: []string{"data-quality"}, Locale: "en", Log: o.Log})
+	paths, err := report.Generate(ctx, report.Options{
+		Report: config.Report{ReportsOut: dir, TZ: o.Loc.String(), Currency: o.Currency, Locale: "en"},
+		DB:     o.DB, Journal: o.JobJournal, Formats: []string{"csv"}, AsOf: asOf, Names: []string{"data-quality"}, Log: o.Log})
 	if err != nil {
 		return 0, "", fmt.Errorf("data-quality report: %w", err)
 	}

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/billsync/billsync/internal/config"
 	"github.com/billsync/billsync/internal/report"
 	gomail "github.com/wneessen/go-mail"
 )
@@ -266,9 +267,9 @@ func Deliver(ctx context.Context, o Options, occ Occurrence) (Result, error) {
 		notice = fmt.Sprintf(texts(d.Locale)["stale"], report.Date(occ.AsOf, d.Locale), fresh.Stale)
 	}
 	paths, digests, err := report.GenerateDigests(ctx, report.Options{
-		DB: o.DB, Journal: o.JobJournal, OutDir: dir, Formats: formats, AsOf: occ.AsOf, TZ: o.Loc.String(),
-		Currency: o.Currency, Account: d.Account, Names: d.Reports, Vars: d.Vars, Locale: d.Locale,
-		Notice: notice, Log: log,
+		Report: config.Report{ReportsOut: dir, TZ: o.Loc.String(), Currency: o.Currency, Locale: d.Locale},
+		DB:     o.DB, Journal: o.JobJournal, Formats: formats, AsOf: occ.AsOf, Account: d.Account, Names: d.Reports,
+		Vars: d.Vars, Notice: notice, Log: log,
 	})
 	base := row{name: d.Name, asOf: asOf, kind: kind, scheduledAt: occ.Scheduled, late: occ.Late, stale: fresh.Stale,
 		recipients: append(append([]string{}, d.To...), d.Cc...), syncRun: fresh.Run, syncFinished: fresh.Finished}

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/billsync/billsync/internal/config"
 	"github.com/billsync/billsync/internal/report"
 	"github.com/billsync/billsync/internal/schedule"
 	"github.com/robfig/cron/v3"
@@ -223,7 +224,7 @@ func parseDelivery(path string, n *yaml.Node, loc *time.Location) (*Delivery, []
 		at(where("format"), "format %q: want xlsx, csv or both", d.Format)
 	}
 	if d.Locale == "" {
-		d.Locale = "id"
+		d.Locale = config.DefaultLocale
 	}
 	if err := report.CheckLocale(d.Locale); err != nil {
 		at(where("locale"), "%v", err)

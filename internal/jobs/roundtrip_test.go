@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/billsync/billsync/internal/config"
 	"github.com/billsync/billsync/internal/jobs"
 	"github.com/billsync/billsync/internal/report"
 	"github.com/xuri/excelize/v2"
@@ -18,8 +19,9 @@ import (
 // dqFiles renders the data-quality report from the synced warehouse: its workbook and its e-mail sheet as CSV.
 func dqFiles(e *env) (book, sheetCSV string) {
 	e.t.Helper()
-	files, err := report.Generate(context.Background(), report.Options{DB: e.wh, Journal: e.journal,
-		OutDir: filepath.Join(e.dir, "reports"), Formats: []string{"xlsx", "csv"}, AsOf: testNow, Account: "test",
+	files, err := report.Generate(context.Background(), report.Options{
+		Report: config.Report{ReportsOut: filepath.Join(e.dir, "reports")}, DB: e.wh, Journal: e.journal,
+		Formats: []string{"xlsx", "csv"}, AsOf: testNow, Account: "test",
 		Names: []string{"data-quality"}})
 	if err != nil {
 		e.t.Fatal(err)

@@ -29,13 +29,13 @@ const tableRowLimit = 10000
 // Query runs one ad-hoc statement on the warehouse, read-only, with the
 // as_of and tz variables set and the journal visible as credit_balance_reports.
 // Format "csv" and "table" write to w; "xlsx" writes a workbook into
-// o.OutDir and returns its path.
+// o.ReportsOut and returns its path.
 func Query(ctx context.Context, o Options, text, format string, w io.Writer) (string, error) {
 	if strings.TrimSpace(text) == "" {
 		return "", fmt.Errorf("empty query")
 	}
-	if o.OutDir == "" {
-		o.OutDir = "."
+	if o.ReportsOut == "" {
+		o.ReportsOut = "."
 	}
 	s, err := o.resolve()
 	if err != nil {
@@ -312,7 +312,7 @@ func setAdhocVars(ctx context.Context, conn *sql.Conn, vars map[string]string) e
 }
 
 func adhocXLSX(rows adhocRows, s *settings, text string) (string, error) {
-	if err := os.MkdirAll(s.OutDir, 0o755); err != nil {
+	if err := os.MkdirAll(s.ReportsOut, 0o755); err != nil {
 		return "", fmt.Errorf("output directory: %w", err)
 	}
 	wb, err := newWorkbook(s)
@@ -349,6 +349,6 @@ func adhocXLSX(rows adhocRows, s *settings, text string) (string, error) {
 	}
 	f.SetColWidth(summarySheet, "A", "A", 14)
 	f.SetColWidth(summarySheet, "B", "B", 100)
-	path := filepath.Join(s.OutDir, "query_"+time.Now().In(s.loc).Format("2006-01-02_150405")+".xlsx")
+	path := filepath.Join(s.ReportsOut, "query_"+time.Now().In(s.loc).Format("2006-01-02_150405")+".xlsx")
 	return path, wb.save(path)
 }

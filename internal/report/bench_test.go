@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/billsync/billsync/internal/config"
 	"github.com/billsync/billsync/internal/warehouse"
 	"github.com/billsync/billsync/queries"
 	"github.com/xuri/excelize/v2"
@@ -310,7 +311,7 @@ func reportChild() error {
 	if err != nil {
 		return err
 	}
-	_, err = Generate(context.Background(), Options{DB: os.Getenv("BILLSYNC_REPORT_CHILD_DB"), OutDir: os.Getenv("BILLSYNC_REPORT_CHILD_OUT"),
+	_, err = Generate(context.Background(), Options{Report: config.Report{ReportsOut: os.Getenv("BILLSYNC_REPORT_CHILD_OUT")}, DB: os.Getenv("BILLSYNC_REPORT_CHILD_DB"),
 		Formats: formats, Names: names, AsOf: asOf, Log: quiet})
 	return err
 }
@@ -333,7 +334,7 @@ func queryChild() error {
 	if err != nil {
 		return err
 	}
-	s, err := Options{DB: os.Getenv("BILLSYNC_REPORT_CHILD_DB"), OutDir: out, AsOf: asOf, Log: quiet}.resolve()
+	s, err := Options{Report: config.Report{ReportsOut: out}, DB: os.Getenv("BILLSYNC_REPORT_CHILD_DB"), AsOf: asOf, Log: quiet}.resolve()
 	if err != nil {
 		return err
 	}
@@ -384,7 +385,7 @@ func BenchmarkXLSX(b *testing.B) {
 	db := benchWarehouse(b)
 	b.Run("report", func(b *testing.B) {
 		for range b.N {
-			_, err := Query(context.Background(), Options{DB: db, OutDir: b.TempDir(), Log: quiet}, benchSQL, "xlsx", nil)
+			_, err := Query(context.Background(), Options{Report: config.Report{ReportsOut: b.TempDir()}, DB: db, Log: quiet}, benchSQL, "xlsx", nil)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/billsync/billsync/internal/config"
 	"github.com/xuri/excelize/v2"
 )
 
@@ -38,8 +39,7 @@ func TestCSVDialectsImportAsNumbers(t *testing.T) {
 	} {
 		t.Run(tc.dialect, func(t *testing.T) {
 			out := filepath.Join(dir, tc.dialect)
-			files := generateAll(t, Options{OutDir: out, Formats: []string{"csv"}, Names: []string{"collections", "data-quality"},
-				CSVDialect: tc.dialect})
+			files := generateAll(t, Options{Report: config.Report{ReportsOut: out, CSVDialect: tc.dialect}, Formats: []string{"csv"}, Names: []string{"collections", "data-quality"}})
 			lo := filepath.Join(dir, "lo-"+tc.dialect)
 			// separator, quote ("), UTF-8 (76), first line 1, no column formats, language,
 			// quoted fields as text off, detect special numbers on
@@ -58,7 +58,7 @@ func TestCSVDialectsImportAsNumbers(t *testing.T) {
 					numeric := map[string]string{} // title → format
 					for _, c := range sh.Columns {
 						if slices.Contains(tc.formats, c.Format) {
-							numeric[c.Title.In(defaultLocale)] = c.Format
+							numeric[c.Title.In(defaults.Locale)] = c.Format
 						}
 					}
 					csvFile := ""

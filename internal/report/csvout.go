@@ -3,6 +3,7 @@ package report
 import (
 	"time"
 
+	"github.com/billsync/billsync/internal/config"
 	"github.com/billsync/billsync/internal/report/csvout"
 )
 
@@ -15,7 +16,7 @@ type csvSheet struct {
 
 // CheckCSVDialect fails for a name that is not a CSV dialect.
 func CheckCSVDialect(name string) error {
-	_, err := csvout.DialectOf(name)
+	_, err := csvout.DialectOf(withDefaults(config.Report{CSVDialect: name}).CSVDialect)
 	return err
 }
 

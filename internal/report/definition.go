@@ -15,7 +15,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/billsync/billsync/internal/config"
 	"github.com/billsync/billsync/queries"
 	"github.com/billsync/billsync/reports"
 	"gopkg.in/yaml.v3"
@@ -490,9 +489,6 @@ func (t *Text) UnmarshalYAML(n *yaml.Node) error {
 }
 
 const summarySheet = "Summary"
-
-// defaultCurrency is BILLSYNC_CURRENCY's default (config.Report).
-var defaultCurrency = config.Defaults[config.Report]().Currency
 
 // selectReports returns the named definitions in the order given, or all.
 func selectReports(names []string) ([]*Definition, error) {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/billsync/billsync/internal/config"
 	"github.com/xuri/excelize/v2"
 )
 
@@ -17,7 +18,7 @@ import (
 func TestDigestIsTheSummary(t *testing.T) {
 	w := testWorld(t)
 	out := t.TempDir()
-	files, digests, err := GenerateDigests(context.Background(), Options{DB: w.db, OutDir: out, Formats: []string{"xlsx"},
+	files, digests, err := GenerateDigests(context.Background(), Options{Report: config.Report{ReportsOut: out}, DB: w.db, Formats: []string{"xlsx"},
 		AsOf: time.Date(2026, 6, 5, 0, 0, 0, 0, time.UTC), Names: []string{"aging", "credit", "data-quality"},
 		Notice: "figures may be stale: a test", Log: quiet})
 	if err != nil {

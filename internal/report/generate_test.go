@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/billsync/billsync/internal/cellsafe"
+	"github.com/billsync/billsync/internal/config"
 	"github.com/billsync/billsync/internal/duckfile"
 	"github.com/billsync/billsync/internal/report/csvout"
 	"github.com/billsync/billsync/internal/report/value"
@@ -32,8 +33,8 @@ func generateAll(t *testing.T, o Options) []string {
 	if o.DB == "" {
 		o.DB = w.db
 	}
-	if o.OutDir == "" {
-		o.OutDir = t.TempDir()
+	if o.ReportsOut == "" {
+		o.ReportsOut = t.TempDir()
 	}
 	if o.AsOf.IsZero() {
 		o.AsOf = testAsOf
@@ -393,7 +394,7 @@ func TestBadInput(t *testing.T) {
 		{"value outside the list", Options{Vars: map[string]string{"aging_basis": "paid"}}, "aging_basis"},
 		{"unknown variable", Options{Names: []string{"reviews"}, Vars: map[string]string{"bucket_1": "10"}}, "bucket_1"},
 		{"not a number", Options{Names: []string{"aging"}, Vars: map[string]string{"bucket_1": "ten"}}, "bucket_1"},
-		{"time zone", Options{TZ: "Mars/Olympus"}, "Mars/Olympus"},
+		{"time zone", Options{Report: config.Report{TZ: "Mars/Olympus"}}, "Mars/Olympus"},
 		{"format", Options{Formats: []string{"pdf"}}, `"pdf"`},
 		{"no warehouse", Options{DB: filepath.Join(t.TempDir(), "nothing.duckdb")}, "does not exist"},
 	} {
@@ -402,7 +403,7 @@ func TestBadInput(t *testing.T) {
 			if o.DB == "" {
 				o.DB = w.db
 			}
-			o.OutDir, o.AsOf, o.Log = t.TempDir(), testAsOf, quiet
+			o.ReportsOut, o.AsOf, o.Log = t.TempDir(), testAsOf, quiet
 			_, err := Generate(context.Background(), o)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error %v, want one containing %q", err, tc.want)
@@ -413,7 +414,7 @@ func TestBadInput(t *testing.T) {
 
 // TestVarsChangeTheReport: a variable reaches the SQL and the titles.
 func TestVarsChangeTheReport(t *testing.T) {
-	files := generateAll(t, Options{Names: []string{"aging"}, Locale: "en", Vars: map[string]string{"bucket_1": "10", "aging_basis": "created"}})
+	files := generateAll(t, Options{Report: config.Report{Locale: "en"}, Names: []string{"aging"}, Vars: map[string]string{"bucket_1": "10", "aging_basis": "created"}})
 	// The file names say how the report was made.
 	f, err := excelize.OpenFile(findFile(t, files, "aging_2026-06-05_basis-created_bucket-1-10.xlsx"))
 	if err != nil {
@@ -720,7 +721,7 @@ func TestFailingReportNamesItself(t *testing.T) {
 	}
 	execDB(t, db, "DROP TABLE reviews")
 	out := t.TempDir()
-	files, err := Generate(context.Background(), Options{DB: db, OutDir: out, AsOf: testAsOf, Log: quiet,
+	files, err := Generate(context.Background(), Options{Report: config.Report{ReportsOut: out}, DB: db, AsOf: testAsOf, Log: quiet,
 		Names: []string{"webhooks", "reviews", "aging", "credit"}})
 	if err == nil || !strings.HasPrefix(err.Error(), "report reviews: ") || strings.Contains(err.Error(), "report webhooks") {
 		t.Fatalf("error %v, want one of report reviews", err)

@@ -11,9 +11,6 @@ import (
 	"github.com/billsync/billsync/internal/sheetfmt"
 )
 
-// defaultLocale is BILLSYNC_LOCALE's default (config.Report).
-var defaultLocale = config.Defaults[config.Report]().Locale
-
 // lang is everything a workbook says that is not in reports/*.yaml: the
 // summary's labels, number formats with the locale's separators, and friendly
 // names for the service's codes.
@@ -72,9 +69,7 @@ var langs = map[string]*lang{
 }
 
 func langOf(code string) (*lang, error) {
-	if code == "" {
-		code = defaultLocale
-	}
+	code = withDefaults(config.Report{Locale: code}).Locale
 	l, ok := langs[strings.ToLower(code)]
 	if !ok {
 		return nil, fmt.Errorf("locale %q: want one of %s", code, strings.Join(locales, ", "))

@@ -65,7 +65,7 @@ func TestRenderedAsPrinted(t *testing.T) {
 	db := buildDemo(t, filepath.Join(dir, "demo.duckdb"))
 	out := filepath.Join(dir, "out")
 	asOf := demoNow.In(jakarta(t))
-	files, err := Generate(context.Background(), Options{DB: db, OutDir: out, AsOf: asOf, Formats: []string{"xlsx"}, Log: quiet})
+	files, err := Generate(context.Background(), Options{Report: config.Report{ReportsOut: out}, DB: db, AsOf: asOf, Formats: []string{"xlsx"}, Log: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func TestRenderedAsPrinted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := langs[defaultLocale]
+	l := langs[defaults.Locale]
 	vars := map[string]string{"as_of": asOf.Format(time.DateOnly)}
 	for _, d := range defs {
 		t.Run(d.Name, func(t *testing.T) {

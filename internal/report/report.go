@@ -61,7 +61,7 @@ func generate(ctx context.Context, o Options, digests bool) ([]string, []Digest,
 	if err := checkVars(defs, o.Vars); err != nil {
 		return nil, nil, err
 	}
-	if err := os.MkdirAll(s.OutDir, 0o755); err != nil {
+	if err := os.MkdirAll(s.ReportsOut, 0o755); err != nil {
 		return nil, nil, fmt.Errorf("output directory: %w", err)
 	}
 	db, err := openWarehouse(ctx, s.DB)
@@ -379,7 +379,7 @@ func (r *reportRun) prepare(ctx context.Context, db *sql.DB, s *settings) error 
 	if s.Account != "" || len(r.src) <= 1 {
 		r.drop = []string{"account"}
 	}
-	r.base = filepath.Join(s.OutDir, fileBase(r.d, s))
+	r.base = filepath.Join(s.ReportsOut, fileBase(r.d, s))
 	if r.d.tellsApart() && (s.digests || slices.Contains(s.Formats, "xlsx")) {
 		// for the workbook and the digest's headline alike
 		if r.same, err = s.sameNames(ctx, conn); err != nil {

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/billsync/billsync/internal/config"
 )
 
 // BenchmarkSheetRows1M writes the rows of the two largest sheets at 1M records (aging's detail,
@@ -72,7 +74,7 @@ func loadSheetRows(b *testing.B, db, report, file string) (*settings, *Sheet, []
 		b.Fatalf("%s has no sheet of %s", report, file)
 	}
 	sh := &d.Sheets[i]
-	s, err := Options{DB: db, OutDir: b.TempDir(), AsOf: benchAsOf, Log: quiet}.resolve()
+	s, err := Options{Report: config.Report{ReportsOut: b.TempDir()}, DB: db, AsOf: benchAsOf, Log: quiet}.resolve()
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"strings"
 	"sync"
 	"time"
@@ -18,20 +19,19 @@ import (
 
 // Options says which reports to produce, as of when, and where.
 type Options struct {
-	DB       string            // published warehouse file
-	Journal  string            // write-job journal; "" = billsync-jobs.duckdb beside DB
-	OutDir   string            // created if missing
-	Formats  []string          // "xlsx", "csv"; empty = both
-	AsOf     time.Time         // report date (its calendar date counts); zero = today in TZ
-	TZ       string            // IANA zone of dates and day boundaries; "" = config.DefaultTZ
-	Currency string            // ISO code shown on amounts; "" = IDR
-	Account  string            // only this account; "" = all accounts in the warehouse
-	Names    []string          // reports to produce; empty = all
-	Vars     map[string]string // report variables (see -list), e.g. aging_basis=created
-	Locale   string            // language of labels, numbers and dates: "id" or "en"; "" = id
-	// CSVDialect is how the CSV files write numbers and times: "rfc" (""), or "id" for a
-	// spreadsheet with Indonesian settings (csvout.Dialects).
-	CSVDialect string
+	// Report are the settings (BILLSYNC_TZ, BILLSYNC_LOCALE, ...) as the configuration declares
+	// them, so a new setting is a field there read here. An empty one is read as its declared
+	// default (withDefaults), as an unset variable is; ReportsOut, the directory written to
+	// (created if missing), has none: a caller without one says where.
+	config.Report
+
+	DB      string            // published warehouse file
+	Journal string            // write-job journal; "" = billsync-jobs.duckdb beside DB
+	Formats []string          // "xlsx", "csv"; empty = both
+	AsOf    time.Time         // report date (its calendar date counts); zero = today in TZ
+	Account string            // only this account; "" = all accounts in the warehouse
+	Names   []string          // reports to produce; empty = all
+	Vars    map[string]string // report variables (see -list), e.g. aging_basis=created
 	// Notice is printed on every summary sheet among the as-of warnings: what the caller knows
 	// about the figures that the warehouse cannot say (a delivery's staleness).
 	Notice string
@@ -72,11 +72,29 @@ func (s *settings) sameNames(ctx context.Context, conn *sql.Conn) (*sameNames, e
 	return s.same, s.sameErr
 }
 
+// defaults are the settings' declared defaults (config.Report's tags), which withDefaults gives
+// an empty setting; where to write is never defaulted.
+var defaults = func() config.Report {
+	d := config.Defaults[config.Report]()
+	d.ReportsOut = ""
+	return d
+}()
+
+// withDefaults is r with each empty setting its declared default: the one place Options, a
+// locale or a CSV dialect left empty is resolved.
+func withDefaults(r config.Report) config.Report {
+	v, d := reflect.ValueOf(&r).Elem(), reflect.ValueOf(defaults)
+	for i := range v.NumField() {
+		if f := v.Field(i); f.Kind() == reflect.String && f.String() == "" {
+			f.Set(d.Field(i))
+		}
+	}
+	return r
+}
+
 func (o Options) resolve() (*settings, error) {
 	s := &settings{Options: o, rowsMode: sheetRowsMode}
-	if s.TZ == "" {
-		s.TZ = config.DefaultTZ
-	}
+	s.Report = withDefaults(s.Report)
 	loc, err := time.LoadLocation(s.TZ)
 	if err != nil {
 		return nil, fmt.Errorf("time zone %q: %w", s.TZ, err)
@@ -88,9 +106,6 @@ func (o Options) resolve() (*settings, error) {
 	s.Locale = s.lang.code
 	if s.dialect, err = csvout.DialectOf(s.CSVDialect); err != nil {
 		return nil, err
-	}
-	if s.Currency == "" {
-		s.Currency = defaultCurrency
 	}
 	s.Currency = strings.ToUpper(s.Currency)
 	if s.AsOf.IsZero() {
@@ -105,7 +120,7 @@ func (o Options) resolve() (*settings, error) {
 			return nil, fmt.Errorf("format %q: want xlsx or csv", f)
 		}
 	}
-	if s.OutDir == "" {
+	if s.ReportsOut == "" {
 		return nil, errors.New("no output directory")
 	}
 	if s.Journal == "" && s.DB != "" {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/billsync/billsync/internal/config"
 )
 
 // TestSharedCallsChecked: a report shares a macro call only when every sheet calling it does so
@@ -104,7 +106,7 @@ func TestSharedResultRead(t *testing.T) {
 					t.Fatalf("report %s shares %s by %v, want %s by %v", c.report, d.shared[i].macro, d.shared[i].sheets, cl.macro, cl.sheets)
 				}
 			}
-			s, err := Options{DB: w.db, OutDir: t.TempDir(), Formats: []string{"csv"}, AsOf: testAsOf, Log: quiet}.resolve()
+			s, err := Options{Report: config.Report{ReportsOut: t.TempDir()}, DB: w.db, Formats: []string{"csv"}, AsOf: testAsOf, Log: quiet}.resolve()
 			if err != nil {
 				t.Fatal(err)
 			}

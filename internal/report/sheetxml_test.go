@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/billsync/billsync/internal/cellsafe"
+	"github.com/billsync/billsync/internal/config"
 	"github.com/billsync/billsync/internal/report/sheetxml"
 	"github.com/billsync/billsync/internal/report/value"
 	"github.com/xuri/excelize/v2"
@@ -258,7 +259,7 @@ func TestWorkbooksSplicedAsStream(t *testing.T) {
 			sheetRowsMode = mode
 			defer func() { sheetRowsMode = sheetxml.Spliced }()
 			out := map[string]map[string][]byte{}
-			for _, f := range generateAll(t, Options{Formats: []string{"xlsx"}, Locale: locale}) {
+			for _, f := range generateAll(t, Options{Report: config.Report{Locale: locale}, Formats: []string{"xlsx"}}) {
 				parts := xlsxParts(t, f, "")
 				delete(parts, "docProps/core.xml")
 				parts["[Content_Types].xml"] = sortedEntries(parts["[Content_Types].xml"])

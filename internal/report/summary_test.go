@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/billsync/billsync/internal/config"
 	"github.com/billsync/billsync/internal/report/value"
 	"github.com/xuri/excelize/v2"
 )
@@ -73,7 +74,7 @@ var english = regexp.MustCompile(`\b(the|is|are|does|not|has|have|with|of|other|
 // payloads, record versions) and the summary's paths and commands.
 func TestIndonesianWorkbooksSayNoEnglish(t *testing.T) {
 	w := testWorld(t)
-	o := Options{DB: w.db, OutDir: t.TempDir(), AsOf: firstSync.AddDate(0, 0, -3), Log: quiet, Formats: []string{"xlsx", "csv"}}
+	o := Options{Report: config.Report{ReportsOut: t.TempDir()}, DB: w.db, AsOf: firstSync.AddDate(0, 0, -3), Log: quiet, Formats: []string{"xlsx", "csv"}}
 	files, err := Generate(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
@@ -344,7 +345,7 @@ func TestCreditSummaryShowsLedgerFreshness(t *testing.T) {
 	// Two days after the second sync, so the copies have an age.
 	w := testWorld(t)
 	vars := map[string]string{"as_of": "2026-06-07", "tz": "Asia/Jakarta"}
-	files, err := Generate(context.Background(), Options{DB: w.db, OutDir: t.TempDir(), Log: quiet,
+	files, err := Generate(context.Background(), Options{Report: config.Report{ReportsOut: t.TempDir()}, DB: w.db, Log: quiet,
 		AsOf: secondSync.AddDate(0, 0, 2), Names: []string{"credit"}, Formats: []string{"xlsx"}})
 	if err != nil {
 		t.Fatal(err)
@@ -446,7 +447,7 @@ func TestReproduceLineReproduces(t *testing.T) {
 	execDB(t, journal, `CREATE TABLE credit_balance_reports(account VARCHAR, customer_id VARCHAR, product_id VARCHAR,
 		balance DECIMAL(20,4), reported_at TIMESTAMPTZ, job_run_id BIGINT, action_id VARCHAR)`)
 	for _, o := range []Options{
-		{Names: []string{"aging"}, Locale: "en", Currency: "USD", Vars: map[string]string{"bucket_1": "15"}},
+		{Report: config.Report{Locale: "en", Currency: "USD"}, Names: []string{"aging"}, Vars: map[string]string{"bucket_1": "15"}},
 		{Names: []string{"credit"}, Journal: journal},
 	} {
 		o.DB, o.Formats = w.db, []string{"xlsx"}
@@ -677,7 +678,7 @@ func TestCollectionsClosedSheetSaysItListsDeleted(t *testing.T) {
 		WHERE status NOT IN ('paid', 'closed') AND created_at >= TIMESTAMPTZ '2026-05-01 00:00:00+07' ORDER BY id LIMIT 1`)
 	for _, loc := range []string{"id", "en"} {
 		l := langs[loc]
-		files := generateAll(t, Options{DB: db, Names: []string{"collections"}, Formats: []string{"xlsx"}, Locale: loc})
+		files := generateAll(t, Options{Report: config.Report{Locale: loc}, DB: db, Names: []string{"collections"}, Formats: []string{"xlsx"}})
 		f, err := excelize.OpenFile(files[0])
 		if err != nil {
 			t.Fatal(err)
@@ -983,7 +984,7 @@ func TestWalletNotInLedgerYetSaysSo(t *testing.T) {
 	for _, locale := range []string{"id", "en"} {
 		l := langs[locale]
 		want := map[string]string{"id": "(belum ada mutasinya)", "en": "(not in the ledger yet)"}[locale]
-		files := generateAll(t, Options{Names: []string{"credit"}, Journal: journal, Locale: locale, Formats: []string{"xlsx"}})
+		files := generateAll(t, Options{Report: config.Report{Locale: locale}, Names: []string{"credit"}, Journal: journal, Formats: []string{"xlsx"}})
 		f, err := excelize.OpenFile(files[0])
 		if err != nil {
 			t.Fatal(err)
@@ -1086,7 +1087,7 @@ func summaryBreaks(t *testing.T, path string) []int {
 func TestSummaryHeadlineBeforeProvenance(t *testing.T) {
 	for _, locale := range []string{"id", "en"} {
 		l := langs[locale]
-		for path, f := range summaries(t, Options{Locale: locale}) {
+		for path, f := range summaries(t, Options{Report: config.Report{Locale: locale}}) {
 			rows, err := f.GetRows(l.w("summary"))
 			if err != nil {
 				t.Fatal(err)

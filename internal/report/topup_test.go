@@ -107,7 +107,7 @@ func TestCreditAfterTopUp(t *testing.T) {
 	sync()
 
 	asOf := firstSync.Add(2 * time.Hour).In(jakarta(t))
-	files, err := Generate(ctx, Options{DB: db, OutDir: filepath.Join(dir, "out"), Names: []string{"credit"}, Locale: "en",
+	files, err := Generate(ctx, Options{Report: config.Report{ReportsOut: filepath.Join(dir, "out"), Locale: "en"}, DB: db, Names: []string{"credit"},
 		AsOf: asOf, Log: quiet, Formats: []string{"xlsx"}})
 	if err != nil {
 		t.Fatal(err)
@@ -252,7 +252,7 @@ func TestCreditTopUpNotInLedgerYet(t *testing.T) {
 			if c.drop {
 				execDB(t, db, "DELETE FROM customers WHERE id = '"+customer+"'", "DELETE FROM products WHERE id = '"+product+"'")
 			}
-			files, err := Generate(ctx, Options{DB: db, OutDir: filepath.Join(dir, "out", c.name), Names: []string{"credit"}, Locale: "en",
+			files, err := Generate(ctx, Options{Report: config.Report{ReportsOut: filepath.Join(dir, "out", c.name), Locale: "en"}, DB: db, Names: []string{"credit"},
 				AsOf: asOf, Log: quiet, Formats: []string{"xlsx"}})
 			if err != nil {
 				t.Fatal(err)

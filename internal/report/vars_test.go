@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/billsync/billsync/internal/config"
 	"github.com/xuri/excelize/v2"
 )
 
@@ -69,7 +70,7 @@ func TestAsOfOutsideHistoryWarned(t *testing.T) {
 		{secondSync, "", ""},
 	} {
 		var logs bytes.Buffer
-		files, err := Generate(context.Background(), Options{DB: w.db, OutDir: t.TempDir(), AsOf: tc.asOf, Names: []string{"aging"},
+		files, err := Generate(context.Background(), Options{Report: config.Report{ReportsOut: t.TempDir()}, DB: w.db, AsOf: tc.asOf, Names: []string{"aging"},
 			Formats: []string{"xlsx"}, Log: slog.New(slog.NewTextHandler(&logs, nil))})
 		if err != nil {
 			t.Fatal(err)

@@ -66,10 +66,10 @@ var (
 	Dialects = []string{RFC.name, ID.name}
 )
 
-// DialectOf is the dialect of a name; "" is rfc.
+// DialectOf is the dialect of a name.
 func DialectOf(name string) (*Dialect, error) {
 	switch name {
-	case "", RFC.name:
+	case RFC.name:
 		return RFC, nil
 	case ID.name:
 		return ID, nil
