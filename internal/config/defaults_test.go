@@ -6,6 +6,8 @@ import (
 	"go/token"
 	"io/fs"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -14,7 +16,9 @@ import (
 // names a default of its own after an option (DefaultSettle for JobSettle, defaultCurrency for
 // Currency) must take its value from this package (Defaults, or a value derived from the tags
 // such as DefaultTZ), not write it again: two copies drift apart, and a run then
-// behaves by the one nobody reads.
+// behaves by the one nobody reads. Nor may code give a field named after an option that
+// option's default as a literal (d.Locale = "id", PageSize: 100): the same copy, unnamed. A
+// default written as an expression (30 * time.Second) or a boolean is not recognised.
 func TestDefaultsDeclaredOnce(t *testing.T) {
 	var every struct {
 		Files
@@ -27,10 +31,27 @@ func TestDefaultsDeclaredOnce(t *testing.T) {
 		Approvals
 	}
 	var fields []string
+	defaultOf := map[string][]string{} // field name: the defaults of the options so named
 	for _, o := range Options(&every) {
 		if o.Default != "" {
-			fields = append(fields, o.field[strings.LastIndex(o.field, " ")+1:])
+			name := o.field[strings.LastIndex(o.field, " ")+1:]
+			fields = append(fields, name)
+			defaultOf[name] = append(defaultOf[name], o.Default)
 		}
+	}
+	// copiesDefault says which option's default a literal given to a field named name is
+	copiesDefault := func(name string, value ast.Expr) bool {
+		lit, ok := value.(*ast.BasicLit)
+		if !ok {
+			return false
+		}
+		v := lit.Value
+		if lit.Kind == token.STRING {
+			if v, ok = unquote(v); !ok {
+				return false
+			}
+		}
+		return slices.Contains(defaultOf[name], v)
 	}
 	// names an option's field: the whole of it, or, for a name long enough to mean something,
 	// its end (Settle for JobSettle)
@@ -49,6 +70,7 @@ func TestDefaultsDeclaredOnce(t *testing.T) {
 		return ""
 	}
 	checked, found := 0, 0
+	fset := token.NewFileSet()
 	for _, root := range []string{"../../internal", "../../cmd", "../../bench"} {
 		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
@@ -60,11 +82,32 @@ func TestDefaultsDeclaredOnce(t *testing.T) {
 			if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
 				return nil
 			}
-			f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
+			f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
 			if err != nil {
 				return err
 			}
 			checked++
+			ast.Inspect(f, func(n ast.Node) bool {
+				var name string
+				var value ast.Expr
+				switch n := n.(type) {
+				case *ast.AssignStmt:
+					for i, l := range n.Lhs {
+						if s, ok := l.(*ast.SelectorExpr); ok && i < len(n.Rhs) && copiesDefault(s.Sel.Name, n.Rhs[i]) {
+							name, value = s.Sel.Name, n.Rhs[i]
+						}
+					}
+				case *ast.KeyValueExpr:
+					if k, ok := n.Key.(*ast.Ident); ok && copiesDefault(k.Name, n.Value) {
+						name, value = k.Name, n.Value
+					}
+				}
+				if name != "" {
+					t.Errorf("%s: %s is given its option's default as the literal %s: take it from internal/config",
+						fset.Position(value.Pos()), name, value.(*ast.BasicLit).Value)
+				}
+				return true
+			})
 			for _, decl := range f.Decls {
 				g, ok := decl.(*ast.GenDecl)
 				if !ok || g.Tok != token.CONST && g.Tok != token.VAR {
@@ -90,7 +133,7 @@ func TestDefaultsDeclaredOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if checked < 100 || found < 4 {
+	if checked < 100 || found < 3 {
 		t.Errorf("%d files checked, %d defaults named after an option found: has the layout changed?", checked, found)
 	}
 }
@@ -108,4 +151,9 @@ func readsConfig(e ast.Expr) bool {
 		return !reads
 	})
 	return reads
+}
+
+func unquote(s string) (string, bool) {
+	v, err := strconv.Unquote(s)
+	return v, err == nil
 }
