@@ -69,7 +69,9 @@ var langs = map[string]*lang{
 }
 
 func langOf(code string) (*lang, error) {
-	code = withDefaults(config.Report{Locale: code}).Locale
+	if code == "" {
+		code = config.DefaultLocale // the declared default, as withDefaults gives it
+	}
 	l, ok := langs[strings.ToLower(code)]
 	if !ok {
 		return nil, fmt.Errorf("locale %q: want one of %s", code, strings.Join(locales, ", "))
