@@ -59,9 +59,6 @@ func TestAcyclic(t *testing.T) {
 // TestTheHouse draws this module: no import points back up, and internal/report's files have no
 // arrow running back up and at most six layers (issue 30 halved its twelve).
 func TestTheHouse(t *testing.T) {
-	if testing.Short() {
-		t.Skip("type-checks the module")
-	}
 	var out bytes.Buffer
 	bad, err := run(&out, "../..", "./internal/report")
 	if err != nil {
