@@ -296,7 +296,7 @@ func TestWrappedLines(t *testing.T) {
 		width int
 		want  int
 	}{
-		{"Per peristiwa dan tujuan: Catatan", labelWidth - 1, 1},
+		{"Per peristiwa: Catatan", labelWidth - 1, 1},
 		{"Per peristiwa dan tujuan: Tingkat keberhasilan", labelWidth - 1, 2},
 		{"", 10, 1},
 		{"aaaa bbbb cccc", 9, 2},
