@@ -83,6 +83,11 @@ var words = map[string][2]string{
 	"current":         {"%s (saat rencana)", "%s (at planning)"},
 	"current.balance": {"Saldo per sinkronisasi", "Balance at last sync"}, "current.customerName": {"Nama pelanggan", "Customer name"},
 	"current.customerEmail": {"E-mail pelanggan", "Customer e-mail"}, "current.productName": {"Nama produk", "Product name"},
+	// what the service answered (the kinds' results); links and IDs keep their field names
+	"result.balance": {"Saldo dilaporkan", "Reported balance"}, "result.message": {"Pesan layanan", "Service message"},
+	"result.valid": {"Berlaku", "Valid"}, "result.discountType": {"Jenis diskon", "Discount type"},
+	"result.discountValue": {"Nilai diskon", "Discount value"}, "result.minimumPurchase": {"Pembelian minimum", "Minimum purchase"},
+	"result.eligibleCustomerType": {"Pelanggan yang berhak", "Eligible customers"},
 	// sheets
 	"sheet.plan": {"Rencana", "Plan"}, "sheet.result": {"Hasil", "Result"}, "sheet.summary": {"Ringkasan", "Summary"},
 	// summary

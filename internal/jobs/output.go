@@ -234,7 +234,7 @@ func ResultTable(p *Plan, run *Run, o FileOptions) *Table {
 			refs = append(refs, c)
 			continue
 		}
-		t.Columns = append(t.Columns, Column{Key: "result." + c, Title: c, Unit: fieldUnit(p.Kind, c)})
+		t.Columns = append(t.Columns, Column{Key: "result." + c, Title: l.w("result." + c), Unit: fieldUnit(p.Kind, c)})
 	}
 	for _, k := range []string{"reconciled", "read", "missing", "settle", "note"} {
 		t.add(l, k, unitNone)

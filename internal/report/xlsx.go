@@ -192,9 +192,9 @@ func pageSetup(f *excelize.File, sheet, footer string, p sheetfmt.Page) error {
 }
 
 // page is how the data sheet prints: landscape, its printed columns (all but the reference
-// columns) at their widths, the header row repeated.
+// columns) at their widths, at most at sheetfmt.ListScale, the header row repeated.
 func (x *xlsxSheet) page() sheetfmt.Page {
-	p := sheetfmt.Page{TitleFirst: 1, TitleLast: 1}
+	p := sheetfmt.Page{TitleFirst: 1, TitleLast: 1, MaxScale: sheetfmt.ListScale}
 	for i, c := range x.cols {
 		if c.reference {
 			break

@@ -77,6 +77,9 @@ const (
 	// MinScale is the smallest scale, in percent, at which body text prints at MinBodyPt:
 	// 11 pt × 73 % = 8.03 pt, and a FooterPt footer 7.3 pt.
 	MinScale = 73
+	// ListScale is the largest scale of a report's data sheet: 9 pt text, as a printed listing
+	// reads, rather than 11 pt on a third more paper.
+	ListScale = 82
 )
 
 // Page is how a sheet prints: its orientation and the widths of its printed columns, in
@@ -84,6 +87,8 @@ const (
 type Page struct {
 	Portrait bool
 	Widths   []float64
+	// MaxScale is the largest scale, in percent; 0 = 100.
+	MaxScale int
 	// Titles repeats these rows (1-based, first and last) on every printed page; 0 = none.
 	TitleFirst, TitleLast int
 }
@@ -157,6 +162,9 @@ func PageSetup(f *excelize.File, sheet, footer string, p Page) error {
 		return err
 	}
 	scale, order := uint(Scale(p.Widths, p.Portrait)), "overThenDown"
+	if p.MaxScale >= MinScale {
+		scale = min(scale, uint(p.MaxScale))
+	}
 	if err := f.SetPageLayout(sheet, &excelize.PageLayoutOptions{Size: &a4, Orientation: &orientation,
 		AdjustTo: &scale, PageOrder: &order}); err != nil {
 		return err
