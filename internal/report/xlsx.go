@@ -635,8 +635,6 @@ func tableName(sheet string) string {
 
 func boolPtr(b bool) *bool { return &b }
 
-func strPtr(s string) *string { return &s }
-
 func absRange(c1, r1, c2, r2 int) string {
 	a, _ := excelize.CoordinatesToCellName(c1, r1, true)
 	b, _ := excelize.CoordinatesToCellName(c2, r2, true)
