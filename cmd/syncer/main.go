@@ -137,6 +137,7 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdout, 
 		start := time.Now()
 		sums, err := syncrun.Run(ctx, cfg.DB, accounts, opts)
 		err = explainKeyRefused(err, cfg)
+		err = explainForeignAnswer(err, cfg)
 		recordRun(ctx, &m, log, sums, err, start)
 		if deliveries != nil && ctx.Err() == nil {
 			deliveries.SyncFinished(err, partialAccounts(accounts, sums), time.Now())
@@ -311,6 +312,20 @@ func explainKeyRefused(err error, cfg *config) error {
 		vars = "BILLSYNC_API_KEY_<ACCOUNT> or BILLSYNC_API_KEY_FILE_<ACCOUNT>"
 	}
 	return fmt.Errorf("%w: check the key in %s (a key for this service and environment, without spaces or quotes)", err, vars)
+}
+
+// explainForeignAnswer points at the base URL when the answers cannot be the billing service's:
+// a typo or a proxy serves another site's pages, and the person must fix the setting, not wait.
+func explainForeignAnswer(err error, cfg *config) error {
+	why := api.NotTheService(err)
+	if why == "" {
+		return err
+	}
+	vars := "BILLSYNC_BASE_URL (-base-url)"
+	if cfg.Accounts != "" {
+		vars = "the account's base URL in BILLSYNC_ACCOUNTS"
+	}
+	return fmt.Errorf("%w: the answer is %s, not the billing service's: check %s, the scheme and host of the service only (the /hl/v1/... paths are added)", err, why, vars)
 }
 
 func isTerminal(w io.Writer) bool {

@@ -442,6 +442,9 @@ func (c *Client) answered(ctx, actx context.Context, cl *call, resp *http.Respon
 		}
 		var bs *bodyStatus
 		if !errors.As(err, &bs) {
+			if why := foreignBody(resp.Header, body); why != "" {
+				err = &ForeignAnswer{Why: why, err: err}
+			}
 			e := fmt.Errorf("%s: decode: %w", cl.where(), err)
 			if cl.write() {
 				return outcome{err: &unknownOutcomeError{e}}
@@ -462,7 +465,7 @@ func (c *Client) answered(ctx, actx context.Context, cl *call, resp *http.Respon
 	}
 	// The body is redacted whole before it is cut to a snippet, so no cut leaves part of the key.
 	apiErr := &APIError{Method: cl.method, Path: cl.path, Page: cl.page, Status: status,
-		Message: c.redact(errorMessage([]byte(c.redact(string(body)))))}
+		Message: c.redact(errorMessage([]byte(c.redact(string(body))))), Foreign: foreignError(resp.Header, body)}
 	return c.refused(cl, apiErr, resp.Header)
 }
 
