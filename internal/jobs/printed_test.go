@@ -176,7 +176,11 @@ func TestJobFilesPrinted(t *testing.T) {
 		}
 		for _, sheet := range sheets {
 			n := len(pages[sheet])
-			t.Logf("%s %s: %d pages", name, sheet, n)
+			body, foot := 99.0, 99.0
+			for _, i := range pages[sheet] {
+				body, foot = min(body, doc.Pages[i].Body), min(foot, doc.Pages[i].Footer)
+			}
+			t.Logf("%s %s: %d pages, body %.1f pt, footer %.1f pt", name, sheet, n, body, foot)
 			if n == 0 {
 				t.Errorf("%s: sheet %s does not print", name, sheet)
 			}
