@@ -10,7 +10,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/billsync/billsync/internal/cellsafe"
 	"github.com/billsync/billsync/internal/report/sheetxml"
@@ -539,31 +538,4 @@ func fitHeight(f *excelize.File, row int, label, text string, width int) {
 	if n := max(wrappedLines(label, labelWidth-1), wrappedLines(text, width)); n > 1 {
 		f.SetRowHeight(summarySheet, row, float64(15*n))
 	}
-}
-
-// wrappedLines is how many lines s takes wrapped at word boundaries to lines
-// of at most width characters (a longer word is broken).
-func wrappedLines(s string, width int) int {
-	n := 0
-	for _, para := range strings.Split(s, "\n") {
-		n++
-		used := 0
-		for _, word := range strings.Fields(para) {
-			w := utf8.RuneCountInString(word)
-			switch {
-			case used == 0:
-			case used+1+w <= width:
-				used++
-			default:
-				n++
-				used = 0
-			}
-			for w > width {
-				n++
-				w -= width
-			}
-			used += w
-		}
-	}
-	return n
 }
