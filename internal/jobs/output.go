@@ -575,6 +575,7 @@ func wrapLines(s string, width int) int {
 // on every page, a footer).
 func writeXLSX(path string, t *Table, o FileOptions) error {
 	l := o.lang()
+	t = emptyOutOfPrint(t)
 	cur := o.Currency
 	if cur == "" {
 		cur = "IDR"
@@ -604,6 +605,57 @@ func writeXLSX(path string, t *Table, o FileOptions) error {
 		return err
 	}
 	return writeAtomic(path, buf.Bytes())
+}
+
+// saysWhy are the columns that explain a row (an error, a reconciliation's evidence, a note): the workbook
+// prints them only when a row of the file has something in them.
+var saysWhy = map[string]bool{"error": true, "reconciled": true, "read": true, "missing": true, "settle": true, "note": true}
+
+// emptyOutOfPrint is the table with its explaining columns that are empty in every row moved among the
+// reference columns, out of print: five empty columns of a result that succeeded would otherwise print as
+// wide as their headers and push the rest onto a second page across. The CSV keeps the order it has.
+func emptyOutOfPrint(t *Table) *Table {
+	empty := func(i int) bool {
+		for _, r := range t.Rows {
+			if i < len(r) && r[i] != "" {
+				return false
+			}
+		}
+		return true
+	}
+	var order, moved, refs []int
+	for i, c := range t.Columns {
+		switch {
+		case c.Ref:
+			refs = append(refs, i)
+		case saysWhy[c.Key] && empty(i):
+			moved = append(moved, i)
+		default:
+			order = append(order, i)
+		}
+	}
+	if len(moved) == 0 {
+		return t
+	}
+	order = append(append(order, moved...), refs...)
+	out := *t
+	out.Columns = make([]Column, len(order))
+	for k, i := range order {
+		out.Columns[k] = t.Columns[i]
+		if slices.Contains(moved, i) {
+			out.Columns[k].Ref = true
+		}
+	}
+	out.Rows = make([][]string, len(t.Rows))
+	for r, row := range t.Rows {
+		out.Rows[r] = make([]string, len(order))
+		for k, i := range order {
+			if i < len(row) {
+				out.Rows[r][k] = row[i]
+			}
+		}
+	}
+	return &out
 }
 
 // sheetStyles are the workbook's cell styles: the reports' header, numbers per unit, bold totals.

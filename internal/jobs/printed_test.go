@@ -132,6 +132,14 @@ func TestJobFilesPrinted(t *testing.T) {
 	sheetpdf.Require(t)
 	e := newEnv(t)
 	held, applied, run := heldTopUp(t, e)
+	// The week's plan applied too: its result has held rows beside sent ones.
+	heldRes := e.apply(held.ID)
+	j := e.open()
+	heldRuns, err := j.Runs(context.Background(), held.ID)
+	j.Close()
+	if err != nil || len(heldRuns) != 1 {
+		t.Fatalf("runs of %s: %v %v", held.ID, heldRuns, err)
+	}
 	dir := t.TempDir()
 	type file struct {
 		table *jobs.Table
@@ -141,7 +149,8 @@ func TestJobFilesPrinted(t *testing.T) {
 	var paths []string
 	for _, locale := range []string{"id", "en"} {
 		o := jobs.FileOptions{Locale: locale, Location: jakarta(t)}
-		for name, table := range map[string]*jobs.Table{"plan": jobs.PlanTable(held, o), "result": jobs.ResultTable(applied, run, o)} {
+		for name, table := range map[string]*jobs.Table{"plan": jobs.PlanTable(held, o), "result": jobs.ResultTable(applied, run, o),
+			"result-held": jobs.ResultTable(heldRes.Plan, &heldRuns[0], o)} {
 			path := filepath.Join(dir, name+"-"+locale+".xlsx")
 			if err := jobs.WriteTableFile(path, table, o); err != nil {
 				t.Fatal(err)
@@ -188,13 +197,9 @@ func TestJobFilesPrinted(t *testing.T) {
 				t.Errorf("%s: sheet %s prints on %d pages without print titles", name, sheet, n)
 			}
 		}
-		// One sheet-width per page: the rows sheet's first and last printed headers on each of its pages.
-		first, last := f.table.Columns[0].Title, ""
-		for _, c := range f.table.Columns {
-			if !c.Ref {
-				last = c.Title
-			}
-		}
+		// One sheet-width per page: the rows sheet's first and last printed headers (its print area's)
+		// on each of its pages.
+		first, last := printedHeaders(t, f.path, f.table.Name)
 		for _, i := range pages[f.table.Name] {
 			for _, h := range []string{first, last} {
 				for _, w := range strings.Fields(h) {
@@ -205,6 +210,30 @@ func TestJobFilesPrinted(t *testing.T) {
 			}
 		}
 	}
+}
+
+// printedHeaders are the headers of the first and last column of a sheet's print area.
+func printedHeaders(t *testing.T, path, sheet string) (first, last string) {
+	t.Helper()
+	f, err := excelize.OpenFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, d := range f.GetDefinedName() {
+		if d.Name != "_xlnm.Print_Area" || d.Scope != sheet {
+			continue
+		}
+		m := regexp.MustCompile(`!\$A\$1:\$([A-Z]+)\$\d+$`).FindStringSubmatch(d.RefersTo)
+		if m == nil {
+			t.Fatalf("%s: print area %q", sheet, d.RefersTo)
+		}
+		first, _ = f.GetCellValue(sheet, "A1")
+		last, _ = f.GetCellValue(sheet, m[1]+"1")
+		return first, last
+	}
+	t.Fatalf("%s: no print area", sheet)
+	return "", ""
 }
 
 // workbookCells are a workbook's cells as text, by sheet.
