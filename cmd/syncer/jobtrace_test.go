@@ -281,3 +281,60 @@ func TestDashboardTopupHoldsPlan(t *testing.T) {
 		t.Errorf("the top-up of 2600 was not sent: %d add-credit requests in all, want 3", w.adds())
 	}
 }
+
+// TestOwnEntryDoesNotHoldItsRow: a top-up's answer is lost after the service applied it and the history writes
+// its times without a zone, so the reconciliation cannot place the entry against the send: unresolved. After a
+// sync the warehouse shows that entry; the person checks, says it is a dashboard top-up and forces not-applied.
+// The next apply sends the row: the entry may be the row's own effect, which the person settled, so it does
+// not hold the row (held would be for good). The sheet with a row added and planned again: that row is held
+// once, naming the plan that sent it and both entries.
+func TestOwnEntryDoesNotHoldItsRow(t *testing.T) {
+	sb, err := sandbox.New(sandbox.Options{Seed: 5, Scale: 0.02, Key: secret, CreditTimes: sandbox.CreditTimeNoZone,
+		Now: time.Now().UTC().Add(-2 * time.Minute).Truncate(time.Second)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(sb)
+	t.Cleanup(srv.Close)
+	w := &traceWorld{t: t, sb: sb, url: srv.URL, dir: t.TempDir()}
+	w.vars = map[string]string{"BILLSYNC_BASE_URL": srv.URL, "BILLSYNC_API_KEY": secret,
+		"BILLSYNC_DB": filepath.Join(w.dir, "billsync.duckdb"), "BILLSYNC_RATE_PER_MIN": "0", "BILLSYNC_ACCOUNT": "main",
+		"BILLSYNC_TZ": "Asia/Jakarta", "BILLSYNC_JOB_SETTLE": "1s"}
+	w.prod = creditProduct(t, sb)
+	var c, other struct{ ID string }
+	json.Unmarshal(sb.Dump("customers")[0], &c)
+	json.Unmarshal(sb.Dump("customers")[1], &other)
+	w.sync()
+
+	sheet := w.sheet("topup.csv", c.ID, "3000")
+	id, _ := w.plan(sheet)
+	if err := sb.FailNext(sandbox.FaultApplyThen500, 1, "/credit/v1/credit/customer/add-credit"); err != nil {
+		t.Fatal(err)
+	}
+	out, errs, code := syncer(t, w.vars, "job", "apply", id)
+	first := w.entries(c.ID, 3000)
+	if code != 1 || !strings.Contains(out, "UNRESOLVED") || len(first) != 1 {
+		t.Fatalf("apply with the answer lost: exit %d, entries %v; want unresolved, one entry\n%s%s", code, first, out, errs)
+	}
+	w.sync()
+	time.Sleep(1100 * time.Millisecond) // the settle interval
+	if out, errs, code = syncer(t, w.vars, "job", "resolve", id, "1", "not-applied", "-why", "entry "+first[0]+
+		" is Budi's dashboard top-up", "-force"); code != 0 {
+		t.Fatalf("resolve -force: exit %d\n%s%s", code, out, errs)
+	}
+	out = w.apply(id)
+	t.Logf("apply after the forced resolution:\n%s", out)
+	if w.adds() != 2 || strings.Contains(out, "HELD") || !strings.Contains(out, "1 succeeded") {
+		t.Errorf("the row a person resolved as not applied is held by its own entry, or not sent: %d add-credit requests\n%s",
+			w.adds(), out)
+	}
+
+	w.sync()
+	_, out = w.plan(w.sheet("edited.csv", c.ID, "3000", other.ID, "3000"))
+	t.Logf("the sheet with a row added, planned again:\n%s", out)
+	all := w.entries(c.ID, 3000)
+	if len(all) != 2 || !strings.Contains(out, "1 still planned, 1 held") || !strings.Contains(out, "repeats plan "+id+" row 1") ||
+		!strings.Contains(out, "credit entry "+all[0]) || !strings.Contains(out, "credit entry "+all[1]) {
+		t.Errorf("the file planned again is not held once, naming the plan and entries %v:\n%s", all, out)
+	}
+}

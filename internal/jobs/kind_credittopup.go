@@ -353,7 +353,7 @@ func (creditTopup) freshTraces(ctx context.Context, rc *reconciler, q request, s
 		what, ok := topupEntry(q, e.ID, e.ProductID, strconv.FormatFloat(credit.Value, 'f', -1, 64),
 			strconv.FormatFloat(debit.Value, 'f', -1, 64), typ.Type)
 		if ok {
-			out = append(out, trace{id: e.ID, at: at.lo, what: what, where: where})
+			out = append(out, trace{id: e.ID, at: at.lo, hi: at.hi, what: what, where: where})
 		}
 	}
 	return out, nil

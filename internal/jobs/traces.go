@@ -22,6 +22,7 @@ import (
 type trace struct {
 	id    string
 	at    time.Time // the record's own time (created, or when a sync saw the change), as the service dates it
+	hi    time.Time // the latest it can be: later than at only for a time written without a zone
 	what  string    // for people, without the time: "credit entry 65f… of 1000 (MERCHANT_TOPUP)"
 	where string    // "in the warehouse, synced 2026-11-02 08:00 WIB", "in the service's credit history, read …"
 }
@@ -36,10 +37,10 @@ type traceRow struct {
 
 // traceRule is what a kind declares about the service's records of its change (jobKind.traces).
 type traceRule struct {
-	query string                                    // section of queries/warehouse.sql; "" when none can show it
-	key   func(q request) string                    // what the query looks a row up by
+	query string                                     // section of queries/warehouse.sql; "" when none can show it
+	key   func(q request) string                     // what the query looks a row up by
 	match func(q request, t traceRow) (string, bool) // whether the record shows q's change, and how to name it
-	none  string                                    // why no synced record can show the change (query "")
+	none  string                                     // why no synced record can show the change (query "")
 }
 
 // traceSet is the synced records of a plan's rows in the repeat window, by key.
@@ -92,7 +93,7 @@ func (ts *traceSet) of(q request) []trace {
 	var out []trace
 	for _, t := range ts.byKey[ts.rule.key(q)] {
 		if what, ok := ts.rule.match(q, t); ok {
-			out = append(out, trace{id: t.id, at: t.at, what: what, where: ts.where})
+			out = append(out, trace{id: t.id, at: t.at, hi: t.at, what: what, where: ts.where})
 		}
 	}
 	return out
@@ -106,10 +107,12 @@ func lowerKey(field string) func(request) string {
 // traceFilter is what of the service's records a row of a plan may not be held by.
 type traceFilter struct {
 	// before: a row marked to repeat (repeat = yes, -again) repeats what was there when it was planned: only
-	// records dated after this (billsync's clock at planning, less clockMargin) hold it. Zero: nothing is.
+	// records dated surely after this (billsync's clock at planning, plus clockMargin) hold it. Zero: none is
+	// acknowledged so.
 	before time.Time
-	// after: records dated at or after this are the row's own effect (its last send, less clockMargin); the
-	// reconciliation settles those, never the repeat check. Zero: the row was never sent.
+	// after: records that may be dated at or after this are the row's own effect (its last send, less
+	// clockMargin); the reconciliation settles those, and a person's resolution, never the repeat check. Zero:
+	// the row was never sent.
 	after time.Time
 	// claimed: records this plan's actions were found to have made; ack: the records a row marked to repeat
 	// was planned knowing (its detail's onServiceIds), whatever their dates say.
@@ -123,8 +126,8 @@ func (f traceFilter) keep(ts []trace) []trace {
 	for _, t := range ts {
 		switch {
 		case seen[t.id] || f.claimed[t.id] || f.ack[t.id]:
-		case !f.before.IsZero() && t.at.Before(f.before):
-		case !f.after.IsZero() && !t.at.Before(f.after):
+		case !f.before.IsZero() && !t.at.After(f.before):
+		case !f.after.IsZero() && !t.hi.Before(f.after):
 		default:
 			seen[t.id] = true
 			out = append(out, t)
@@ -235,7 +238,7 @@ func (r *run) holdOnService(ctx context.Context, a *Action) (bool, error) {
 	}
 	f := traceFilter{claimed: claimedBy(r.p)}
 	if a.AllowRepeat {
-		f.before = r.p.CreatedAt.Add(-clockMargin)
+		f.before = r.p.CreatedAt.Add(clockMargin)
 		f.ack = map[string]bool{}
 		for _, id := range strings.Fields(a.Detail["onServiceIds"]) {
 			f.ack[id] = true
