@@ -129,7 +129,12 @@ var planIDRe = regexp.MustCompile(`(?m)^plan ([0-9a-f]{12}):`)
 
 func (w *traceWorld) plan(file string, extra ...string) (id, out string) {
 	w.t.Helper()
-	out, errs, code := syncer(w.t, w.vars, append([]string{"job", "plan", "-kind", "credit-topup", "-in", file}, extra...)...)
+	return w.planKind("credit-topup", file, extra...)
+}
+
+func (w *traceWorld) planKind(kind, file string, extra ...string) (id, out string) {
+	w.t.Helper()
+	out, errs, code := syncer(w.t, w.vars, append([]string{"job", "plan", "-kind", kind, "-in", file}, extra...)...)
 	m := planIDRe.FindStringSubmatch(out)
 	if code != 0 || m == nil {
 		w.t.Fatalf("plan %s: exit %d\n%s%s", file, code, out, errs)
@@ -336,5 +341,105 @@ func TestOwnEntryDoesNotHoldItsRow(t *testing.T) {
 	if len(all) != 2 || !strings.Contains(out, "1 still planned, 1 held") || !strings.Contains(out, "repeats plan "+id+" row 1") ||
 		!strings.Contains(out, "credit entry "+all[0]) || !strings.Contains(out, "credit entry "+all[1]) {
 		t.Errorf("the file planned again is not held once, naming the plan and entries %v:\n%s", all, out)
+	}
+}
+
+// TestOtherKindsSeenOnService: the kinds whose change a synced record shows are held by it too when the
+// journal is lost. An invoice created, synced, the journal lost: the same invoice planned again is held,
+// naming the invoice. A payment request edited, synced, the journal lost: the same edit is held, naming the
+// change the sync saw. An e-mail fixed, synced, changed back by hand in the dashboard, synced, the journal
+// lost: the old sheet planned again is held, naming the change the sync saw.
+func TestOtherKindsSeenOnService(t *testing.T) {
+	w := newTraceWorld(t, 2*time.Minute)
+	w.sync()
+	write := func(name string, lines ...string) string {
+		p := filepath.Join(w.dir, name)
+		if err := os.WriteFile(p, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	posts := func(suffix string) int {
+		n := 0
+		for _, r := range w.sb.Requests() {
+			if strings.HasSuffix(r.Path, suffix) {
+				n++
+			}
+		}
+		return n
+	}
+
+	var c struct{ ID, Email string } // a customer the warehouse knows, with a plain address
+	for _, raw := range w.sb.Dump("customers") {
+		json.Unmarshal(raw, &c)
+		if strings.Contains(c.Email, "@") && !strings.ContainsAny(c.Email, " ,\"") {
+			break
+		}
+	}
+
+	expires := time.Now().AddDate(0, 2, 0).Format("2006-01-02")
+	invoices := write("invoices.csv", "name,email,mobile,redirectUrl,description,expiredAt,rate",
+		"Sari Wulandari,sari.w@contoh.co.id,08123456789,https://contoh.co.id/terima-kasih,Langganan November,"+expires+",150000")
+	id, _ := w.planKind("invoice-create", invoices)
+	w.apply(id)
+	if posts("/invoice/create") != 1 {
+		t.Fatalf("the invoice was not created: %d requests", posts("/invoice/create"))
+	}
+	var made string
+	for _, raw := range w.sb.Dump("invoices") {
+		var inv struct {
+			ID, Description string
+		}
+		json.Unmarshal(raw, &inv)
+		if inv.Description == "Langganan November" {
+			made = inv.ID
+		}
+	}
+
+	const fixed = "alamat.baru@contoh.co.id"
+	fix := write("fix.csv", "fromEmail,toEmail", c.Email+","+fixed)
+	id, _ = w.planKind("email-fix", fix)
+	w.apply(id)
+
+	var pr struct{ ID, Status, Name string } // an unpaid payment request the warehouse knows
+	for _, raw := range w.sb.Dump("payment_requests") {
+		json.Unmarshal(raw, &pr)
+		if pr.Status != "paid" && pr.Status != "closed" {
+			break
+		}
+	}
+	edit := write("edit.csv", "id,name,email,mobile,amount,redirectUrl,description,expiredAt",
+		pr.ID+",Paket Tahunan,sari.w@contoh.co.id,08123456789,275000,https://contoh.co.id/terima-kasih,Paket tahunan,"+expires)
+	id, _ = w.planKind("payment-edit", edit)
+	w.apply(id)
+	w.sync()
+	// In the dashboard, someone puts the old address back.
+	body := fmt.Sprintf(`{"fromEmail":%q,"toEmail":%q}`, fixed, c.Email)
+	req, _ := http.NewRequest(http.MethodPost, w.url+"/hl/v1/customer/update", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+secret)
+	req.Header.Set("Content-Type", "application/json")
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("the dashboard's change: %v %v", err, resp)
+	} else {
+		resp.Body.Close()
+	}
+	w.sync()
+	w.loseJournal()
+
+	_, out := w.planKind("invoice-create", invoices)
+	t.Logf("the invoice planned again, journal lost:\n%s", out)
+	if made == "" || !strings.Contains(out, "1 held") || !strings.Contains(out, "invoice "+made+" to sari.w@contoh.co.id of 150000") {
+		t.Errorf("the invoice planned again is not held naming invoice %q:\n%s", made, out)
+	}
+	_, out = w.planKind("payment-edit", edit)
+	t.Logf("the payment edit planned again, journal lost:\n%s", out)
+	if !strings.Contains(out, "1 held") || !strings.Contains(out, "payment request "+pr.ID+"'s amount set to \"275000\", seen by a sync") {
+		t.Errorf("the payment edit planned again is not held naming the change of %s:\n%s", pr.ID, out)
+	}
+	_, out = w.planKind("email-fix", fix)
+	t.Logf("the e-mail fix planned again, journal lost:\n%s", out)
+	if !strings.Contains(out, "1 held") || !strings.Contains(out, "customer "+c.ID+"'s e-mail changed from "+c.Email+" to "+fixed+
+		", seen by a sync at ") {
+		t.Errorf("the e-mail fix planned again is not held naming the change of customer %s:\n%s", c.ID, out)
 	}
 }

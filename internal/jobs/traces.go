@@ -122,14 +122,14 @@ type traceFilter struct {
 // keep drops the records the filter says cannot hold the row, and sorts the rest oldest first.
 func (f traceFilter) keep(ts []trace) []trace {
 	var out []trace
-	seen := map[string]bool{}
+	seen := map[string]bool{} // a record read from the warehouse and from the service is named once
 	for _, t := range ts {
 		switch {
-		case seen[t.id] || f.claimed[t.id] || f.ack[t.id]:
+		case seen[t.id+"\n"+t.what] || f.claimed[t.id] || f.ack[t.id]:
 		case !f.before.IsZero() && !t.at.After(f.before):
 		case !f.after.IsZero() && !t.hi.Before(f.after):
 		default:
-			seen[t.id] = true
+			seen[t.id+"\n"+t.what] = true
 			out = append(out, t)
 		}
 	}
