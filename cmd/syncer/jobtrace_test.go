@@ -255,14 +255,14 @@ func TestDashboardTopupHoldsPlan(t *testing.T) {
 	sheet := w.sheet("topup.csv", w.cust[2], "2500", w.cust[3], "2500")
 
 	// Outside a two-day window: a top-up three days ago is no repeat.
-	id, out := w.plan(sheet, "-repeat-window", "48h")
+	_, out := w.plan(sheet, "-repeat-window", "48h")
 	if strings.Contains(out, "HELD") {
 		t.Errorf("a top-up older than the window holds the plan:\n%s", out)
 	}
 
 	// Within the default window: held, the entry named; the other customer goes out.
 	w.loseJournal() // the plan above was never applied; a fresh journal keeps the test to the service's records
-	id, out = w.plan(sheet)
+	id, out := w.plan(sheet)
 	t.Logf("plan after a dashboard top-up:\n%s", out)
 	if !strings.Contains(out, "1 still planned, 1 held") ||
 		!regexp.MustCompile(`credit entry `+e[0]+` of 2500 \(MERCHANT_TOPUP\) at \d{4}-\d\d-\d\d \d\d:\d\d WIB`).MatchString(out) {
@@ -284,6 +284,19 @@ func TestDashboardTopupHoldsPlan(t *testing.T) {
 	w.apply(id)
 	if w.adds() != 3 {
 		t.Errorf("the top-up of 2600 was not sent: %d add-credit requests in all, want 3", w.adds())
+	}
+
+	// The journal lost again, the sheet planned and applied with a two-day window: the dashboard's top-up of
+	// three days ago holds nothing, at planning or before sending; the other customer's, sent today, does.
+	w.loseJournal()
+	id, out = w.plan(sheet, "-repeat-window", "48h")
+	if strings.Contains(out, "HELD") {
+		t.Errorf("planned before a sync, nothing can hold the sheet yet:\n%s", out)
+	}
+	out, errs, code := syncer(t, w.vars, "job", "apply", id, "-repeat-window", "48h")
+	if code != 0 || w.adds() != 4 || !strings.Contains(out, "1 held") || strings.Contains(out, "credit entry "+e[0]) {
+		t.Errorf("apply with a two-day window: exit %d, %d add-credit requests in all, want 4, the other customer's row "+
+			"held and not the dashboard's entry\n%s%s", code, w.adds(), out, errs)
 	}
 }
 
