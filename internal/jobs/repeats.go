@@ -188,8 +188,8 @@ func (j *Journal) markRepeats(ctx context.Context, wh *sql.DB, s jobKind, p *Pla
 
 // serviceHeld says why a row the service's records (and not billsync's journal) hold is not sent.
 func serviceHeld(window time.Duration) string {
-	return fmt.Sprintf("the service's own records show the same change within %s, though billsync's journal has no "+
-		"send of it (a lost or restored journal, or a change made in the service's dashboard): not sent; to send it "+
+	return fmt.Sprintf("the service's own records show the same change within %s, which billsync's journal does not "+
+		"account for (a lost or restored journal, or a change made in the service's dashboard): not sent; to send it "+
 		"anyway write yes in its repeat column and plan the file again, or plan the whole file with -again", windowText(window))
 }
 
