@@ -147,6 +147,10 @@ func planChange(p *Plan, a *Action, l lang, loc *time.Location) string {
 	if b := a.Detail["repeatOfBalance"]; b != "" {
 		return l.f("held.balance", l.number(b), repeatWhen(a, l, loc))
 	}
+	if a.Detail["onService"] != "" {
+		// held by the service's own record, synced: that sync's balance holds it
+		return l.f("held.balance_service", l.number(a.Current["balance"]), clockOr(p.WarehouseSyncedAt, loc, l.w("never")))
+	}
 	return l.f("held.balance_sync", l.number(a.Current["balance"]), clockOr(p.WarehouseSyncedAt, loc, l.w("never")))
 }
 
@@ -165,18 +169,30 @@ func repeatWhen(a *Action, l lang, loc *time.Location) string {
 func repeatText(a *Action, l lang, loc *time.Location) string {
 	d := a.Detail
 	when := repeatWhen(a, l, loc)
-	if d["repeatOfPlan"] == "" || when == "" {
-		return localTimes(d["repeatOf"], loc)
+	var parts []string
+	switch {
+	case d["repeatOfPlan"] != "" && when != "":
+		file := ""
+		if d["repeatOfFile"] != "" {
+			file = l.f("of_file", d["repeatOfFile"])
+		}
+		s := l.f("repeat_of", d["repeatOfPlan"], d["repeatOfSeq"], d["repeatOfLine"], file, when, l.state(State(d["repeatOfState"])))
+		if n, _ := strconv.Atoi(d["repeatOfN"]); n > 1 {
+			s += l.f("and_more", l.group(int64(n-1)))
+		}
+		parts = append(parts, s)
+	case d["onService"] == "" || l == "en":
+		return localTimes(d["repeatOf"], loc) // the journal's words (an old row), or English records
 	}
-	file := ""
-	if d["repeatOfFile"] != "" {
-		file = l.f("of_file", d["repeatOfFile"])
+	switch {
+	case d["onService"] == "":
+	case l == "en":
+		parts = append(parts, d["onService"])
+	default:
+		// the records by their IDs: the journal's description of them is English (it is in the CLI's)
+		parts = append(parts, l.f("on_service", d["onServiceIds"]))
 	}
-	s := l.f("repeat_of", d["repeatOfPlan"], d["repeatOfSeq"], d["repeatOfLine"], file, when, l.state(State(d["repeatOfState"])))
-	if n, _ := strconv.Atoi(d["repeatOfN"]); n > 1 {
-		s += l.f("and_more", l.group(int64(n-1)))
-	}
-	return s
+	return strings.Join(parts, "; ")
 }
 
 // withRepeats adds the repeat columns when a row is held or marked to repeat: whether it may repeat, and the

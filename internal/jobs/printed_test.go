@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/billsync/billsync/internal/api"
 	"github.com/billsync/billsync/internal/jobs"
 	"github.com/billsync/billsync/internal/sheetfmt"
 	"github.com/billsync/billsync/internal/sheetfmt/sheetpdf"
@@ -301,4 +302,45 @@ func mustInt(t *testing.T, s string) int64 {
 		t.Fatalf("%q: %v", s, err)
 	}
 	return n
+}
+
+// TestServiceHeldRowReadsInItsLanguage: a row held by the service's own record (a dashboard top-up after the
+// plan, not a send of billsync's) reads in the Indonesian result file as the journal-held ones do: what holds
+// it in Indonesian with the record's ID, and the balance as of the sync that holds that record.
+func TestServiceHeldRowReadsInItsLanguage(t *testing.T) {
+	e := newEnv(t)
+	cs := e.customers(1)
+	p := e.topupProduct()
+	plan := e.mustPlan(jobs.CreditTopup, e.topupCSV("topup.csv", []topupRow{{c: cs[0], amount: 800}}))
+	e.sb.Advance(10 * time.Minute)
+	if _, err := e.client(testKey).AddCredit(context.Background(), api.AddCreditRequest{CustomerID: cs[0].ID, ProductID: p.ID,
+		Amount: 800}); err != nil {
+		t.Fatal(err)
+	}
+	res := e.apply(plan.ID)
+	if a := res.Plan.Actions[0]; a.State != jobs.Held || a.Detail["onServiceIds"] == "" {
+		t.Fatalf("a dashboard top-up after planning: %s %v; want held by the service's record", a.State, a.Detail)
+	}
+	o := jobs.FileOptions{Locale: "id", Location: jakarta(t)}
+	table := jobs.ResultTable(res.Plan, nil, o)
+	path := filepath.Join(t.TempDir(), "result.xlsx")
+	if err := jobs.WriteTableFile(path, table, o); err != nil {
+		t.Fatal(err)
+	}
+	for sheet, rows := range workbookCells(t, path) {
+		for r, row := range rows {
+			for c, v := range row {
+				if w := englishWord(v); w != "" {
+					t.Errorf("%s row %d column %d %q: English %q in an Indonesian file", sheet, r+1, c+1, v, w)
+				}
+			}
+		}
+	}
+	for i, c := range table.Columns {
+		if c.Key == "repeat_of" {
+			if v := table.Rows[0][i]; !strings.Contains(v, "catatan layanan") || !strings.Contains(v, res.Plan.Actions[0].Detail["onServiceIds"]) {
+				t.Errorf("held by the service's record: %q, want it named by its ID", v)
+			}
+		}
+	}
 }
