@@ -11,6 +11,7 @@ import (
 
 	"github.com/billsync/billsync/internal/api"
 	"github.com/billsync/billsync/internal/jobs"
+	"github.com/billsync/billsync/internal/sandbox"
 	"github.com/billsync/billsync/internal/sheetfmt"
 	"github.com/billsync/billsync/internal/sheetfmt/sheetpdf"
 	"github.com/xuri/excelize/v2"
@@ -342,5 +343,35 @@ func TestServiceHeldRowReadsInItsLanguage(t *testing.T) {
 				t.Errorf("held by the service's record: %q, want it named by its ID", v)
 			}
 		}
+	}
+}
+
+// TestAbsentSendSaidAsWhatItIs: a top-up whose answer was a 500 and that the service's history proves absent
+// is journaled not applied with evidence that says the send as the journal knows it, between the
+// transition written before the request and the one after its answer, not as one instant a minute
+// before it (the clocks' margin is said as such).
+func TestAbsentSendSaidAsWhatItIs(t *testing.T) {
+	e := newEnv(t)
+	plan, _, _, _ := topupPlan(e, 900)
+	if err := e.sb.FailNext(sandbox.FaultServerError, 1, "/credit/v1/credit/customer/add-credit"); err != nil {
+		t.Fatal(err)
+	}
+	e.apply(plan.ID)
+	e.sb.Advance(time.Hour) // past the settle interval: a read that finds nothing proves the top-up absent
+	e.apply(plan.ID)
+	j := e.open()
+	defer j.Close()
+	var sentAt, answeredAt time.Time
+	var evidence string
+	err := j.DB().QueryRow(`SELECT s.recorded_at,
+		(SELECT min(n.recorded_at) FROM job_actions n WHERE n.plan_id = s.plan_id AND n.action_id = s.action_id AND n.id > s.id),
+		(SELECT n.detail->>'$.reconciled' FROM job_actions n WHERE n.plan_id = s.plan_id AND n.action_id = s.action_id AND n.state = 'not_applied')
+		FROM job_actions s WHERE s.plan_id = ? AND s.seq = 1 AND s.state = 'sent' ORDER BY s.id LIMIT 1`, plan.ID).Scan(&sentAt, &answeredAt, &evidence)
+	if err != nil {
+		t.Fatalf("%v (journal: %s)", err, history(e, plan.ID, 1))
+	}
+	want := fmt.Sprintf("sent between %s and %s", sentAt.UTC().Format("2006-01-02 15:04:05"), answeredAt.UTC().Format("15:04:05 UTC"))
+	if !strings.Contains(evidence, want) || !strings.Contains(evidence, "before it for the clocks") {
+		t.Errorf("evidence %q, want the send said as %q and the clocks' margin as such", evidence, want)
 	}
 }
