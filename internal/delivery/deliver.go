@@ -239,7 +239,7 @@ func Deliver(ctx context.Context, o Options, occ Occurrence) (Result, error) {
 		log.Info("delivery waits for the first sync", "until", occ.WaitUntil)
 		return Result{State: "waiting", Kind: kind, Stale: texts(d.Locale)["stale_none"]}, nil
 	}
-	fresh, err := freshness(ctx, o.DB, d.Account, occ.AsOf, o.Loc, d.Locale, occ.SyncFailed)
+	fresh, err := freshness(ctx, o.DB, d.Account, occ.AsOf, now, d.MaxAge.Duration, o.Loc, d.Locale, occ.SyncFailed)
 	if err != nil {
 		return fail(ctx, j, res, row{name: d.Name, asOf: asOf, kind: kind}, d, o, err)
 	}
