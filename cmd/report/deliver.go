@@ -114,17 +114,25 @@ func deliverCommand(ctx context.Context, sub string, args []string, lookup envco
 	switch res.State {
 	case "already":
 		fmt.Fprintf(stdout, "%s as of %s: already sent (report deliveries %s; -again sends it once more)\n", d.Name, day, d.Name)
+	case "already-outbox":
+		fmt.Fprintf(stdout, "%s as of %s: already in the outbox, nobody was sent it: with BILLSYNC_SMTP_URL set, report deliver %s -as-of %s sends it to the recipients\n",
+			d.Name, day, d.Name, day)
 	case "dry-run":
 		fmt.Fprintf(stdout, "%s as of %s: written, not sent: %s\n", d.Name, day, res.EML)
+	case "outbox":
+		fmt.Fprintf(stdout, "%s as of %s: written to the outbox, not sent (a rehearsal): %s\n  with BILLSYNC_SMTP_URL set, report deliver %s -as-of %s sends it to %s\n  subject: %s\n",
+			d.Name, day, res.EML, d.Name, day, strings.Join(append(append([]string{}, d.To...), d.Cc...), ", "), res.Subject)
 	case "sent":
-		via := "outbox " + res.EML
-		if o.SMTP != nil {
-			via = o.SMTP.String()
-		}
 		fmt.Fprintf(stdout, "%s as of %s: sent to %s via %s\n  subject: %s\n  message-id: <%s>\n", d.Name, day,
-			strings.Join(append(append([]string{}, d.To...), d.Cc...), ", "), via, res.Subject, res.MessageID)
+			strings.Join(append(append([]string{}, d.To...), d.Cc...), ", "), o.SMTP, res.Subject, res.MessageID)
+	case "unknown":
+		fmt.Fprintf(stdout, "%s as of %s: unknown: the server took the whole message and gave no answer; the recipients may have it\n"+
+			"  message-id: <%s>; report deliver %s -as-of %s sends it once more, marked as resent, with the same Message-ID\n",
+			d.Name, day, res.MessageID, d.Name, day)
+	case "refused":
+		fmt.Fprintf(stdout, "%s as of %s: refused by the server (not tried again: it would answer the same)\n", d.Name, day)
 	}
-	if res.Stale != "" && res.State != "already" {
+	if res.Stale != "" && !strings.HasPrefix(res.State, "already") {
 		fmt.Fprintf(stdout, "  stale: %s\n", res.Stale)
 	}
 	for _, f := range res.Files {

@@ -239,6 +239,8 @@ func (s *Scheduler) one(ctx context.Context, now time.Time, occ Occurrence) {
 		log.Info("another process is delivering; looking again later", "err", err)
 	case res.State == "waiting":
 		s.waited[k] = true
+	case err == nil && (res.State == "refused" || res.State == "unknown"):
+		// Journaled and alerted when it happened; a person decides (report deliver).
 	case err != nil:
 		if s.Observer != nil {
 			s.Observer.DeliveryDone(false, now)
@@ -246,11 +248,22 @@ func (s *Scheduler) one(ctx context.Context, now time.Time, occ Occurrence) {
 		s.failures[k]++
 		wait := min(5*time.Minute<<(s.failures[k]-1), time.Hour)
 		s.retryAt[k] = now.Add(wait)
-		log.Error("delivery failed; trying again later", "in", wait, "failures", s.failures[k], "err", err)
+		detail := "As of " + k.asOf + ": " + oneLine(err.Error())
+		by := "report deliver " + d.Name + " -as-of " + k.asOf
+		switch res.State {
+		case "refused":
+			detail += "\nThe server refused it: the daemon does not send it again. Once the cause is fixed: " + by
+		case "unknown":
+			detail += fmt.Sprintf("\nThe recipients may have it. The next attempt, in %s, sends it once more marked as resent, "+
+				"with the same Message-ID <%s>; after a second unknown outcome only a person sends it again (%s).", wait, res.MessageID, by)
+		default:
+			detail += fmt.Sprintf("\nNobody has it; tried again in %s.", wait)
+		}
+		log.Error("delivery "+res.State+"; trying again later", "in", wait, "failures", s.failures[k], "err", err)
 		alerts = append(alerts, func() {
-			s.Alerts.State(ctx, keyDeliveryPrefix+d.Name, false, "delivery "+d.Name+" failed", "As of "+k.asOf+": "+oneLine(err.Error()))
+			s.Alerts.State(ctx, keyDeliveryPrefix+d.Name, false, "delivery "+d.Name+" failed", detail)
 		})
-	case res.State == "sent":
+	case res.State == "sent" || res.State == "outbox":
 		if s.Observer != nil {
 			s.Observer.DeliveryDone(true, s.Options.now())
 		}

@@ -207,7 +207,8 @@ func TestDaemonKilled(t *testing.T) {
 				t.Fatalf("after the restart: %q", got)
 			}
 			es, _ := List(context.Background(), JournalPath(db), "close", 5)
-			if len(es) != 2 || es[0].State != "sent" || es[0].Kind != "resend" || es[1].State != "unknown" {
+			if len(es) != 2 || es[0].State != "outbox" || es[0].Kind != "resend" || es[1].State != "unknown" ||
+				es[0].MessageID != es[1].MessageID {
 				t.Errorf("journal %+v", es)
 			}
 		})

@@ -72,21 +72,26 @@ func (j *journal) close() error {
 	return errors.Join(cerr, err, j.lock.Release())
 }
 
-// states are the journal's rows of an occurrence: their states, oldest first.
-func (j *journal) states(ctx context.Context, name, asOf string) ([]string, error) {
+// attemptRow is one journal row of an occurrence, as the next attempt weighs it.
+type attemptRow struct {
+	id                          int64
+	state, transport, messageID string
+}
+
+// attempts are the journal's rows of an occurrence, oldest first.
+func (j *journal) attempts(ctx context.Context, name, asOf string) ([]attemptRow, error) {
 	rows, err := j.db.QueryContext(ctx, stmts.Get("states"), name, asOf)
 	if err != nil {
 		return nil, fmt.Errorf("delivery journal: %w", err)
 	}
 	defer rows.Close()
-	var out []string
+	var out []attemptRow
 	for rows.Next() {
-		var id int64
-		var s string
-		if err := rows.Scan(&id, &s); err != nil {
+		var r attemptRow
+		if err := rows.Scan(&r.id, &r.state, &r.transport, &r.messageID); err != nil {
 			return nil, err
 		}
-		out = append(out, s)
+		out = append(out, r)
 	}
 	return out, rows.Err()
 }

@@ -1,5 +1,5 @@
 -- name: states
-SELECT id, state FROM deliveries WHERE name = ? AND as_of = ?::DATE ORDER BY id;
+SELECT id, state, transport, message_id FROM deliveries WHERE name = ? AND as_of = ?::DATE ORDER BY id;
 
 -- name: insert
 INSERT INTO deliveries (name, as_of, kind, scheduled_at, late, stale, recipients, subject, message_id,
