@@ -174,7 +174,7 @@ type Result struct {
 	// (nobody has it; may be tried again), refused (a 5xx answer), unknown (no answer after the
 	// whole message), dry-run, waiting (for a fresh sync).
 	State     string
-	ID        int64  // journal row; 0 for already and dry-run
+	ID        int64 // journal row; 0 for already and dry-run
 	Kind      string
 	Subject   string
 	MessageID string
