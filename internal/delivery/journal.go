@@ -25,7 +25,7 @@ func JournalPath(db string) string { return filepath.Join(filepath.Dir(db), Jour
 var sqlFS embed.FS
 
 var stmts = sqlfile.MustLoad(sqlFS, "journal.sql", "states", "insert", "insert_file", "attempt", "finish",
-	"interrupted", "list", "files", "last_as_of",
+	"interrupted", "list", "files", "last_as_of", "first_start", "start_insert",
 	"alert_states", "alert_state_delete", "alert_state_insert", "alert_insert", "alert_event_seen", "alerts_unsent", "alert_mark")
 
 // ErrBusy is the error opening the journal returns while another process delivers.
@@ -192,6 +192,22 @@ func (j *journal) lastAsOf(ctx context.Context, name string) (string, error) {
 		return "", fmt.Errorf("delivery journal: %w", err)
 	}
 	return s.String, nil
+}
+
+// firstStart is when a scheduler first started against the journal, recording now as that
+// when none did.
+func (j *journal) firstStart(ctx context.Context, now time.Time) (time.Time, error) {
+	var t sql.NullTime
+	if err := j.db.QueryRowContext(ctx, stmts.Get("first_start")).Scan(&t); err != nil {
+		return time.Time{}, fmt.Errorf("delivery journal: %w", err)
+	}
+	if t.Valid {
+		return t.Time, nil
+	}
+	if _, err := j.db.ExecContext(ctx, stmts.Get("start_insert"), now.UTC()); err != nil {
+		return time.Time{}, fmt.Errorf("delivery journal: %w", err)
+	}
+	return now, nil
 }
 
 func errText(err error) any {

@@ -59,3 +59,9 @@ SELECT id, subject, body, state FROM alerts WHERE state IN ('pending', 'sending'
 
 -- name: alert_mark
 UPDATE alerts SET state = ?, attempts = attempts + ?, error = ?, sent_at = ? WHERE id = ?;
+
+-- name: first_start
+SELECT min(started_at) FROM daemon_starts;
+
+-- name: start_insert
+INSERT INTO daemon_starts (started_at) VALUES (?);
