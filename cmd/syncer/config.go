@@ -30,6 +30,7 @@ type config struct {
 	conf.Jobs
 
 	once      bool
+	now       bool
 	demo      bool
 	demoScale float64
 
@@ -50,10 +51,11 @@ func loadConfig(ctx context.Context, args []string, lookup envconfig.Lookuper) (
 		w := fs.Output()
 		fmt.Fprint(w, `usage: syncer [flags]          daemon: syncs on the schedule until SIGTERM/SIGINT
        syncer -once [flags]    one sync, exit 0 on success
+       syncer -now             ask the daemon running beside -db for one sync now (SIGUSR1)
        syncer -demo            one sync from the embedded simulator into -db (no key needed)
        syncer job ...          audited write jobs: plan, apply, approve, show, list (syncer job -h)
 
-Every flag but -once, -demo and -demo-scale has an environment variable (in brackets); the flag
+Every flag but -once, -now, -demo and -demo-scale has an environment variable (in brackets); the flag
 wins. The API key comes from BILLSYNC_API_KEY or BILLSYNC_API_KEY_FILE, never from a flag.
 
 flags:
@@ -62,6 +64,7 @@ flags:
 	}
 	conf.Bind(fs, &c)
 	fs.BoolVar(&c.once, "once", false, "run one sync and exit")
+	fs.BoolVar(&c.now, "now", false, "ask the daemon running beside -db for one sync now (as SIGUSR1 to it does) and exit")
 	fs.BoolVar(&c.demo, "demo", false, "sync once from the embedded simulator (no key needed)")
 	fs.Float64Var(&c.demoScale, "demo-scale", 1, "simulator scale for -demo (1 = about 10,000 records)")
 	if err := cli.Parse(fs, args); err != nil {
