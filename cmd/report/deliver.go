@@ -24,17 +24,16 @@ type deliverConfig struct {
 	conf.Delivery
 }
 
-// deliverCommand is "report deliver NAME" (one occurrence now) and "report deliveries" (the
-// journal). Exit 0: sent or already sent; 1: failed; 2: a usage or settings mistake.
-func deliverCommand(ctx context.Context, sub string, args []string, lookup envconfig.Lookuper, stdout, stderr io.Writer) error {
-	var c deliverConfig
-	if _, err := conf.Load(ctx, &c, lookup); err != nil {
-		return err
-	}
+// deliverFlags are report deliver's and report deliveries' own flags.
+type deliverFlags struct {
+	asOf          string
+	dryRun, again bool
+	limit         int
+}
+
+// flagSet is report deliver's (sub "deliver") or report deliveries' flag set over c and f.
+func (f *deliverFlags) flagSet(sub string, c *deliverConfig) *flag.FlagSet {
 	fs := flag.NewFlagSet("report "+sub, flag.ContinueOnError)
-	var asOf string
-	var dryRun, again bool
-	var limit int
 	fs.Usage = func() {
 		w := fs.Output()
 		fmt.Fprintln(w, "usage: report deliver NAME [-as-of DATE] [-dry-run] [-again]   send one delivery of BILLSYNC_DELIVERIES now")
@@ -45,15 +44,27 @@ func deliverCommand(ctx context.Context, sub string, args []string, lookup envco
 	}
 	if sub == "deliver" {
 		// The locale is each delivery's (the schedule file), alerts are the daemon's.
-		conf.Bind(fs, &c, "db", "journal", "tz", "currency", "reports-out", "deliveries", "smtp-url",
+		conf.Bind(fs, c, "db", "journal", "tz", "currency", "reports-out", "deliveries", "smtp-url",
 			"smtp-password-file", "mail-from", "outbox")
-		fs.StringVar(&asOf, "as-of", "", "the occurrence's as-of date YYYY-MM-DD (default: the delivery's as_of rule, today)")
-		fs.BoolVar(&dryRun, "dry-run", false, "write the message as an .eml into the outbox; send and journal nothing")
-		fs.BoolVar(&again, "again", false, "send it even if the journal has it sent (journaled as again)")
+		fs.StringVar(&f.asOf, "as-of", "", "the occurrence's as-of date YYYY-MM-DD (default: the delivery's as_of rule, today)")
+		fs.BoolVar(&f.dryRun, "dry-run", false, "write the message as an .eml into the outbox; send and journal nothing")
+		fs.BoolVar(&f.again, "again", false, "send it even if the journal has it sent (journaled as again)")
 	} else {
-		conf.Bind(fs, &c, "db")
-		fs.IntVar(&limit, "n", 20, "rows to show")
+		conf.Bind(fs, c, "db")
+		fs.IntVar(&f.limit, "n", 20, "rows to show")
 	}
+	return fs
+}
+
+// deliverCommand is "report deliver NAME" (one occurrence now) and "report deliveries" (the
+// journal). Exit 0: sent or already sent; 1: failed; 2: a usage or settings mistake.
+func deliverCommand(ctx context.Context, sub string, args []string, lookup envconfig.Lookuper, stdout, stderr io.Writer) error {
+	var c deliverConfig
+	if _, err := conf.Load(ctx, &c, lookup); err != nil {
+		return err
+	}
+	var f deliverFlags
+	fs := f.flagSet(sub, &c)
 	// Flags may follow the name too (report deliver daily -dry-run), as the usage shows them.
 	var names []string
 	for {
@@ -66,6 +77,7 @@ func deliverCommand(ctx context.Context, sub string, args []string, lookup envco
 		names = append(names, fs.Arg(0))
 		args = fs.Args()[1:]
 	}
+	asOf, dryRun, again, limit := f.asOf, f.dryRun, f.again, f.limit
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{ReplaceAttr: logfmt.Durations}))
 	if sub == "deliveries" {
 		if len(names) > 1 {

@@ -46,6 +46,21 @@ func loadConfig(ctx context.Context, args []string, lookup envconfig.Lookuper) (
 	if _, err := conf.Load(ctx, &c, lookup); err != nil {
 		return nil, err
 	}
+	fs := c.flagSet()
+	if err := cli.Parse(fs, args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, cli.Usagef(fs, "unexpected argument %q", fs.Arg(0))
+	}
+	if c.Account == "" {
+		c.Account = conf.DefaultAccount
+	}
+	return &c, cli.Usage(fs, c.validate())
+}
+
+// flagSet is syncer's flag set over c (its defaults what c holds).
+func (c *config) flagSet() *flag.FlagSet {
 	fs := flag.NewFlagSet("syncer", flag.ContinueOnError)
 	fs.Usage = func() {
 		w := fs.Output()
@@ -62,21 +77,12 @@ flags:
 `)
 		fs.PrintDefaults()
 	}
-	conf.Bind(fs, &c)
+	conf.Bind(fs, c)
 	fs.BoolVar(&c.once, "once", false, "run one sync and exit")
 	fs.BoolVar(&c.now, "now", false, "ask the daemon running beside -db for one sync now (as SIGUSR1 to it does) and exit")
 	fs.BoolVar(&c.demo, "demo", false, "sync once from the embedded simulator (no key needed)")
 	fs.Float64Var(&c.demoScale, "demo-scale", 1, "simulator scale for -demo (1 = about 10,000 records)")
-	if err := cli.Parse(fs, args); err != nil {
-		return nil, err
-	}
-	if fs.NArg() > 0 {
-		return nil, cli.Usagef(fs, "unexpected argument %q", fs.Arg(0))
-	}
-	if c.Account == "" {
-		c.Account = conf.DefaultAccount
-	}
-	return &c, cli.Usage(fs, c.validate())
+	return fs
 }
 
 func (c *config) validate() error {

@@ -454,6 +454,6 @@ func (s *Scheduler) dqAlerts(ctx context.Context, now time.Time) {
 	s.dqStamp = stamp
 	s.mu.Unlock()
 	s.Alerts.State(ctx, KeyDQExceptions, n < s.DQMin, fmt.Sprintf("data-quality exceptions (%d or more)", s.DQMin),
-		fmt.Sprintf("The data-quality report as of %s lists %d exceptions (%s); the threshold is %d (BILLSYNC_ALERT_DQ_MIN). report -name data-quality writes the list.",
-			asOf.Format(time.DateOnly), n, parts, s.DQMin))
+		fmt.Sprintf("The data-quality report as of %s lists %d exceptions (%s); the threshold is %d (BILLSYNC_ALERT_DQ_MIN). report data-quality -as-of %s writes the list.",
+			asOf.Format(time.DateOnly), n, parts, s.DQMin, asOf.Format(time.DateOnly)))
 }
