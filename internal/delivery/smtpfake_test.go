@@ -291,3 +291,24 @@ func TestDaemonUnknownOutcome(t *testing.T) {
 		t.Errorf("the alert does not say what is known and what to run:\n%s", body)
 	}
 }
+
+// TestAlertUnknownOutcome: an alert the server took whole without answering is sent once more,
+// marked "(resent)", and then no more: not one copy a minute.
+func TestAlertUnknownOutcome(t *testing.T) {
+	srv := startFakeSMTP(t, "drop-after-dot")
+	db := testWarehouse(t)
+	o := testOptions(t, db)
+	c := &clock{t: wib(t, "2026-12-01 07:00")}
+	o.Now, o.SMTP = c.now, srv.smtp()
+	a := &Alerter{To: []string{"ops@toko.example"}, Options: o, Log: quiet}
+	ctx := context.Background()
+	a.State(ctx, KeySyncFailed, false, "sync failed", "the service answered 503")
+	for i := 1; i <= 5; i++ {
+		c.t = c.t.Add(2 * time.Minute)
+		a.State(ctx, KeySyncFailed, false, "sync failed", "the service answered 503")
+	}
+	got := srv.messages()
+	if len(got) != 2 || got[0].subject != "[billsync] PROBLEM: sync failed" || got[1].subject != "[billsync] PROBLEM: sync failed (resent)" {
+		t.Fatalf("the server got %+v: want the alert and one resend", got)
+	}
+}
