@@ -192,7 +192,6 @@ func (c *Command) Check(p Printed) error {
 		return nil
 	}
 	// Flags may follow positional arguments, as every billsync command accepts them.
-	var rest []string
 	for a := args; ; {
 		if err := fs.Parse(a); err != nil {
 			return fmt.Errorf("%s: %q: %v", p.Pos, p.Text, err)
@@ -200,7 +199,6 @@ func (c *Command) Check(p Printed) error {
 		if fs.NArg() == 0 {
 			break
 		}
-		rest = append(rest, fs.Arg(0))
 		a = fs.Args()[1:]
 	}
 	if pos < g.Min || g.Max >= 0 && pos > g.Max {
