@@ -185,9 +185,13 @@ type Result struct {
 }
 
 // Deliver sends one occurrence unless the journal has it sent already (Again sends it once
-// more). The journal is locked from the lookup to the record, and a row is written in state
-// sending before the message leaves: a crash after the server accepted it leaves that row,
-// and the next Deliver of the occurrence sends it once more marked as resent.
+// more); without SMTP it writes the outbox, a rehearsal that does not count as sent once a
+// server is configured. The journal is locked from the lookup to the record, and a row is
+// written in state sending before the message leaves and set to what is known after it (see
+// SendError): an attempt whose outcome is unknown (a crash, or no answer after the whole
+// message) makes the next Deliver of the occurrence send it once more marked as resent, with
+// the same Message-ID. A scheduled occurrence the server refused, or whose outcome was unknown
+// twice, is left to a person (report deliver).
 func Deliver(ctx context.Context, o Options, occ Occurrence) (Result, error) {
 	d := occ.Delivery
 	asOf := occ.AsOf.Format(time.DateOnly)
