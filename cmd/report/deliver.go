@@ -39,7 +39,9 @@ func (f *deliverFlags) flagSet(sub string, c *deliverConfig) *flag.FlagSet {
 		fmt.Fprintln(w, "usage: report deliver NAME [-as-of DATE] [-dry-run] [-again]   send one delivery of BILLSYNC_DELIVERIES now")
 		fmt.Fprintln(w, "       report deliveries [NAME] [-n 20]                        the delivery journal, newest first")
 		fmt.Fprintln(w, "\nWithout BILLSYNC_SMTP_URL messages go to the outbox (BILLSYNC_OUTBOX) as .eml files.")
-		fmt.Fprintln(w, "Exit 0: sent or already sent; 1: failed; 2: usage or settings. See docs/delivery.md.\n\nflags:")
+		fmt.Fprintln(w, "The outbox is a rehearsal: once BILLSYNC_SMTP_URL is set, an occurrence written there goes to its recipients.")
+		fmt.Fprintln(w, "Exit 0: sent, written to the outbox or already; 1: failed, refused or unknown; 2: usage or settings.")
+		fmt.Fprintln(w, "See docs/delivery.md.\n\nflags:")
 		fs.PrintDefaults()
 	}
 	if sub == "deliver" {
@@ -57,7 +59,8 @@ func (f *deliverFlags) flagSet(sub string, c *deliverConfig) *flag.FlagSet {
 }
 
 // deliverCommand is "report deliver NAME" (one occurrence now) and "report deliveries" (the
-// journal). Exit 0: sent or already sent; 1: failed; 2: a usage or settings mistake.
+// journal). Exit 0: sent, written to the outbox, or already; 1: failed, refused or unknown; 2: a
+// usage or settings mistake.
 func deliverCommand(ctx context.Context, sub string, args []string, lookup envconfig.Lookuper, stdout, stderr io.Writer) error {
 	var c deliverConfig
 	if _, err := conf.Load(ctx, &c, lookup); err != nil {
