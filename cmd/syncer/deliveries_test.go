@@ -30,7 +30,7 @@ func TestDaemonDeliveriesNeverFailTheSync(t *testing.T) {
 	db := filepath.Join(dir, "w.duckdb")
 	sched := filepath.Join(dir, "deliveries.yaml")
 	wib, _ := time.LoadLocation("Asia/Jakarta")
-	due := time.Now().In(wib).Add(70 * time.Second).Truncate(time.Minute)
+	due := time.Now().In(wib).Add(100 * time.Second).Truncate(time.Minute) // 40 to 100 s after the start
 	os.WriteFile(sched, []byte(fmt.Sprintf("deliveries:\n  - name: nightly\n    reports: [aging]\n    schedule: \"%d %d * * *\"\n"+
 		"    as_of: yesterday\n    to: [finance@toko.example]\n", due.Minute(), due.Hour())), 0o644)
 	pw := filepath.Join(dir, "smtp-password")
