@@ -191,7 +191,7 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 				cell := cellName(2+k, row)
 				switch v := values[k]; {
 				case blank != nil && !blank[k]:
-					put(cell, "", styles["text"])
+					put(cell, "", w.st.tableTotal)
 				case v == nil:
 					put(cell, c.empty, w.st.reason) // why there is none, as the sheet says
 				default:
@@ -205,7 +205,7 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 			cells(r.label, r.values, w.st.label, w.st.body, nil)
 		}
 		if t.total != nil {
-			cells(t.total.label, t.total.values, w.st.total["text"], w.st.total, t.totalOf)
+			cells(t.total.label, t.total.values, w.st.tableTotal, w.st.total, t.totalOf)
 		}
 		if more := t.moreText(l); more != "" {
 			line("…", more, 0)

@@ -43,6 +43,8 @@ type styles struct {
 	// tableHead and tableHeadLabel head a headline table on the summary (headline_table):
 	// each figure's title over its column, aligned right with the figures; the label column's.
 	tableHead, tableHeadLabel int
+	// tableTotal is the label (and a blank figure) of a headline table's totals row.
+	tableTotal int
 	body, total, left         map[string]int
 	// quoted is each body style's twin with the quote prefix: a text cell a spreadsheet would
 	// read as a formula when edited (= + - @) is marked by its style, not by an apostrophe
@@ -80,9 +82,11 @@ func newStyles(f *excelize.File, currency string, l *lang) (*styles, error) {
 	s.header = add(sheetfmt.HeaderStyle())
 	under := []excelize.Border{{Type: "bottom", Color: "000000", Style: 1}}
 	s.tableHead = add(&excelize.Style{Font: &excelize.Font{Family: "Calibri", Bold: true}, Border: under,
-		Alignment: &excelize.Alignment{Horizontal: "right", Vertical: "bottom", WrapText: true}})
+		Alignment: &excelize.Alignment{Horizontal: "right", Vertical: "top", WrapText: true}})
 	s.tableHeadLabel = add(&excelize.Style{Font: &excelize.Font{Family: "Calibri", Bold: true}, Border: under,
-		Alignment: &excelize.Alignment{Vertical: "bottom", WrapText: true}})
+		Alignment: &excelize.Alignment{Vertical: "top", WrapText: true}})
+	s.tableTotal = add(&excelize.Style{Font: &excelize.Font{Family: "Calibri", Bold: true}, Border: border,
+		Alignment: &excelize.Alignment{Vertical: "top", WrapText: true}})
 	s.title = add(&excelize.Style{Font: &excelize.Font{Family: "Calibri", Bold: true, Size: 16, Color: "1F4E79"}})
 	s.subtitle = add(&excelize.Style{Font: &excelize.Font{Family: "Calibri", Bold: true, Size: 12, Color: "1F4E79"}, Alignment: &excelize.Alignment{Vertical: "top"}})
 	s.value = add(&excelize.Style{Alignment: &excelize.Alignment{Vertical: "top"}})
