@@ -44,8 +44,8 @@ type styles struct {
 	// each figure's title over its column, aligned right with the figures; the label column's.
 	tableHead, tableHeadLabel int
 	// tableTotal is the label (and a blank figure) of a headline table's totals row.
-	tableTotal int
-	body, total, left         map[string]int
+	tableTotal        int
+	body, total, left map[string]int
 	// quoted is each body style's twin with the quote prefix: a text cell a spreadsheet would
 	// read as a formula when edited (= + - @) is marked by its style, not by an apostrophe
 	// in the text, so it shows as it is ("-Budi") and stays text when a reader edits it.
