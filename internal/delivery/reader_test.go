@@ -52,6 +52,7 @@ type figureCase struct {
 	tab    loc    // the data sheet whose rows the figure counts
 	// where picks the rows the figure counts: the column's (title) value, as the locale says it
 	where *struct{ col, value loc }
+	tol   float64 // more than the printed precision allows (a weighted average of rounded ones)
 }
 
 // tableCase is a headline table: its label column's heading, each figure's title, the SQL
@@ -85,12 +86,23 @@ var readerWords = map[string]loc{
 	"NEVER FETCHED": {"id": "BELUM PERNAH DIAMBIL", "en": "NEVER FETCHED"},
 	"headline":      {"id": "Angka utama", "en": "Headline figures"},
 	"checks":        {"id": "Pemeriksaan", "en": "Checks"},
+	"notes":         {"id": "Catatan", "en": "Notes"},
+	"sheets":        {"id": "Lembar", "en": "Sheets"},
 }
 
 var reportTitles = map[string]loc{
 	"credit":       {"id": "Saldo kredit", "en": "Credit balances"},
 	"data-quality": {"id": "Kualitas data dan kesehatan sinkronisasi", "en": "Data quality and sync health"},
+	"aging":        {"id": "Umur piutang", "en": "Unpaid aging"},
+	"reviews":      {"id": "Ulasan produk", "en": "Product reviews"},
+	"webhooks":     {"id": "Kesehatan pengiriman webhook", "en": "Webhook delivery health"},
+	"collections":  {"id": "Penagihan", "en": "Collections"},
 }
+
+// everyFigure are the reports whose every headline figure and table has a case here: a figure
+// found on their summary or in the message without one fails (collections: only its figure
+// that restates aging's outstanding, and that its lines add up).
+var everyFigure = []string{"credit", "data-quality", "aging", "reviews", "webhooks"}
 
 // The SQL's {as_of}, {start}, {next}, {window_start} are the as-of date, the first of its month
 // and the day after it (local dates in Asia/Jakarta), and the first day of the last 90;
@@ -187,6 +199,98 @@ WHERE NOT coalesce(regexp_full_match(email, '[^@\s]+@[^@\s]+\.[A-Za-z]{2,}'), fa
 	tab:   loc{"id": "Riwayat sinkronisasi", "en": "Sync runs"},
 	where: &struct{ col, value loc }{loc{"id": "Status", "en": "Status"}, loc{"id": "Gagal", "en": "Failed"}},
 }}
+
+// agingItems is what customers owe at the end of the as-of date, each item with its days
+// overdue: every unpaid transaction, and the active invoices and unpaid or active payment
+// requests the unpaid list never had; due = expiredAt, else created + 14 days (docs/reports.md).
+// This world was synced once, so the figures as of the day before are the records as they are.
+const agingItems = `WITH cut AS (SELECT timezone('Asia/Jakarta', TIMESTAMP '{next}') AS c),
+items AS (
+    SELECT u.account, u.customer_id, u.customer_name, u.customer_email, u.created_at, u.expired_at, u.amount
+    FROM unpaid_transactions u, cut WHERE u.created_at < c AND (u.deleted_upstream_at IS NULL OR u.deleted_upstream_at >= c)
+    UNION ALL
+    SELECT i.account, i.customer_id, i.customer_name, i.customer_email, i.created_at, i.expired_at, i.amount
+    FROM invoices i, cut WHERE i.created_at < c AND (i.deleted_upstream_at IS NULL OR i.deleted_upstream_at >= c) AND i.status = 'active'
+      AND NOT EXISTS (SELECT 1 FROM unpaid_transactions x WHERE x.account = i.account AND x.payment_link_id = i.id)
+    UNION ALL
+    SELECT r.account, NULL, r.name, NULL, r.created_at, r.expired_at, r.amount
+    FROM payment_requests r, cut WHERE r.created_at < c AND (r.deleted_upstream_at IS NULL OR r.deleted_upstream_at >= c) AND r.status IN ('unpaid', 'active')
+      AND NOT EXISTS (SELECT 1 FROM unpaid_transactions x WHERE x.account = r.account AND x.payment_link_id = r.id)
+),
+aged AS (
+    SELECT *, DATE '{as_of}' - (coalesce(expired_at, created_at + INTERVAL 14 DAY) AT TIME ZONE 'Asia/Jakarta')::DATE AS days FROM items
+)
+`
+
+// agingBucket is the amount owed in a bucket of days overdue.
+func agingBucket(cond string) string {
+	return agingItems + "SELECT coalesce(sum(amount), 0) FROM aged WHERE " + cond
+}
+
+// reviewsAt are the reviews written by the end of the as-of date; webhooksAt the webhook
+// deliveries of the 30 days up to it.
+const (
+	reviewsAt = `WITH r AS (SELECT * FROM reviews WHERE created_at < timezone('Asia/Jakarta', TIMESTAMP '{next}')
+    AND (deleted_upstream_at IS NULL OR deleted_upstream_at >= timezone('Asia/Jakarta', TIMESTAMP '{next}')))
+`
+	webhooksAt = `WITH w AS (SELECT * FROM webhook_deliveries WHERE created_at < timezone('Asia/Jakarta', TIMESTAMP '{next}')
+    AND created_at >= timezone('Asia/Jakarta', TIMESTAMP '{next}') - INTERVAL 30 DAY)
+`
+)
+
+var moreFigures = []figureCase{
+	{report: "aging", label: loc{"id": "Jumlah pelanggan", "en": "Customers"},
+		sql: agingItems + "SELECT count(*) FROM (SELECT DISTINCT account, customer_name, customer_email, customer_id FROM aged)"},
+	{report: "aging", label: loc{"id": "Item terbuka", "en": "Open items"}, sql: agingItems + "SELECT count(*) FROM aged"},
+	{report: "aging", label: loc{"id": "Belum jatuh tempo", "en": "Current"}, sql: agingBucket("days <= 0")},
+	{report: "aging", label: loc{"id": "1-30 hari", "en": "1-30 days"}, sql: agingBucket("days BETWEEN 1 AND 30")},
+	{report: "aging", label: loc{"id": "31-60 hari", "en": "31-60 days"}, sql: agingBucket("days BETWEEN 31 AND 60")},
+	{report: "aging", label: loc{"id": "61-90 hari", "en": "61-90 days"}, sql: agingBucket("days BETWEEN 61 AND 90")},
+	{report: "aging", label: loc{"id": "Lebih dari 90 hari", "en": "Over 90 days"}, sql: agingBucket("days > 90")},
+	{report: "aging", label: loc{"id": "Total terutang", "en": "Outstanding"}, sql: agingBucket("true")},
+	// collections restates aging's outstanding under its own lines
+	{report: "collections", label: loc{"id": "= Total terutang, umur piutang", "en": "= Outstanding in aging"}, sql: agingBucket("true")},
+	{report: "reviews", label: loc{"id": "Produk diulas", "en": "Products reviewed"},
+		sql: reviewsAt + "SELECT count(*) FROM (SELECT DISTINCT account, product_name, product_type, payment_link_id FROM r)"},
+	{report: "reviews", label: loc{"id": "Jumlah ulasan", "en": "Reviews"}, sql: reviewsAt + "SELECT count(*) FROM r"},
+	// the average of the products' averages (each printed to 2 decimals), weighted by their reviews
+	{report: "reviews", label: loc{"id": "Nilai rata-rata", "en": "Average rating"}, sql: reviewsAt + "SELECT avg(rating) FROM r", tol: 0.01},
+	{report: "reviews", label: loc{"id": "1 bintang", "en": "1 star"}, sql: reviewsAt + "SELECT count(*) FROM r WHERE round(rating) = 1"},
+	{report: "reviews", label: loc{"id": "2 bintang", "en": "2 stars"}, sql: reviewsAt + "SELECT count(*) FROM r WHERE round(rating) = 2"},
+	{report: "reviews", label: loc{"id": "3 bintang", "en": "3 stars"}, sql: reviewsAt + "SELECT count(*) FROM r WHERE round(rating) = 3"},
+	{report: "reviews", label: loc{"id": "4 bintang", "en": "4 stars"}, sql: reviewsAt + "SELECT count(*) FROM r WHERE round(rating) = 4"},
+	{report: "reviews", label: loc{"id": "5 bintang", "en": "5 stars"}, sql: reviewsAt + "SELECT count(*) FROM r WHERE round(rating) = 5"},
+	{report: "reviews", label: loc{"id": "4-5 bintang %", "en": "4-5 stars %"},
+		sql: reviewsAt + "SELECT count(*) FILTER (WHERE round(rating) >= 4) / count(*) FROM r"},
+	{report: "webhooks", label: loc{"id": "Jumlah pengiriman", "en": "Deliveries"}, sql: webhooksAt + "SELECT count(*) FROM w"},
+	{report: "webhooks", label: loc{"id": "Berhasil", "en": "Succeeded"}, sql: webhooksAt + "SELECT count(*) FROM w WHERE status = 'SUCCESS'"},
+	{report: "webhooks", label: loc{"id": "Gagal", "en": "Failed"}, sql: webhooksAt + "SELECT count(*) FROM w WHERE status = 'FAILED'"},
+	{report: "webhooks", label: loc{"id": "Tertunda", "en": "Pending"}, sql: webhooksAt + "SELECT count(*) FROM w WHERE status NOT IN ('SUCCESS', 'FAILED')"},
+	{report: "webhooks", label: loc{"id": "Tingkat keberhasilan", "en": "Success rate"},
+		sql: webhooksAt + "SELECT count(*) FILTER (WHERE status = 'SUCCESS') / count(*) FILTER (WHERE status IN ('SUCCESS', 'FAILED')) FROM w"},
+	{report: "webhooks", label: loc{"id": "Percobaan ulang terjadwal", "en": "Retries scheduled"},
+		sql: webhooksAt + "SELECT count(*) FROM w WHERE next_delivery IS NOT NULL AND status <> 'SUCCESS'"},
+}
+
+// sumCase: figures of a summary that add up to another of its figures.
+type sumCase struct {
+	report string
+	parts  []loc
+	total  loc
+}
+
+var readerSums = []sumCase{
+	{report: "aging", parts: []loc{{"id": "Belum jatuh tempo", "en": "Current"}, {"id": "1-30 hari", "en": "1-30 days"},
+		{"id": "31-60 hari", "en": "31-60 days"}, {"id": "61-90 hari", "en": "61-90 days"}, {"id": "Lebih dari 90 hari", "en": "Over 90 days"}},
+		total: loc{"id": "Total terutang", "en": "Outstanding"}},
+	{report: "reviews", parts: []loc{{"id": "1 bintang", "en": "1 star"}, {"id": "2 bintang", "en": "2 stars"}, {"id": "3 bintang", "en": "3 stars"},
+		{"id": "4 bintang", "en": "4 stars"}, {"id": "5 bintang", "en": "5 stars"}}, total: loc{"id": "Jumlah ulasan", "en": "Reviews"}},
+	{report: "webhooks", parts: []loc{{"id": "Berhasil", "en": "Succeeded"}, {"id": "Gagal", "en": "Failed"}, {"id": "Tertunda", "en": "Pending"}},
+		total: loc{"id": "Jumlah pengiriman", "en": "Deliveries"}},
+	{report: "collections", parts: []loc{{"id": "Terbuka di sini", "en": "Open here"}, {"id": "+ belum dibayar, jenis lain", "en": "+ unpaid, other kinds"},
+		{"id": "+ terbit sebelum periode ini", "en": "+ issued before these months"}, {"id": "± selisih lain", "en": "± other differences"}},
+		total: loc{"id": "= Total terutang, umur piutang", "en": "= Outstanding in aging"}},
+}
 
 // sqlText is a case's SQL for the locale.
 func sqlText(q, locale string) string {
@@ -313,8 +417,11 @@ func readSummary(t *testing.T, path, locale string, headings []string) *reading 
 			continue
 		case !in:
 			continue
-		case len(r) == 1 && i > 0: // another heading: the headline has ended
-			return rd
+		case r[0] == readerWords["checks"][locale] || r[0] == readerWords["notes"][locale] || r[0] == readerWords["sheets"][locale]:
+			return rd // the headline has ended
+		case len(r) == 1 && !slices.Contains(headings, r[0]):
+			cur = nil // a headline sheet's name over its lines
+			continue
 		}
 		var cells []cellText
 		for c := range r {
@@ -697,8 +804,13 @@ func number(c cellText, locale string) (v, tol float64, err error) {
 		v, err = strconv.ParseFloat(s, 64)
 		return v, 1e-6, err
 	}
-	if s == "-" {
+	if s == "-" || s == "Rp -" {
 		return 0, 0, nil
+	}
+	s = strings.TrimPrefix(s, "Rp ")
+	if p, ok := strings.CutSuffix(s, "%"); ok {
+		v, tol, err = number(cellText{text: p}, locale)
+		return v / 100, tol / 100, err
 	}
 	thousands, dec := ".", ","
 	if locale == "en" {
@@ -880,7 +992,7 @@ func TestReaderChecksWhatPeopleRead(t *testing.T) {
 			o := testOptions(t, db)
 			d := testDelivery(t, fmt.Sprintf(`deliveries:
   - name: reader-%s
-    reports: [credit, data-quality]
+    reports: [credit, data-quality, aging, reviews, webhooks, collections]
     schedule: "0 7 * * *"
     as_of: yesterday
     format: both
@@ -905,13 +1017,21 @@ func TestReaderChecksWhatPeopleRead(t *testing.T) {
 				t.Fatal(err)
 			}
 			base := func(rep string) string { return rep + "_" + readerAsOf.Format(time.DateOnly) }
+			workbook := func(rep string) string {
+				for name, p := range files {
+					if strings.HasPrefix(name, base(rep)) && strings.HasSuffix(name, ".xlsx") {
+						return p
+					}
+				}
+				return ""
+			}
 			var headings []string
 			for _, tc := range readerTables {
 				headings = append(headings, tc.heading[locale])
 			}
 			readings := map[string][]*reading{}
 			for rep, title := range reportTitles {
-				wb := files[base(rep)+".xlsx"]
+				wb := workbook(rep)
 				if wb == "" {
 					t.Fatalf("%s: no %s.xlsx attached (attached: %v)", filepath.Base(eml), base(rep), files)
 				}
@@ -930,7 +1050,7 @@ func TestReaderChecksWhatPeopleRead(t *testing.T) {
 					checkTable(t, rd.where, tc, locale, rd.tables[lookup(rd, tc.heading[locale], tc.tab[locale])], src, true, true)
 				}
 				// The data sheet and the CSVs list every row, with the same labels.
-				wb := files[base(tc.report)+".xlsx"]
+				wb := workbook(tc.report)
 				head, body, total := readDataSheet(t, wb, tc.tab[locale], tc.total[locale])
 				checkTable(t, filepath.Base(wb)+" "+tc.tab[locale], tc, locale, asTable(head, body, total, tc, locale), src, false, true)
 				for _, c := range []struct{ dialect, path string }{
@@ -945,7 +1065,13 @@ func TestReaderChecksWhatPeopleRead(t *testing.T) {
 					checkTable(t, filepath.Base(c.path)+" ("+c.dialect+")", tc, locale, asTable(head, body, nil, tc, locale), src, false, false)
 				}
 			}
-			for _, fc := range readerFigures {
+			checked := map[string]bool{} // report + label of each figure and table a case checks
+			for _, tc := range readerTables {
+				checked[tc.report+"\x00"+tc.heading[locale]] = true
+				checked[tc.report+"\x00"+tc.tab[locale]] = true
+			}
+			for _, fc := range append(slices.Clone(readerFigures), moreFigures...) {
+				checked[fc.report+"\x00"+fc.label[locale]] = true
 				src := querySource(t, conn, "SELECT NULL, NULL, ("+sqlText(fc.sql, locale)+")")
 				want := src[0].figs[0]
 				for _, rd := range readings[fc.report] {
@@ -954,12 +1080,15 @@ func TestReaderChecksWhatPeopleRead(t *testing.T) {
 						t.Errorf("%s: no figure %q (figures: %v)", rd.where, fc.label[locale], keys(rd.figures))
 						continue
 					}
-					if v, tol, err := number(got, locale); err != nil || math.Abs(v-want) > tol {
+					if v, tol, err := number(got, locale); err != nil || math.Abs(v-want) > max(tol, fc.tol) {
 						t.Errorf("%s: %s %q, the warehouse says %v", rd.where, fc.label[locale], got.text, want)
 					}
 				}
+				if fc.csv == "" {
+					continue
+				}
 				// the sheet it counts, and its CSVs, list as many rows
-				_, body, _ := readDataSheet(t, files[base(fc.report)+".xlsx"], fc.tab[locale], "")
+				_, body, _ := readDataSheet(t, workbook(fc.report), fc.tab[locale], "")
 				_, rfc := readCSV(t, files[base(fc.report)+"_"+fc.csv+".csv"], "rfc")
 				_, idc := readCSV(t, filepath.Join(idDir, base(fc.report)+"_"+fc.csv+".csv"), "id")
 				for what, rows := range map[string]int{
@@ -972,7 +1101,55 @@ func TestReaderChecksWhatPeopleRead(t *testing.T) {
 					}
 				}
 			}
+			checkSums(t, readings, locale)
+			checkEveryFigure(t, readings, checked)
 		})
+	}
+}
+
+// checkSums: the figures of a summary that add up to another of its figures do.
+func checkSums(t *testing.T, readings map[string][]*reading, locale string) {
+	t.Helper()
+	for _, sc := range readerSums {
+		for _, rd := range readings[sc.report] {
+			sum, tols := 0.0, 0.0
+			ok := true
+			for _, p := range append(slices.Clone(sc.parts), sc.total) {
+				c, found := rd.figures[p[locale]]
+				v, tol, err := number(c, locale)
+				if !found || err != nil {
+					t.Errorf("%s: no figure %q to add up", rd.where, p[locale])
+					ok = false
+					break
+				}
+				tols += tol
+				if p[locale] != sc.total[locale] {
+					sum += v
+				} else if ok && math.Abs(sum-v) > tols {
+					t.Errorf("%s: %s %s, its parts add up to %v", rd.where, sc.total[locale], c.text, sum)
+				}
+			}
+		}
+	}
+}
+
+// checkEveryFigure: every figure and table found on the summary of a report everyFigure
+// names, and in its part of the message, is one a case checks.
+func checkEveryFigure(t *testing.T, readings map[string][]*reading, checked map[string]bool) {
+	t.Helper()
+	for _, rep := range everyFigure {
+		for _, rd := range readings[rep] {
+			for label := range rd.figures {
+				if !checked[rep+"\x00"+label] {
+					t.Errorf("%s: figure %q: no case here checks it against the warehouse", rd.where, label)
+				}
+			}
+			for label := range rd.tables {
+				if !checked[rep+"\x00"+label] {
+					t.Errorf("%s: table %q: no case here checks it against the warehouse", rd.where, label)
+				}
+			}
+		}
 	}
 }
 
