@@ -1,12 +1,15 @@
 package delivery
 
-// The reader: what people receive (each workbook's summary and data sheets, each e-mail's text
-// and HTML parts, the CSVs in both dialects) read back as a person reads it, without the code
-// that wrote it (excelize as a reader, encoding/csv, net/mail and mime/multipart, an HTML
-// parser), in both locales. Every figure found is paired with its label and compared with the
-// same quantity computed by SQL of this file from the warehouse's tables (not queries/): a
-// label beside another row's figures, a missing row, a total that does not add up or a figure
-// that differs from its source fails.
+// The reader: what people receive read back as a person reads it, without the code that wrote
+// it (excelize as a reader, encoding/csv, net/mail and mime/multipart, an HTML parser), in both
+// locales: a delivery of the six reports into the outbox, its text and HTML parts and the
+// workbooks attached, each summary's headline; the credit tables' data sheets and CSVs (both
+// dialects) row by row; the data-quality counts against their sheets' and CSVs' rows. Every
+// figure found is paired with its label and compared with the same quantity computed by SQL of
+// this file from the warehouse's tables (not queries/): a label beside another row's figures, a
+// missing row, a total that does not add up, a figure that differs from its source, or a figure
+// no case here checks, fails. The cases are data: readerTables, readerFigures, moreFigures,
+// readerSums.
 
 import (
 	"context"
