@@ -2,6 +2,7 @@ package report
 
 import (
 	"context"
+	"fmt"
 	"html"
 	"path/filepath"
 	"regexp"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/billsync/billsync/internal/config"
 	"github.com/billsync/billsync/internal/report/value"
@@ -36,6 +38,38 @@ func summaries(t *testing.T, o Options) map[string]*excelize.File {
 		t.Fatal("no workbook written")
 	}
 	return out
+}
+
+// TestSummaryTextSpansItsColumns: the summary's values are split in columns for a headline
+// table's figures; the description, each line's value and each note span them all (the
+// description, merged over the first three, wrapped into half its width and was cut off).
+func TestSummaryTextSpansItsColumns(t *testing.T) {
+	last, _ := excelize.ColumnNumberToName(1 + summaryTableCols)
+	note, _ := excelize.ColumnNumberToName(2 + summaryTableCols)
+	for path, f := range summaries(t, Options{Names: []string{"credit", "aging"}}) {
+		sh := f.GetSheetName(0)
+		merged, err := f.GetMergeCells(sh)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ends := map[string]string{}
+		for _, m := range merged {
+			ends[m.GetStartAxis()] = m.GetEndAxis()
+		}
+		if ends["A2"] != note+"2" {
+			t.Errorf("%s: the description spans A2:%s, want A2:%s2", filepath.Base(path), ends["A2"], note)
+		}
+		rows, _ := f.GetRows(sh)
+		for r, row := range rows {
+			// (a text value: a table's totals row of one figure is cells of its own)
+			if len(row) == 2 && strings.ContainsFunc(row[1], unicode.IsLetter) && r > 3 {
+				cell := fmt.Sprintf("B%d", r+1)
+				if end := ends[cell]; end != fmt.Sprintf("%s%d", last, r+1) && end != fmt.Sprintf("%s%d", note, r+1) {
+					t.Errorf("%s: %s %q spans to %q, want the value columns", filepath.Base(path), cell, row[1], end)
+				}
+			}
+		}
+	}
 }
 
 // TestSummaryValuesAlignTop: a summary row is as tall as its longest wrapped

@@ -152,7 +152,7 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 	put("A1", title, w.st.title)
 	desc := strings.Join(strings.Fields(d.Description.In(l.code)), " ")
 	put("A2", desc, w.st.wrap)
-	f.MergeCell(sh, "A2", "C2")
+	f.MergeCell(sh, "A2", cellName(2+summaryTableCols, 2)) // across the label, value and notes' columns
 	f.SetRowHeight(sh, 2, 36)
 	row = 4
 	line(l.w("as_of"), l.date(s.AsOf), 0)
