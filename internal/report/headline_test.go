@@ -22,7 +22,9 @@ sheets:
 	const cols = `    columns:
       - {name: product_name, title: {id: P, en: P}}
 `
-	figure := func(n string) string { return "      - {name: " + n + ", title: {id: " + n + ", en: " + n + "}, format: int}\n" }
+	figure := func(n string) string {
+		return "      - {name: " + n + ", title: {id: " + n + ", en: " + n + "}, format: int}\n"
+	}
 	for _, tc := range []struct{ name, yaml, want string }{
 		{"six figures", head + "    headline: true\n    headline_table: true\n" + cols +
 			figure("customers") + figure("opening") + figure("credits") + figure("debits") + figure("closing") + figure("mismatches"),
