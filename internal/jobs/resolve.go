@@ -71,7 +71,7 @@ func (j *Journal) Resolve(ctx context.Context, planID string, seq int, outcome, 
 			a.Line, a.State)
 	}
 	if by == "" {
-		by = currentUser()
+		by = Login()
 	}
 	detail := map[string]string{"reconciled": "resolved by hand: " + outcome, "resolvedBy": by, "why": why,
 		"resolvedFrom": string(a.State)}
