@@ -195,6 +195,13 @@ func TestApprovalIsForOneService(t *testing.T) {
 		t.Fatalf("approved for production: %+v", res)
 	}
 	assertOnce(e, cs, p, before, 99000)
+	var hist strings.Builder
+	jobs.PrintHistory(&hist, again, nil, nil, jobs.FileOptions{})
+	for _, want := range []string{" for " + e.srv.URL + " (not production)\n", " for " + e.srv.URL + " (production)\n"} {
+		if !strings.Contains(hist.String(), want) || strings.Count(hist.String(), "  approved  ") != 2 {
+			t.Errorf("job show's history has no %q:\n%s", want, hist.String())
+		}
+	}
 }
 
 // TestRequireApprovalOnTheSimulator: by default a plan goes to the simulator without an approval (the
