@@ -111,6 +111,14 @@ func (j *Journal) Apply(ctx context.Context, planID string, o ApplyOptions) (*Ru
 		res.count()
 		return res, nil
 	}
+	// Before any read or send: reconciling may send again what it proves absent.
+	if why := fourEyes(p, s, &o); why != "" {
+		return nil, fmt.Errorf("%w: %s", ErrNeedsApproval, why) // the why names the plan and the commands
+	}
+	if o.Production && !o.Confirmed && !s.traits().readOnly {
+		return nil, fmt.Errorf("plan %s (%s, %d actions) against %s: %w", p.ID, p.Kind, len(p.Actions), o.BaseURL,
+			ErrNeedsConfirmation)
+	}
 	r := &run{j: j, p: p, s: s, o: o, jctx: context.WithoutCancel(ctx)}
 	if err := r.start(); err != nil {
 		return nil, err
@@ -126,13 +134,6 @@ func (o *ApplyOptions) check(p *Plan, s jobKind) error {
 	if o.Account != p.Account {
 		return fmt.Errorf("plan %s was validated against account %q, not %q: set BILLSYNC_ACCOUNT=%s", p.ID, p.Account,
 			o.Account, p.Account)
-	}
-	if why := fourEyes(p, s, o); why != "" {
-		return fmt.Errorf("%w: %s", ErrNeedsApproval, why) // the why names the plan and the commands
-	}
-	if o.Production && !o.Confirmed && !s.traits().readOnly {
-		return fmt.Errorf("plan %s (%s, %d actions) against %s: %w", p.ID, p.Kind, len(p.Actions), o.BaseURL,
-			ErrNeedsConfirmation)
 	}
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
