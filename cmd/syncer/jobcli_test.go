@@ -206,6 +206,10 @@ func TestJobCommandAsAFinanceUserRunsIt(t *testing.T) {
 	if out, errs, code = syncer(t, vars, "job", "apply", m[1]); code != 0 || adds() != before {
 		t.Errorf("apply after resolving: exit %d, %d sends\n%s%s", code, adds()-before, out, errs)
 	}
+	host, _ := os.Hostname()
+	if out, _, _ = syncer(t, vars, "job", "show", m[1]); !strings.Contains(out, "WIB by siti on "+host+": row "+m[2]+" as succeeded") {
+		t.Errorf("job show does not say siti resolved it, where:\n%s", out)
+	}
 
 	// list: a header, local times, grouped counts; products: ids to put in a file.
 	out, _, code = syncer(t, vars, "job", "list")

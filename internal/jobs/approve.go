@@ -287,10 +287,12 @@ func (j *Journal) Runs(ctx context.Context, planID string) ([]Run, error) {
 
 // Resolution is a row a person settled by hand.
 type Resolution struct {
-	Seq     int
-	At      time.Time
-	State   State
-	By, Why string
+	Seq   int
+	At    time.Time
+	State State
+	By    string // the login
+	Host  string // "" for one journaled before resolutions recorded it
+	Why   string
 }
 
 // Resolutions lists the rows of the plan settled with Resolve, in order.
@@ -299,7 +301,7 @@ func (j *Journal) Resolutions(ctx context.Context, planID string) ([]Resolution,
 	err := queryEach(ctx, j.db, journalSQL.Get("plan_resolutions"), func(r *sql.Rows) error {
 		var x Resolution
 		var st string
-		err := r.Scan(&x.Seq, &x.At, &st, &x.By, &x.Why)
+		err := r.Scan(&x.Seq, &x.At, &st, &x.By, &x.Host, &x.Why)
 		x.State = State(st)
 		out = append(out, x)
 		return err

@@ -956,7 +956,11 @@ func PrintHistory(w io.Writer, p *Plan, runs []Run, res []Resolution, o FileOpti
 			clock(r.Started, loc), r.By, r.Host, r.N, r.ID, r.BaseURL, r.Status, l.group(int64(r.Sent)))
 	}
 	for _, x := range res {
-		fmt.Fprintf(w, "  resolved  %s by %s: row %d as %s: %q\n", clock(x.At, loc), x.By, x.Seq, x.State, x.Why)
+		on := ""
+		if x.Host != "" {
+			on = " on " + x.Host
+		}
+		fmt.Fprintf(w, "  resolved  %s by %s%s: row %d as %s: %q\n", clock(x.At, loc), x.By, on, x.Seq, x.State, x.Why)
 	}
 }
 

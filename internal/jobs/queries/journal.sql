@@ -134,7 +134,8 @@ ORDER BY id;
 
 -- name: plan_resolutions
 -- The rows of one plan a person settled by hand (syncer job resolve), in order.
-SELECT seq, recorded_at, state, coalesce(detail->>'$.resolvedBy', ''), coalesce(detail->>'$.why', '')
+SELECT seq, recorded_at, state, coalesce(detail->>'$.resolvedBy', ''), coalesce(detail->>'$.resolvedOn', ''),
+       coalesce(detail->>'$.why', '')
 FROM job_actions
 WHERE plan_id = ? AND run_id IS NULL AND (detail->>'$.resolvedBy') IS NOT NULL
 ORDER BY id;
