@@ -264,27 +264,35 @@ func TestRequireApprovalOnTheSimulatorAsPeopleRunIt(t *testing.T) {
 	}
 }
 
-// TestLoginIsTheUidNotUSER runs the command as people in a container do (docker run --user 4242) with uids
-// that have no passwd entry: uid 4242 plans as USER=alice and approves as USER=bob, which is refused as a
-// self-approval (both are uid:4242), and the daemon sends nothing; uid 4243 approves, and then the daemon
-// sends it once. Switching uids needs root: the test skips otherwise.
+// TestLoginIsTheUidNotUSER runs the commands as a team does in a container (docker exec --user UID:GID),
+// with uids that have no passwd entry sharing the data folder through one group (chmod 2770, umask 007):
+// uid 4242 plans as USER=alice and approves as USER=bob, which is refused as a self-approval (both are
+// uid:4242), and the daemon (uid 10001) sends nothing; uid 4243 approves, and then the daemon sends it once.
+// Switching uids needs root: the test skips otherwise.
 func TestLoginIsTheUidNotUSER(t *testing.T) {
 	if os.Getuid() != 0 {
 		t.Skip("running a command under another uid (SysProcAttr.Credential) needs root; " +
 			"TestFourEyesAsPeopleRunIt and jobs.TestLoginIsTheUidsAccountNeverUSER cover the rest")
 	}
+	const group, daemonUID = 4200, 10001
 	for _, uid := range []int{4242, 4243} {
 		if u, err := user.LookupId(strconv.Itoa(uid)); err == nil {
 			t.Skipf("uid %d has a passwd entry here (%s): the test needs uids without one", uid, u.Username)
 		}
 	}
-	// A folder every uid may use (t.TempDir's parents are root's alone), holding a copy of this test
-	// binary: the command under test, which the other uids can run.
+	// The shared data folder (t.TempDir's parents are root's alone), holding a copy of this test binary: the
+	// command under test, which the group may run.
 	dir, err := os.MkdirTemp("", "billsync-uid-")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chown(dir, daemonUID, group); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o2770|os.ModeSetgid); err != nil {
+		t.Fatal(err)
+	}
 	bin := filepath.Join(dir, "syncer")
 	self, err := os.ReadFile(os.Args[0])
 	if err != nil {
@@ -294,25 +302,22 @@ func TestLoginIsTheUidNotUSER(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := newFourEyesWorld(t, dir)
-	// The shared data volume: every uid reads and writes the warehouse's folder (as a group would).
-	share := func() {
-		filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
-			if err == nil {
-				os.Chmod(p, fi.Mode().Perm()|0o666|map[bool]os.FileMode{true: 0o111}[fi.IsDir()])
-			}
-			return nil
-		})
-	}
-	vars := w.with(map[string]string{"BILLSYNC_DB": filepath.Join(dir, "billsync.duckdb")})
+	// The warehouse is the daemon's, as if its first sync had made it.
+	filepath.Walk(dir, func(p string, _ os.FileInfo, err error) error {
+		if err == nil {
+			os.Lchown(p, daemonUID, group)
+		}
+		return err
+	})
 	runAs := func(uid int, user string, args ...string) (string, string, int) {
 		t.Helper()
-		share()
-		cmd := exec.Command(bin, args...)
+		// Each person's shell: their own uid, the team's group, umask 007 so the group can write what they create.
+		cmd := exec.Command("/bin/sh", append([]string{"-c", `umask 007 && exec "$0" "$@"`, bin}, args...)...)
 		cmd.Env = []string{"SYNCER_TEST_MAIN=1", "USER=" + user, "LOGNAME=" + user, "HOME=" + dir, "PATH=/usr/bin:/bin"}
-		for k, v := range vars {
+		for k, v := range w.vars {
 			cmd.Env = append(cmd.Env, k+"="+v)
 		}
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(uid)}}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: group}}
 		var o, e strings.Builder
 		cmd.Stdout, cmd.Stderr, cmd.Dir = &o, &e, dir
 		err := cmd.Run()
@@ -339,7 +344,7 @@ func TestLoginIsTheUidNotUSER(t *testing.T) {
 	}
 	daemon := func() {
 		t.Helper()
-		if out, errs, code := runAs(0, "root", "-once", "-apply-approved"); code != 0 {
+		if out, errs, code := runAs(daemonUID, "billsync", "-once", "-apply-approved"); code != 0 {
 			t.Fatalf("the daemon's run: exit %d\n%s%s", code, out, errs)
 		}
 	}
@@ -355,8 +360,21 @@ func TestLoginIsTheUidNotUSER(t *testing.T) {
 	if w.topups() != 1 {
 		t.Fatalf("%d top-ups after uid 4243's approval, want 1", w.topups())
 	}
+	// uid 4243 plans a file of their own: its plan files go where uid 4242's went (data/jobs/).
+	other := filepath.Join(dir, "other.csv")
+	if err := os.WriteFile(other, []byte("customerId,productId,amount\n"+w.customer+","+w.product+",5000\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, errs, code = runAs(4243, "siti", "job", "plan", "-kind", "credit-topup", "-in", other); code != 0 ||
+		!strings.Contains(out, "by uid:4243 on") {
+		t.Fatalf("plan as uid 4243 after uid 4242: exit %d\n%s%s", code, out, errs)
+	}
+	daemonLogin := "uid:" + strconv.Itoa(daemonUID)
+	if u, err := user.LookupId(strconv.Itoa(daemonUID)); err == nil {
+		daemonLogin = u.Username
+	}
 	out, _, _ = runAs(4243, "bob", "job", "show", id)
-	for _, want := range []string{"WIB by uid:4242 on", "by uid:4243 on", "by syncer daemon as root on"} {
+	for _, want := range []string{"WIB by uid:4242 on", "by uid:4243 on", "by syncer daemon as " + daemonLogin + " on"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("job show has no %q:\n%s", want, out)
 		}

@@ -392,7 +392,7 @@ func fieldOrder(p *Plan, m func(*Action) map[string]string) []string {
 
 // WriteTableFile writes a plan or result table as .csv or .xlsx, by the path's extension.
 func WriteTableFile(path string, t *Table, o FileOptions) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil { // less the umask: a group may share it
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	var err error
