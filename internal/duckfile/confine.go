@@ -27,7 +27,9 @@ type Confinement struct {
 // (the settings are the database's, not a connection's): no file outside c.Dirs, no extension
 // install or load beyond those linked in, no persistent secrets, and the configuration locked so
 // that no statement undoes any of it. Run it after the handle's own ATTACHes and settings: from
-// then on ATTACH of a file outside c.Dirs fails too.
+// then on ATTACH of a new file outside c.Dirs fails too. DuckDB keeps allowing the files attached
+// before (a read-only one could be detached and attached again writable): a handle that runs
+// SQL from outside must also check each statement (internal/report's analyst SQL).
 func Confine(ctx context.Context, db *sql.DB, c Confinement) error {
 	dirs, err := allowedDirs(c.Dirs)
 	if err != nil {

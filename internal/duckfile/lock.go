@@ -85,3 +85,33 @@ func pidText(b []byte) string {
 	}
 	return s
 }
+
+// PrivateDir makes dir ready for a file only its owner may read and write (a journal): created
+// 0750 when missing, and refused when every user may write in it, since anyone could then put a
+// file of their own (a DuckDB .wal that would be replayed into the journal) or a link in its place.
+func PrivateDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return err
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return err
+	}
+	if fi.Mode().Perm()&0o002 != 0 {
+		return fmt.Errorf("folder %s is writable by every user (%v): anyone could replace or add to the files kept there; chmod o-w %s, or keep them in a folder of their own",
+			dir, fi.Mode().Perm(), dir)
+	}
+	return nil
+}
+
+// Private narrows a DuckDB file and its write-ahead log (file+".wal", which holds its latest
+// changes) to their owner (0600). DuckDB creates both with the process's umask and re-creates the
+// log after each checkpoint, so a writer calls it after opening and after each write.
+func Private(file string) error {
+	for _, p := range []string{file, file + ".wal"} {
+		if err := os.Chmod(p, 0o600); err != nil && !os.IsNotExist(err) {
+			return err
+		}
+	}
+	return nil
+}

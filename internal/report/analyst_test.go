@@ -135,6 +135,7 @@ func TestAnalystSQLLeastPrivilege(t *testing.T) {
 		{"copy to /tmp", "COPY (SELECT 1) TO '/tmp/billsync-analyst-test.csv'", "outside the output folder"},
 		{"copy up and out", "COPY (SELECT 1) TO 'out/../outside/x.csv'", "outside the output folder"},
 		{"copy over the journal's wal", "COPY (SELECT 1) TO 'data/billsync-jobs.duckdb.wal'", "outside the output folder"},
+		{"copy over the journal", "COPY (SELECT 1) TO 'data/billsync-jobs.duckdb'", "outside the output folder"},
 		{"copy over the warehouse", "COPY customers TO 'data/billsync.duckdb'", "outside the output folder"},
 		{"copy over a plan", "COPY (SELECT 1) TO 'data/jobs/plan-p1.csv'", "outside the output folder"},
 		{"copy, the path in a pattern", "COPY (SELECT 1 AS a, 2 AS b) TO 'out/p' (PARTITION_BY a, FILENAME_PATTERN '../../outside/x_{i}')", "names a folder"},
