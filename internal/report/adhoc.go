@@ -133,34 +133,34 @@ func runAnalyst(ctx context.Context, db *sql.DB, conn *sql.Conn, s *settings, te
 		}
 		return fmt.Errorf("query: %w", err)
 	}
+	last := len(stmts) - 1
+	var typ duckdb.StmtType
 	for i, st := range stmts {
 		if err := files.allowText(st.toks, i+1); err != nil {
 			return nil, nil, fmt.Errorf("query: %w", err)
 		}
-		typ, err := statementKind(conn, st.text)
-		if err != nil {
+		if typ, err = statementKind(conn, st.text); err != nil {
 			return nil, nil, failed(err)
 		}
 		if err := files.allowKind(st.toks, typ, i+1); err != nil {
 			return nil, nil, fmt.Errorf("query: %w", err)
 		}
-		if i < len(stmts)-1 {
-			if _, err := conn.ExecContext(ctx, st.text); err != nil {
-				return nil, nil, failed(err)
-			}
-			continue
+		if i == last {
+			break
 		}
-		run, names := st.text, []string(nil)
-		if typ == duckdb.STATEMENT_TYPE_SELECT {
-			run, names = asText(ctx, conn, st.text)
-		}
-		rows, err := conn.QueryContext(ctx, run)
-		if err != nil {
+		if _, err := conn.ExecContext(ctx, st.text); err != nil {
 			return nil, nil, failed(err)
 		}
-		return rows, names, nil
 	}
-	panic("unreachable")
+	run, names := stmts[last].text, []string(nil)
+	if typ == duckdb.STATEMENT_TYPE_SELECT {
+		run, names = asText(ctx, conn, run)
+	}
+	rows, err := conn.QueryContext(ctx, run)
+	if err != nil {
+		return nil, nil, failed(err)
+	}
+	return rows, names, nil
 }
 
 // adhocRows are a query's rows with the names its header shows (the names the query gave its
@@ -175,8 +175,8 @@ type adhocRows struct {
 // 1795646446556 came out as 1.795646446556e+12), nested values (lists, structs, maps, unions),
 // 128-bit integers (more digits than a float64 holds), UUIDs, blobs, bits and times of day. The
 // query runs as a subquery and its columns are taken by position, so names given twice stay as
-// the query wrote them. A statement DuckDB cannot describe (SET, PRAGMA, several statements)
-// runs as written.
+// the query wrote them. It is given one SELECT (runAnalyst); one DuckDB cannot describe runs as
+// written.
 func asText(ctx context.Context, conn *sql.Conn, text string) (string, []string) {
 	rows, err := conn.QueryContext(ctx, "DESCRIBE "+text)
 	if err != nil {
