@@ -55,22 +55,27 @@ func openJournal(ctx context.Context, path string) (*journal, error) {
 	if err != nil {
 		return nil, err
 	}
-	db, err := duckfile.Open(path, duckfile.Options{})
-	if err == nil {
-		db.SetMaxOpenConns(1)
-		// DuckDB creates the file at its first use: narrow it before anything is written
-		if err = db.PingContext(ctx); err == nil {
-			if err = duckfile.Private(path); err == nil {
-				err = sqlfile.Migrate(ctx, db, sqlFS, "migrations")
+	var db *sql.DB
+	err = duckfile.RetryLocked(ctx, func() error {
+		var err error
+		db, err = duckfile.Open(path, duckfile.Options{})
+		if err == nil {
+			db.SetMaxOpenConns(1)
+			// DuckDB creates the file at its first use: narrow it before anything is written
+			if err = db.PingContext(ctx); err == nil {
+				if err = duckfile.Private(path); err == nil {
+					err = sqlfile.Migrate(ctx, db, sqlFS, "migrations")
+				}
+			}
+			if err == nil {
+				err = duckfile.Private(path)
+			}
+			if err != nil {
+				db.Close()
 			}
 		}
-		if err == nil {
-			err = duckfile.Private(path)
-		}
-		if err != nil {
-			db.Close()
-		}
-	}
+		return err
+	})
 	if err != nil {
 		lock.Release()
 		return nil, fmt.Errorf("delivery journal %s: %w", path, err)

@@ -18,6 +18,9 @@ type Confinement struct {
 	// at all. Each is allowed as given and as an absolute path, since DuckDB compares the text of
 	// a path, not the file it names.
 	Dirs []string
+	// Files are single files it may open (DuckDB's allowed_paths), each with its write-ahead log:
+	// DuckDB files a handle attaches after the confinement, read-only.
+	Files []string
 	// Configs are settings that stay changeable (DuckDB's allowed_configs). TimeZone always is:
 	// every new connection of the pool sets it (Open), and it changes only how times print.
 	Configs []string
@@ -36,8 +39,22 @@ func Confine(ctx context.Context, db *sql.DB, c Confinement) error {
 		return err
 	}
 	configs := append([]string{"TimeZone"}, c.Configs...)
+	var files []string
+	for _, f := range c.Files {
+		if f == "" {
+			continue
+		}
+		abs, err := filepath.Abs(f)
+		if err != nil {
+			return fmt.Errorf("file %s: %w", f, err)
+		}
+		for _, p := range []string{f, abs} {
+			files = append(files, p, p+".wal")
+		}
+	}
 	stmts := []string{
 		"SET allowed_directories = " + listLiteral(dirs),
+		"SET allowed_paths = " + listLiteral(files),
 		"SET allowed_configs = " + listLiteral(configs),
 		"SET allow_persistent_secrets = false",
 		"SET allow_community_extensions = false",
