@@ -22,8 +22,8 @@ import (
 //  1. DuckDB itself (duckfile.Confine): the warehouse and the journal are attached read-only, file
 //     functions reach only the folders analystFiles allows, no extension is installed or
 //     loaded, the configuration is locked.
-//  2. Each statement, before it runs (analystStatement): its kind, as DuckDB prepares it, must be
-//     one an analyst needs; ATTACH and DETACH (which would re-open the journal writable inside
+//  2. Each statement, before it runs (allowText, then allowKind once DuckDB prepared it): its
+//     kind, as DuckDB prepares it, must be one an analyst needs; ATTACH and DETACH (which would re-open the journal writable inside
 //     those folders) never are. A COPY writes only into the output folder, which DuckDB's single
 //     list of folders cannot say (it allows reading and writing alike), and functions with a side
 //     effect on the instance (logging to files, checkpoints, SQL run from text) are refused.
@@ -50,7 +50,8 @@ func newAnalystFiles(s *settings) (*analystFiles, error) {
 	}
 	f.owned = []string{filepath.Dir(s.DB), filepath.Join(filepath.Dir(s.DB), "jobs")}
 	if s.Journal != "" {
-		f.owned = append(f.owned, filepath.Dir(s.Journal))
+		// the journal's folder and the job plans and results written beside it (syncer job)
+		f.owned = append(f.owned, filepath.Dir(s.Journal), filepath.Join(filepath.Dir(s.Journal), "jobs"))
 	}
 	return f, f.checkLinks()
 }
