@@ -25,11 +25,12 @@ var words = map[string]map[string]string{
 		"stale":        "PERHATIAN: angka-angka ini mungkin belum mencerminkan %s. Alasan: %s.",
 		"stale_status": "sinkronisasi terakhir akun %s (sinkronisasi %d) %s",
 		"stale_before": "tidak ada sinkronisasi akun %s yang selesai setelah %s",
+		"stale_today":  "tidak ada sinkronisasi akun %s yang selesai sejak %s (max_age %s)",
 		"stale_none":   "basis data billsync belum berisi sinkronisasi",
 		"stale_failed": "sinkronisasi terakhir gagal pada %s (%s); basis data billsync masih dari sinkronisasi sebelumnya",
 		"late":         "Pesan ini terlambat: jadwalnya %s.",
 		"resent":       "Pesan ini dikirim ulang: pengiriman sebelumnya terputus sebelum tercatat, jadi mungkin Anda sudah menerimanya.",
-		"again":        "Pesan ini dikirim lagi atas permintaan (report deliver -again).",
+		"again":        "Pesan ini dikirim lagi atas permintaan (report deliver %s -as-of %s -again).",
 		"headline":     "Angka utama",
 		"checks":       "Pemeriksaan",
 		"sheets":       "Lembar",
@@ -54,11 +55,12 @@ var words = map[string]map[string]string{
 		"stale":        "ATTENTION: these figures may not reflect %s. Why: %s.",
 		"stale_status": "the last sync of account %s (run %d) %s",
 		"stale_before": "no sync of account %s finished after %s",
+		"stale_today":  "no sync of account %s finished since %s (max_age %s)",
 		"stale_none":   "the warehouse holds no sync yet",
 		"stale_failed": "the last sync failed at %s (%s); the warehouse is still the sync before it",
 		"late":         "This message is late: it was due %s.",
 		"resent":       "This message is sent again: the previous send was interrupted before it was recorded, so you may have it already.",
-		"again":        "This message is sent again on request (report deliver -again).",
+		"again":        "This message is sent again on request (report deliver %s -as-of %s -again).",
 		"headline":     "Headline figures",
 		"checks":       "Checks",
 		"sheets":       "Sheets",
@@ -141,7 +143,7 @@ func compose(c content) (message, error) {
 	case "resend":
 		v.Notes = append(v.Notes, t["resent"])
 	case "again":
-		v.Notes = append(v.Notes, t["again"])
+		v.Notes = append(v.Notes, fmt.Sprintf(t["again"], c.d.Name, c.asOf.Format(time.DateOnly)))
 	}
 	// The staleness is said once at the top, not again among each report's warnings.
 	for _, dg := range c.digests {
