@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -95,6 +96,8 @@ func TestAnalystSQLLeastPrivilege(t *testing.T) {
 	s := newAnalystSetup(t)
 	before, outsideBefore := files(t, s.data), files(t, s.outside)
 	q := func(p string) string { return "'" + p + "'" }
+	tmp := filepath.Join(os.TempDir(), fmt.Sprintf("billsync-analyst-%d.csv", os.Getpid())) // outside, absolute
+	os.Remove(tmp)
 	for _, tc := range []struct{ name, sql, want string }{
 		{"re-attach the journal writable", "DETACH journal; ATTACH " + q(s.journal) + " AS journal (READ_WRITE); DELETE FROM journal.job_plans", "DETACH is not allowed"},
 		{"detach alone", "DETACH journal", "DETACH is not allowed"},
@@ -132,7 +135,7 @@ func TestAnalystSQLLeastPrivilege(t *testing.T) {
 		{"glob outside", "SELECT * FROM glob('/etc/*')", "Permission Error"},
 		{"a file as a table", "SELECT * FROM 'outside/secret.csv'", "Permission Error"},
 		{"copy outside", "COPY (SELECT 1) TO 'outside/x.csv'", "outside the output folder"},
-		{"copy to /tmp", "COPY (SELECT 1) TO '/tmp/billsync-analyst-test.csv'", "outside the output folder"},
+		{"copy to /tmp", "COPY (SELECT 1) TO " + q(tmp), "outside the output folder"},
 		{"copy up and out", "COPY (SELECT 1) TO 'out/../outside/x.csv'", "outside the output folder"},
 		{"copy over the journal's wal", "COPY (SELECT 1) TO 'data/billsync-jobs.duckdb.wal'", "outside the output folder"},
 		{"copy over the journal", "COPY (SELECT 1) TO 'data/billsync-jobs.duckdb'", "outside the output folder"},
@@ -179,8 +182,9 @@ func TestAnalystSQLLeastPrivilege(t *testing.T) {
 	if after := files(t, s.outside); !maps.Equal(outsideBefore, after) {
 		t.Errorf("the folder outside changed: %v", keys(after))
 	}
-	if _, err := os.Stat("/tmp/billsync-analyst-test.csv"); err == nil {
-		t.Error("a COPY wrote to /tmp")
+	if _, err := os.Stat(tmp); err == nil {
+		os.Remove(tmp)
+		t.Errorf("a COPY wrote %s", tmp)
 	}
 
 	// What analysts do (docs/warehouse.md) still runs.
