@@ -21,6 +21,8 @@ func TestDeliverExitStatus(t *testing.T) {
 	bad := filepath.Join(dir, "bad.yaml")
 	os.WriteFile(bad, []byte("deliveries:\n  - name: daily\n    reports: [aging]\n    schedule: \"0 7 * * *\"\n    as_of: last friday\n    to: [finance@example.com]\n    colour: red\n"), 0o644)
 	db := filepath.Join(dir, "none", "w.duckdb")
+	pwFile := filepath.Join(dir, "pw")
+	os.WriteFile(pwFile, []byte("relay-pass\n"), 0o600)
 	env := map[string]string{"BILLSYNC_DELIVERIES": good, "BILLSYNC_DB": db, "BILLSYNC_OUTBOX": filepath.Join(dir, "outbox"),
 		"BILLSYNC_REPORTS_OUT": filepath.Join(dir, "out")}
 	with := func(k, v string) map[string]string {
@@ -49,6 +51,15 @@ func TestDeliverExitStatus(t *testing.T) {
 		{[]string{"deliver", "daily"}, with("BILLSYNC_SMTP_URL", "smtp://bot@127.0.0.1:1"), 2, "", "set BILLSYNC_SMTP_PASSWORD_FILE"},
 		{[]string{"deliver", "-smtp-password-file", filepath.Join(dir, "nope"), "daily"}, with("BILLSYNC_SMTP_URL", "smtp://bot@127.0.0.1:1"), 2, "", "BILLSYNC_SMTP_PASSWORD_FILE"},
 		{[]string{"deliver", "daily"}, with("BILLSYNC_MAIL_FROM", "billsync"), 2, "", "BILLSYNC_MAIL_FROM"},
+		// BILLSYNC_SMTP_TLS: a contradiction with the URL, a password over plain text to another host.
+		{[]string{"deliver", "-smtp-tls", "tls", "daily"}, with("BILLSYNC_SMTP_URL", "smtp://relay.internal"), 2, "", "BILLSYNC_SMTP_TLS=tls contradicts BILLSYNC_SMTP_URL's smtp://"},
+		{[]string{"deliver", "-smtp-tls", "none", "daily"}, with("BILLSYNC_SMTP_URL", "smtps://relay.internal"), 2, "", "BILLSYNC_SMTP_TLS=none contradicts"},
+		{[]string{"deliver", "-smtp-tls", "none", "-smtp-password-file", pwFile, "daily"}, with("BILLSYNC_SMTP_URL", "smtp://bot@relay.internal"), 2, "",
+			"the password would cross the network to relay.internal in plain text"},
+		{[]string{"deliver", "-smtp-tls", "none", "daily"}, with("BILLSYNC_SMTP_URL", "smtp://relay.internal"), 1, "",
+			"BILLSYNC_SMTP_TLS=none: messages go to the SMTP server WITHOUT TLS"},
+		{[]string{"deliver", "-test-to", "tester", "daily"}, env, 2, "", "-test-to"},
+		{[]string{"deliver", "-test-to", "a@toko.example", "-again", "daily"}, env, 2, "", "-test-to sends a test whatever the journal says"},
 		{[]string{"deliver", "daily"}, env, 1, "", "does not exist yet"},
 		{[]string{"deliveries"}, with("BILLSYNC_DB", filepath.Join(dir, "w2.duckdb")), 0, "no deliveries in", ""},
 	} {
