@@ -54,7 +54,7 @@ func (f *deliverFlags) flagSet(sub string, c *deliverConfig) *flag.FlagSet {
 		fs.BoolVar(&f.again, "again", false, "send it even if the journal has it sent (journaled as again)")
 		fs.StringVar(&f.testTo, "test-to", "", "send the occurrence to these addresses only (comma-separated), [UJI]/[TEST] in the subject; journaled as a test, it consumes nothing")
 	} else {
-		conf.Bind(fs, c, "db")
+		conf.Bind(fs, c, "db", "tz")
 		fs.IntVar(&f.limit, "n", 20, "rows to show")
 	}
 	return fs
@@ -84,7 +84,7 @@ func deliverCommand(ctx context.Context, sub string, args []string, lookup envco
 	}
 	asOf, dryRun, again, limit := f.asOf, f.dryRun, f.again, f.limit
 	var testTo []string
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{ReplaceAttr: logfmt.Durations}))
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{ReplaceAttr: logfmt.In(c.TZ)}))
 	if sub == "deliveries" {
 		if len(names) > 1 {
 			return cli.Usagef(fs, "want at most one delivery name, got %s", strings.Join(names, " "))
@@ -93,7 +93,11 @@ func deliverCommand(ctx context.Context, sub string, args []string, lookup envco
 		if len(names) == 1 {
 			name = names[0]
 		}
-		return listDeliveries(ctx, c, name, limit, stdout)
+		loc, err := time.LoadLocation(c.TZ)
+		if err != nil || c.TZ == "" || c.TZ == "Local" {
+			return cli.Usagef(fs, "time zone %q (BILLSYNC_TZ / -tz): want an IANA name such as %s", c.TZ, conf.DefaultTZ)
+		}
+		return listDeliveries(ctx, c, name, limit, loc, stdout)
 	}
 	if len(names) != 1 {
 		return cli.Usagef(fs, "want one delivery name, got %d", len(names))
@@ -180,7 +184,9 @@ func deliverCommand(ctx context.Context, sub string, args []string, lookup envco
 	return err
 }
 
-func listDeliveries(ctx context.Context, c deliverConfig, name string, limit int, w io.Writer) error {
+// listDeliveries prints the journal, each time in loc (BILLSYNC_TZ) with its zone named, as
+// the schedule and the messages say them.
+func listDeliveries(ctx context.Context, c deliverConfig, name string, limit int, loc *time.Location, w io.Writer) error {
 	path := delivery.JournalPath(c.DB)
 	es, err := delivery.List(ctx, path, name, limit)
 	if err != nil {
@@ -190,10 +196,10 @@ func listDeliveries(ctx context.Context, c deliverConfig, name string, limit int
 		fmt.Fprintf(w, "no deliveries in %s\n", path)
 		return nil
 	}
-	fmt.Fprintf(w, "%-4s %-12s %-10s %-9s %-7s %-8s %-19s %s\n", "id", "delivery", "as_of", "kind", "state", "attempts", "started (UTC)", "subject")
+	fmt.Fprintf(w, "%-4s %-12s %-10s %-9s %-7s %-8s %-20s %s\n", "id", "delivery", "as_of", "kind", "state", "attempts", "started", "subject")
 	for _, e := range es {
-		fmt.Fprintf(w, "%-4d %-12s %-10s %-9s %-7s %-8d %-19s %s\n", e.ID, e.Name, e.AsOf, e.Kind, e.State, e.Attempts,
-			e.Started.UTC().Format("2006-01-02 15:04:05"), e.Subject)
+		fmt.Fprintf(w, "%-4d %-12s %-10s %-9s %-7s %-8d %-20s %s\n", e.ID, e.Name, e.AsOf, e.Kind, e.State, e.Attempts,
+			e.Started.In(loc).Format("2006-01-02 15:04 MST"), e.Subject)
 		fmt.Fprintf(w, "     to %s via %s, %d files (%d bytes)", e.Recipients, e.Transport, e.Files, e.Bytes)
 		if e.MessageID != "" {
 			fmt.Fprintf(w, ", <%s>", e.MessageID)

@@ -312,7 +312,7 @@ func (f *jobFlags) send(ctx context.Context, j *jobs.Journal, p *jobs.Plan, stdo
 	if err != nil {
 		return err
 	}
-	log := newLogger(os.Stderr, f.cfg.LogFormat, isTerminal(os.Stderr), false)
+	log := newLogger(os.Stderr, f.cfg.LogFormat, f.cfg.TZ, isTerminal(os.Stderr), false)
 	c, err := api.New(api.Config{BaseURL: f.cfg.BaseURL, APIKey: key, RatePerMin: f.cfg.RatePerMin,
 		Unlimited: f.cfg.RatePerMin == 0, Logger: log})
 	if err != nil {
@@ -551,7 +551,7 @@ func (f *jobFlags) client() (*api.Client, error) {
 		return nil, err
 	}
 	return api.New(api.Config{BaseURL: f.cfg.BaseURL, APIKey: key, RatePerMin: f.cfg.RatePerMin, Unlimited: f.cfg.RatePerMin == 0,
-		Logger: newLogger(os.Stderr, f.cfg.LogFormat, isTerminal(os.Stderr), false)})
+		Logger: newLogger(os.Stderr, f.cfg.LogFormat, f.cfg.TZ, isTerminal(os.Stderr), false)})
 }
 
 // localTime shows a time in the configured zone (BILLSYNC_TZ), as the finance team reads it.

@@ -362,7 +362,7 @@ func Deliver(ctx context.Context, o Options, occ Occurrence) (Result, error) {
 	case occ.DryRun:
 		dir += "_dry-run"
 	case kind == "again" || kind == "resend" || kind == "test":
-		dir += "_" + kind + "_" + time.Now().UTC().Format("20060102T150405Z")
+		dir += "_" + kind + "_" + stamp(time.Now(), o.Loc)
 	}
 	formats := []string{d.Format}
 	if d.Format == "both" {
@@ -418,7 +418,7 @@ func Deliver(ctx context.Context, o Options, occ Occurrence) (Result, error) {
 	}
 	if occ.DryRun {
 		res.State = "dry-run"
-		res.EML, err = toOutbox(m, o.Outbox, d.Name, asOf)
+		res.EML, err = toOutbox(m, o.Outbox, d.Name, asOf, o.Loc)
 		if err != nil {
 			return res, err
 		}
@@ -441,7 +441,7 @@ func Deliver(ctx context.Context, o Options, occ Occurrence) (Result, error) {
 		}
 		if o.SMTP == nil {
 			var p string
-			if p, sendErr = toOutbox(m, o.Outbox, d.Name, asOf); sendErr == nil {
+			if p, sendErr = toOutbox(m, o.Outbox, d.Name, asOf, o.Loc); sendErr == nil {
 				res.EML = p
 			}
 		} else {
@@ -597,9 +597,24 @@ func writeEML(m *gomail.Msg, path string) error {
 	return os.Rename(tmp, path)
 }
 
-// toOutbox writes the message into the outbox under a name that sorts by time.
-func toOutbox(m *gomail.Msg, dir, name, asOf string) (string, error) {
-	p := filepath.Join(dir, fmt.Sprintf("%s_%s_%s.eml", time.Now().UTC().Format("20060102T150405.000000Z"), name, asOf))
+// stampLayout is the time in the names of outbox files and of a resend's, again's or test's
+// directory: local time (BILLSYNC_TZ) to the microsecond, with the offset, so it reads as the
+// clock every other output shows and sorts by time (within one offset: a zone with DST
+// sorts by the local clock across the change).
+const stampLayout = "20060102T150405.000000-0700"
+
+// stamp is now in loc (UTC when none) as stampLayout.
+func stamp(now time.Time, loc *time.Location) string {
+	if loc == nil {
+		loc = time.UTC
+	}
+	return now.In(loc).Format(stampLayout)
+}
+
+// toOutbox writes the message into the outbox under a name that sorts by time, the time in
+// loc with its offset.
+func toOutbox(m *gomail.Msg, dir, name, asOf string, loc *time.Location) (string, error) {
+	p := filepath.Join(dir, fmt.Sprintf("%s_%s_%s.eml", stamp(time.Now(), loc), name, asOf))
 	if err := writeEML(m, p); err != nil {
 		return "", fmt.Errorf("outbox: %w", err)
 	}
