@@ -7,8 +7,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/billsync/billsync/internal/cli"
+	"github.com/billsync/billsync/internal/cli/clitest"
 	"github.com/sethvargo/go-envconfig"
 )
 
@@ -75,5 +77,37 @@ func TestDeliverExitStatus(t *testing.T) {
 	if err := run(context.Background(), []string{"deliveries"}, envconfig.MapLookuper(env), strings.NewReader(""), &stdout, &stderr); err != nil ||
 		!strings.Contains(stdout.String(), "failed") || !strings.Contains(stdout.String(), "does not exist yet") {
 		t.Errorf("deliveries: %v\n%s", err, stdout.String())
+	}
+}
+
+// TestDeliveriesInTheZone: report deliveries prints each time in BILLSYNC_TZ with its zone
+// named, as the schedule ("0 7 * * *" is 07:00 WIB) and the messages say them: no time a
+// person cannot place, none in UTC.
+func TestDeliveriesInTheZone(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "deliveries.yaml")
+	os.WriteFile(file, []byte("deliveries:\n  - name: daily\n    reports: [aging]\n    schedule: \"0 7 * * *\"\n    as_of: yesterday\n    to: [finance@example.com]\n"), 0o644)
+	env := envconfig.MapLookuper(map[string]string{"BILLSYNC_DELIVERIES": file, "BILLSYNC_DB": filepath.Join(dir, "none", "w.duckdb"),
+		"BILLSYNC_OUTBOX": filepath.Join(dir, "outbox"), "BILLSYNC_REPORTS_OUT": filepath.Join(dir, "out"), "BILLSYNC_TZ": "Asia/Jakarta"})
+	var stdout, stderr bytes.Buffer
+	// No warehouse yet: the attempt fails and is journaled, with the time it started.
+	if code := cli.Exit("report", run(context.Background(), []string{"deliver", "daily"}, env, strings.NewReader(""), &stdout, &stderr), &stdout, &stderr); code != 1 {
+		t.Fatalf("deliver: exit %d\n%s%s", code, stdout.String(), stderr.String())
+	}
+	stdout.Reset()
+	if err := run(context.Background(), []string{"deliveries"}, env, strings.NewReader(""), &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	jkt, _ := time.LoadLocation("Asia/Jakarta")
+	out := stdout.String()
+	if !strings.Contains(out, " WIB ") {
+		t.Errorf("report deliveries names no zone:\n%s", out)
+	}
+	if bad := clitest.Unzoned(out, jkt, time.Now()); len(bad) > 0 {
+		t.Errorf("report deliveries prints %q, times a person cannot place on the WIB clock:\n%s", bad, out)
+	}
+	// The log's times too.
+	if bad := clitest.Unzoned(stderr.String(), jkt, time.Now()); len(bad) > 0 {
+		t.Errorf("report deliver logs %q:\n%s", bad, stderr.String())
 	}
 }
