@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/billsync/billsync/internal/cli/clitest"
 	"time"
 )
 
@@ -190,4 +192,41 @@ func writeFile(t *testing.T, text string) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// TestOutboxNamesInTheZone: an outbox file's name, and the directory of a message sent again,
+// carry the time in BILLSYNC_TZ with its offset: they read on the clock of the schedule and
+// the messages ("07:00 WIB"), sort by time, and never clash.
+func TestOutboxNamesInTheZone(t *testing.T) {
+	db := testWarehouse(t)
+	o := testOptions(t, db)
+	d := testDelivery(t, daily)
+	ctx := context.Background()
+	asOf := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+	before := time.Now()
+	var names []string
+	for _, occ := range []Occurrence{{Delivery: d, AsOf: asOf}, {Delivery: d, AsOf: asOf, Again: true}, {Delivery: d, AsOf: asOf, DryRun: true}} {
+		res, err := Deliver(ctx, o, occ)
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, filepath.Base(res.EML))
+		if occ.Again {
+			names = append(names, filepath.Base(filepath.Dir(filepath.Dir(res.Files[0].Path))+"/"+filepath.Base(filepath.Dir(res.Files[0].Path))))
+		}
+	}
+	for _, n := range names {
+		if bad := clitest.Unzoned(n, o.Loc, before); len(bad) > 0 {
+			t.Errorf("%s: %q is not on the WIB clock", n, bad)
+		}
+	}
+	box := outbox(t, o)
+	if len(box) != 3 || !slices.IsSorted(box) {
+		t.Fatalf("outbox %v: want three names, sorted as written", box)
+	}
+	stamp, _, _ := strings.Cut(filepath.Base(box[0]), "_")
+	at, err := time.Parse(stampLayout, stamp)
+	if err != nil || at.Before(before.Truncate(time.Microsecond)) || time.Since(at) > time.Minute || !strings.HasSuffix(stamp, "+0700") {
+		t.Errorf("outbox name %s: %v %v, want the time it was written, +0700", box[0], at, err)
+	}
 }
