@@ -29,7 +29,9 @@ func (e *HeldError) Error() string { return fmt.Sprintf("%s held by pid %s", e.P
 func Acquire(file string) (*Lock, error) {
 	p := file + ".lock"
 	for {
-		f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o644)
+		// 0o666 less the umask, as DuckDB creates its files: people who share a journal under their own
+		// uids (one group, umask 007) each recreate the lock the last holder removed, and open it to write.
+		f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o666)
 		if err != nil {
 			return nil, fmt.Errorf("open lock %s: %w", p, err)
 		}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/billsync/billsync/internal/api"
+	"github.com/billsync/billsync/internal/config"
 )
 
 // ApplyOptions say how to send a plan.
@@ -22,10 +23,14 @@ type ApplyOptions struct {
 	Account string // must be the plan's account
 	BaseURL string // recorded in the run; the Client already uses it
 	Max     int    // most actions this run may send; 0 = no cap
-	// Production says the base URL is the live service; sending then needs Confirmed (read-only kinds excepted).
+	// Production says the base URL is the live service; sending then needs Confirmed and an approval for
+	// this service by a login other than the planner's (read-only kinds excepted).
 	Production bool
 	Confirmed  bool
-	User, Host string
+	// AllowSelfApprove lets a self-approval count; RequireApproval makes every service need an approval.
+	config.Approvals
+	User, Host string // zero = Login() and the host name
+	daemon     bool   // ApplyApproved: every plan it sends needs an approval for this service
 	Log        *slog.Logger
 	// Now is billsync's clock, on which every send is anchored; nil = time.Now. Tests run it on the
 	// simulator's clock.
@@ -110,6 +115,14 @@ func (j *Journal) Apply(ctx context.Context, planID string, o ApplyOptions) (*Ru
 		res.count()
 		return res, nil
 	}
+	// Before any read or send: reconciling may send again what it proves absent.
+	if why := fourEyes(p, s, &o); why != "" {
+		return nil, fmt.Errorf("%w: %s", ErrNeedsApproval, why) // the why names the plan and the commands
+	}
+	if o.Production && !o.Confirmed && !s.traits().readOnly {
+		return nil, fmt.Errorf("plan %s (%s, %d actions) against %s: %w", p.ID, p.Kind, len(p.Actions), o.BaseURL,
+			ErrNeedsConfirmation)
+	}
 	r := &run{j: j, p: p, s: s, o: o, jctx: context.WithoutCancel(ctx)}
 	if err := r.start(); err != nil {
 		return nil, err
@@ -126,10 +139,6 @@ func (o *ApplyOptions) check(p *Plan, s jobKind) error {
 		return fmt.Errorf("plan %s was validated against account %q, not %q: set BILLSYNC_ACCOUNT=%s", p.ID, p.Account,
 			o.Account, p.Account)
 	}
-	if o.Production && !o.Confirmed && !s.traits().readOnly {
-		return fmt.Errorf("plan %s (%s, %d actions) against %s: %w", p.ID, p.Kind, len(p.Actions), o.BaseURL,
-			ErrNeedsConfirmation)
-	}
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
@@ -137,7 +146,7 @@ func (o *ApplyOptions) check(p *Plan, s jobKind) error {
 		o.RepeatWindow = DefaultRepeatWindow
 	}
 	if o.User == "" {
-		o.User = currentUser()
+		o.User = Login()
 	}
 	if o.Host == "" {
 		o.Host, _ = os.Hostname()

@@ -29,7 +29,7 @@ type Journal struct {
 
 // OpenJournal locks, opens (creating it if needed) and migrates the journal at path.
 func OpenJournal(ctx context.Context, path string) (*Journal, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil { // less the umask: a group may share it
 		return nil, fmt.Errorf("job journal directory: %w", err)
 	}
 	lock, err := duckfile.Acquire(path)
