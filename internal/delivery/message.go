@@ -21,7 +21,7 @@ var words = map[string]map[string]string{
 		"resent_tag":   " (dikirim ulang)",
 		"again_tag":    " (dikirim lagi)",
 		"test_tag":     "[UJI] ",
-		"test":         "Ini pesan uji (report deliver %s -test-to): hanya dikirim ke %s. Penerima sebenarnya (%s) belum menerimanya, dan pengiriman ini tidak dihitung.",
+		"test":         "Ini pesan uji (report deliver %s -as-of %s -test-to %s), hanya untuk alamat itu. Penerima sebenarnya (%s) belum menerimanya, dan pengiriman ini tidak dihitung.",
 		"intro":        "Laporan pengiriman %q per %s (akhir hari, %s).",
 		"sync":         "Data dari sinkronisasi %d (%s), selesai %s: %s sebelum pesan ini dibuat.",
 		"sync_none":    "Basis data billsync belum berisi sinkronisasi.",
@@ -53,7 +53,7 @@ var words = map[string]map[string]string{
 		"resent_tag":   " (dikirim ulang / resent)",
 		"again_tag":    " (sent again)",
 		"test_tag":     "[TEST] ",
-		"test":         "This is a test (report deliver %s -test-to): sent to %s only. Its recipients (%s) have not been sent it, and this send does not count.",
+		"test":         "This is a test (report deliver %s -as-of %s -test-to %s), for that address only. Its recipients (%s) have not been sent it, and this send does not count.",
 		"intro":        "The reports of delivery %q as of %s (end of day, %s).",
 		"sync":         "Figures from sync run %d (%s), finished %s: %s before this message was made.",
 		"sync_none":    "The warehouse holds no sync yet.",
@@ -153,7 +153,7 @@ func compose(c content) (message, error) {
 	case "again":
 		v.Notes = append(v.Notes, fmt.Sprintf(t["again"], c.d.Name, c.asOf.Format(time.DateOnly)))
 	case "test":
-		v.Notes = append(v.Notes, fmt.Sprintf(t["test"], c.d.Name, strings.Join(c.d.To, ", "), strings.Join(c.recipients, ", ")))
+		v.Notes = append(v.Notes, fmt.Sprintf(t["test"], c.d.Name, c.asOf.Format(time.DateOnly), strings.Join(c.d.To, ","), strings.Join(c.recipients, ", ")))
 	}
 	// The staleness is said once at the top, not again among each report's warnings.
 	for _, dg := range c.digests {
