@@ -14,6 +14,7 @@ import (
 	conf "github.com/billsync/billsync/internal/config"
 	"github.com/billsync/billsync/internal/delivery"
 	"github.com/billsync/billsync/internal/logfmt"
+	"github.com/billsync/billsync/internal/report"
 	"github.com/sethvargo/go-envconfig"
 )
 
@@ -29,7 +30,7 @@ type deliverConfig struct {
 func deliverCommand(ctx context.Context, sub string, args []string, lookup envconfig.Lookuper, stdout, stderr io.Writer) error {
 	var c deliverConfig
 	if _, err := conf.Load(ctx, &c, lookup); err != nil {
-		return err
+		return cli.Config(err)
 	}
 	fs := flag.NewFlagSet("report "+sub, flag.ContinueOnError)
 	var asOf string
@@ -66,7 +67,15 @@ func deliverCommand(ctx context.Context, sub string, args []string, lookup envco
 		names = append(names, fs.Arg(0))
 		args = fs.Args()[1:]
 	}
+	if err := errors.Join(conf.Check(&c), report.CheckSettings(c.Report)); err != nil {
+		return cli.Usage(fs, err)
+	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{ReplaceAttr: logfmt.Durations}))
+	// The schedule file and how messages leave, checked for both subcommands: one environment.
+	file, o, err := delivery.Setup(c.Files, c.Report, c.Delivery, log)
+	if err != nil {
+		return cli.Usage(fs, err)
+	}
 	if sub == "deliveries" {
 		if len(names) > 1 {
 			return cli.Usagef(fs, "want at most one delivery name, got %s", strings.Join(names, " "))
@@ -83,10 +92,6 @@ func deliverCommand(ctx context.Context, sub string, args []string, lookup envco
 	var errs []error
 	if c.Deliveries == "" {
 		errs = append(errs, errors.New("BILLSYNC_DELIVERIES (-deliveries) is not set: name the schedule file"))
-	}
-	file, o, err := delivery.Setup(c.Files, c.Report, c.Delivery, log)
-	if err != nil {
-		errs = append(errs, err)
 	}
 	var date time.Time
 	if asOf != "" {

@@ -61,7 +61,7 @@ func loadConfig(ctx context.Context, args []string, lookup envconfig.Lookuper) (
 	c := config{vars: varFlags{}}
 	var err error
 	if c.warnings, err = conf.Load(ctx, &c, lookup, conf.ReportAccountAlias); err != nil {
-		return nil, err
+		return nil, cli.Config(err)
 	}
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
 	fs.Usage = func() {
@@ -93,7 +93,7 @@ func loadConfig(ctx context.Context, args []string, lookup envconfig.Lookuper) (
 }
 
 func (c *config) validate() error {
-	var errs []error
+	errs := []error{conf.Check(c), report.CheckSettings(c.Report)}
 	modes := 0
 	for _, on := range []bool{c.list, c.sql != "", c.export != ""} {
 		if on {
@@ -119,9 +119,6 @@ func (c *config) validate() error {
 			errs = append(errs, fmt.Errorf("-var as_of=%q: want YYYY-MM-DD", v))
 		}
 	}
-	if _, err := time.LoadLocation(c.TZ); err != nil {
-		errs = append(errs, fmt.Errorf("-tz %q: not a time zone (e.g. %s)", c.TZ, conf.DefaultTZ))
-	}
 	if c.formats != "" {
 		want := []string{"xlsx", "csv"}
 		if c.sql != "" {
@@ -135,7 +132,7 @@ func (c *config) validate() error {
 		}
 	}
 	if c.DB == "" {
-		errs = append(errs, errors.New("BILLSYNC_DB is empty"))
+		errs = append(errs, errors.New("BILLSYNC_DB (-db) is empty"))
 	}
 	if !c.list && c.export == "" {
 		if err := report.CheckVars(c.names, c.vars, c.sql != ""); err != nil {
@@ -164,7 +161,11 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], envconfig.OsLookuper(), os.Stdin, os.Stdout, os.Stderr)
 	stop()
-	os.Exit(cli.Exit("report", err, os.Stdout, os.Stderr))
+	name := "report"
+	if len(os.Args) > 1 && (os.Args[1] == "deliver" || os.Args[1] == "deliveries") {
+		name += " " + os.Args[1] // its -h lists the flags it reads
+	}
+	os.Exit(cli.Exit(name, err, os.Stdout, os.Stderr))
 }
 
 func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdin io.Reader, stdout, stderr io.Writer) error {

@@ -79,7 +79,7 @@ func TestExitStatus(t *testing.T) {
 		{[]string{"-format", "pdf", "aging"}, 2, "", "-format \"pdf\""},
 		{[]string{"-var", "bucket_1=100", "aging"}, 2, "", "bucket_2=60 must be above bucket_1=100"},
 		{[]string{"-list", "aging"}, 2, "", "go without -list"},
-		{[]string{"-tz", "Jakarta", "-list"}, 2, "", "not a time zone"},
+		{[]string{"-tz", "Jakarta", "-list"}, 2, "", `BILLSYNC_TZ (-tz) "Jakarta": time zone "Jakarta": want an IANA name`},
 		{[]string{"-db", "/nonexistent/w.duckdb", "aging"}, 1, "", "does not exist yet"},
 		{[]string{"-db", "/nonexistent/w.duckdb", "-sql", "@/nonexistent/q.sql"}, 1, "", "/nonexistent/q.sql"},
 	} {

@@ -64,11 +64,7 @@ func applyApproved(ctx context.Context, cfg *config, accounts []syncrun.Account,
 func writeReports(ctx context.Context, cfg *config, stdout io.Writer, log *slog.Logger) error {
 	var names []string
 	if cfg.Reports != "all" {
-		for _, n := range strings.Split(cfg.Reports, ",") {
-			if n = strings.TrimSpace(n); n != "" {
-				names = append(names, n)
-			}
-		}
+		names = reportNames(cfg.Reports)
 	}
 	files, err := report.Generate(ctx, report.Options{
 		Report: cfg.Report, DB: cfg.DB, Journal: cfg.Journal, Names: names, Log: log,

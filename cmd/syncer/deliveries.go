@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	conf "github.com/billsync/billsync/internal/config"
 	"github.com/billsync/billsync/internal/delivery"
 	"github.com/billsync/billsync/internal/fetch"
 	"github.com/billsync/billsync/internal/metrics"
@@ -46,7 +47,7 @@ func startDeliveries(ctx context.Context, cfg *config, log *slog.Logger, m *metr
 	s := &delivery.Scheduler{File: f, Options: o, Log: log, NoSyncAlert: cfg.AlertNoSync, DQMin: cfg.AlertDQMin, Observer: m}
 	// Without operators' addresses the alert states are still kept, logged and served as
 	// metrics.
-	to, _ := delivery.CheckAddresses(cfg.AlertsTo)
+	to, _ := conf.CheckAddresses(cfg.AlertsTo)
 	s.Alerts = &delivery.Alerter{To: to, Options: o, Log: log, Observer: m}
 	log.Info("deliveries scheduled", "file", cfg.Deliveries, "deliveries", len(f.Deliveries), "alerts_to", cfg.AlertsTo)
 	var wg sync.WaitGroup

@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"github.com/billsync/billsync/internal/api"
+	"github.com/billsync/billsync/internal/cli"
 	conf "github.com/billsync/billsync/internal/config"
 	"github.com/billsync/billsync/internal/jobs"
-	"github.com/billsync/billsync/internal/report"
 	"github.com/billsync/billsync/internal/warehouse"
 	"github.com/sethvargo/go-envconfig"
 )
@@ -122,10 +122,10 @@ func jobCommand(ctx context.Context, args []string, lookup envconfig.Lookuper, s
 		}
 	}
 	if _, err := conf.Load(ctx, &f.cfg, lookup); err != nil {
-		return err
+		return cli.Config(err)
 	}
 	if _, err := conf.Load(ctx, &f.approvals, lookup); err != nil {
-		return err
+		return cli.Config(err)
 	}
 	fs = f.flagSet(sub) // defaults from the environment
 	pos, err := f.parse(sub, fs, args[1:])
@@ -219,15 +219,9 @@ func (f *jobFlags) parse(sub string, fs *flag.FlagSet, args []string) ([]string,
 	if f.max < 0 {
 		return nil, usageErr("syncer job %s: -max %d: must be 0 (no cap) or positive", sub, f.max)
 	}
-	if err := report.CheckLocale(f.cfg.Locale); err != nil {
-		return nil, usageErr("syncer job %s: %v", sub, err)
-	}
-	if _, err := f.location(); err != nil {
-		return nil, usageErr("syncer job %s: %v", sub, err)
-	}
-	if f.cfg.RepeatWindow <= 0 {
-		return nil, usageErr("syncer job %s: -repeat-window (BILLSYNC_JOB_REPEAT_WINDOW) %s: must be positive, e.g. 840h", sub,
-			f.cfg.RepeatWindow)
+	// The settings, as the daemon checks them: a job that cannot prove what it needs stops here.
+	if err := errors.Join(f.cfg.validate(), conf.Check(&f.approvals)); err != nil {
+		return nil, cli.Config(err)
 	}
 	return pos, nil
 }
@@ -305,19 +299,11 @@ func (f *jobFlags) plan(ctx context.Context, j *jobs.Journal, stdout io.Writer) 
 }
 
 func (f *jobFlags) send(ctx context.Context, j *jobs.Journal, p *jobs.Plan, stdout io.Writer) error {
-	if f.cfg.BaseURL == "" {
-		return errors.New("BILLSYNC_BASE_URL is not set")
-	}
-	key, err := readKey(f.cfg.APIKey, f.cfg.APIKeyFile, "BILLSYNC_API_KEY")
+	c, err := f.client()
 	if err != nil {
 		return err
 	}
 	log := newLogger(os.Stderr, f.cfg.LogFormat, isTerminal(os.Stderr), false)
-	c, err := api.New(api.Config{BaseURL: f.cfg.BaseURL, APIKey: key, RatePerMin: f.cfg.RatePerMin,
-		Unlimited: f.cfg.RatePerMin == 0, Logger: log})
-	if err != nil {
-		return err
-	}
 	loc, err := time.LoadLocation(f.cfg.TZ)
 	if err != nil {
 		return fmt.Errorf("BILLSYNC_TZ %q: %w", f.cfg.TZ, err)
@@ -465,7 +451,7 @@ func (f *jobFlags) approve(ctx context.Context, j *jobs.Journal, p *jobs.Plan, s
 		return nil
 	}
 	if f.cfg.BaseURL == "" {
-		return errors.New("BILLSYNC_BASE_URL is not set: an approval is for one service, the one the daemon will send the plan to")
+		return cli.Config(errors.New("BILLSYNC_BASE_URL (-base-url) is not set: an approval is for one service, the one the daemon will send the plan to"))
 	}
 	prod := isProduction(f.cfg.BaseURL, f.cfg.Environment)
 	var summary strings.Builder
@@ -542,13 +528,14 @@ func (f *jobFlags) resolve(ctx context.Context, pos []string, stdout io.Writer) 
 }
 
 // client is the API client of the configured service, unpaced when BILLSYNC_RATE_PER_MIN is 0.
+// A missing service or key is a configuration error (exit 2).
 func (f *jobFlags) client() (*api.Client, error) {
 	if f.cfg.BaseURL == "" {
-		return nil, errors.New("BILLSYNC_BASE_URL is not set")
+		return nil, cli.Config(errors.New("BILLSYNC_BASE_URL (-base-url) is not set: the billing service's scheme and host"))
 	}
-	key, err := readKey(f.cfg.APIKey, f.cfg.APIKeyFile, "BILLSYNC_API_KEY")
+	key, err := readKey(f.cfg.APIKey, f.cfg.APIKeyFile)
 	if err != nil {
-		return nil, err
+		return nil, cli.Config(err)
 	}
 	return api.New(api.Config{BaseURL: f.cfg.BaseURL, APIKey: key, RatePerMin: f.cfg.RatePerMin, Unlimited: f.cfg.RatePerMin == 0,
 		Logger: newLogger(os.Stderr, f.cfg.LogFormat, isTerminal(os.Stderr), false)})

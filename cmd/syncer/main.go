@@ -40,7 +40,11 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	os.Exit(cli.Exit("syncer", err, os.Stdout, os.Stderr))
+	name := "syncer"
+	if len(os.Args) > 2 && os.Args[1] == "job" {
+		name = "syncer job " + os.Args[2] // its -h lists the flags it reads
+	}
+	os.Exit(cli.Exit(name, err, os.Stdout, os.Stderr))
 }
 
 // run is the whole command; tests call it with their own environment and output streams.
@@ -84,7 +88,7 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdout, 
 	} else {
 		specs, err := cfg.accounts(lookup)
 		if err != nil {
-			return err
+			return cli.Config(err) // no key, a key file unread: exit 2, nothing to retry
 		}
 		for _, s := range specs {
 			c, err := api.New(api.Config{BaseURL: s.baseURL, APIKey: s.key, RatePerMin: cfg.RatePerMin,

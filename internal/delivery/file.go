@@ -11,7 +11,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"net/mail"
 	"os"
 	"regexp"
 	"slices"
@@ -234,7 +233,7 @@ func parseDelivery(path string, n *yaml.Node, loc *time.Location) (*Delivery, []
 	}
 	for field, list := range map[string][]string{"to": d.To, "cc": d.Cc} {
 		for _, a := range list {
-			if err := CheckAddress(a); err != nil {
+			if err := config.CheckAddress(a); err != nil {
 				at(where(field), "%s: %v", field, err)
 			}
 		}
@@ -251,36 +250,6 @@ func parseDelivery(path string, n *yaml.Node, loc *time.Location) (*Delivery, []
 		d.StaleWait.Duration = DefaultStaleWait
 	}
 	return d, errs
-}
-
-// CheckAddress accepts one e-mail address, bare (finance@example.com) or with a name
-// ("Finance <finance@example.com>").
-func CheckAddress(a string) error {
-	p, err := mail.ParseAddress(a)
-	if err != nil {
-		return fmt.Errorf("address %q: %v", a, strings.TrimPrefix(err.Error(), "mail: "))
-	}
-	_, domain, _ := strings.Cut(p.Address, "@")
-	if !strings.Contains(domain, ".") && domain != "localhost" {
-		return fmt.Errorf("address %q: the domain %q has no dot", a, domain)
-	}
-	return nil
-}
-
-// CheckAddresses accepts a comma-separated list of addresses (BILLSYNC_ALERTS_TO); "" is none.
-func CheckAddresses(list string) ([]string, error) {
-	var out []string
-	var errs []error
-	for _, a := range strings.Split(list, ",") {
-		if a = strings.TrimSpace(a); a == "" {
-			continue
-		}
-		if err := CheckAddress(a); err != nil {
-			errs = append(errs, err)
-		}
-		out = append(out, a)
-	}
-	return out, errors.Join(errs...)
 }
 
 // AsOfRules are the relative as-of dates a delivery may name.

@@ -2,7 +2,6 @@ package delivery
 
 import (
 	"errors"
-	"fmt"
 	"log/slog"
 	"time"
 
@@ -14,19 +13,12 @@ import (
 // BILLSYNC_DELIVERIES the file is nil.
 func Setup(files config.Files, rep config.Report, del config.Delivery, log *slog.Logger) (*File, Options, error) {
 	var errs []error
-	loc, err := time.LoadLocation(rep.TZ)
-	if err != nil || rep.TZ == "" || rep.TZ == "Local" {
-		errs = append(errs, fmt.Errorf("time zone %q (BILLSYNC_TZ / -tz): want an IANA name such as %s", rep.TZ, config.DefaultTZ))
-		loc = nil
+	loc, err := config.LoadZone(rep.TZ)
+	if err != nil {
+		errs = append(errs, config.Problem(&rep, "BILLSYNC_TZ", err))
 	}
 	o := Options{DB: files.DB, JobJournal: files.Journal, ReportsOut: rep.ReportsOut, Outbox: del.Outbox, Loc: loc,
 		Currency: rep.Currency, From: del.MailFrom, Log: log, Retries: 2, Backoff: 5 * time.Second}
-	if err := CheckAddress(del.MailFrom); err != nil {
-		errs = append(errs, fmt.Errorf("BILLSYNC_MAIL_FROM: %w", err))
-	}
-	if _, err := CheckAddresses(del.AlertsTo); err != nil {
-		errs = append(errs, fmt.Errorf("BILLSYNC_ALERTS_TO: %w", err))
-	}
 	if o.SMTP, err = ParseSMTP(del.SMTPURL, del.SMTPPasswordFile); err != nil {
 		errs = append(errs, err)
 	}

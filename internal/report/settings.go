@@ -111,6 +111,24 @@ func (o Options) resolve() (*settings, error) {
 	return s, nil
 }
 
+// CheckSettings says which of r's settings no report can be made with (the kinds config.Check
+// leaves to this package: the locale and the CSV dialect), each error naming its variable and
+// flag. An empty one is its declared default.
+func CheckSettings(r config.Report) error {
+	var errs []error
+	if r.Locale != "" {
+		if _, err := langOf(r.Locale); err != nil {
+			errs = append(errs, config.Problem(&r, "BILLSYNC_LOCALE", fmt.Errorf("want %s", strings.Join(locales, " or "))))
+		}
+	}
+	if r.CSVDialect != "" {
+		if _, err := csvout.DialectOf(r.CSVDialect); err != nil {
+			errs = append(errs, config.Problem(&r, "BILLSYNC_CSV_DIALECT", fmt.Errorf("want %s", strings.Join(csvout.Dialects, " or "))))
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // proveZone sets s.zone: the interval around the as-of date in which the time zone's offset is
 // proven constant (proveFixedZone).
 func (s *settings) proveZone(ctx context.Context, db *sql.DB) error {
