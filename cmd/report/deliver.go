@@ -45,8 +45,9 @@ func deliverCommand(ctx context.Context, sub string, args []string, lookup envco
 		fs.PrintDefaults()
 	}
 	if sub == "deliver" {
-		// The locale is each delivery's (the schedule file), alerts are the daemon's.
-		conf.Bind(fs, &c, "db", "journal", "tz", "currency", "reports-out", "deliveries", "smtp-url",
+		// report's settings (a delivery's own locale, csv_dialect and vars override them), and how
+		// messages leave; alerts are the daemon's.
+		conf.Bind(fs, &c, "db", "journal", "tz", "currency", "locale", "csv-dialect", "reports-out", "deliveries", "smtp-url",
 			"smtp-password-file", "mail-from", "outbox")
 		fs.StringVar(&asOf, "as-of", "", "the occurrence's as-of date YYYY-MM-DD (default: the delivery's as_of rule, today)")
 		fs.BoolVar(&dryRun, "dry-run", false, "write the message as an .eml into the outbox; send and journal nothing")
@@ -110,7 +111,7 @@ func deliverCommand(ctx context.Context, sub string, args []string, lookup envco
 		return cli.Usage(fs, err)
 	}
 	if date.IsZero() {
-		if date, err = delivery.AsOfDate(d.AsOf, time.Now(), o.Loc); err != nil {
+		if date, err = delivery.AsOfDate(d.AsOf, time.Now(), o.Report.TZ.Location()); err != nil {
 			return cli.Usage(fs, err)
 		}
 	}

@@ -26,7 +26,7 @@ func applyApproved(ctx context.Context, cfg *config, accounts []syncrun.Account,
 		results, err := jobs.ApplyApproved(ctx, journal, jobs.ApplyOptions{
 			Client: a.Client, Account: a.Name, BaseURL: baseURLs[a.Name],
 			Production: isProduction(baseURLs[a.Name], cfg.Environment), Confirmed: true,
-			User: "syncer daemon", Log: log, Settle: cfg.JobSettle, RepeatWindow: cfg.RepeatWindow, Location: cfg.loc,
+			User: "syncer daemon", Log: log, Settle: cfg.JobSettle, RepeatWindow: cfg.RepeatWindow, Location: cfg.TZ.Location(),
 		})
 		for _, r := range results {
 			planID := ""

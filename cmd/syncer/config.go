@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/billsync/billsync/internal/cli"
 	conf "github.com/billsync/billsync/internal/config"
@@ -33,8 +32,7 @@ type config struct {
 	demo      bool
 	demoScale float64
 
-	loc   *time.Location // TZ, loaded by validate
-	sched cron.Schedule  // Schedule in loc, parsed by validate
+	sched cron.Schedule // Schedule in BILLSYNC_TZ, parsed by validate
 
 	deliveries *delivery.File   // BILLSYNC_DELIVERIES, loaded by validate; nil = none
 	delivery   delivery.Options // how deliveries and alerts leave, checked by validate
@@ -98,18 +96,16 @@ func (c *config) validate() error {
 			errs = append(errs, err)
 		}
 	}
-	// The zone and the schedule are checked in every mode, so a typo shows in a -once test run
-	// rather than when the daemon starts.
-	if loc, err := conf.LoadZone(c.TZ); err == nil {
-		c.loc = loc
-		if c.sched, err = schedule.Parse(c.Schedule, loc); err != nil {
-			errs = append(errs, conf.Problem(c, "BILLSYNC_SCHEDULE", err))
-		}
-		// The schedule file, the SMTP settings and the addresses: a mistake stops the
-		// daemon at start, not the first delivery.
-		if c.deliveries, c.delivery, err = delivery.Setup(c.Files, c.Report, c.Delivery, nil); err != nil {
-			errs = append(errs, err)
-		}
+	// The schedule is checked in every mode, so a typo shows in a -once test run rather than when
+	// the daemon starts (the zone was read with the settings: conf.Zone).
+	var err error
+	if c.sched, err = schedule.Parse(c.Schedule, c.TZ.Location()); err != nil {
+		errs = append(errs, conf.Problem(c, "BILLSYNC_SCHEDULE", err))
+	}
+	// The schedule file, the SMTP settings and the addresses: a mistake stops the
+	// daemon at start, not the first delivery.
+	if c.deliveries, c.delivery, err = delivery.Setup(c.Files, c.Report, c.Delivery, nil); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

@@ -42,7 +42,7 @@ func startDeliveries(ctx context.Context, cfg *config, log *slog.Logger, m *metr
 	o.Log = log
 	f := cfg.deliveries
 	if f == nil {
-		f = &delivery.File{Loc: cfg.loc} // alerts only
+		f = &delivery.File{Loc: cfg.TZ.Location()} // alerts only
 	}
 	s := &delivery.Scheduler{File: f, Options: o, Log: log, NoSyncAlert: cfg.AlertNoSync, DQMin: cfg.AlertDQMin, Observer: m}
 	// Without operators' addresses the alert states are still kept, logged and served as
@@ -70,7 +70,7 @@ func demoDelivery(ctx context.Context, cfg *config, stdout io.Writer, log *slog.
 	if _, err := os.Stat(demoSchedule); err != nil {
 		return // not in the repository's root
 	}
-	f, err := delivery.Load(demoSchedule, cfg.loc)
+	f, err := delivery.Load(demoSchedule, cfg.TZ.Location())
 	if err == nil && cfg.Outbox == "" {
 		err = errors.New("BILLSYNC_OUTBOX is empty")
 	}
@@ -80,7 +80,7 @@ func demoDelivery(ctx context.Context, cfg *config, stdout io.Writer, log *slog.
 	}
 	var asOf time.Time
 	if err == nil {
-		asOf, err = delivery.AsOfDate(d.AsOf, time.Now(), cfg.loc)
+		asOf, err = delivery.AsOfDate(d.AsOf, time.Now(), cfg.TZ.Location())
 	}
 	var res delivery.Result
 	if err == nil {

@@ -272,10 +272,7 @@ func (f *jobFlags) planOrApply(ctx context.Context, sub string, pos []string, st
 }
 
 func (f *jobFlags) plan(ctx context.Context, j *jobs.Journal, stdout io.Writer) (*jobs.Plan, error) {
-	loc, err := f.location()
-	if err != nil {
-		return nil, err
-	}
+	loc := f.cfg.TZ.Location()
 	wh, err := warehouse.OpenReadOnly(ctx, f.cfg.DB)
 	if err != nil {
 		return nil, err
@@ -304,10 +301,7 @@ func (f *jobFlags) send(ctx context.Context, j *jobs.Journal, p *jobs.Plan, stdo
 		return err
 	}
 	log := newLogger(os.Stderr, f.cfg.LogFormat, isTerminal(os.Stderr), false)
-	loc, err := time.LoadLocation(f.cfg.TZ)
-	if err != nil {
-		return fmt.Errorf("BILLSYNC_TZ %q: %w", f.cfg.TZ, err)
-	}
+	loc := f.cfg.TZ.Location()
 	res, err := j.Apply(ctx, p.ID, jobs.ApplyOptions{Client: c, Account: f.cfg.Account, BaseURL: f.cfg.BaseURL,
 		Max: f.max, Production: isProduction(f.cfg.BaseURL, f.cfg.Environment), Confirmed: f.confirm, Log: log,
 		Settle: f.cfg.JobSettle, RepeatWindow: f.cfg.RepeatWindow, Location: loc})
@@ -381,17 +375,7 @@ func (f *jobFlags) writeFiles(j *jobs.Journal, path, base string, t *jobs.Table,
 
 // fileOptions are the locale, zone and currency of what a job prints and writes.
 func (f *jobFlags) fileOptions() jobs.FileOptions {
-	loc, _ := f.location() // checked when the flags were parsed
-	return jobs.FileOptions{Locale: f.cfg.Locale, Location: loc, Currency: f.cfg.Currency}
-}
-
-// location is the configured zone (BILLSYNC_TZ): every time a job prints is in it, its zone named.
-func (f *jobFlags) location() (*time.Location, error) {
-	loc, err := time.LoadLocation(f.cfg.TZ)
-	if err != nil || f.cfg.TZ == "" || f.cfg.TZ == "Local" {
-		return nil, fmt.Errorf("time zone %q (BILLSYNC_TZ / -tz): want an IANA name such as %s", f.cfg.TZ, conf.DefaultTZ)
-	}
-	return loc, nil
+	return jobs.FileOptions{Locale: f.cfg.Locale, Location: f.cfg.TZ.Location(), Currency: f.cfg.Currency}
 }
 
 // openActions counts the actions a run would still send or reconcile, and those waiting for a person.
@@ -541,20 +525,14 @@ func (f *jobFlags) client() (*api.Client, error) {
 		Logger: newLogger(os.Stderr, f.cfg.LogFormat, isTerminal(os.Stderr), false)})
 }
 
-// localTime shows a time in the configured zone (BILLSYNC_TZ), as the finance team reads it.
+// localTime shows a time in the configured zone (BILLSYNC_TZ, read and checked with the
+// settings: never another zone in its place), as the finance team reads it.
 func (f *jobFlags) localTime(t time.Time) string {
-	loc, err := time.LoadLocation(f.cfg.TZ)
-	if err != nil {
-		loc = time.UTC
-	}
-	return t.In(loc).Format("2006-01-02 15:04 MST")
+	return t.In(f.cfg.TZ.Location()).Format("2006-01-02 15:04 MST")
 }
 
 func (f *jobFlags) list(ctx context.Context, stdout io.Writer) error {
-	loc, err := f.location()
-	if err != nil {
-		return err
-	}
+	loc := f.cfg.TZ.Location()
 	j, err := jobs.OpenJournal(ctx, f.cfg.Journal)
 	if err != nil {
 		return err

@@ -181,7 +181,7 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdout, 
 	defer waitDeliveries()
 	// the runner logs "stopping" and "stopped"
 	log.Info("syncer started", "mode", "daemon", "schedule", cfg.Schedule, "tz", cfg.TZ, "db", cfg.DB, "accounts", len(accounts))
-	r := &schedule.Runner{Schedule: cfg.sched, Location: cfg.loc, Job: job, Grace: cfg.StopGrace, Log: log}
+	r := &schedule.Runner{Schedule: cfg.sched, Location: cfg.TZ.Location(), Job: job, Grace: cfg.StopGrace, Log: log}
 	if tty {
 		// The log keeps to warnings on a terminal; the person watching still learns the plan.
 		fmt.Fprintf(stdout, "syncer: schedule %q in %s, warehouse %s\n", cfg.Schedule, cfg.TZ, cfg.DB)

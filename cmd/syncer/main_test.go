@@ -48,7 +48,7 @@ func TestLoadConfig(t *testing.T) {
 			name: "defaults",
 			check: func(t *testing.T, c *config) {
 				if c.DB != "./data/billsync.duckdb" || c.RatePerMin != 20 || c.PageSize != 100 ||
-					c.Schedule != "0 2 * * *" || c.TZ != "Asia/Jakarta" || !c.Details || c.StopGrace != 30*time.Second ||
+					c.Schedule != "0 2 * * *" || c.TZ.String() != "Asia/Jakarta" || !c.Details || c.StopGrace != 30*time.Second ||
 					c.MemoryLimit != conf.DefaultMemoryLimit {
 					t.Errorf("defaults: %+v", c)
 				}

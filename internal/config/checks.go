@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -23,7 +24,7 @@ var checks = map[string]func(string) error{
 	"url":      checkURL,
 	"accounts": func(s string) error { _, err := ParseAccounts(s); return err },
 	"size":     checkSize,
-	"zone":     func(s string) error { _, err := LoadZone(s); return err },
+	"zone":     nil, // a Zone, read (and refused) when the setting is
 	"file":     checkFile,
 	"addr":     checkAddr,
 	"email":    CheckAddress,
@@ -60,8 +61,11 @@ func (o Option) Values() []string {
 
 // Kind is the Go kind of the option's value: string, bool, int, float64, duration.
 func (o Option) Kind() string {
-	if o.value.Type() == reflect.TypeOf(time.Duration(0)) {
+	switch o.value.Type() {
+	case reflect.TypeOf(time.Duration(0)):
 		return "duration"
+	case reflect.TypeOf(Zone{}):
+		return "string" // a zone's name, read as it is set
 	}
 	return o.value.Kind().String()
 }
@@ -91,6 +95,9 @@ func Check(target any) error {
 
 // shown is the option's value as an error quotes it.
 func (o Option) shown() string {
+	if z, ok := o.value.Interface().(Zone); ok {
+		return strconv.Quote(z.String())
+	}
 	if o.value.Kind() == reflect.String {
 		if o.Env == "BILLSYNC_API_KEY" {
 			return "(the key)"
@@ -282,3 +289,61 @@ func Problem(target any, env string, err error) error {
 	}
 	panic("config: no option " + env)
 }
+
+// Zone is a time zone setting (BILLSYNC_TZ): its IANA name, loaded once when the setting is read
+// (from the environment, a flag, or Go code with ZoneOf), so every package takes the
+// *time.Location and none loads it again. The zero Zone is unset: WithDefaults gives it the
+// declared default.
+type Zone struct {
+	name string
+	loc  *time.Location
+}
+
+var zones sync.Map // name: *time.Location, so a zone read twice is the same value
+
+// ZoneOf is the zone called name, or an error saying what is wrong with name.
+func ZoneOf(name string) (Zone, error) {
+	if l, ok := zones.Load(name); ok {
+		return Zone{name, l.(*time.Location)}, nil
+	}
+	loc, err := LoadZone(name)
+	if err != nil {
+		return Zone{}, err
+	}
+	l, _ := zones.LoadOrStore(name, loc)
+	return Zone{name, l.(*time.Location)}, nil
+}
+
+// MustZone is ZoneOf for a name known good (tests, a declared default).
+func MustZone(name string) Zone {
+	z, err := ZoneOf(name)
+	if err != nil {
+		panic(err)
+	}
+	return z
+}
+
+// Location is the zone; nil for the zero Zone.
+func (z Zone) Location() *time.Location { return z.loc }
+
+// String is the zone's name as it was set ("" for the zero Zone).
+func (z Zone) String() string { return z.name }
+
+// IsZero says whether the zone is unset.
+func (z Zone) IsZero() bool { return z.loc == nil }
+
+// Set reads a zone's name: a flag's value (flag.Value).
+func (z *Zone) Set(name string) error {
+	v, err := ZoneOf(name)
+	if err != nil {
+		return err
+	}
+	*z = v
+	return nil
+}
+
+// EnvDecode reads a zone's name from the environment (go-envconfig's Decoder).
+func (z *Zone) EnvDecode(name string) error { return z.Set(name) }
+
+// MarshalText is the zone's name, as logs (slog's JSON and text) and JSON show it.
+func (z Zone) MarshalText() ([]byte, error) { return []byte(z.name), nil }

@@ -157,6 +157,11 @@ func (o Option) parse(v string) error {
 			want = "want a number"
 		}
 	}
+	if _, ok := o.value.Interface().(Zone); ok {
+		if _, err := ZoneOf(v); err != nil {
+			want = err.Error()
+		}
+	}
 	if want == "" {
 		return nil
 	}
@@ -217,6 +222,8 @@ func FlagAlias(fs *flag.FlagSet, name, alias string) {
 
 func bind(fs *flag.FlagSet, v reflect.Value, name, help string) {
 	switch p := v.Addr().Interface().(type) {
+	case flag.Value:
+		fs.Var(p, name, help)
 	case *string:
 		fs.StringVar(p, name, *p, help)
 	case *bool:
@@ -251,4 +258,37 @@ func Defaults[T any]() T {
 		panic(fmt.Sprintf("config: the defaults of %T: %v", v, err))
 	}
 	return v
+}
+
+// WithDefaults is v (a group of options, or a struct of groups) with each option that is unset
+// given its declared default: the one place a value built by Go code without the environment (a
+// test, a benchmark, a package's zero options) gets its defaults, for every type. Unset is an
+// empty text, the zero Zone, and a 0 of a number or duration whose declaration gives 0 no meaning
+// (no zero tag). A 0 the option declares (0 = off) and a boolean are settings of their own and
+// stay as they are.
+func WithDefaults[T any](v T) T {
+	d := Defaults[T]()
+	dst, src := Options(&v), Options(&d)
+	for i, o := range dst {
+		if o.unset() {
+			o.value.Set(src[i].value)
+		}
+	}
+	return v
+}
+
+// unset says whether the option holds the zero value that stands for "not set" (WithDefaults).
+func (o Option) unset() bool {
+	if z, ok := o.value.Interface().(Zone); ok {
+		return z.IsZero()
+	}
+	switch o.value.Kind() {
+	case reflect.String:
+		return o.value.String() == ""
+	case reflect.Int, reflect.Int64:
+		return o.value.Int() == 0 && o.Zero == ""
+	case reflect.Float64:
+		return o.value.Float() == 0 && o.Zero == ""
+	}
+	return false
 }

@@ -43,7 +43,7 @@ func TestEnvThenFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.DB != "./data/billsync.duckdb" || c.TZ != "Asia/Jakarta" || c.PageSize != 100 || c.RatePerMin != 20 ||
+	if c.DB != "./data/billsync.duckdb" || c.TZ.String() != "Asia/Jakarta" || c.PageSize != 100 || c.RatePerMin != 20 ||
 		!c.Details || c.StopGrace != 30*time.Second || c.CreditRefresh != 168*time.Hour || c.Account != "" || c.ReportsOut != "./out" {
 		t.Errorf("defaults: %+v", c)
 	}
@@ -53,7 +53,7 @@ func TestEnvThenFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.DB != "/flag.duckdb" || c.PageSize != 50 || c.Details || c.MaxDuration != 45*time.Minute || c.TZ != "UTC" ||
+	if c.DB != "/flag.duckdb" || c.PageSize != 50 || c.Details || c.MaxDuration != 45*time.Minute || c.TZ.String() != "UTC" ||
 		c.StopGrace != time.Minute || c.RatePerMin != 0 || c.MaxRequests != 7 {
 		t.Errorf("env then flags: %+v", c)
 	}

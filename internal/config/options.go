@@ -114,7 +114,7 @@ func (b Build) Check() error {
 
 // Report is how reports are made.
 type Report struct {
-	TZ         string `env:"BILLSYNC_TZ, default=Asia/Jakarta" check:"zone" flag:"tz" help:"time zone (IANA name) of the schedule and of report dates and day boundaries"`
+	TZ         Zone   `env:"BILLSYNC_TZ, default=Asia/Jakarta" check:"zone" flag:"tz" help:"time zone (IANA name) of the schedule and of report dates and day boundaries"`
 	Currency   string `env:"BILLSYNC_CURRENCY, default=IDR" check:"currency" flag:"currency" help:"currency code printed on amounts; formatting only, amounts are never converted"`
 	Locale     string `env:"BILLSYNC_LOCALE, default=id" check:"locale" flag:"locale" help:"language of the reports: id or en"`
 	CSVDialect string `env:"BILLSYNC_CSV_DIALECT, default=rfc" check:"dialect" flag:"csv-dialect" help:"CSV files: rfc (commas, ISO 8601 times; for programs) or id (semicolons, decimal commas; for a spreadsheet with Indonesian settings)"`
