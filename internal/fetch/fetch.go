@@ -190,6 +190,7 @@ func Account(ctx context.Context, c *api.Client, open Open, opts Options) (Summa
 	sum.RunID, sum.Resumed = run.ID, run.Resumed
 	sum.ClockSource, sum.ClockSetAside = clk.report()
 	sum.ClockOffset, _ = c.ClockOffset()
+	c.FlushWaits(ctx)
 	st := c.Stats()
 	sum.Requests = st.Requests - s.statsStart.Requests
 	sum.Retries = st.Retries - s.statsStart.Retries
