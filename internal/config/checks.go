@@ -102,7 +102,8 @@ func (o Option) shown() string {
 		if o.Env == "BILLSYNC_API_KEY" {
 			return "(the key)"
 		}
-		return strconv.Quote(o.value.String())
+		// a URL's user and password are never repeated (a key or password pasted into it)
+		return strconv.Quote(userInfoRE.ReplaceAllString(o.value.String(), "://…@"))
 	}
 	return fmt.Sprint(o.value.Interface())
 }
@@ -142,6 +143,8 @@ func (o Option) check() error {
 	}
 	return nil
 }
+
+var userInfoRE = regexp.MustCompile(`://[^/@\s]*@`)
 
 // checkURL accepts the base URL of a service: http or https, a host, nothing after the path.
 func checkURL(s string) error {

@@ -98,6 +98,7 @@ func TestCheck(t *testing.T) {
 		{map[string]string{"BILLSYNC_BASE_URL": "127.0.0.1:8080"}, nil, `BILLSYNC_BASE_URL (-base-url) "127.0.0.1:8080": want a scheme and a host, e.g. http://127.0.0.1:8080`},
 		{map[string]string{"BILLSYNC_BASE_URL": "ftp://x.example"}, nil, `scheme "ftp"`},
 		{map[string]string{"BILLSYNC_BASE_URL": "https://api.example.com"}, nil, ""},
+		{map[string]string{"BILLSYNC_BASE_URL": "https://me:sk-secret@api.example.com"}, nil, `BILLSYNC_BASE_URL (-base-url) "https://…@api.example.com": a user or password`},
 		{map[string]string{"BILLSYNC_ACCOUNTS": "a=https://a.example,a=b.example"}, nil, `account "a" named twice`},
 		{map[string]string{"BILLSYNC_LOG_FORMAT": "yaml"}, nil, `BILLSYNC_LOG_FORMAT (-log-format) "yaml": want auto, json, text`},
 		{map[string]string{"BILLSYNC_TZ": "Local"}, nil, `BILLSYNC_TZ (-tz) "Local": time zone "Local": want an IANA name`},
