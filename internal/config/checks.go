@@ -16,26 +16,60 @@ import (
 	"time"
 )
 
-// A string option's check tag says what text it takes. Check tests the kinds below itself; the
-// kinds in domainChecks are tested by the package that reads the setting (it knows the words),
-// which names the variable in its error as Check does; any other value of the tag is a mistake
-// in the declaration (TestDeclarations).
-var checks = map[string]func(string) error{
-	"url":      checkURL,
-	"accounts": func(s string) error { _, err := ParseAccounts(s); return err },
-	"size":     checkSize,
-	"zone":     nil, // a Zone, read (and refused) when the setting is
-	"file":     checkFile,
-	"addr":     checkAddr,
-	"email":    CheckAddress,
-	"emails":   func(s string) error { _, err := CheckAddresses(s); return err },
-	"currency": checkCurrency,
-	"keyfile":  nil, // the syncer, reading the key (its error names the variable, never the key)
-	"cron":     nil, // internal/schedule, by the syncer at start
-	"smtp":     nil, // internal/delivery (ParseSMTP)
-	"reports":  nil, // internal/report: "all" or report names
-	"locale":   nil, // internal/report (CheckSettings)
-	"dialect":  nil, // internal/report (CheckSettings)
+// A string option's check tag says what text it takes. Check tests the kinds with a func itself;
+// the kinds without are tested by the package that reads the setting (it knows the words), which
+// names the variable in its error as Check does; any other value of the tag is a mistake in the
+// declaration (TestDeclarations). Each kind says one text it refuses, for the tests that walk
+// every setting of a command (Refused).
+var checks = map[string]struct {
+	check   func(string) error
+	refused string
+}{
+	"url":      {checkURL, "127.0.0.1:8080"}, // no scheme
+	"accounts": {func(s string) error { _, err := ParseAccounts(s); return err }, "prod"},
+	"size":     {checkSize, "lots"},
+	"file":     {checkFile, "/nonexistent/billsync-file"},
+	"addr":     {checkAddr, "metrics"},
+	"email":    {CheckAddress, "finance at example"},
+	"emails":   {func(s string) error { _, err := CheckAddresses(s); return err }, "ops@example.com,nobody"},
+	"currency": {checkCurrency, "RUPIAH"},
+	"zone":     {nil, "Mars/Olympus"},              // a Zone, read (and refused) when the setting is
+	"keyfile":  {nil, "/nonexistent/billsync-key"}, // the syncer, reading the key (its error names the variable, never the key)
+	"cron":     {nil, "every day"},                 // internal/schedule, by the syncer at start
+	"smtp":     {nil, "http://mail.example.com"},   // internal/delivery (ParseSMTP)
+	"reports":  {nil, "no-such-report"},            // internal/report: "all" or report names
+	"locale":   {nil, "fr"},                        // internal/report (CheckSettings)
+	"dialect":  {nil, "excel"},                     // internal/report (CheckSettings)
+}
+
+// Refused are values the option refuses, for a test that walks every setting of a command: text
+// its type cannot read, a negative number or duration, a 0 where it declares no meaning for one
+// (its zero tag), a text its check kind refuses. A text option without a check takes any text and
+// has none.
+func (o Option) Refused() []string {
+	switch o.Kind() {
+	case "bool":
+		return []string{"maybe"}
+	case "int", "int64", "float64":
+		out := []string{"abc", "-1"}
+		if o.Zero == "" {
+			out = append(out, "0")
+		}
+		return out
+	case "duration":
+		out := []string{"abc", "5", "-5m"}
+		if o.Zero == "" {
+			out = append(out, "0s")
+		}
+		return out
+	}
+	if words := o.Values(); words != nil {
+		return []string{"not-" + words[0]}
+	}
+	if k, ok := checks[o.Check]; ok {
+		return []string{k.refused}
+	}
+	return nil
 }
 
 // oneOf is the tag prefix of a closed list of words: check:"oneof auto json text".
@@ -137,7 +171,7 @@ func (o Option) check() error {
 			}
 			return nil
 		}
-		if f := checks[o.Check]; f != nil {
+		if f := checks[o.Check].check; f != nil {
 			return f(s)
 		}
 	}

@@ -117,6 +117,26 @@ func TestCheck(t *testing.T) {
 	}
 }
 
+// TestRefusedIsRefused: the value each setting says it refuses (for the commands' tests that walk
+// every setting) is refused by Load or Check here, for the kinds this package checks itself.
+func TestRefusedIsRefused(t *testing.T) {
+	domain := map[string]bool{"keyfile": true, "cron": true, "smtp": true, "reports": true, "locale": true, "dialect": true}
+	for _, o := range config.Options(&all{}) {
+		for _, v := range o.Refused() {
+			if domain[o.Check] {
+				continue // refused by the package that reads it; the commands' tests run it
+			}
+			c, _, err := load(t, map[string]string{o.Env: v})
+			if err == nil {
+				err = config.Check(c)
+			}
+			if err == nil || !strings.Contains(err.Error(), o.Env) {
+				t.Errorf("%s=%q: %v, want it refused naming the variable", o.Env, v, err)
+			}
+		}
+	}
+}
+
 // TestEmptyIsUnset: a variable set to "" gets its declared default, whatever its type.
 func TestEmptyIsUnset(t *testing.T) {
 	env := map[string]string{}
@@ -186,6 +206,9 @@ func TestDeclarations(t *testing.T) {
 		flags[o.Flag] = true
 		if o.Check != "" && o.Values() == nil && !slices.Contains(config.CheckKinds(), o.Check) {
 			t.Errorf("%s: check %q is no kind (%v or oneof ...)", o.Env, o.Check, config.CheckKinds())
+		}
+		if (o.Check != "" || o.Kind() != "string") && len(o.Refused()) == 0 {
+			t.Errorf("%s: a %s with check %q refuses nothing the commands' tests could try (Refused)", o.Env, o.Kind(), o.Check)
 		}
 		if o.Check != "" && o.Kind() != "string" {
 			t.Errorf("%s: a check on a %s", o.Env, o.Kind())
