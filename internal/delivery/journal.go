@@ -25,7 +25,7 @@ func JournalPath(db string) string { return filepath.Join(filepath.Dir(db), Jour
 var sqlFS embed.FS
 
 var stmts = sqlfile.MustLoad(sqlFS, "journal.sql", "states", "insert", "insert_file", "attempt", "finish",
-	"interrupted", "list", "files", "last_as_of",
+	"interrupted", "list", "files", "last_as_of", "first_start", "start_insert",
 	"alert_states", "alert_state_delete", "alert_state_insert", "alert_insert", "alert_event_seen", "alerts_unsent", "alert_mark")
 
 // ErrBusy is the error opening the journal returns while another process delivers.
@@ -77,21 +77,26 @@ func (j *journal) close() error {
 	return errors.Join(cerr, err, j.lock.Release())
 }
 
-// states are the journal's rows of an occurrence: their states, oldest first.
-func (j *journal) states(ctx context.Context, name, asOf string) ([]string, error) {
+// attemptRow is one journal row of an occurrence, as the next attempt weighs it.
+type attemptRow struct {
+	id                          int64
+	state, transport, messageID string
+}
+
+// attempts are the journal's rows of an occurrence, oldest first.
+func (j *journal) attempts(ctx context.Context, name, asOf string) ([]attemptRow, error) {
 	rows, err := j.db.QueryContext(ctx, stmts.Get("states"), name, asOf)
 	if err != nil {
 		return nil, fmt.Errorf("delivery journal: %w", err)
 	}
 	defer rows.Close()
-	var out []string
+	var out []attemptRow
 	for rows.Next() {
-		var id int64
-		var s string
-		if err := rows.Scan(&id, &s); err != nil {
+		var r attemptRow
+		if err := rows.Scan(&r.id, &r.state, &r.transport, &r.messageID); err != nil {
 			return nil, err
 		}
-		out = append(out, s)
+		out = append(out, r)
 	}
 	return out, rows.Err()
 }
@@ -192,6 +197,22 @@ func (j *journal) lastAsOf(ctx context.Context, name string) (string, error) {
 		return "", fmt.Errorf("delivery journal: %w", err)
 	}
 	return s.String, nil
+}
+
+// firstStart is when a scheduler first started against the journal, recording now as that
+// when none did.
+func (j *journal) firstStart(ctx context.Context, now time.Time) (time.Time, error) {
+	var t sql.NullTime
+	if err := j.db.QueryRowContext(ctx, stmts.Get("first_start")).Scan(&t); err != nil {
+		return time.Time{}, fmt.Errorf("delivery journal: %w", err)
+	}
+	if t.Valid {
+		return t.Time, nil
+	}
+	if _, err := j.db.ExecContext(ctx, stmts.Get("start_insert"), now.UTC()); err != nil {
+		return time.Time{}, fmt.Errorf("delivery journal: %w", err)
+	}
+	return now, nil
 }
 
 func errText(err error) any {

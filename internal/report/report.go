@@ -467,7 +467,7 @@ func (r *reportRun) finish(ctx context.Context, s *settings) ([]string, error) {
 	}
 	sort.Strings(files)
 	if s.digests {
-		r.digest = digestOf(r.d, s, r.src, outs, r.same, files)
+		r.digest = digestOf(r.d, s, vars, r.src, outs, r.same, files)
 	}
 	return files, nil
 }
@@ -491,6 +491,7 @@ func (r *reportRun) runSheet(ctx context.Context, db *sql.DB, s *settings, sh *S
 		tot     *totals
 		view    []any
 		printed = func([]any) bool { return true }
+		counted func([]any) bool
 	)
 	began := time.Now()
 	start := func(res result) error {
@@ -503,6 +504,14 @@ func (r *reportRun) runSheet(ctx context.Context, db *sql.DB, s *settings, sh *S
 		view = make([]any, len(out.cols))
 		tot = newTotals(out.cols)
 		tot.watch(sh)
+		counted = func([]any) bool { return true }
+		if w := sh.CountWhere; w != nil {
+			i := slices.IndexFunc(out.cols, func(c column) bool { return c.name == w.Column })
+			if i < 0 {
+				return fmt.Errorf("%s: count_where: no column %s in the result", sh.Query, w.Column)
+			}
+			counted = func(v []any) bool { s, _ := v[i].(string); return slices.Contains(w.Values, s) }
+		}
 		if p := sh.PrintOnly; p != nil {
 			i := slices.IndexFunc(out.cols, func(c column) bool { return c.name == p.Column })
 			if i < 0 {
@@ -528,6 +537,9 @@ func (r *reportRun) runSheet(ctx context.Context, db *sql.DB, s *settings, sh *S
 		pick(out.cols, row, view)
 		v := view
 		tot.add(v)
+		if counted(v) {
+			out.counted++
+		}
 		if sh.Headline && len(out.headRows) <= headlineRows {
 			out.headRows = append(out.headRows, slices.Clone(v))
 		}

@@ -394,7 +394,7 @@ func (r *Report) judge(src Sources) {
 	}
 	for _, d := range r.Deliveries {
 		switch d.LastState {
-		case "failed", "unknown":
+		case "failed", "refused", "unknown":
 			need("delivery %s (as of %s): %s", d.Name, d.LastAsOf, d.LastState)
 		}
 	}
