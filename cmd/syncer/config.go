@@ -27,6 +27,7 @@ type config struct {
 	conf.Report
 	conf.Delivery
 	conf.Jobs
+	conf.Approvals // the daemon sends an approved plan only under the rules syncer job apply follows
 
 	once      bool
 	now       bool
