@@ -99,6 +99,9 @@ func (c *config) validate() error {
 	if err := c.Build.Check(); err != nil {
 		errs = append(errs, err)
 	}
+	if err := c.Lake.Check(); err != nil {
+		errs = append(errs, err)
+	}
 	if c.DB == "" {
 		errs = append(errs, errors.New("BILLSYNC_DB is empty"))
 	}
