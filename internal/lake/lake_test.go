@@ -291,7 +291,10 @@ func TestFleetCommitsConcurrently(t *testing.T) {
 	second := time.Since(start)
 	var retries, snaps int
 	var rows int64
+	var commitTook, maxTook time.Duration
 	for _, m := range ms {
+		commitTook += results[m.name].Took
+		maxTook = max(maxTook, results[m.name].Took)
 		if errs[m.name] != nil {
 			t.Errorf("%s: second commit: %v", m.name, errs[m.name])
 		}
@@ -307,8 +310,8 @@ func TestFleetCommitsConcurrently(t *testing.T) {
 		}
 	}
 	files, bytes := lakeSize(t, filepath.Join(dir, "warehouse"))
-	t.Logf("ten accounts: first round %s, second %s (syncs and commits); second round: %d snapshots, %d conflicts retried, %d rows; lake %d files, %d bytes",
-		first.Round(time.Millisecond), second.Round(time.Millisecond), snaps, retries, rows, files, bytes)
+	t.Logf("ten accounts: first round %s, second %s (syncs and commits); second round: commits %s per run on average, %s the longest, %d snapshots, %d conflicts retried, %d rows; lake %d files, %d bytes",
+		first.Round(time.Millisecond), second.Round(time.Millisecond), (commitTook / n).Round(time.Millisecond), maxTook.Round(time.Millisecond), snaps, retries, rows, files, bytes)
 	if t.Failed() {
 		t.Log(logs.String())
 	}

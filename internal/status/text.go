@@ -74,6 +74,9 @@ func (r *Report) WriteText(w io.Writer, loc *time.Location) {
 				fmt.Fprintf(w, "  %-12s   %s\n", "", at2.Problem)
 			}
 		}
+		if at2 := a.Attempt; at2 != nil && at2.Lake != "" {
+			fmt.Fprintf(w, "  %-12s lake: %s\n", a.Name, at2.Lake)
+		}
 	}
 
 	if len(r.Tables) > 0 {
