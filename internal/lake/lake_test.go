@@ -336,14 +336,19 @@ func TestCommitIsIdempotent(t *testing.T) {
 	ctx := context.Background()
 	m := newMerchant(t, 1)
 	m.sync(ctx, t, nil, nil, nil)
-	lk := open(t, sqliteLake(t, t.TempDir()), nil)
+	dir := t.TempDir()
+	lk := open(t, sqliteLake(t, dir), nil)
 	res, err := lk.Commit(ctx, m.path, []string{m.name})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n, _ := res.Snapshots(); n == 0 {
+	n, _ := res.Snapshots()
+	if n == 0 {
 		t.Fatal("the first commit made no snapshot")
 	}
+	files, size := lakeSize(t, filepath.Join(dir, "warehouse"))
+	fi, _ := os.Stat(m.path)
+	t.Logf("first commit of one account: %s, %d snapshots; lake %d files, %d bytes; the DuckDB file %d bytes", res.Took.Round(time.Millisecond), n, files, size, fi.Size())
 	older := filepath.Join(t.TempDir(), "older.duckdb")
 	copyFile(t, m.path, older)
 	res, err = lk.Commit(ctx, m.path, []string{m.name})
@@ -352,9 +357,13 @@ func TestCommitIsIdempotent(t *testing.T) {
 	}
 	m.sb.Advance(24 * time.Hour)
 	m.sync(ctx, t, nil, nil, nil)
-	if _, err := lk.Commit(ctx, m.path, []string{m.name}); err != nil {
+	res, err = lk.Commit(ctx, m.path, []string{m.name})
+	if err != nil {
 		t.Fatal(err)
 	}
+	n, _ = res.Snapshots()
+	files, size = lakeSize(t, filepath.Join(dir, "warehouse"))
+	t.Logf("a day later: %s, %d snapshots; lake %d files, %d bytes", res.Took.Round(time.Millisecond), n, files, size)
 	compare(t, lk, m, lake.Tables())
 	_, err = lk.Commit(ctx, older, []string{m.name})
 	if err == nil || !strings.Contains(err.Error(), "the lake is ahead of the file") {
