@@ -148,11 +148,11 @@ func (l Lake) Check() error {
 	}
 	switch {
 	case l.Catalog == "":
-		errs = append(errs, errors.New("BILLSYNC_LAKE is set but BILLSYNC_LAKE_CATALOG is not: want sqlite:///abs/path/catalog.db, postgres://... or http(s)://..."))
+		errs = append(errs, errors.New("BILLSYNC_LAKE is set but BILLSYNC_LAKE_CATALOG is not: want sqlite:///abs/path/catalog.db, postgres://… or http(s)://… (REST)"))
 	case strings.HasPrefix(l.Catalog, "sqlite:///"), strings.HasPrefix(l.Catalog, "postgres://"), strings.HasPrefix(l.Catalog, "postgresql://"),
 		strings.HasPrefix(l.Catalog, "http://"), strings.HasPrefix(l.Catalog, "https://"):
 	default:
-		errs = append(errs, fmt.Errorf("BILLSYNC_LAKE_CATALOG %q: want sqlite:///abs/path/catalog.db, postgres://... or http(s)://...", redactURL(l.Catalog)))
+		errs = append(errs, fmt.Errorf("BILLSYNC_LAKE_CATALOG %q: want sqlite:///abs/path/catalog.db, postgres://… or http(s)://… (REST)", redactURL(l.Catalog)))
 	}
 	if !identRE.MatchString(l.Namespace) {
 		errs = append(errs, fmt.Errorf("BILLSYNC_LAKE_NAMESPACE %q: want lower_snake_case", l.Namespace))

@@ -217,6 +217,9 @@ func (l *Lake) commitTable(ctx context.Context, src *source, name, account strin
 		// (or schema change) since the last attempt is the base of this one.
 		tbl, err := l.table(ctx, name)
 		if err != nil {
+			if !conflict(err) {
+				return tr, err
+			}
 			lastErr = err
 			continue
 		}
@@ -235,12 +238,31 @@ func (l *Lake) commitTable(ctx context.Context, src *source, name, account strin
 			tr.Committed, tr.Snapshot = true, snap
 			return tr, nil
 		}
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || !conflict(err) {
+			// Not another committer's doing: retrying now would fail the same way (and wait
+			// minutes doing so); the next run tries again.
 			return tr, err
 		}
 		lastErr = err
 	}
 	return tr, fmt.Errorf("gave up after %d attempts: %w", max(l.Attempts, 1), lastErr)
+}
+
+// conflict says whether err is another committer's doing, which a commit on the reloaded table
+// resolves: a catalog's optimistic rejection (the SQL catalog's "branch main has changed" is not
+// marked retryable by iceberg-go), a table created by another at the same moment, or the
+// SQLite catalog's file busy beyond its timeout.
+func conflict(err error) bool {
+	if errors.Is(err, table.ErrCommitFailed) || errors.Is(err, catalog.ErrTableAlreadyExists) {
+		return true
+	}
+	msg := strings.ToLower(err.Error())
+	for _, s := range []string{"requirement failed", "has changed", "database is locked", "sqlite_busy"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // overwrite replaces the account's partition of tbl with the file's rows, in one snapshot.

@@ -505,3 +505,32 @@ func TestOpenErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestLakeFailureDoesNotFailTheSync: a lake that cannot be written (its root is a file) fails
+// the commit, not the sync: the run publishes, the failure is logged and handed to LakeDone,
+// and the lake holds nothing of the run.
+func TestLakeFailureDoesNotFailTheSync(t *testing.T) {
+	dir := t.TempDir()
+	notADir := filepath.Join(dir, "warehouse")
+	if err := os.WriteFile(notADir, []byte("a file where the lake's root should be"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lk := open(t, sqliteLake(t, dir), nil)
+	logs := &logbuf.Buffer{}
+	m := newMerchant(t, 4)
+	var got error
+	called := false
+	m.sync(context.Background(), t, lk, slog.New(slog.NewTextHandler(logs, nil)), func(_ lake.Result, err error) { called, got = true, err })
+	if _, err := os.Stat(m.path); err != nil {
+		t.Fatalf("the sync did not publish: %v", err)
+	}
+	if !called || got == nil {
+		t.Fatalf("LakeDone called %v with %v, want the commit's failure", called, got)
+	}
+	if !strings.Contains(logs.String(), "lake commit failed: the published warehouse is unaffected") {
+		t.Errorf("the failure is not logged:\n%s", logs.String())
+	}
+	if run, err := lk.LastRun(context.Background(), "customers", m.name); err == nil && run != 0 {
+		t.Errorf("the lake records run %d after a failed commit", run)
+	}
+}
