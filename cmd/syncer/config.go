@@ -91,6 +91,9 @@ flags:
 // exit 2 a supervisor does not retry. syncer job checks the same environment the same way.
 func (c *config) validate() error {
 	errs := []error{conf.Check(c), report.CheckSettings(c.Report)}
+	if err := c.Lake.Check(); err != nil {
+		errs = append(errs, err)
+	}
 	if c.DB == "" {
 		errs = append(errs, errors.New("BILLSYNC_DB (-db) is empty"))
 	}

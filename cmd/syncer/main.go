@@ -23,6 +23,7 @@ import (
 	"github.com/billsync/billsync/internal/cli"
 	"github.com/billsync/billsync/internal/delivery"
 	"github.com/billsync/billsync/internal/fetch"
+	"github.com/billsync/billsync/internal/lake"
 	"github.com/billsync/billsync/internal/logfmt"
 	"github.com/billsync/billsync/internal/metrics"
 	"github.com/billsync/billsync/internal/sandbox"
@@ -136,6 +137,32 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdout, 
 	if cfg.once {
 		mode = "once"
 	}
+	// The lake is opened at the first run that needs it, and again after a failure: a lake that
+	// cannot be reached never stops a sync (its commit follows the publish).
+	var lk *lake.Lake
+	var lakeOutcome string
+	openLake := func(ctx context.Context) {
+		opts.Lake, lakeOutcome = nil, ""
+		if cfg.Lake.Root == "" {
+			return
+		}
+		if lk == nil {
+			var err error
+			if lk, err = lake.Open(ctx, cfg.Lake, log); err != nil {
+				log.Error("lake not opened: this run is not committed to it; the next run tries again", "err", err)
+				lakeOutcome = "failed: " + err.Error()
+				return
+			}
+		}
+		opts.Lake = lk
+		opts.LakeDone = func(r lake.Result, err error) {
+			n, retries := r.Snapshots()
+			lakeOutcome = fmt.Sprintf("committed %d snapshots (%d retries) in %s", n, retries, r.Took.Round(time.Millisecond))
+			if err != nil {
+				lakeOutcome = fmt.Sprintf("failed after %d snapshots: %v", n, err)
+			}
+		}
+	}
 	rec := status.NewRecorder(status.StatePath(cfg.DB), mode, cfg.Schedule, cfg.TZ.String(), log)
 	defer rec.Stopped()
 	journal := journalPath(cfg)
@@ -157,11 +184,17 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdout, 
 		}
 		start := time.Now()
 		rec.RunStarted(start)
+		openLake(ctx)
 		sums, err := syncrun.Run(ctx, cfg.DB, accounts, opts)
 		err = explainKeyRefused(err, cfg)
 		err = explainForeignAnswer(err, cfg)
 		recordRun(ctx, &m, log, sums, err, start)
-		rec.RunFinished(attempts(ctx, accounts, sums, err, start))
+		att := attempts(ctx, accounts, sums, err, start)
+		for name, a := range att {
+			a.Lake = lakeOutcome
+			att[name] = a
+		}
+		rec.RunFinished(att)
 		if deliveries != nil && ctx.Err() == nil {
 			deliveries.SyncFinished(err, partialAccounts(accounts, sums), time.Now())
 		}

@@ -3,6 +3,9 @@ package config
 import (
 	"errors"
 	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
 	"time"
 )
 
@@ -47,6 +50,7 @@ type Sync struct {
 	RatePerMin float64 `env:"BILLSYNC_RATE_PER_MIN, default=20" zero:"off" flag:"rate" help:"client-side request limit per minute; the real service allows about 20; 0 = off, for a local simulator"`
 	Fetch
 	Build
+	Lake
 	MetricsAddr string        `env:"BILLSYNC_METRICS_ADDR" check:"addr" flag:"metrics-addr" help:"serve Prometheus metrics on this address"`
 	LogFormat   string        `env:"BILLSYNC_LOG_FORMAT, default=auto" check:"oneof auto json text" flag:"log-format" help:"auto, json or text"`
 	StopGrace   time.Duration `env:"BILLSYNC_STOP_GRACE, default=30s" zero:"cancel at once" flag:"stop-grace" help:"how long a stop waits for a running sync before cancelling it; 0 = cancel at once"`
@@ -110,6 +114,58 @@ func (b Build) Check() error {
 		return fmt.Errorf("memory limit %q: %w", b.MemoryLimit, err)
 	}
 	return nil
+}
+
+// Lake is the Apache Iceberg lake each successful sync commits its accounts' rows to
+// (internal/lake, docs/lake.md). Empty Root: no lake.
+type Lake struct {
+	Root string `env:"BILLSYNC_LAKE" flag:"lake" help:"the Iceberg lake each successful sync commits to: file:///abs/path or s3://bucket/prefix; empty = none"`
+	// The S3 credentials and region are the AWS SDK's own variables (AWS_ACCESS_KEY_ID,
+	// AWS_SECRET_ACCESS_KEY, AWS_REGION), never flags.
+	S3Endpoint string `env:"BILLSYNC_LAKE_S3_ENDPOINT" flag:"lake-s3-endpoint" help:"endpoint of an S3-compatible store for an s3:// lake (MinIO, R2...); empty = AWS"`
+	Catalog    string `env:"BILLSYNC_LAKE_CATALOG" flag:"lake-catalog" help:"the lake's Iceberg catalog: sqlite:///abs/path/catalog.db, postgres://... or http(s)://... (REST)"`
+	Namespace  string `env:"BILLSYNC_LAKE_NAMESPACE, default=billsync" flag:"lake-namespace" help:"the catalog namespace of the lake's tables"`
+}
+
+// Check says which of l's settings no lake can be opened with: a lake needs a catalog, each of
+// a scheme billsync knows.
+func (l Lake) Check() error {
+	if l.Root == "" {
+		if l.Catalog != "" {
+			return errors.New("BILLSYNC_LAKE_CATALOG is set but BILLSYNC_LAKE is not: set the lake's root too (file:///abs/path or s3://bucket/prefix)")
+		}
+		return nil
+	}
+	var errs []error
+	switch {
+	case strings.HasPrefix(l.Root, "file:///"), strings.HasPrefix(l.Root, "s3://") && len(l.Root) > len("s3://"):
+	default:
+		errs = append(errs, fmt.Errorf("BILLSYNC_LAKE %q: want file:///abs/path or s3://bucket/prefix", l.Root))
+	}
+	switch {
+	case l.Catalog == "":
+		errs = append(errs, errors.New("BILLSYNC_LAKE is set but BILLSYNC_LAKE_CATALOG is not: want sqlite:///abs/path/catalog.db, postgres://… or http(s)://… (REST)"))
+	case strings.HasPrefix(l.Catalog, "sqlite:///"), strings.HasPrefix(l.Catalog, "postgres://"), strings.HasPrefix(l.Catalog, "postgresql://"),
+		strings.HasPrefix(l.Catalog, "http://"), strings.HasPrefix(l.Catalog, "https://"):
+	default:
+		errs = append(errs, fmt.Errorf("BILLSYNC_LAKE_CATALOG %q: want sqlite:///abs/path/catalog.db, postgres://… or http(s)://… (REST)", redactURL(l.Catalog)))
+	}
+	if !identRE.MatchString(l.Namespace) {
+		errs = append(errs, fmt.Errorf("BILLSYNC_LAKE_NAMESPACE %q: want lower_snake_case", l.Namespace))
+	}
+	return errors.Join(errs...)
+}
+
+// identRE is a namespace any engine reads unquoted.
+var identRE = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+
+// redactURL drops a URL's password: a catalog DSN may carry one, and errors get logged.
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.User == nil {
+		return s
+	}
+	return u.Redacted()
 }
 
 // Report is how reports are made.

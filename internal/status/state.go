@@ -46,6 +46,9 @@ type Attempt struct {
 	FinishedAt time.Time `json:"finished_at"`
 	Records    int64     `json:"records"`
 	Error      string    `json:"error,omitempty"`
+	// Lake is how the run's lake commit ended (internal/lake): "committed ..." or "failed: ...";
+	// empty without a lake.
+	Lake string `json:"lake,omitempty"`
 }
 
 // WriteState replaces the state file at path whole (a temporary file renamed into place), so a

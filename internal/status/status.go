@@ -91,6 +91,7 @@ type Run struct {
 	FinishedAt time.Time `json:"finished_at,omitzero"`
 	Records    int64     `json:"records"`
 	Problem    string    `json:"problem,omitempty"`
+	Lake       string    `json:"lake,omitempty"` // the run's lake commit (state file only)
 }
 
 // Table is how fresh one entity of one account is.
@@ -286,7 +287,7 @@ func (r *Report) addAttempts(st *State) {
 	for _, n := range names {
 		at := st.Attempts[n]
 		run := &Run{ID: at.RunID, Status: at.Status, StartedAt: at.StartedAt, FinishedAt: at.FinishedAt,
-			Records: at.Records, Problem: at.Error}
+			Records: at.Records, Problem: at.Error, Lake: at.Lake}
 		found := false
 		for i := range r.Accounts {
 			if r.Accounts[i].Name == n {
@@ -385,6 +386,10 @@ func (r *Report) judge(src Sources) {
 			need("account %s: the latest sync failed: %s", a.Name, strings.TrimPrefix(a.Attempt.Problem, "account "+a.Name+": "))
 		case a.Attempt != nil && a.Attempt.Status == "partial", a.Attempt == nil && a.Published != nil && a.Published.Status == "partial":
 			need("account %s: the latest sync was partial", a.Name)
+		}
+		if a.Attempt != nil && strings.HasPrefix(a.Attempt.Lake, "failed") {
+			// the sync itself published: the lake is behind until a run commits it
+			need("account %s: the lake commit %s; the next run commits what is missing", a.Name, a.Attempt.Lake)
 		}
 	}
 	stale := 0

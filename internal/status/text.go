@@ -93,6 +93,9 @@ func (r *Report) writeAccounts(p printer) {
 				p.f("  %-12s   %s\n", "", at.Problem)
 			}
 		}
+		if at := a.Attempt; at != nil && at.Lake != "" {
+			p.f("  %-12s lake: %s\n", a.Name, at.Lake)
+		}
 	}
 }
 

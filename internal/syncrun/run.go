@@ -16,6 +16,7 @@ import (
 	"github.com/billsync/billsync/internal/config"
 	"github.com/billsync/billsync/internal/fetch"
 	"github.com/billsync/billsync/internal/gcgoal"
+	"github.com/billsync/billsync/internal/lake"
 	"github.com/billsync/billsync/internal/warehouse"
 	"github.com/billsync/billsync/queries"
 )
@@ -38,6 +39,12 @@ type Options struct {
 	RowGroupSize int
 
 	MemoryTrace func(warehouse.MemorySample) // optional diagnostic: DuckDB's memory every 250 ms
+
+	// Lake, when set, receives each published run's accounts (internal/lake). Its commit
+	// follows the publish and never fails the run: a failure is logged and handed to
+	// LakeDone, and the next run commits what is missing.
+	Lake     *lake.Lake
+	LakeDone func(lake.Result, error) // optional: the commit's outcome, for the syncer's status
 }
 
 // Run syncs every account into a private build of the warehouse at path and publishes it only
@@ -92,7 +99,30 @@ func Run(ctx context.Context, path string, accounts []Account, opts Options) ([]
 	if err := b.Publish(ctx); err != nil {
 		return sums, fmt.Errorf("publish %s: %w", path, err)
 	}
+	if opts.Lake != nil {
+		commitLake(ctx, path, accounts, opts, log)
+	}
 	return sums, nil
+}
+
+// commitLake commits the published file's accounts to the lake. The sync has succeeded
+// whatever happens here: the lake is a copy the next run completes.
+func commitLake(ctx context.Context, path string, accounts []Account, opts Options, log *slog.Logger) {
+	var names []string
+	for _, a := range accounts {
+		names = append(names, a.Name)
+	}
+	res, err := opts.Lake.Commit(ctx, path, names)
+	snaps, retries := res.Snapshots()
+	if err != nil {
+		log.Error("lake commit failed: the published warehouse is unaffected; the next run commits what is missing",
+			"err", err, "snapshots", snaps, "retries", retries, "took", res.Took)
+	} else {
+		log.Info("lake committed", "snapshots", snaps, "retries", retries, "took", res.Took)
+	}
+	if opts.LakeDone != nil {
+		opts.LakeDone(res, err)
+	}
 }
 
 // openSink starts the build's sink for one account's run, when fetch asks for it.

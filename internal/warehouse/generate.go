@@ -194,39 +194,68 @@ WHERE u.ch.old_value IS DISTINCT FROM u.ch.new_value;
 `, table, q(table), strings.Join(chs, ",\n    ")), nil
 }
 
-// tableDDL are the CREATE TABLE statements of every table the declarations fill, by table: an
-// entity's table has its list's fields then the fields its details fill; a child table its
-// parent's key before its own id. A table no migration creates is created from it
-// (createDeclaredTables), and TestDeclaredDDLMatchesTheMigrations holds the migrated ones to it.
-func tableDDL(decls []*entity.Decl) map[string]string {
-	out := map[string]string{}
-	columns := func(fields []entity.Field) []string {
-		var c []string
+// Column is one column of a data table, as its declaration makes it.
+type Column struct {
+	Name string
+	Type entity.Type // an entity.Type, or UHUGEINT for raw_hash
+}
+
+// The columns every data table ends with, after its declared fields: the record's JSON and the
+// sync's bookkeeping. An entity's table adds raw_hash (the merge's change test) after them.
+var (
+	tailColumns = []Column{{"raw", entity.JSON}, {"first_seen_run", entity.Int}, {"last_seen_run", entity.Int},
+		{"first_seen_at", entity.Time}, {"last_seen_at", entity.Time}, {"deleted_upstream_at", entity.Time}}
+	rawHashColumn = Column{"raw_hash", "UHUGEINT"}
+)
+
+// DataColumns are the columns of every table the declarations fill (DataTables), in the
+// table's order: an entity's table has account and id, its list's fields, the fields its
+// details fill, then the tail; a child table its parent's key before its own id. The DDL and
+// the lake's tables (internal/lake) both follow from it.
+func DataColumns() map[string][]Column { return declaredColumns(entity.All()) }
+
+func declaredColumns(decls []*entity.Decl) map[string][]Column {
+	out := map[string][]Column{}
+	add := func(cols []Column, fields []entity.Field) []Column {
 		for _, f := range fields {
-			c = append(c, q(f.Col)+" "+string(f.Type))
+			cols = append(cols, Column{f.Col, f.Type})
 		}
-		return c
-	}
-	tail := []string{"raw JSON USING COMPRESSION zstd", "first_seen_run BIGINT", "last_seen_run BIGINT",
-		"first_seen_at TIMESTAMPTZ", "last_seen_at TIMESTAMPTZ", "deleted_upstream_at TIMESTAMPTZ"}
-	create := func(table string, cols []string) string {
-		return "CREATE TABLE IF NOT EXISTS " + q(table) + " (\n    " + strings.Join(cols, ",\n    ") + "\n)"
+		return cols
 	}
 	for _, d := range decls {
 		if d.Rule == entity.FillDetail {
 			continue
 		}
-		cols := append([]string{"account VARCHAR", "id VARCHAR"}, columns(d.Fields)...)
+		cols := add([]Column{{"account", entity.Text}, {"id", entity.Text}}, d.Fields)
 		for _, x := range decls {
 			if x.Rule == entity.FillDetail && x.Table == d.TableName() {
-				cols = append(cols, columns(x.Fields)...)
+				cols = add(cols, x.Fields)
 			}
 		}
-		out[d.TableName()] = create(d.TableName(), append(append(cols, tail...), "raw_hash UHUGEINT"))
+		out[d.TableName()] = append(append(cols, tailColumns...), rawHashColumn)
 		for _, c := range d.Derived {
-			cols := append([]string{"account VARCHAR", q(c.ParentKey) + " VARCHAR", "id VARCHAR"}, columns(c.Fields)...)
-			out[c.Table] = create(c.Table, append(cols, tail...))
+			cols := add([]Column{{"account", entity.Text}, {c.ParentKey, entity.Text}, {"id", entity.Text}}, c.Fields)
+			out[c.Table] = append(cols, tailColumns...)
 		}
+	}
+	return out
+}
+
+// tableDDL are the CREATE TABLE statements of every table the declarations fill, by table
+// (declaredColumns). A table no migration creates is created from it (createDeclaredTables), and
+// TestDeclaredDDLMatchesTheMigrations holds the migrated ones to it.
+func tableDDL(decls []*entity.Decl) map[string]string {
+	out := map[string]string{}
+	for table, cols := range declaredColumns(decls) {
+		var defs []string
+		for _, c := range cols {
+			def := q(c.Name) + " " + string(c.Type)
+			if c.Name == "raw" {
+				def += " USING COMPRESSION zstd"
+			}
+			defs = append(defs, def)
+		}
+		out[table] = "CREATE TABLE IF NOT EXISTS " + q(table) + " (\n    " + strings.Join(defs, ",\n    ") + "\n)"
 	}
 	return out
 }

@@ -1,0 +1,27 @@
+package lake
+
+import (
+	"context"
+
+	"github.com/billsync/billsync/internal/warehouse"
+)
+
+// StopBeforeCommit makes f run between writing a table's data files and committing them; an
+// error from it ends that commit there, as a killed process would.
+func StopBeforeCommit(f func(ctx context.Context, table, account string) error) (restore func()) {
+	old := beforeCommit
+	beforeCommit = f
+	return func() { beforeCommit = old }
+}
+
+// DeclareColumn makes the declarations of table gain col, as a newer billsync's would.
+func DeclareColumn(table string, col warehouse.Column) (restore func()) {
+	old := dataColumns
+	dataColumns = func() map[string][]warehouse.Column {
+		out := old()
+		cols := out[table]
+		out[table] = append(cols[:len(cols):len(cols)], col)
+		return out
+	}
+	return func() { dataColumns = old }
+}
