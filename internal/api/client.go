@@ -114,6 +114,7 @@ type Client struct {
 	userAgent   string
 	http        *http.Client
 	log         *slog.Logger
+	screen      *keyScreen // finds the key in records (records.go)
 	clk         clock
 	lim         *limiter
 	maxAttempts int
@@ -171,6 +172,7 @@ func New(cfg Config) (*Client, error) {
 		base:        base,
 		auth:        "Bearer " + cfg.APIKey,
 		key:         cfg.APIKey,
+		screen:      newKeyScreen(cfg.APIKey),
 		userAgent:   or(cfg.UserAgent, DefaultUserAgent),
 		http:        cfg.HTTPClient,
 		log:         cfg.Logger,

@@ -25,6 +25,9 @@ type ListPage struct {
 	// read (a boolean in a string, null data, a page count the total contradicts): the page
 	// cannot prove its list complete.
 	Doubts []string
+	// Redactions are the records whose text held the API key, or a run of 8 or more of its
+	// characters: Items holds them with the runs replaced by Redacted (records.go).
+	Redactions []Redaction
 }
 
 // Paths of the endpoints with their own envelope.
@@ -83,7 +86,16 @@ func (c *Client) Detail(ctx context.Context, path string) (json.RawMessage, erro
 		if k := kindOf(e.Data); k != "object" {
 			return fmt.Errorf("data: expected object, got %s", k)
 		}
-		out = e.Data
+		if err := checkUTF8(body, []json.RawMessage{e.Data}, true); err != nil {
+			return err
+		}
+		items := []json.RawMessage{e.Data}
+		if c.screen.redactItems(body, items) != nil {
+			// a detail fills the row its list stored, whose redaction was counted there; a
+			// record only its detail shows is counted by the merge that notes the mark
+			c.log.Warn("a record's text held the API key: stored redacted", "path", path)
+		}
+		out = items[0]
 		return nil
 	}})
 	if err != nil {
@@ -100,7 +112,14 @@ func (c *Client) list(ctx context.Context, path string, q url.Values, page strin
 	err := c.do(ctx, &call{method: http.MethodGet, path: path, query: q, page: page,
 		decode: func(status int, body []byte) (err error) {
 			out, err = decodeList(body, status, norm)
-			return err
+			if err != nil {
+				return err
+			}
+			if err := checkUTF8(body, out.Items, false); err != nil {
+				return err
+			}
+			out.Redactions = c.screen.redactItems(body, out.Items)
+			return nil
 		}})
 	if err != nil {
 		return nil, err

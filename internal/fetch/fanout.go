@@ -183,6 +183,9 @@ func (s *syncer) customerCredit(ctx context.Context, batch BatchSink, t syncdata
 		if _, err := g.check(page, p); err != nil {
 			return err
 		}
+		if err := s.flagRedactions(ctx, creditStream, creditHistoryPath+t.CustomerID, page, p); err != nil {
+			return err
+		}
 		// bounded in bytes: a full batch is merged before this goroutine reads on
 		if err := batch.Add(ctx, page, p.Items); err != nil {
 			return err

@@ -98,6 +98,9 @@ type Summary struct {
 	// arrived, a list that kept changing): nothing was marked deleted from them, and the run is
 	// partial.
 	Incomplete []string
+	// Redacted counts records whose text held the API key: stored redacted, flagged in
+	// data_quality_flags.
+	Redacted int
 
 	// ClockSource is the clock the run stored its times by (syncdata.ClockService or
 	// ClockMachine; "" when it stored none); ClockSetAside says the service's clock disagreed
@@ -188,6 +191,7 @@ func Account(ctx context.Context, c *api.Client, open Open, opts Options) (Summa
 	sum, err := s.sync(ctx)
 	run := sink.Run()
 	sum.RunID, sum.Resumed = run.ID, run.Resumed
+	sum.Redacted = s.redacted
 	sum.ClockSource, sum.ClockSetAside = clk.report()
 	sum.ClockOffset, _ = c.ClockOffset()
 	st := c.Stats()
@@ -234,7 +238,8 @@ type syncer struct {
 	batchRequests int
 	batchAge      time.Duration
 
-	mu sync.Mutex // guards StreamResult tallies shared by a stream's page goroutines
+	mu       sync.Mutex // guards StreamResult tallies shared by a stream's page goroutines, and redacted
+	redacted int        // records stored with the API key redacted
 }
 
 func (s *syncer) sync(ctx context.Context) (Summary, error) {
@@ -366,6 +371,29 @@ func (s *syncer) budgetLeft() bool {
 }
 
 // count adds records to a stream's tally (streams page concurrently) and reports progress.
+// flagRedactions records the records of page p whose text held the API key (stored redacted: the
+// client replaced the runs) in data quality, and warns.
+func (s *syncer) flagRedactions(ctx context.Context, stream, path string, page int, p *api.ListPage) error {
+	if len(p.Redactions) == 0 {
+		return nil
+	}
+	flags := make([]syncdata.Flag, 0, len(p.Redactions))
+	for _, r := range p.Redactions {
+		for _, f := range r.Fields {
+			flags = append(flags, syncdata.Flag{Entity: stream, ID: r.ID, Kind: syncdata.FlagSecretRedacted, Field: f,
+				Detail: fmt.Sprintf("%s held the API key (or %d or more of its characters in a row): stored as %s, in the column and the raw JSON",
+					f, 8, api.Redacted),
+				Path: path, Page: page, Item: r.Item})
+		}
+	}
+	s.mu.Lock()
+	s.redacted += len(p.Redactions)
+	s.mu.Unlock()
+	s.opts.Log.Warn("records held the API key: stored redacted and flagged in data quality (data_quality_flags)",
+		"stream", stream, "path", path, "page", page, "records", len(p.Redactions))
+	return s.sink.Flag(ctx, flags)
+}
+
 func (s *syncer) count(stream string, res *StreamResult, records int64) {
 	s.mu.Lock()
 	res.Pages++

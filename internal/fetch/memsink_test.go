@@ -52,6 +52,8 @@ func (m *memSink) Run() syncdata.Run { return syncdata.Run{ID: 1, Account: m.acc
 
 func (m *memSink) SetRunClock(c syncdata.RunClock) error { m.clock = c; return nil }
 
+func (m *memSink) Flag(context.Context, []syncdata.Flag) error { return nil }
+
 func (m *memSink) ObservedAt() time.Time {
 	m.mu.Lock()
 	defer m.mu.Unlock()

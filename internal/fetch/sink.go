@@ -47,6 +47,9 @@ type Sink interface {
 	// NewestCreated is the latest creation time of e's records this run read (ok false: none).
 	NewestCreated(ctx context.Context, e entity.Name) (t time.Time, ok bool, err error)
 
+	// Flag records records the run stored but flags for data quality.
+	Flag(ctx context.Context, flags []syncdata.Flag) error
+
 	// Flush waits for every write queued so far and reports the first failure (a
 	// *syncdata.WriteError when the sink's writer failed).
 	Flush(ctx context.Context) error

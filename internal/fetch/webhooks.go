@@ -55,6 +55,9 @@ func (s *syncer) webhookStream(ctx context.Context) (StreamResult, error) {
 		if _, err := g.check(page, p); err != nil {
 			return res, err
 		}
+		if err := s.flagRedactions(ctx, webhookStream, "/hl/v2/webhooks/new-history", page, p); err != nil {
+			return res, err
+		}
 		if err := li.Add(ctx, page, p.Items); err != nil {
 			return res, err
 		}

@@ -40,3 +40,35 @@ func rawOrNull(r json.RawMessage) any {
 	}
 	return string(r)
 }
+
+// Flag records flagged records of the run in data_quality_flags, at the run's observation time.
+func (s *Sink) Flag(ctx context.Context, flags []syncdata.Flag) error {
+	if len(flags) == 0 {
+		return nil
+	}
+	at := s.ObservedAt()
+	return s.call(ctx, func(ctx context.Context) error { return s.b.recordFlags(ctx, s.run, at, flags) })
+}
+
+func (b *Build) recordFlags(ctx context.Context, run syncdata.Run, observedAt time.Time, flags []syncdata.Flag) error {
+	err := b.inTx(ctx, func(tx *sql.Tx) error {
+		for _, f := range flags {
+			if _, err := tx.ExecContext(ctx, stateSQL.Get("insert_flag"), run.Account, run.ID, observedAt.UTC(), f.Entity,
+				nullIfEmpty(f.ID), f.Kind, nullIfEmpty(f.Field), f.Detail, nullIfEmpty(f.Path), f.Page, f.Item); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("record %d data-quality flags: %w", len(flags), err)
+	}
+	return nil
+}
+
+func nullIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}

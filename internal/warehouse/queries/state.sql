@@ -73,3 +73,11 @@ SELECT max(created_at) FROM __TABLE__ WHERE account = ? AND last_seen_run = ?;
 SELECT s.records FROM sync_streams s JOIN sync_runs r ON r.id = s.run_id
 WHERE r.account = ? AND s.stream = ? AND s.complete AND r.status IN ('succeeded', 'partial')
 ORDER BY s.run_id DESC LIMIT 1;
+
+-- name: insert_flag
+-- A record flagged for data quality; a resumed attempt that reads the page again adds nothing.
+INSERT INTO data_quality_flags (account, run_id, observed_at, entity, record_id, flag, field, detail, path, page, item)
+SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11
+WHERE NOT EXISTS (SELECT 1 FROM data_quality_flags f
+                  WHERE f.account = $1 AND f.run_id = $2 AND f.entity = $4 AND f.record_id IS NOT DISTINCT FROM $5
+                    AND f.flag = $6 AND f.field IS NOT DISTINCT FROM $7);
