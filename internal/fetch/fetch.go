@@ -108,6 +108,11 @@ type Summary struct {
 	ClockSource   string
 	ClockSetAside bool
 	ClockOffset   time.Duration
+	// ClockMachine and ClockService are the two clocks when the run decided (ClockService zero
+	// when no Date had arrived); ClockFlagged counts the records dated after this machine's
+	// clock by a service clock ahead, flagged in data_quality_flags.
+	ClockMachine, ClockService time.Time
+	ClockFlagged               int64
 
 	// Phase wall times: lists (every list and webhook history, read concurrently) are bound by
 	// records, the fan-outs by requests.
@@ -153,10 +158,11 @@ func (o *Options) defaults() {
 
 // Status is the run's outcome as sync_runs, the metrics and the log state it: "partial" when
 // the budget left credit histories or details for the next run, conflicting duplicates were
-// recorded, or a list was not read whole; "succeeded" otherwise. A failed run has no Summary
+// recorded, a list was not read whole, or the service's clock disagreed with this machine's
+// (its records are dated by a clock that is off); "succeeded" otherwise. A failed run has no Summary
 // status: the error says it.
 func (s Summary) Status() string {
-	if s.CreditPending > 0 || s.DetailPending > 0 || s.Conflicts > 0 || len(s.Incomplete) > 0 {
+	if s.CreditPending > 0 || s.DetailPending > 0 || s.Conflicts > 0 || len(s.Incomplete) > 0 || s.ClockSetAside {
 		return "partial"
 	}
 	return "succeeded"
@@ -169,6 +175,7 @@ func Account(ctx context.Context, c *api.Client, open Open, opts Options) (Summa
 	opts.defaults()
 	started := time.Now()
 	statsStart := c.Stats()
+	c.ResetClockRange() // the Date headers of this run: jumps within it stop it (clock.go)
 	// The run's observation time follows the one clock rule (clock.go), decided when the sink
 	// first needs it: after a response has arrived.
 	clk := &runClock{c: c, bound: opts.MaxClockSkew, log: opts.Log}
@@ -192,8 +199,19 @@ func Account(ctx context.Context, c *api.Client, open Open, opts Options) (Summa
 	run := sink.Run()
 	sum.RunID, sum.Resumed = run.ID, run.Resumed
 	sum.Redacted = s.redacted
-	sum.ClockSource, sum.ClockSetAside = clk.report()
+	sum.ClockSource, sum.ClockSetAside, sum.ClockMachine, sum.ClockService = clk.report()
 	sum.ClockOffset, _ = c.ClockOffset()
+	if !sum.ClockService.IsZero() {
+		sum.ClockOffset = sum.ClockService.Sub(sum.ClockMachine)
+	}
+	if err == nil {
+		err = clk.consistent()
+	}
+	if err == nil && sum.ClockSetAside && sum.ClockOffset > 0 {
+		// records dated after this machine's clock (and the bound) were dated by the service's
+		// clock ahead: stored as they are, flagged
+		sum.ClockFlagged, err = sink.FlagServiceClock(ctx, time.Now().Add(opts.MaxClockSkew), sum.clockFlagNote())
+	}
 	st := c.Stats()
 	sum.Requests = st.Requests - s.statsStart.Requests
 	sum.Retries = st.Retries - s.statsStart.Retries
@@ -401,4 +419,29 @@ func (s *syncer) count(stream string, res *StreamResult, records int64) {
 	p := Progress{Stream: stream, Pages: res.Pages, Records: res.Records}
 	s.mu.Unlock()
 	s.progress(p)
+}
+
+// ClockNote says, for operators, how the service's clock disagreed with this machine's in the
+// run and what the run did about it; "" when it agreed.
+func (s Summary) ClockNote() string {
+	if !s.ClockSetAside {
+		return ""
+	}
+	way := "ahead of"
+	if s.ClockOffset < 0 {
+		way = "behind"
+	}
+	note := fmt.Sprintf("the service's clock (its Date header) read %s when this machine's clock read %s: %s %s it. "+
+		"Its records are stored as it dates them; billsync's own times (observation, credit reads, cursors) are this machine's",
+		clockText(s.ClockService), clockText(s.ClockMachine), s.ClockOffset.Abs().Round(time.Second), way)
+	if s.ClockFlagged > 0 {
+		note += fmt.Sprintf("; %d records dated after this machine's clock are flagged in data quality (data_quality_flags)", s.ClockFlagged)
+	}
+	return note + ". Set the service's or this machine's clock right (NTP)."
+}
+
+// clockFlagNote ends the detail of each record flagged for the service's clock.
+func (s Summary) clockFlagNote() string {
+	return fmt.Sprintf("the service's clock (its Date header) ran %s ahead of this machine's; stored as the service dates it",
+		s.ClockOffset.Round(time.Second))
 }

@@ -22,6 +22,12 @@ type Sink interface {
 	SetRunClock(syncdata.RunClock) error
 	// ObservedAt is the run's time, fixed at its first call (from the Open's now).
 	ObservedAt() time.Time
+	// SetTimeBound sets the latest time a record of the run may carry (the clock rule decides it
+	// with the observation time, from within the Open's now).
+	SetTimeBound(syncdata.TimeBound)
+	// FlagServiceClock flags the records the run stored dated after `after` (this machine's
+	// clock plus the bound) by a service whose clock ran ahead; note ends each flag's detail.
+	FlagServiceClock(ctx context.Context, after time.Time, note string) (int64, error)
 	// RepairFutureTimes forgets credit read times and cursors stored after latest.
 	RepairFutureTimes(ctx context.Context, latest time.Time) (credit, cursors int64, err error)
 	// FanoutBatch is when a fan-out batch closes: after this many requests or this long.

@@ -76,6 +76,14 @@ type Conflict struct {
 	SecondRaw             json.RawMessage
 }
 
+// TimeBound is the latest time a record of a run may carry (a day after the later of the
+// service's clock and this machine's), and Clocks the words naming them with their times, for
+// the message of a record dated after it: "is more than a day after <Clocks>".
+type TimeBound struct {
+	Latest time.Time
+	Clocks string
+}
+
 // Flag kinds of data_quality_flags.
 const (
 	FlagSecretRedacted = "secret_redacted" // the record held the API key, stored redacted
