@@ -139,6 +139,9 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdout, 
 		err = explainKeyRefused(err, cfg)
 		recordRun(ctx, &m, log, sums, err, start)
 		if deliveries != nil && ctx.Err() == nil {
+			if err == nil {
+				deliveries.SyncClock(clockNotes(accounts, sums))
+			}
 			deliveries.SyncFinished(err, partialAccounts(accounts, sums), time.Now())
 		}
 		if err != nil {
