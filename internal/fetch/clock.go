@@ -88,6 +88,15 @@ func (rc *runClock) now() time.Time {
 	return t
 }
 
+// roundOffset rounds a clock offset for messages: Date headers have whole seconds and an answer
+// takes time to arrive, so an offset of hours is shown to the minute.
+func roundOffset(d time.Duration) time.Duration {
+	if d.Abs() >= time.Hour {
+		return d.Round(time.Minute)
+	}
+	return d.Round(time.Second)
+}
+
 func (rc *runClock) outside(off time.Duration) bool { return off > rc.bound || off < -rc.bound }
 
 // clockText shows a clock's time in messages, to the minute, in UTC (the warehouse's words).
@@ -121,7 +130,7 @@ func (rc *runClock) bothClocks() string {
 		way = "behind"
 	}
 	return fmt.Sprintf("the service's (its Date header: %s, %s %s this machine's) and this machine's (%s)",
-		clockText(rc.machine.Add(rc.offset)), rc.offset.Abs().Round(time.Second), way, clockText(rc.machine))
+		clockText(rc.machine.Add(rc.offset)), roundOffset(rc.offset.Abs()), way, clockText(rc.machine))
 }
 
 func (rc *runClock) warn() {
@@ -131,9 +140,9 @@ func (rc *runClock) warn() {
 	}
 	rc.log.Warn(fmt.Sprintf("the service's clock (its Date header) is %s %s this machine's clock: its records are stored as it dates them "+
 		"(those dated after this machine's clock are flagged in data quality), billsync's own times are this machine's, and the run is partial",
-		rc.offset.Abs().Round(time.Second), way),
+		roundOffset(rc.offset.Abs()), way),
 		"service_clock", rc.machine.Add(rc.offset).UTC().Format(time.RFC3339), "machine_clock", rc.machine.UTC().Format(time.RFC3339),
-		"service_ahead_by", rc.offset.Round(time.Second), "bound", rc.bound,
+		"service_ahead_by", roundOffset(rc.offset), "bound", rc.bound,
 		"remedy", "set the service's or this machine's clock right (NTP); "+
 			"BILLSYNC_MAX_CLOCK_SKEW raises the bound, for a simulator whose clock is simulated")
 }
@@ -153,7 +162,7 @@ func (rc *runClock) consistent() error {
 		"ahead of this machine's clock (negative: behind), %s apart, more than the clock skew bound of %s: billsync cannot tell "+
 		"which clock the service dated its records by, so the run stops unpublished; check the service's clock, or a proxy "+
 		"or load balancer in front of it that sets Date (BILLSYNC_MAX_CLOCK_SKEW is the bound)",
-		r.N, r.Lo.Round(time.Second), r.Hi.Round(time.Second), (r.Hi - r.Lo).Round(time.Second), rc.bound)
+		r.N, roundOffset(r.Lo), roundOffset(r.Hi), roundOffset(r.Hi-r.Lo), rc.bound)
 }
 
 // toService moves a time this run stores by into the service's clock, for a parameter the

@@ -398,7 +398,7 @@ func (s *syncer) flagRedactions(ctx context.Context, stream, path string, page i
 	flags := make([]syncdata.Flag, 0, len(p.Redactions))
 	for _, r := range p.Redactions {
 		for _, f := range r.Fields {
-			flags = append(flags, syncdata.Flag{Entity: stream, ID: r.ID, Kind: syncdata.FlagSecretRedacted, Field: f,
+			flags = append(flags, syncdata.Flag{Entity: stream, ID: r.ID, Kind: syncdata.FlagKeyRedacted, Field: f,
 				Detail: fmt.Sprintf("%s held the API key (or %d or more of its characters in a row): stored as %s, in the column and the raw JSON",
 					f, 8, api.Redacted),
 				Path: path, Page: page, Item: r.Item})
@@ -433,7 +433,7 @@ func (s Summary) ClockNote() string {
 	}
 	note := fmt.Sprintf("the service's clock (its Date header) read %s when this machine's clock read %s: %s %s it. "+
 		"Its records are stored as it dates them; billsync's own times (observation, credit reads, cursors) are this machine's",
-		clockText(s.ClockService), clockText(s.ClockMachine), s.ClockOffset.Abs().Round(time.Second), way)
+		clockText(s.ClockService), clockText(s.ClockMachine), roundOffset(s.ClockOffset.Abs()), way)
 	if s.ClockFlagged > 0 {
 		note += fmt.Sprintf("; %d records dated after this machine's clock are flagged in data quality (data_quality_flags)", s.ClockFlagged)
 	}
@@ -443,5 +443,5 @@ func (s Summary) ClockNote() string {
 // clockFlagNote ends the detail of each record flagged for the service's clock.
 func (s Summary) clockFlagNote() string {
 	return fmt.Sprintf("the service's clock (its Date header) ran %s ahead of this machine's; stored as the service dates it",
-		s.ClockOffset.Round(time.Second))
+		roundOffset(s.ClockOffset))
 }

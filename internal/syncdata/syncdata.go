@@ -86,8 +86,8 @@ type TimeBound struct {
 
 // Flag kinds of data_quality_flags.
 const (
-	FlagSecretRedacted = "secret_redacted" // the record held the API key, stored redacted
-	FlagServiceClock   = "service_clock"   // the record is dated after this machine's clock by a service clock ahead
+	FlagKeyRedacted  = "api_key_redacted" // the record held the API key, stored redacted
+	FlagServiceClock = "service_clock"    // the record is dated after this machine's clock by a service clock ahead
 )
 
 // Flag is one record the run stored but flags for data quality: its entity and id, the kind of

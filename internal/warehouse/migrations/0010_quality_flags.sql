@@ -1,6 +1,6 @@
 -- Records the sync stored but flagged for the data-quality report (dq_flags.sql), one row per
 -- record, field and kind of flag:
---   secret_redacted   the record's text held billsync's API key, or a run of 8 or more of its
+--   api_key_redacted   the record's text held billsync's API key, or a run of 8 or more of its
 --                     characters (a service echoing it into a name): stored with the run
 --                     replaced by "[redacted]", in the typed columns and the raw JSON alike;
 --   service_clock     the record is dated after this machine's clock, by a service whose clock
