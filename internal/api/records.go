@@ -98,44 +98,101 @@ type Redaction struct {
 	Runs   int      // how many runs were replaced
 }
 
-// keyScreen finds records that may hold a run of the key, cheaply: any run of minRecordRun
-// characters of the key in a text covers a text position divisible by 4 followed by 3 more of
-// the run, so reading 4 bytes at every 4th position and looking them up in a bit set of the key's
-// 4-byte windows finds every such run. A record is read at a quarter of its positions, one load
-// and one bit test each; only a hit (or a \u escape, which could spell the key in other bytes)
-// sends it to the exact check. A key shorter than 2*minRecordRun is only redacted whole, like
-// redactSecret's fragments.
+// keyScreen finds the runs of the key in a text, cheaply: any run of minRecordRun characters of
+// the key covers a text position divisible by 4 followed by 3 more of the run, so reading 4 bytes
+// at every 4th position and looking them up in a bit set of the key's 4-byte windows finds a
+// sample inside every such run; a sample that hits is checked against the key's windows and
+// extended both ways to the run's whole length. A text is read at a quarter of its positions, one
+// load and one bit test each, and words the key happens to share (a key ending "-payments" shares
+// "paym" with a record's text) cost one comparison each. A key shorter than 2*minRecordRun is
+// only redacted whole, like redactSecret's fragments.
 type keyScreen struct {
 	key  string
-	bits []uint64 // 1<<16 bits: the key's 4-byte windows, hashed
+	bits *[1024]uint64    // 1<<16 bits: the key's 4-byte windows, hashed
+	at   map[uint32][]int // where each 4-byte window occurs in the key
 }
 
 func newKeyScreen(key string) *keyScreen {
-	s := &keyScreen{key: key, bits: make([]uint64, 1<<16/64)}
+	s := &keyScreen{key: key, bits: new([1024]uint64), at: map[uint32][]int{}}
 	for i := 0; i+4 <= len(key); i++ {
-		h := screenHash(binary.LittleEndian.Uint32([]byte(key[i : i+4])))
-		s.bits[h/64] |= 1 << (h % 64)
+		w := binary.LittleEndian.Uint32([]byte(key[i : i+4]))
+		s.bits[screenWord(w)] |= screenBit(w)
+		s.at[w] = append(s.at[w], i)
 	}
 	return s
 }
 
-func screenHash(x uint32) uint32 { return (x * 0x9E3779B1) >> 16 }
+// screenWord and screenBit place a 4-byte window's 16-bit hash in the bit set.
+func screenWord(w uint32) uint32 { return (w * 0x9E3779B1) >> 22 }
+func screenBit(w uint32) uint64  { return 1 << ((w * 0x9E3779B1 >> 16) & 63) }
 
-// mayHold says whether b may hold a run of the key (false: it surely does not).
+// runs are the maximal runs of minRecordRun or more of the key's characters in b, as [start, end)
+// pairs in order; first stops at the first.
+func (s *keyScreen) runs(b []byte, first bool) [][2]int {
+	if s == nil || s.key == "" {
+		return nil
+	}
+	if len(s.key) < 2*minRecordRun {
+		var out [][2]int
+		for i := 0; ; {
+			j := bytesIndex(b[i:], s.key)
+			if j < 0 {
+				return out
+			}
+			out = append(out, [2]int{i + j, i + j + len(s.key)})
+			if first {
+				return out
+			}
+			i += j + len(s.key)
+		}
+	}
+	var out [][2]int
+	bits := s.bits
+	for p := 0; p+4 <= len(b); p += 4 {
+		w := binary.LittleEndian.Uint32(b[p : p+4])
+		if bits[screenWord(w)]&screenBit(w) == 0 {
+			continue
+		}
+		if len(out) > 0 && p < out[len(out)-1][1] {
+			continue // inside a run already found
+		}
+		best := [2]int{}
+		for _, j := range s.at[w] {
+			lo, hi := p, p+4
+			for k := j; lo > 0 && k > 0 && b[lo-1] == s.key[k-1]; k-- {
+				lo--
+			}
+			for k := j + 4; hi < len(b) && k < len(s.key) && b[hi] == s.key[k]; k++ {
+				hi++
+			}
+			if hi-lo > best[1]-best[0] {
+				best = [2]int{lo, hi}
+			}
+		}
+		if best[1]-best[0] < minRecordRun {
+			continue
+		}
+		if len(out) > 0 && best[0] < out[len(out)-1][1] {
+			out[len(out)-1][1] = max(out[len(out)-1][1], best[1])
+		} else {
+			out = append(out, best)
+		}
+		if first {
+			return out
+		}
+	}
+	return out
+}
+
+func bytesIndex(b []byte, s string) int { return bytes.Index(b, []byte(s)) }
+
+// mayHold says whether b may hold a run of the key: it does, or it holds a \u or \/ escape,
+// which could spell the key in other bytes (false: it surely holds none).
 func (s *keyScreen) mayHold(b []byte) bool {
 	if s == nil || s.key == "" {
 		return false
 	}
-	if len(s.key) < 2*minRecordRun {
-		return bytes.Contains(b, []byte(s.key)) || bytes.Contains(b, []byte(`\u`))
-	}
-	for i := 0; i+4 <= len(b); i += 4 {
-		h := screenHash(binary.LittleEndian.Uint32(b[i:]))
-		if s.bits[h/64]&(1<<(h%64)) != 0 {
-			return true
-		}
-	}
-	return bytes.Contains(b, []byte(`\u`))
+	return len(s.runs(b, true)) > 0 || bytes.Contains(b, []byte(`\u`)) || bytes.Contains(b, []byte(`\/`))
 }
 
 // redactItems replaces every run of the key in the strings of items (member names and values)
@@ -190,10 +247,11 @@ func (s *keyScreen) redactRecord(rec []byte) (out []byte, fields []string, runs 
 			}
 			text = []byte(str)
 		}
+		red, n := s.redactText(text)
 		if isName {
-			member = string(text)
+			member = red // a name that held the key is named redacted
 		}
-		if red, n := s.redactText(text); n > 0 {
+		if n > 0 {
 			enc, _ := json.Marshal(red)
 			b = append(append(b, rec[last:i]...), enc...)
 			last = end + 1
@@ -210,35 +268,20 @@ func (s *keyScreen) redactRecord(rec []byte) (out []byte, fields []string, runs 
 	return append(b, rec[last:]...), fields, runs
 }
 
-// redactText replaces the key and every run of minRecordRun or more of its characters in t.
+// redactText replaces every run of minRecordRun or more of the key's characters in t (the key
+// itself, for a short key).
 func (s *keyScreen) redactText(t []byte) (string, int) {
-	str := string(t)
-	if len(s.key) < 2*minRecordRun {
-		n := bytes.Count(t, []byte(s.key))
-		if n == 0 {
-			return str, 0
-		}
-		return string(bytes.ReplaceAll(t, []byte(s.key), []byte(Redacted))), n
-	}
-	if !s.mayHold(t) {
-		return str, 0
+	rs := s.runs(t, false)
+	if len(rs) == 0 {
+		return string(t), 0
 	}
 	var b []byte
-	n := 0
-	for i := 0; i < len(str); {
-		if l := longestKeyRun(str[i:], s.key); l >= minRecordRun {
-			b = append(b, Redacted...)
-			i += l
-			n++
-			continue
-		}
-		b = append(b, str[i])
-		i++
+	last := 0
+	for _, r := range rs {
+		b = append(append(b, t[last:r[0]]...), Redacted...)
+		last = r[1]
 	}
-	if n == 0 {
-		return str, 0
-	}
-	return string(b), n
+	return string(append(b, t[last:]...)), len(rs)
 }
 
 // quotedEnd is the index of the quote closing the JSON string opening at rec[i], -1 when none;
