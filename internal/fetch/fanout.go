@@ -158,7 +158,7 @@ func (s *syncer) customerCredit(ctx context.Context, batch BatchSink, t syncdata
 		"sortOrder": {"asc"},
 	}
 	if !t.Since.IsZero() {
-		// never past the server's clock: a future-dated entry must not move the start beyond now
+		// never past the run's clock: a future-dated entry must not move the start beyond now
 		since := t.Since.UTC()
 		if now := s.sink.ObservedAt(); since.After(now) {
 			since = now

@@ -18,7 +18,7 @@ import (
 // two equal.
 var PlausibleFrom = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// PlausibleAhead is how far past the server's clock a record's time may lie.
+// PlausibleAhead is how far past the later of the run's clocks (the service's and this machine's) a record's time may lie.
 const PlausibleAhead = 24 * time.Hour
 
 var (
