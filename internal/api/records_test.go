@@ -18,7 +18,7 @@ func TestRedactRecord(t *testing.T) {
 	s := newKeyScreen(recordKey)
 	tests := []struct {
 		name, rec, want string
-		fields     []string
+		fields          []string
 	}{
 		{"the whole key in a name", `{"id":"c1","name":"Budi ` + recordKey + `"}`, `{"id":"c1","name":"Budi [redacted]"}`, []string{"name"}},
 		{"8 characters of it inside a note", `{"id":"c2","note":"ref 4c1b9e2f ok"}`, `{"id":"c2","note":"ref [redacted] ok"}`, []string{"note"}},
