@@ -122,9 +122,12 @@ func newKeyScreen(key string) *keyScreen {
 	return s
 }
 
-// screenWord and screenBit place a 4-byte window's 16-bit hash in the bit set.
-func screenWord(w uint32) uint32 { return (w * 0x9E3779B1) >> 22 }
-func screenBit(w uint32) uint64  { return 1 << ((w * 0x9E3779B1 >> 16) & 63) }
+// screenWord and screenBit place a 4-byte window's 16-bit hash in the bit set (runs spells
+// them out: its loop is the screen's whole cost).
+func screenWord(w uint32) uint32 { return (w * screenMul) >> 22 }
+func screenBit(w uint32) uint64  { return 1 << ((w * screenMul >> 16) & 63) }
+
+const screenMul = 0x9E3779B1
 
 // runs are the maximal runs of minRecordRun or more of the key's characters in b, as [start, end)
 // pairs in order; first stops at the first.
@@ -132,7 +135,8 @@ func (s *keyScreen) runs(b []byte, first bool) [][2]int {
 	if s == nil || s.key == "" {
 		return nil
 	}
-	if len(s.key) < 2*minRecordRun {
+	short := len(s.key) < 2*minRecordRun // only the whole key is a run
+	if len(s.key) < minRecordRun {
 		var out [][2]int
 		for i := 0; ; {
 			j := bytesIndex(b[i:], s.key)
@@ -150,7 +154,7 @@ func (s *keyScreen) runs(b []byte, first bool) [][2]int {
 	bits := s.bits
 	for p := 0; p+4 <= len(b); p += 4 {
 		w := binary.LittleEndian.Uint32(b[p : p+4])
-		if bits[screenWord(w)]&screenBit(w) == 0 {
+		if h := w * screenMul; bits[h>>22]&(1<<(h>>16&63)) == 0 { // screenWord, screenBit
 			continue
 		}
 		if len(out) > 0 && p < out[len(out)-1][1] {
@@ -158,6 +162,12 @@ func (s *keyScreen) runs(b []byte, first bool) [][2]int {
 		}
 		best := [2]int{}
 		for _, j := range s.at[w] {
+			if short {
+				if st := p - j; st >= 0 && st+len(s.key) <= len(b) && string(b[st:st+len(s.key)]) == s.key {
+					best = [2]int{st, st + len(s.key)}
+				}
+				continue
+			}
 			lo, hi := p, p+4
 			for k := j; lo > 0 && k > 0 && b[lo-1] == s.key[k-1]; k-- {
 				lo--
@@ -192,7 +202,22 @@ func (s *keyScreen) mayHold(b []byte) bool {
 	if s == nil || s.key == "" {
 		return false
 	}
-	return len(s.runs(b, true)) > 0 || bytes.Contains(b, []byte(`\u`)) || bytes.Contains(b, []byte(`\/`))
+	return len(s.runs(b, true)) > 0 || spellsEscaped(b)
+}
+
+// spellsEscaped says whether b holds a \u or \/ escape: most bodies hold no backslash at all,
+// and one search for it reads them at memchr's speed.
+func spellsEscaped(b []byte) bool {
+	for i := 0; ; {
+		j := bytes.IndexByte(b[i:], '\\')
+		if j < 0 || i+j+1 >= len(b) {
+			return false
+		}
+		if c := b[i+j+1]; c == 'u' || c == '/' {
+			return true
+		}
+		i += j + 2
+	}
 }
 
 // redactItems replaces every run of the key in the strings of items (member names and values)

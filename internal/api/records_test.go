@@ -86,6 +86,7 @@ func BenchmarkKeyScreen(b *testing.B) {
 	for _, k := range []struct{ name, key string }{
 		{"jwt", "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJpZCI6IjVmZDQ3ZTI3LWE5ZjMtNDFhZC1iZWM2LTg0MmI2YmE0MjkzZiIsImFjY291bnRJZCI6IjZiOTRmNTliLTM0YmUtNDlkNy1hNWRhLTVkNTZhMzE0OGFjZSJ9.q3Xv1kH8sT6w0yZbC9mR2pL5nD7fJ4gA1eU0iO8xY2c"},
 		{"words", recordKey},
+		{"short", "bench-key"}, // syncbench's
 	} {
 		b.Run(k.name, func(b *testing.B) {
 			s := newKeyScreen(k.key)
@@ -119,6 +120,24 @@ func BenchmarkCheckUTF8(b *testing.B) {
 	for b.Loop() {
 		if err := checkUTF8(page, nil, false); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestRedactShortKey: a key shorter than 16 characters is only redacted whole (its runs of 8 are
+// too common to tell from text), wherever it stands; one of fewer than 8 characters too.
+func TestRedactShortKey(t *testing.T) {
+	for _, key := range []string{"bench-key", "k3y-0123456", "abc"} {
+		s := newKeyScreen(key)
+		for _, tt := range []struct{ rec, want string }{
+			{`{"id":"a","name":"x` + key + `y ` + key + `"}`, `{"id":"a","name":"x[redacted]y [redacted]"}`},
+			{`{"id":"b","name":"` + key[:len(key)-1] + `"}`, `{"id":"b","name":"` + key[:len(key)-1] + `"}`},
+		} {
+			items := []json.RawMessage{json.RawMessage(tt.rec)}
+			s.redactItems([]byte(tt.rec), items)
+			if string(items[0]) != tt.want {
+				t.Errorf("key %q: got %s, want %s", key, items[0], tt.want)
+			}
 		}
 	}
 }
