@@ -27,6 +27,7 @@ func applyApproved(ctx context.Context, cfg *config, accounts []syncrun.Account,
 			Client: a.Client, Account: a.Name, BaseURL: baseURLs[a.Name],
 			Production: isProduction(baseURLs[a.Name], cfg.Environment), Confirmed: true,
 			User: "syncer daemon", Log: log, Settle: cfg.JobSettle, RepeatWindow: cfg.RepeatWindow, Location: cfg.loc,
+			Warehouse: cfg.DB,
 		})
 		for _, r := range results {
 			planID := ""

@@ -52,6 +52,7 @@ func loadConfig(ctx context.Context, args []string, lookup envconfig.Lookuper) (
        syncer -once [flags]    one sync, exit 0 on success
        syncer -demo            one sync from the embedded simulator into -db (no key needed)
        syncer job ...          audited write jobs: plan, apply, approve, show, list (syncer job -h)
+       syncer status [-json]   where things stand; exit 0 when nothing needs a person (syncer status -h)
 
 Every flag but -once, -demo and -demo-scale has an environment variable (in brackets); the flag
 wins. The API key comes from BILLSYNC_API_KEY or BILLSYNC_API_KEY_FILE, never from a flag.

@@ -258,7 +258,7 @@ func (f *jobFlags) planOrApply(ctx context.Context, sub string, pos []string, st
 		case left > 0:
 			fmt.Fprintf(stdout, "dry run: nothing was sent. To send it: syncer job apply %s\n", p.ID)
 		case c.Held > 0 && c.Succeeded+c.Failed+unresolved == 0:
-			fmt.Fprintf(stdout, "nothing to send: every row of plan %s repeats a change billsync already sent (held above). "+
+			fmt.Fprintf(stdout, "nothing to send: every row of plan %s repeats a change billsync already sent or the service already shows (held above). "+
 				"To send a row anyway write yes in its repeat column and plan again; to send the whole file again as a new job: "+
 				"syncer job plan -kind %s -in %s -again\n", p.ID, p.Kind, f.in)
 		case unresolved > 0:
@@ -324,7 +324,7 @@ func (f *jobFlags) send(ctx context.Context, j *jobs.Journal, p *jobs.Plan, stdo
 	}
 	res, err := j.Apply(ctx, p.ID, jobs.ApplyOptions{Client: c, Account: f.cfg.Account, BaseURL: f.cfg.BaseURL,
 		Max: f.max, Production: isProduction(f.cfg.BaseURL, f.cfg.Environment), Confirmed: f.confirm, Log: log,
-		Settle: f.cfg.JobSettle, RepeatWindow: f.cfg.RepeatWindow, Location: loc})
+		Settle: f.cfg.JobSettle, RepeatWindow: f.cfg.RepeatWindow, Location: loc, Warehouse: f.cfg.DB})
 	if errors.Is(err, jobs.ErrNeedsConfirmation) {
 		return fmt.Errorf("%w: %s is a production base URL (not loopback, and BILLSYNC_ENVIRONMENT is not sandbox); "+
 			"review the plan, then run again with -confirm-production", err, f.cfg.BaseURL)

@@ -27,6 +27,7 @@ import (
 	"github.com/billsync/billsync/internal/metrics"
 	"github.com/billsync/billsync/internal/sandbox"
 	"github.com/billsync/billsync/internal/schedule"
+	"github.com/billsync/billsync/internal/status"
 	"github.com/billsync/billsync/internal/syncrun"
 	"github.com/sethvargo/go-envconfig"
 )
@@ -47,6 +48,9 @@ func main() {
 func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "job" {
 		return jobCommand(ctx, args[1:], lookup, stdout)
+	}
+	if len(args) > 0 && args[0] == "status" {
+		return statusCommand(ctx, args[1:], lookup, stdout)
 	}
 	cfg, err := loadConfig(ctx, args, lookup)
 	if err != nil {
@@ -117,6 +121,12 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdout, 
 		// the demo's simulator syncs first a simulated day ago
 		opts.MaxClockSkew = max(opts.MaxClockSkew, demoDayAgo+time.Hour)
 	}
+	mode := "daemon"
+	if cfg.once {
+		mode = "once"
+	}
+	rec := status.NewRecorder(status.StatePath(cfg.DB), mode, cfg.Schedule, cfg.TZ, log)
+	defer rec.Stopped()
 	journal := journalPath(cfg)
 	var deliveries *delivery.Scheduler
 	job := func(ctx context.Context) error {
@@ -135,9 +145,12 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdout, 
 			defer p.close()
 		}
 		start := time.Now()
+		rec.RunStarted(start)
 		sums, err := syncrun.Run(ctx, cfg.DB, accounts, opts)
 		err = explainKeyRefused(err, cfg)
+		err = explainForeignAnswer(err, cfg)
 		recordRun(ctx, &m, log, sums, err, start)
+		rec.RunFinished(attempts(ctx, accounts, sums, err, start))
 		if deliveries != nil && ctx.Err() == nil {
 			if err == nil {
 				deliveries.SyncClock(clockNotes(accounts, sums))
@@ -181,10 +194,12 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdout, 
 	// the runner logs "stopping" and "stopped"
 	log.Info("syncer started", "mode", "daemon", "schedule", cfg.Schedule, "tz", cfg.TZ, "db", cfg.DB, "accounts", len(accounts))
 	r := &schedule.Runner{Schedule: cfg.sched, Location: cfg.loc, Job: job, Grace: cfg.StopGrace, Log: log}
+	r.Announce = rec.Next
 	if tty {
 		// The log keeps to warnings on a terminal; the person watching still learns the plan.
 		fmt.Fprintf(stdout, "syncer: schedule %q in %s, warehouse %s\n", cfg.Schedule, cfg.TZ, cfg.DB)
 		r.Announce = func(next time.Time) {
+			rec.Next(next)
 			fmt.Fprintf(stdout, "next run at %s (in %s); Ctrl-C stops\n", next.Format("2006-01-02 15:04 MST"),
 				time.Until(next).Round(time.Second))
 		}
@@ -204,6 +219,24 @@ func isLoopback(base string) bool {
 	}
 	ip := net.ParseIP(h)
 	return ip != nil && ip.IsLoopback()
+}
+
+// attempts is how the run ended for each account it tried, for syncer status. A run publishes
+// all its accounts or none, so a failure is every tried account's; the error names the account
+// that failed.
+func attempts(ctx context.Context, accounts []syncrun.Account, sums []fetch.Summary, err error, start time.Time) map[string]status.Attempt {
+	out := map[string]status.Attempt{}
+	for i, s := range sums {
+		a := status.Attempt{RunID: s.RunID, Status: s.Status(), StartedAt: start, FinishedAt: time.Now(), Records: s.Records}
+		switch {
+		case err != nil && (errors.Is(err, context.Canceled) || ctx.Err() != nil):
+			a.Status = "cancelled"
+		case err != nil:
+			a.Status, a.Error = "failed", err.Error()
+		}
+		out[accounts[i].Name] = a
+	}
+	return out
 }
 
 func recordRun(ctx context.Context, m *metrics.Sync, log *slog.Logger, sums []fetch.Summary, err error, start time.Time) {
@@ -314,6 +347,20 @@ func explainKeyRefused(err error, cfg *config) error {
 		vars = "BILLSYNC_API_KEY_<ACCOUNT> or BILLSYNC_API_KEY_FILE_<ACCOUNT>"
 	}
 	return fmt.Errorf("%w: check the key in %s (a key for this service and environment, without spaces or quotes)", err, vars)
+}
+
+// explainForeignAnswer points at the base URL when the answers cannot be the billing service's:
+// a typo or a proxy serves another site's pages, and the person must fix the setting, not wait.
+func explainForeignAnswer(err error, cfg *config) error {
+	why := api.NotTheService(err)
+	if why == "" {
+		return err
+	}
+	vars := "BILLSYNC_BASE_URL (-base-url)"
+	if cfg.Accounts != "" {
+		vars = "the account's base URL in BILLSYNC_ACCOUNTS"
+	}
+	return fmt.Errorf("%w: the answer is %s, not the billing service's: check %s, the scheme and host of the service only (the /hl/v1/... paths are added)", err, why, vars)
 }
 
 func isTerminal(w io.Writer) bool {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -381,6 +382,11 @@ func TestDaemonStopsCleanlyOnSIGTERM(t *testing.T) {
 			t.Errorf("/metrics lacks %q:\n%s", want, exposition)
 		}
 	}
+	// syncer status sees the daemon at work, and its next tick.
+	stEnv := map[string]string{"BILLSYNC_DB": db, "BILLSYNC_SCHEDULE": "@every 1s"}
+	if st, _, _ := syncer(t, stEnv, "status"); !strings.Contains(st, fmt.Sprintf("  daemon, pid %d", cmd.Process.Pid)) {
+		t.Errorf("syncer status does not see the daemon (pid %d):\n%s", cmd.Process.Pid, st)
+	}
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -423,6 +429,9 @@ func TestDaemonStopsCleanlyOnSIGTERM(t *testing.T) {
 	}
 	if _, err := os.Stat(db + ".lock"); !os.IsNotExist(err) {
 		t.Errorf("the lock file stayed behind: %v", err)
+	}
+	if st, _, code := syncer(t, stEnv, "status"); code != 0 || !strings.Contains(st, "no daemon runs; the last one stopped") {
+		t.Errorf("syncer status after the stop: exit %d\n%s", code, st)
 	}
 }
 

@@ -75,8 +75,9 @@ type Wait struct {
 	Where string // the call waiting: "GET /hl/v1/invoice page 3"
 }
 
-// WaitNotice is the shortest limiter wait that is logged at Info and reported to OnWait; the pace
-// itself (3 s apart at 20 requests/minute) is routine and logged at Debug.
+// WaitNotice is the shortest limiter wait reported to OnWait; the pace itself (3 s apart at 20
+// requests/minute) is routine. The log has every limiter wait at Debug and their sum at Info, once
+// a minute at most.
 const WaitNotice = 5 * time.Second
 
 // DefaultUnreachableAfter bounds how long calls keep retrying a service that answers nothing.
@@ -125,6 +126,7 @@ type Client struct {
 	unreachable time.Duration
 	onWait      func(Wait)
 	ratePerMin  float64
+	tally       waitTally // the limiter's waits, summed up in the log once a minute at most
 
 	// lastAnswer is the unix nanoseconds of the latest answer of any kind, or of the client's first
 	// attempt before any answer: silence is measured from there, for every call alike, so "no

@@ -165,16 +165,83 @@ func (c *Client) limiterTurn(ctx context.Context, cl *call) error {
 }
 
 // limiterWait reports a wait for the rate limiter: after a 429 it is the service's pause; otherwise
-// the client's own pace, routine unless long.
+// the client's own pace. At a realistic rate most requests queue, so each wait is logged at Debug
+// and the log gets a summary at most once a minute (waitTally); the 429 itself is logged where it
+// is retried.
 func (c *Client) limiterWait(ctx context.Context, cl *call, d time.Duration, paused bool) {
-	cause, level := fmt.Sprintf("rate limit %g/min", c.ratePerMin), slog.LevelDebug
+	cause := fmt.Sprintf("rate limit %g/min", c.ratePerMin)
 	if paused {
 		cause = "429 Retry-After"
 	}
-	if d >= WaitNotice {
-		level = slog.LevelInfo
+	c.noteWait(ctx, cl, d, cause, slog.LevelDebug)
+	if sum, ok := c.tally.add(c.clk.Now(), d, paused); ok {
+		c.logWaits(ctx, sum)
 	}
-	c.noteWait(ctx, cl, d, cause, level)
+}
+
+// FlushWaits logs the rate-limit waits not yet summed up in the log, at the end of a run.
+func (c *Client) FlushWaits(ctx context.Context) {
+	if sum, ok := c.tally.flush(c.clk.Now()); ok {
+		c.logWaits(ctx, sum)
+	}
+}
+
+func (c *Client) logWaits(ctx context.Context, s waitSummary) {
+	c.log.LogAttrs(ctx, slog.LevelInfo, "api rate limit waits", slog.Int("requests", s.n),
+		slog.Int("after_429", s.paused), slog.Duration("longest", s.longest), slog.Duration("total", s.total),
+		slog.Duration("over", s.over), slog.String("limit", fmt.Sprintf("%g/min", c.ratePerMin)))
+}
+
+// waitTally sums the limiter's waits for the summary line.
+type waitTally struct {
+	mu    sync.Mutex
+	since time.Time // start of the current window; zero when nothing waited since the last line
+	sum   waitSummary
+}
+
+type waitSummary struct {
+	n, paused      int // requests that waited; of them, behind a 429's pause
+	longest, total time.Duration
+	over           time.Duration // the window the line sums up
+}
+
+// waitSummaryEvery is the most often the log sums up the limiter's waits.
+const waitSummaryEvery = time.Minute
+
+// add counts a wait starting at now; it returns the window's summary once the window is a
+// minute old.
+func (t *waitTally) add(now time.Time, d time.Duration, paused bool) (waitSummary, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.since.IsZero() {
+		t.since = now
+	}
+	t.sum.n++
+	if paused {
+		t.sum.paused++
+	}
+	t.sum.total += d
+	t.sum.longest = max(t.sum.longest, d)
+	if now.Sub(t.since) < waitSummaryEvery {
+		return waitSummary{}, false
+	}
+	return t.take(now), true
+}
+
+func (t *waitTally) flush(now time.Time) (waitSummary, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.sum.n == 0 {
+		return waitSummary{}, false
+	}
+	return t.take(now), true
+}
+
+func (t *waitTally) take(now time.Time) waitSummary {
+	s := t.sum
+	s.over = now.Sub(t.since)
+	t.sum, t.since = waitSummary{}, time.Time{}
+	return s
 }
 
 // noteWait logs a wait with its cause and delay and tells OnWait of the long ones.
@@ -447,6 +514,9 @@ func (c *Client) answered(ctx, actx context.Context, cl *call, resp *http.Respon
 		}
 		var bs *bodyStatus
 		if !errors.As(err, &bs) {
+			if why := foreignBody(resp.Header, body); why != "" {
+				err = &ForeignAnswer{Why: why, err: err}
+			}
 			e := fmt.Errorf("%s: decode: %w", cl.where(), err)
 			if cl.write() {
 				return outcome{err: &unknownOutcomeError{e}}
@@ -467,7 +537,7 @@ func (c *Client) answered(ctx, actx context.Context, cl *call, resp *http.Respon
 	}
 	// The body is redacted whole before it is cut to a snippet, so no cut leaves part of the key.
 	apiErr := &APIError{Method: cl.method, Path: cl.path, Page: cl.page, Status: status,
-		Message: c.redact(errorMessage([]byte(c.redact(string(body)))))}
+		Message: c.redact(errorMessage([]byte(c.redact(string(body))))), Foreign: foreignError(resp.Header, body)}
 	return c.refused(cl, apiErr, resp.Header)
 }
 

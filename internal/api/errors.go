@@ -1,7 +1,9 @@
 package api
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -22,6 +24,9 @@ type APIError struct {
 	Message string
 	// RetryAfter is the wait the service asked for on a 429 or 503, 0 if none.
 	RetryAfter time.Duration
+	// Foreign says why the answer cannot be the billing service's (an HTML page, a body that is
+	// not JSON, JSON without the service's statusCode), "" when it may be: see NotTheService.
+	Foreign string
 }
 
 func (e *APIError) Error() string {
@@ -128,4 +133,69 @@ func attemptsNote(err error, n int) error {
 		return err
 	}
 	return fmt.Errorf("%w (after %d attempts)", err, n)
+}
+
+// ForeignAnswer is a 2xx answer that cannot be the billing service's: the base URL probably names
+// another server (a typo, a proxy's or a web server's page). It wraps the decode error.
+type ForeignAnswer struct {
+	Why string // "an HTML page", "a body that is not JSON", ...
+	err error
+}
+
+func (e *ForeignAnswer) Error() string {
+	return e.err.Error() + " (" + e.Why + ", not the billing service's JSON)"
+}
+
+func (e *ForeignAnswer) Unwrap() error { return e.err }
+
+// NotTheService says why err comes from an answer that cannot be the billing service's, or ""
+// when it may be. Callers that know the setting naming the base URL point the person at it.
+func NotTheService(err error) string {
+	var fa *ForeignAnswer
+	if errors.As(err, &fa) {
+		return fa.Why
+	}
+	var ae *APIError
+	if errors.As(err, &ae) {
+		return ae.Foreign
+	}
+	return ""
+}
+
+// foreignBody says why a 2xx body cannot be the service's, which always answers a JSON object.
+func foreignBody(h http.Header, body []byte) string {
+	switch k := kindOf(body); {
+	case isHTML(h, body):
+		return "an HTML page"
+	case k == "not JSON" || k != "absent" && k != "object" && k != "array" && !json.Valid(body):
+		return "a body that is not JSON"
+	}
+	return ""
+}
+
+// foreignError says why a non-2xx answer cannot be the service's. The spec shows no error body,
+// so only what no reading of it allows counts: a page of HTML, text that is not JSON, or a JSON
+// object without the statusCode every answer of the service carries. An empty body proves nothing.
+func foreignError(h http.Header, body []byte) string {
+	if why := foreignBody(h, body); why != "" {
+		return why
+	}
+	if kindOf(body) != "object" {
+		return ""
+	}
+	var e struct {
+		StatusCode json.RawMessage `json:"statusCode"`
+	}
+	if unmarshal(body, &e) == nil && len(e.StatusCode) == 0 {
+		return "a JSON answer without the service's statusCode"
+	}
+	return ""
+}
+
+func isHTML(h http.Header, body []byte) bool {
+	if ct := strings.ToLower(h.Get("Content-Type")); strings.HasPrefix(ct, "text/html") || strings.HasPrefix(ct, "application/xhtml") {
+		return true
+	}
+	b := bytes.TrimLeft(body, " \t\r\n\ufeff")
+	return len(b) > 0 && b[0] == '<'
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/billsync/billsync/internal/logbuf"
 )
 
 // leaksKey returns the first run of minFragment characters of the key found in s: none may appear.
@@ -281,5 +284,55 @@ func TestUnreachableFailsWithin30s(t *testing.T) {
 		if total > 30*time.Second || total < 7*time.Second {
 			t.Errorf("attempts %d: waited %s in all, want 7.75-30 s", attempts, total)
 		}
+	}
+}
+
+// TestRateLimitWaitsSummedUp: at a realistic rate nearly every request queues behind the limiter.
+// Each wait is a Debug line; at Info the log sums them up at most once a minute, with the count
+// and the longest wait, and the rest at the end of the run.
+func TestRateLimitWaitsSummedUp(t *testing.T) {
+	s := scripted(t, ok)
+	cfg := fastConfig(s.URL)
+	cfg.Unlimited, cfg.RatePerMin = false, 20
+	var buf logbuf.Buffer
+	cfg.Logger = slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	c := newClient(t, cfg)
+	useFakeClock(c)
+	const calls, workers = 60, 6 // 3 minutes at 20/min; a fan-out keeps several requests queued
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := w; i < calls; i += workers {
+				if _, err := c.List(context.Background(), "/hl/v1/customer", values("page", fmt.Sprint(i+1))); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	c.FlushWaits(context.Background())
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	var summed int
+	for _, l := range lines {
+		if strings.Contains(l, `msg="api waiting"`) {
+			t.Errorf("a routine wait at Info: %s", l)
+		}
+		if strings.Contains(l, `msg="api rate limit waits"`) {
+			var n int
+			if _, err := fmt.Sscanf(l[strings.Index(l, "requests="):], "requests=%d", &n); err != nil {
+				t.Fatalf("%s: %v", l, err)
+			}
+			summed += n
+			if !strings.Contains(l, "longest=") || !strings.Contains(l, `limit=20/min`) {
+				t.Errorf("summary line lacks the longest wait or the limit: %s", l)
+			}
+		}
+	}
+	// the first request goes at once; 59 wait 3 s each: one line per minute of waiting, and the rest
+	if len(lines) > 4 || len(lines) < 3 {
+		t.Errorf("%d Info lines for %d requests, want 3-4 (one a minute):\n%s", len(lines), calls, buf.String())
+	}
+	if summed != calls-1 {
+		t.Errorf("summary lines count %d waits, want %d:\n%s", summed, calls-1, buf.String())
 	}
 }

@@ -59,6 +59,12 @@ func Parse(fs *flag.FlagSet, args []string) error {
 	return Usage(fs, err)
 }
 
+// StatusError ends a command that said what it had to say with an exit status of its own (a
+// monitor's codes, syncer status): Exit prints nothing more.
+type StatusError struct{ Code int }
+
+func (e StatusError) Error() string { return fmt.Sprintf("exit status %d", e.Code) }
+
 // HelpError is returned for -h: Exit prints the usage to stdout and exits 0.
 type HelpError struct{ Usage func(io.Writer) }
 
@@ -71,6 +77,7 @@ func (HelpError) Is(target error) bool { return target == flag.ErrHelp }
 func Exit(name string, err error, stdout, stderr io.Writer) int {
 	var help HelpError
 	var usage *UsageError
+	var code StatusError
 	switch {
 	case err == nil:
 		return 0
@@ -81,6 +88,8 @@ func Exit(name string, err error, stdout, stderr io.Writer) int {
 		return 0
 	case errors.Is(err, flag.ErrHelp):
 		return 0
+	case errors.As(err, &code):
+		return code.Code
 	case errors.As(err, &usage):
 		fmt.Fprintf(stderr, "%s: %v\n", name, usage.Err)
 		fmt.Fprintf(stderr, "run '%s -h' for the flags and their environment variables\n", name)

@@ -150,7 +150,7 @@ type Delivery struct {
 // Jobs is how write jobs (syncer job, and the daemon's -apply-approved) compare rows with what was
 // sent before, and judge a read of a write whose answer was lost.
 type Jobs struct {
-	RepeatWindow time.Duration `env:"BILLSYNC_JOB_REPEAT_WINDOW, default=840h" flag:"repeat-window" help:"a job row that makes a change billsync sent within this window (from any plan) is held unless marked repeat=yes or planned with -again"`
+	RepeatWindow time.Duration `env:"BILLSYNC_JOB_REPEAT_WINDOW, default=840h" flag:"repeat-window" help:"a job row that makes a change billsync sent within this window (from any plan), or that the service's records show in it, is held unless marked repeat=yes or planned with -again"`
 	JobSettle    time.Duration `env:"BILLSYNC_JOB_SETTLE, default=5m" flag:"settle" help:"write jobs: how long after a send a read that does not find the change is not yet proof it is absent (the service may show it late)"`
 }
 

@@ -52,13 +52,18 @@ func openJournal(ctx context.Context, path string) (*journal, error) {
 	if err != nil {
 		return nil, err
 	}
-	db, err := duckfile.Open(path, duckfile.Options{})
-	if err == nil {
-		db.SetMaxOpenConns(1)
-		if err = sqlfile.Migrate(ctx, db, sqlFS, "migrations"); err != nil {
-			db.Close()
+	var db *sql.DB
+	err = duckfile.RetryLocked(ctx, func() error {
+		var err error
+		db, err = duckfile.Open(path, duckfile.Options{})
+		if err == nil {
+			db.SetMaxOpenConns(1)
+			if err = sqlfile.Migrate(ctx, db, sqlFS, "migrations"); err != nil {
+				db.Close()
+			}
 		}
-	}
+		return err
+	})
 	if err != nil {
 		lock.Release()
 		return nil, fmt.Errorf("delivery journal %s: %w", path, err)

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
 )
@@ -116,4 +117,28 @@ func InTx(ctx context.Context, db *sql.DB, fn func(*sql.Tx) error) error {
 		return err
 	}
 	return tx.Commit()
+}
+
+// RetryLocked runs open (an Open and the handle's first use) again while DuckDB refuses the file
+// because another process holds it: a reader such as syncer status or a report holds a journal
+// for milliseconds, and a writer must wait that out rather than fail. It gives up after about
+// three seconds with open's error.
+func RetryLocked(ctx context.Context, open func() error) error {
+	wait := 20 * time.Millisecond
+	for deadline := time.Now().Add(3 * time.Second); ; wait = min(2*wait, 500*time.Millisecond) {
+		err := open()
+		if err == nil || !IsLockConflict(err) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+	}
+}
+
+// IsLockConflict says whether err is DuckDB refusing a file another process holds.
+func IsLockConflict(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "Could not set lock on file")
 }

@@ -212,6 +212,7 @@ func Account(ctx context.Context, c *api.Client, open Open, opts Options) (Summa
 		// clock ahead: stored as they are, flagged
 		sum.ClockFlagged, err = sink.FlagServiceClock(ctx, time.Now().Add(opts.MaxClockSkew), sum.clockFlagNote())
 	}
+	c.FlushWaits(ctx)
 	st := c.Stats()
 	sum.Requests = st.Requests - s.statsStart.Requests
 	sum.Retries = st.Retries - s.statsStart.Retries

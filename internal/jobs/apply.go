@@ -37,6 +37,10 @@ type ApplyOptions struct {
 	// zero = DefaultRepeatWindow.
 	RepeatWindow time.Duration
 	Location     *time.Location // zone of the times in messages (BILLSYNC_TZ); nil = UTC
+	// Warehouse is the published warehouse file: before it is sent, each row is compared with the service's
+	// own records as last synced there too (traces.go). "" compares only with the journal and, for top-ups,
+	// with a fresh read of the customer's credit history.
+	Warehouse string
 }
 
 // ErrNeedsConfirmation is returned, before anything is sent, when a plan would be sent to production
@@ -157,6 +161,7 @@ type run struct {
 	id   int64
 	rc   *reconciler
 	rp   *repeats
+	ts   *traceSet // the service's records of the plan's changes, as last synced
 
 	sent, reconciled int
 	touched          map[int]bool // seqs of the rows this run journaled a transition for
@@ -178,6 +183,9 @@ func (r *run) start() error {
 		return err
 	}
 	r.rp = rp
+	if r.ts, err = r.syncedTraces(); err != nil {
+		return err
+	}
 	r.o.Log.Info("job run started", "run", r.id, "plan", r.p.ID, "kind", r.p.Kind, "base_url", r.o.BaseURL)
 	return nil
 }
@@ -214,6 +222,13 @@ func (r *run) do(ctx context.Context, recon, todo []*Action) error {
 			if err := r.transition(a, Held, d, ""); err != nil {
 				return err
 			}
+			continue
+		}
+		// The service's own records (as synced, and for a top-up read now) may show the change though the
+		// journal has no send of it: a lost journal, a change made in the dashboard.
+		if held, err := r.holdOnService(ctx, a); err != nil {
+			return err
+		} else if held {
 			continue
 		}
 		// A row a person resolved as not applied is read once more: held when the change shows now.

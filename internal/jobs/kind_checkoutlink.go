@@ -82,3 +82,9 @@ func (checkoutLink) send(ctx context.Context, c *api.Client, q request) (map[str
 func (checkoutLink) reconcile(*reconciler, context.Context, *Action) (verdict, map[string]string, error) {
 	return resendSafe("a checkout link changes nothing until paid; sending again mints a fresh link")
 }
+
+// traces: none. A generated link is no record of any list the spec gives until it is paid (then a
+// transaction of the product, which may be anyone's); only billsync's journal shows an earlier link.
+func (checkoutLink) traces() traceRule {
+	return traceRule{none: "a checkout link is in no list of the service until it is paid"}
+}

@@ -88,3 +88,6 @@ func (couponCheck) repeatKey(request) string { return "" }
 func (couponCheck) reconcile(*reconciler, context.Context, *Action) (verdict, map[string]string, error) {
 	return resendSafe("coupon validation changes nothing; asking again is safe")
 }
+
+// traces: none; a check changes nothing, so nothing shows it and it is never held.
+func (couponCheck) traces() traceRule { return traceRule{none: "a coupon check changes nothing"} }

@@ -277,3 +277,84 @@ func (creditTopup) reconcile(rc *reconciler, ctx context.Context, a *Action) (ve
 		a.Request["amount"], prod, pl.since.UTC().Format(time.RFC3339))
 	return absent, ev, nil
 }
+
+// traces: the customer's credit entries of the same product crediting the same amount (debit none or zero),
+// created in the window. The entry's type is not compared: the spec does not say which type add-credit
+// writes (observed MERCHANT_TOPUP; a top-up in the dashboard may carry another), nor its wallet.
+func (creditTopup) traces() traceRule {
+	return traceRule{query: "topup_traces", key: func(q request) string { return q["customerId"] },
+		match: func(q request, t traceRow) (string, bool) {
+			return topupEntry(q, t.id, t.f[0], t.f[1], t.f[2], t.f[3])
+		}}
+}
+
+// topupEntry says whether a credit entry (its product, credit, debit and type as text) is a top-up of q's
+// product and amount, and names it.
+func topupEntry(q request, id, product, credit, debit, typ string) (string, bool) {
+	if product != q["productId"] {
+		return "", false
+	}
+	amount, err1 := strconv.ParseFloat(q["amount"], 64)
+	c, err2 := strconv.ParseFloat(credit, 64)
+	if err1 != nil || err2 != nil || c != amount {
+		return "", false
+	}
+	if d, err := strconv.ParseFloat(cleanNumber(debit), 64); err != nil || d != 0 {
+		return "", false
+	}
+	what := fmt.Sprintf("credit entry %s of %s", id, q["amount"])
+	if typ != "" {
+		what += " (" + typ + ")"
+	}
+	return what, true
+}
+
+// freshTraces reads the customer's whole credit history now (one read per customer until the next send) and
+// returns the entries of q's product and amount created since a time: what the warehouse may not have yet.
+// A read that fails or does not complete is an error (the row is not sent); an entry that is another
+// customer's, says no product, or has no readable time cannot be this top-up's repeat and is passed over.
+func (creditTopup) freshTraces(ctx context.Context, rc *reconciler, q request, since time.Time) ([]trace, error) {
+	cust := q["customerId"]
+	l, err := rc.list("credit history of customer "+cust, func(n int) (*api.ListPage, error) {
+		return rc.c.CreditHistory(ctx, cust, url.Values{"page": {strconv.Itoa(n)}, "limit": {"100"}})
+	})
+	if err != nil {
+		return nil, err
+	}
+	if l.incomplete != "" {
+		return nil, fmt.Errorf("%s: %s", l.summary(), l.incomplete)
+	}
+	where := "in the service's credit history, read " + rc.local(rc.now())
+	var out []trace
+	for _, raw := range l.items {
+		if _, dup := api.RepeatedKey(raw); dup {
+			continue
+		}
+		var e ledgerEntry
+		var typ struct {
+			Type string `json:"type"`
+		}
+		if json.Unmarshal(raw, &e) != nil || e.ID == "" || e.CustomerID != cust {
+			continue
+		}
+		_ = json.Unmarshal(raw, &typ)
+		at, ok := parseMoment(e.CreatedAt)
+		if !ok || at.hi.Before(since) {
+			continue
+		}
+		credit, debit := e.Credit, e.Debit
+		if !credit.Valid && e.Amount.Valid {
+			credit = api.Float{Value: max(e.Amount.Value, 0), Valid: true}
+			debit = api.Float{Value: max(-e.Amount.Value, 0), Valid: true}
+		}
+		if !credit.Valid {
+			continue
+		}
+		what, ok := topupEntry(q, e.ID, e.ProductID, strconv.FormatFloat(credit.Value, 'f', -1, 64),
+			strconv.FormatFloat(debit.Value, 'f', -1, 64), typ.Type)
+		if ok {
+			out = append(out, trace{id: e.ID, at: at.lo, hi: at.hi, what: what, where: where})
+		}
+	}
+	return out, nil
+}

@@ -163,3 +163,15 @@ func (emailFix) reconcile(rc *reconciler, ctx context.Context, a *Action) (verdi
 }
 
 // invoice looks, in the whole invoice list, for an invoice with the same customer e-mail, name, description
+
+// traces: a customer's e-mail changed from fromEmail to toEmail, as a sync saw it (record_changes) in the
+// window. The time is when the sync saw it; the change was made between that sync and the one before.
+func (emailFix) traces() traceRule {
+	return traceRule{query: "email_traces", key: lowerKey("fromEmail"),
+		match: func(q request, t traceRow) (string, bool) {
+			if !strings.EqualFold(t.f[0], q["toEmail"]) {
+				return "", false
+			}
+			return fmt.Sprintf("customer %s's e-mail changed from %s to %s, seen by a sync", t.id, q["fromEmail"], t.f[0]), true
+		}}
+}

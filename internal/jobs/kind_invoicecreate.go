@@ -230,3 +230,16 @@ func (invoiceCreate) reconcile(rc *reconciler, ctx context.Context, a *Action) (
 	ev["reconciled"] = "no matching invoice created since " + since.UTC().Format(time.RFC3339) + " in the complete invoice list"
 	return absent, ev, nil
 }
+
+// traces: invoices to the same e-mail with the same name, description and amount, created in the window
+// (whatever their status or expiry). The line's text is not in the synced record, so it is not compared: an
+// invoice differing only there is held too, and the repeat column releases it.
+func (invoiceCreate) traces() traceRule {
+	return traceRule{query: "invoice_traces", key: lowerKey("email"),
+		match: func(q request, t traceRow) (string, bool) {
+			if t.f[0] != q["name"] || t.f[1] != q["description"] || t.f[2] != strconv.FormatInt(invoiceAmount(q), 10) {
+				return "", false
+			}
+			return fmt.Sprintf("invoice %s to %s of %s", t.id, q["email"], t.f[2]), true
+		}}
+}

@@ -76,3 +76,9 @@ func (l license) send(ctx context.Context, c *api.Client, q request) (map[string
 func (license) reconcile(*reconciler, context.Context, *Action) (verdict, map[string]string, error) {
 	return resendSafe("no read endpoint for licenses; sending again is safe: it sets an absolute status")
 }
+
+// traces: none. The spec has no read endpoint for licenses, so the warehouse holds no license state to
+// compare with; only billsync's journal shows an earlier activation (or deactivation).
+func (license) traces() traceRule {
+	return traceRule{none: "the service has no read endpoint for licenses: no synced record shows their state"}
+}

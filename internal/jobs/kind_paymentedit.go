@@ -114,3 +114,21 @@ func (paymentEdit) reconcile(rc *reconciler, ctx context.Context, a *Action) (ve
 	ev["reconciled"] = "the payment request does not carry the new values; the edit sets absolute values, so it is sent again"
 	return absent, ev, nil
 }
+
+// traces: the payment request's name or amount set to the row's value, as a sync saw it in the window, while
+// the synced request carries the row's name and amount. Only name and amount are tracked (record_changes):
+// an edit that changes neither (only the description, e-mail, redirect or expiry) leaves no record to compare.
+func (paymentEdit) traces() traceRule {
+	return traceRule{query: "payment_edit_traces", key: func(q request) string { return q["id"] },
+		match: func(q request, t traceRow) (string, bool) {
+			field, value, name, amount := t.f[0], t.f[1], t.f[2], t.f[3]
+			same := value == q[field]
+			if field == "amount" {
+				same = cleanNumber(value) == cleanNumber(q["amount"])
+			}
+			if !same || name != q["name"] || cleanNumber(amount) != cleanNumber(q["amount"]) {
+				return "", false
+			}
+			return fmt.Sprintf("payment request %s's %s set to %q, seen by a sync", t.id, field, value), true
+		}}
+}

@@ -37,6 +37,10 @@ type jobKind interface {
 	// row order, added rows and re-saved workbooks change nothing. A read-only kind is never held and is not
 	// asked for one.
 	repeatKey(q request) string
+	// traces says which of the service's own records, as synced into the warehouse, show the change a row
+	// makes, or why none can (traces.go): a matching record in the repeat window holds the row as a repeat
+	// whatever billsync's journal remembers (a lost journal, a change made by hand in the dashboard).
+	traces() traceRule
 
 	// send makes the kind's one request; its answer, as text, is journaled (traits.results).
 	send(ctx context.Context, c *api.Client, q request) (map[string]string, error)

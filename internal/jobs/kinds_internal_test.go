@@ -97,3 +97,23 @@ func TestDocsDescribeEveryKind(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryKindDecidesItsTraces: each kind says which synced records show its change (a query of the
+// warehouse, a key and a match) or why none can, never neither nor half of it.
+func TestEveryKindDecidesItsTraces(t *testing.T) {
+	for _, s := range registry {
+		r := s.traces()
+		switch {
+		case r.query == "" && strings.TrimSpace(r.none) == "":
+			t.Errorf("%s: traces names neither a query nor why no synced record shows its change", s.name())
+		case r.query != "" && r.none != "":
+			t.Errorf("%s: traces names a query and says none can show its change", s.name())
+		case r.query != "" && (r.key == nil || r.match == nil):
+			t.Errorf("%s: traces query %s without a key or a match", s.name(), r.query)
+		case r.query != "" && warehouseSQL.Get(r.query) == "":
+			t.Errorf("%s: traces query %s is no section of queries/warehouse.sql", s.name(), r.query)
+		case s.traits().readOnly && r.query != "":
+			t.Errorf("%s changes nothing, yet traces would hold it", s.name())
+		}
+	}
+}

@@ -804,8 +804,8 @@ func PrintHeld(w io.Writer, p *Plan) {
 		switch {
 		case a.State == Held:
 			if held++; held == 1 {
-				fmt.Fprintln(w, "  HELD, not sent: billsync already sent the same change (write yes in a row's repeat column, "+
-					"or plan with -again, to send it anyway):")
+				fmt.Fprintln(w, "  HELD, not sent: billsync already sent the same change, or the service's records show it "+
+					"(write yes in a row's repeat column, or plan with -again, to send it anyway):")
 			}
 			fmt.Fprintf(w, "    row %d, line %d (%s): repeats %s\n", a.Seq, a.Line, a.Target, a.Detail["repeatOf"])
 		case a.AllowRepeat && a.Detail["repeatOf"] != "" && (a.State == Planned || a.State == NotApplied):

@@ -119,7 +119,7 @@ func (j *Journal) Plan(ctx context.Context, wh *sql.DB, o PlanOptions) (*Plan, e
 		old.Existing, old.SkippedLines = true, p.SkippedLines
 		return old, nil
 	}
-	if err := j.markRepeats(ctx, s, p, &o); err != nil {
+	if err := j.markRepeats(ctx, wh, s, p, &o); err != nil {
 		return nil, err
 	}
 	if p.InputSHA256, err = fileSHA256(o.Input); err != nil {

@@ -152,21 +152,45 @@ func windowText(w time.Duration) string {
 	return w.String()
 }
 
-// markRepeats holds the rows of a new plan that repeat an earlier send, and notes on the rows marked to
-// repeat what they repeat.
-func (j *Journal) markRepeats(ctx context.Context, s jobKind, p *Plan, o *PlanOptions) error {
+// markRepeats holds the rows of a new plan that repeat an earlier send, by billsync's journal or by the
+// service's own records as synced into the warehouse wh (traces.go), and notes on the rows marked to repeat
+// what they repeat.
+func (j *Journal) markRepeats(ctx context.Context, wh *sql.DB, s jobKind, p *Plan, o *PlanOptions) error {
 	rp, err := loadRepeats(ctx, j.db, s, p.Account, p.ID, o.Now.Add(-o.RepeatWindow), o.Location)
 	if err != nil {
 		return err
 	}
+	qs := make([]request, len(p.Actions))
+	for i, a := range p.Actions {
+		qs[i] = a.Request
+	}
+	ts, err := loadTraces(ctx, wh, s, p.Account, qs, o.Now.Add(-o.RepeatWindow-clockMargin), o.Location)
+	if err != nil {
+		return err
+	}
 	for _, a := range p.Actions {
-		if d := rp.hold(a, 0, o.RepeatWindow); d != nil {
-			a.State, a.Detail = Held, d
-		} else if e, n, ok := rp.match(a.Request, 0); ok {
-			a.Detail = rp.detail(e, n) // marked to repeat: sent, and the plan says what it repeats
+		found := traceFilter{}.keep(ts.of(a.Request))
+		if d := rp.hold(a, 0, o.RepeatWindow); d != nil || (len(found) > 0 && !a.AllowRepeat) {
+			a.State, a.Detail = Held, holdByTraces(d, found, o.RepeatWindow, o.Location)
+			continue
+		}
+		var d map[string]string
+		if e, n, ok := rp.match(a.Request, 0); ok {
+			d = rp.detail(e, n) // marked to repeat: sent, and the plan says what it repeats
+		}
+		if d = holdByTraces(d, found, o.RepeatWindow, o.Location); d != nil {
+			delete(d, "held")
+			a.Detail = d
 		}
 	}
 	return nil
+}
+
+// serviceHeld says why a row the service's records (and not billsync's journal) hold is not sent.
+func serviceHeld(window time.Duration) string {
+	return fmt.Sprintf("the service's own records show the same change within %s, which billsync's journal does not "+
+		"account for (a lost or restored journal, or a change made in the service's dashboard): not sent; to send it "+
+		"anyway write yes in its repeat column and plan the file again, or plan the whole file with -again", windowText(window))
 }
 
 // Counts are a plan's rows by state, as people count them.

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/billsync/billsync/internal/api"
 	"github.com/billsync/billsync/internal/jobs"
 )
 
@@ -381,5 +382,37 @@ func TestHeldOnlyForTheSameChange(t *testing.T) {
 		"Budi Hartono,budi.h@example.com,0812000111,https://shop.example/thanks,Langganan Maret,2026-12-31,2,175000"))
 	if got := states(same); got[2] != jobs.Held || got[3] != jobs.Planned {
 		t.Errorf("invoice rows: %v; want line 2 (same customer, text and total, other expiry and phone) held, line 3 (another total) planned", got)
+	}
+}
+
+// TestMarkedRowHeldByLaterDashboardTopup: a sheet planned with -again repeats what the service showed when it
+// was planned (a top-up made in the dashboard that morning goes out again, as the person chose), but a top-up
+// made in the dashboard after the plan, of the same customer and amount, holds that row right before it is
+// sent, naming the entry: the person never saw it.
+func TestMarkedRowHeldByLaterDashboardTopup(t *testing.T) {
+	e := newEnv(t)
+	cs := e.customers(2)
+	p := e.topupProduct()
+	dashboard := func(c simCustomer) {
+		t.Helper()
+		if _, err := e.client(testKey).AddCredit(context.Background(), api.AddCreditRequest{CustomerID: c.ID, ProductID: p.ID,
+			Amount: 800}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dashboard(cs[0])
+	plan := e.mustPlan(jobs.CreditTopup, e.topupCSV("topup.csv", []topupRow{{c: cs[0], amount: 800}, {c: cs[1], amount: 800}}),
+		func(o *jobs.PlanOptions) { o.Again = true })
+	e.sb.Advance(10 * time.Minute)
+	dashboard(cs[1])
+	res := e.apply(plan.ID)
+	r1, r2 := res.Plan.Actions[0], res.Plan.Actions[1]
+	if _, n := e.balance(cs[0].ID, p.ID); r1.State != jobs.Succeeded || n != 2 {
+		t.Errorf("row 1, marked to repeat the dashboard's top-up made before planning: %s, %d top-ups; want sent", r1.State, n)
+	}
+	_, n := e.balance(cs[1].ID, p.ID)
+	if r2.State != jobs.Held || n != 1 || !strings.Contains(r2.Detail["repeatOf"], "credit entry ") ||
+		!strings.Contains(r2.Detail["repeatOf"], " of 800 ") || !strings.Contains(r2.Detail["held"], "-again") {
+		t.Errorf("row 2, a dashboard top-up after planning: %s, %d top-ups, %v; want held naming the entry", r2.State, n, r2.Detail)
 	}
 }

@@ -18,5 +18,6 @@ var (
 		"insert_approval", "plan_approval", "plan_runs", "plan_resolutions", "repeat_candidates")
 	// The warehouse look-ups are per entity, shared by the kinds (world.go), not per kind.
 	warehouseSQL = sqlfile.MustLoad(sqlFS, "queries/warehouse.sql", "customers_by_email", "customers_by_id",
-		"products_by_id", "balances", "payment_requests_by_id", "payment_links_by_id", "last_sync", "credit_products")
+		"products_by_id", "balances", "payment_requests_by_id", "payment_links_by_id", "last_sync", "credit_products",
+		"topup_traces", "invoice_traces", "email_traces", "payment_edit_traces")
 )
