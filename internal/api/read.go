@@ -74,10 +74,18 @@ func (c *Client) WebhookHistory(ctx context.Context, limit int, startingAfter st
 
 // Detail fetches a detail endpoint such as "/hl/v1/product/{id}" and returns its data object (a copy).
 func (c *Client) Detail(ctx context.Context, path string) (json.RawMessage, error) {
+	raw, _, err := c.DetailRedacted(ctx, path)
+	return raw, err
+}
+
+// DetailRedacted is Detail, and where the object's text held the API key (nil when it did not): the
+// object returned has it replaced by Redacted, as a list's records.
+func (c *Client) DetailRedacted(ctx context.Context, path string) (json.RawMessage, *Redaction, error) {
 	if err := checkPath(path); err != nil {
-		return nil, fmt.Errorf("GET %s: %w", path, err)
+		return nil, nil, fmt.Errorf("GET %s: %w", path, err)
 	}
 	var out json.RawMessage
+	var red *Redaction
 	err := c.do(ctx, &call{method: http.MethodGet, path: path, decode: func(status int, body []byte) error {
 		e, err := decodeEnvelope(body, status)
 		if err != nil {
@@ -90,18 +98,16 @@ func (c *Client) Detail(ctx context.Context, path string) (json.RawMessage, erro
 			return err
 		}
 		items := []json.RawMessage{e.Data}
-		if c.screen.redactItems(body, items) != nil {
-			// a detail fills the row its list stored, whose redaction was counted there; a
-			// record only its detail shows is counted by the merge that notes the mark
-			c.log.Warn("a record's text held the API key: stored redacted", "path", path)
+		if r := c.screen.redactItems(body, items); r != nil {
+			red = &r[0]
 		}
 		out = items[0]
 		return nil
 	}})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return out, nil
+	return out, red, nil
 }
 
 func (c *Client) list(ctx context.Context, path string, q url.Values, page string, norm func(*header) (*ListPage, error)) (*ListPage, error) {

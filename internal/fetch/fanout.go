@@ -261,7 +261,7 @@ func (s *syncer) detailBatch(ctx context.Context, d detailDef, batchNo int, ids 
 				s.release()
 				return fmt.Errorf("%s: %w", d.stream, err)
 			}
-			raw, err := s.c.Detail(gctx, d.path+seg)
+			raw, red, err := s.c.DetailRedacted(gctx, d.path+seg)
 			s.release()
 			switch {
 			case notFound(err):
@@ -269,6 +269,12 @@ func (s *syncer) detailBatch(ctx context.Context, d detailDef, batchNo int, ids 
 			case err != nil:
 				return fmt.Errorf("%s %s: %w", d.stream, id, err)
 			default:
+				if red != nil {
+					p := &api.ListPage{Redactions: []api.Redaction{*red}}
+					if err := s.flagRedactions(gctx, d.stream, d.path+seg, 0, p); err != nil {
+						return err
+					}
+				}
 				if err := batch.Add(gctx, batchNo, []json.RawMessage{raw}); err != nil {
 					return err
 				}
