@@ -134,13 +134,14 @@ func (rc *runClock) bothClocks() string {
 }
 
 func (rc *runClock) warn() {
-	way := "ahead of"
-	if rc.offset < 0 {
-		way = "behind"
-	}
-	rc.log.Warn(fmt.Sprintf("the service's clock (its Date header) is %s %s this machine's clock: its records are stored as it dates them "+
+	msg := fmt.Sprintf("the service's clock (its Date header) is %s ahead of this machine's clock: its records are stored as it dates them "+
 		"(those dated after this machine's clock are flagged in data quality), billsync's own times are this machine's, and the run is partial",
-		roundOffset(rc.offset.Abs()), way),
+		roundOffset(rc.offset))
+	if rc.offset < 0 {
+		msg = fmt.Sprintf("the service's clock (its Date header) is %s behind this machine's clock: its records are stored as it dates them, "+
+			"billsync's own times are this machine's", roundOffset(-rc.offset))
+	}
+	rc.log.Warn(msg,
 		"service_clock", rc.machine.Add(rc.offset).UTC().Format(time.RFC3339), "machine_clock", rc.machine.UTC().Format(time.RFC3339),
 		"service_ahead_by", roundOffset(rc.offset), "bound", rc.bound,
 		"remedy", "set the service's or this machine's clock right (NTP); "+

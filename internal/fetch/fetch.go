@@ -158,11 +158,12 @@ func (o *Options) defaults() {
 
 // Status is the run's outcome as sync_runs, the metrics and the log state it: "partial" when
 // the budget left credit histories or details for the next run, conflicting duplicates were
-// recorded, a list was not read whole, or the service's clock disagreed with this machine's
-// (its records are dated by a clock that is off); "succeeded" otherwise. A failed run has no Summary
+// recorded, a list was not read whole, or the service's clock ran ahead of this machine's beyond
+// the bound (its records are dated by a clock that is off, some in this machine's future);
+// "succeeded" otherwise. A failed run has no Summary
 // status: the error says it.
 func (s Summary) Status() string {
-	if s.CreditPending > 0 || s.DetailPending > 0 || s.Conflicts > 0 || len(s.Incomplete) > 0 || s.ClockSetAside {
+	if s.CreditPending > 0 || s.DetailPending > 0 || s.Conflicts > 0 || len(s.Incomplete) > 0 || s.ClockAhead() {
 		return "partial"
 	}
 	return "succeeded"
@@ -207,7 +208,7 @@ func Account(ctx context.Context, c *api.Client, open Open, opts Options) (Summa
 	if err == nil {
 		err = clk.consistent()
 	}
-	if err == nil && sum.ClockSetAside && sum.ClockOffset > 0 {
+	if err == nil && sum.ClockAhead() {
 		// records dated after this machine's clock (and the bound) were dated by the service's
 		// clock ahead: stored as they are, flagged
 		sum.ClockFlagged, err = sink.FlagServiceClock(ctx, time.Now().Add(opts.MaxClockSkew), sum.clockFlagNote())
@@ -422,10 +423,15 @@ func (s *syncer) count(stream string, res *StreamResult, records int64) {
 	s.progress(p)
 }
 
-// ClockNote says, for operators, how the service's clock disagreed with this machine's in the
-// run and what the run did about it; "" when it agreed.
+// ClockAhead says whether the service's clock ran ahead of this machine's beyond the bound: its
+// records are stored as it dates them, those in this machine's future flagged. A service clock
+// behind is set aside too (one warning), but dates nothing in this machine's future.
+func (s Summary) ClockAhead() bool { return s.ClockSetAside && s.ClockOffset > 0 }
+
+// ClockNote says, for operators, how the service's clock ran ahead of this machine's in the run
+// and what the run did about it; "" when it did not.
 func (s Summary) ClockNote() string {
-	if !s.ClockSetAside {
+	if !s.ClockAhead() {
 		return ""
 	}
 	way := "ahead of"
