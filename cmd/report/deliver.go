@@ -24,36 +24,50 @@ type deliverConfig struct {
 	conf.Delivery
 }
 
-// deliverCommand is "report deliver NAME" (one occurrence now) and "report deliveries" (the
-// journal). Exit 0: sent or already sent; 1: failed; 2: a usage or settings mistake.
-func deliverCommand(ctx context.Context, sub string, args []string, lookup envconfig.Lookuper, stdout, stderr io.Writer) error {
-	var c deliverConfig
-	if _, err := conf.Load(ctx, &c, lookup); err != nil {
-		return err
-	}
+// deliverFlags are report deliver's and report deliveries' own flags.
+type deliverFlags struct {
+	asOf          string
+	dryRun, again bool
+	limit         int
+}
+
+// flagSet is report deliver's (sub "deliver") or report deliveries' flag set over c and f.
+func (f *deliverFlags) flagSet(sub string, c *deliverConfig) *flag.FlagSet {
 	fs := flag.NewFlagSet("report "+sub, flag.ContinueOnError)
-	var asOf string
-	var dryRun, again bool
-	var limit int
 	fs.Usage = func() {
 		w := fs.Output()
 		fmt.Fprintln(w, "usage: report deliver NAME [-as-of DATE] [-dry-run] [-again]   send one delivery of BILLSYNC_DELIVERIES now")
 		fmt.Fprintln(w, "       report deliveries [NAME] [-n 20]                        the delivery journal, newest first")
 		fmt.Fprintln(w, "\nWithout BILLSYNC_SMTP_URL messages go to the outbox (BILLSYNC_OUTBOX) as .eml files.")
-		fmt.Fprintln(w, "Exit 0: sent or already sent; 1: failed; 2: usage or settings. See docs/delivery.md.\n\nflags:")
+		fmt.Fprintln(w, "The outbox is a rehearsal: once BILLSYNC_SMTP_URL is set, an occurrence written there goes to its recipients.")
+		fmt.Fprintln(w, "Exit 0: sent, written to the outbox or already; 1: failed, refused or unknown; 2: usage or settings.")
+		fmt.Fprintln(w, "See docs/delivery.md.\n\nflags:")
 		fs.PrintDefaults()
 	}
 	if sub == "deliver" {
 		// The locale is each delivery's (the schedule file), alerts are the daemon's.
-		conf.Bind(fs, &c, "db", "journal", "tz", "currency", "reports-out", "deliveries", "smtp-url",
+		conf.Bind(fs, c, "db", "journal", "tz", "currency", "reports-out", "deliveries", "smtp-url",
 			"smtp-password-file", "mail-from", "outbox")
-		fs.StringVar(&asOf, "as-of", "", "the occurrence's as-of date YYYY-MM-DD (default: the delivery's as_of rule, today)")
-		fs.BoolVar(&dryRun, "dry-run", false, "write the message as an .eml into the outbox; send and journal nothing")
-		fs.BoolVar(&again, "again", false, "send it even if the journal has it sent (journaled as again)")
+		fs.StringVar(&f.asOf, "as-of", "", "the occurrence's as-of date YYYY-MM-DD (default: the delivery's as_of rule, today)")
+		fs.BoolVar(&f.dryRun, "dry-run", false, "write the message as an .eml into the outbox; send and journal nothing")
+		fs.BoolVar(&f.again, "again", false, "send it even if the journal has it sent (journaled as again)")
 	} else {
-		conf.Bind(fs, &c, "db")
-		fs.IntVar(&limit, "n", 20, "rows to show")
+		conf.Bind(fs, c, "db")
+		fs.IntVar(&f.limit, "n", 20, "rows to show")
 	}
+	return fs
+}
+
+// deliverCommand is "report deliver NAME" (one occurrence now) and "report deliveries" (the
+// journal). Exit 0: sent, written to the outbox, or already; 1: failed, refused or unknown; 2: a
+// usage or settings mistake.
+func deliverCommand(ctx context.Context, sub string, args []string, lookup envconfig.Lookuper, stdout, stderr io.Writer) error {
+	var c deliverConfig
+	if _, err := conf.Load(ctx, &c, lookup); err != nil {
+		return err
+	}
+	var f deliverFlags
+	fs := f.flagSet(sub, &c)
 	// Flags may follow the name too (report deliver daily -dry-run), as the usage shows them.
 	var names []string
 	for {
@@ -66,6 +80,7 @@ func deliverCommand(ctx context.Context, sub string, args []string, lookup envco
 		names = append(names, fs.Arg(0))
 		args = fs.Args()[1:]
 	}
+	asOf, dryRun, again, limit := f.asOf, f.dryRun, f.again, f.limit
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{ReplaceAttr: logfmt.Durations}))
 	if sub == "deliveries" {
 		if len(names) > 1 {
@@ -114,17 +129,25 @@ func deliverCommand(ctx context.Context, sub string, args []string, lookup envco
 	switch res.State {
 	case "already":
 		fmt.Fprintf(stdout, "%s as of %s: already sent (report deliveries %s; -again sends it once more)\n", d.Name, day, d.Name)
+	case "already-outbox":
+		fmt.Fprintf(stdout, "%s as of %s: already in the outbox, nobody was sent it: with BILLSYNC_SMTP_URL set, report deliver %s -as-of %s sends it to the recipients\n",
+			d.Name, day, d.Name, day)
 	case "dry-run":
 		fmt.Fprintf(stdout, "%s as of %s: written, not sent: %s\n", d.Name, day, res.EML)
+	case "outbox":
+		fmt.Fprintf(stdout, "%s as of %s: written to the outbox, not sent (a rehearsal): %s\n  with BILLSYNC_SMTP_URL set, report deliver %s -as-of %s sends it to %s\n  subject: %s\n",
+			d.Name, day, res.EML, d.Name, day, strings.Join(append(append([]string{}, d.To...), d.Cc...), ", "), res.Subject)
 	case "sent":
-		via := "outbox " + res.EML
-		if o.SMTP != nil {
-			via = o.SMTP.String()
-		}
 		fmt.Fprintf(stdout, "%s as of %s: sent to %s via %s\n  subject: %s\n  message-id: <%s>\n", d.Name, day,
-			strings.Join(append(append([]string{}, d.To...), d.Cc...), ", "), via, res.Subject, res.MessageID)
+			strings.Join(append(append([]string{}, d.To...), d.Cc...), ", "), o.SMTP, res.Subject, res.MessageID)
+	case "unknown":
+		fmt.Fprintf(stdout, "%s as of %s: unknown: the server took the whole message and gave no answer; the recipients may have it\n"+
+			"  message-id: <%s>; report deliver %s -as-of %s sends it once more, marked as resent, with the same Message-ID\n",
+			d.Name, day, res.MessageID, d.Name, day)
+	case "refused":
+		fmt.Fprintf(stdout, "%s as of %s: refused by the server (not tried again: it would answer the same)\n", d.Name, day)
 	}
-	if res.Stale != "" && res.State != "already" {
+	if res.Stale != "" && !strings.HasPrefix(res.State, "already") {
 		fmt.Fprintf(stdout, "  stale: %s\n", res.Stale)
 	}
 	for _, f := range res.Files {

@@ -63,6 +63,16 @@ func loadConfig(ctx context.Context, args []string, lookup envconfig.Lookuper) (
 	if c.warnings, err = conf.Load(ctx, &c, lookup, conf.ReportAccountAlias); err != nil {
 		return nil, err
 	}
+	fs := c.flagSet()
+	if err := cli.Parse(fs, args); err != nil {
+		return nil, err
+	}
+	c.names = fs.Args()
+	return &c, cli.Usage(fs, c.validate())
+}
+
+// flagSet is report's flag set over c (its defaults what c holds).
+func (c *config) flagSet() *flag.FlagSet {
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
 	fs.Usage = func() {
 		w := fs.Output()
@@ -77,7 +87,7 @@ func loadConfig(ctx context.Context, args []string, lookup envconfig.Lookuper) (
 		fmt.Fprintln(w, "variable (in brackets) overrides it; BILLSYNC_REPORT_ACCOUNT is still read as BILLSYNC_ACCOUNT.\n\nflags:")
 		fs.PrintDefaults()
 	}
-	conf.Bind(fs, &c)
+	conf.Bind(fs, c)
 	conf.FlagAlias(fs, "reports-out", "out")
 	fs.BoolVar(&c.list, "list", false, "list the reports, their sheets and variables")
 	fs.StringVar(&c.asOf, "as-of", "", "report date YYYY-MM-DD (default today in the time zone)")
@@ -85,11 +95,7 @@ func loadConfig(ctx context.Context, args []string, lookup envconfig.Lookuper) (
 	fs.StringVar(&c.sql, "sql", "", "run this SQL instead of the reports: text, @file, or - for standard input; several statements allowed, the last one's rows are shown")
 	fs.StringVar(&c.export, "export", "", "export the analyst tables: parquet")
 	fs.Var(c.vars, "var", "report variable name=value, repeatable (see -list); with -sql, any DuckDB variable (as_of=... overrides -as-of)")
-	if err := cli.Parse(fs, args); err != nil {
-		return nil, err
-	}
-	c.names = fs.Args()
-	return &c, cli.Usage(fs, c.validate())
+	return fs
 }
 
 func (c *config) validate() error {

@@ -17,7 +17,8 @@ import (
 // applyApproved sends the job plans a person approved (syncer job approve), one account after the
 // other, after a successful sync: planning validated against the warehouse this sync just
 // published. Approval is the production confirmation, for the service it named only: a plan
-// approved for another one is logged as not sent, with why.
+// approved for another one, or approved by its planner without BILLSYNC_ALLOW_SELF_APPROVE here, is
+// logged as not sent, with why.
 func applyApproved(ctx context.Context, cfg *config, accounts []syncrun.Account,
 	baseURLs map[string]string, log *slog.Logger) error {
 	journal := journalPath(cfg)
@@ -25,8 +26,8 @@ func applyApproved(ctx context.Context, cfg *config, accounts []syncrun.Account,
 	for _, a := range accounts {
 		results, err := jobs.ApplyApproved(ctx, journal, jobs.ApplyOptions{
 			Client: a.Client, Account: a.Name, BaseURL: baseURLs[a.Name],
-			Production: isProduction(baseURLs[a.Name], cfg.Environment), Confirmed: true,
-			User: "syncer daemon", Log: log, Settle: cfg.JobSettle, RepeatWindow: cfg.RepeatWindow, Location: cfg.loc,
+			Production: isProduction(baseURLs[a.Name], cfg.Environment), Confirmed: true, Approvals: cfg.Approvals,
+			User: "syncer daemon as " + login(), Log: log, Settle: cfg.JobSettle, RepeatWindow: cfg.RepeatWindow, Location: cfg.loc,
 			Warehouse: cfg.DB,
 		})
 		for _, r := range results {

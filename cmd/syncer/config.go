@@ -28,8 +28,10 @@ type config struct {
 	conf.Report
 	conf.Delivery
 	conf.Jobs
+	conf.Approvals // the daemon sends an approved plan only under the rules syncer job apply follows
 
 	once      bool
+	now       bool
 	demo      bool
 	demoScale float64
 
@@ -45,26 +47,7 @@ func loadConfig(ctx context.Context, args []string, lookup envconfig.Lookuper) (
 	if _, err := conf.Load(ctx, &c, lookup); err != nil {
 		return nil, err
 	}
-	fs := flag.NewFlagSet("syncer", flag.ContinueOnError)
-	fs.Usage = func() {
-		w := fs.Output()
-		fmt.Fprint(w, `usage: syncer [flags]          daemon: syncs on the schedule until SIGTERM/SIGINT
-       syncer -once [flags]    one sync, exit 0 on success
-       syncer -demo            one sync from the embedded simulator into -db (no key needed)
-       syncer job ...          audited write jobs: plan, apply, approve, show, list (syncer job -h)
-       syncer status [-json]   where things stand; exit 0 when nothing needs a person (syncer status -h)
-
-Every flag but -once, -demo and -demo-scale has an environment variable (in brackets); the flag
-wins. The API key comes from BILLSYNC_API_KEY or BILLSYNC_API_KEY_FILE, never from a flag.
-
-flags:
-`)
-		fs.PrintDefaults()
-	}
-	conf.Bind(fs, &c)
-	fs.BoolVar(&c.once, "once", false, "run one sync and exit")
-	fs.BoolVar(&c.demo, "demo", false, "sync once from the embedded simulator (no key needed)")
-	fs.Float64Var(&c.demoScale, "demo-scale", 1, "simulator scale for -demo (1 = about 10,000 records)")
+	fs := c.flagSet()
 	if err := cli.Parse(fs, args); err != nil {
 		return nil, err
 	}
@@ -75,6 +58,33 @@ flags:
 		c.Account = conf.DefaultAccount
 	}
 	return &c, cli.Usage(fs, c.validate())
+}
+
+// flagSet is syncer's flag set over c (its defaults what c holds).
+func (c *config) flagSet() *flag.FlagSet {
+	fs := flag.NewFlagSet("syncer", flag.ContinueOnError)
+	fs.Usage = func() {
+		w := fs.Output()
+		fmt.Fprint(w, `usage: syncer [flags]          daemon: syncs on the schedule until SIGTERM/SIGINT
+       syncer -once [flags]    one sync, exit 0 on success
+       syncer -now             ask the daemon running beside -db for one sync now (SIGUSR1)
+       syncer -demo            one sync from the embedded simulator into -db (no key needed)
+       syncer job ...          audited write jobs: plan, apply, approve, show, list (syncer job -h)
+       syncer status [-json]   where things stand; exit 0 when nothing needs a person (syncer status -h)
+
+Every flag but -once, -now, -demo and -demo-scale has an environment variable (in brackets); the flag
+wins. The API key comes from BILLSYNC_API_KEY or BILLSYNC_API_KEY_FILE, never from a flag.
+
+flags:
+`)
+		fs.PrintDefaults()
+	}
+	conf.Bind(fs, c)
+	fs.BoolVar(&c.once, "once", false, "run one sync and exit")
+	fs.BoolVar(&c.now, "now", false, "ask the daemon running beside -db for one sync now (as SIGUSR1 to it does) and exit")
+	fs.BoolVar(&c.demo, "demo", false, "sync once from the embedded simulator (no key needed)")
+	fs.Float64Var(&c.demoScale, "demo-scale", 1, "simulator scale for -demo (1 = about 10,000 records)")
+	return fs
 }
 
 func (c *config) validate() error {

@@ -27,7 +27,7 @@ var jobUsage = `usage:
   syncer job plan -kind KIND -in FILE [-again] [-out PLAN.csv|.xlsx] [-apply ...]
   syncer job apply PLAN_ID [-max N] [-confirm-production] [-result RESULT.csv|.xlsx]
   syncer job apply -kind KIND -in FILE [...]   (plan and apply in one go)
-  syncer job approve PLAN_ID                   (lets the daemon apply it when BILLSYNC_APPLY_APPROVED=true)
+  syncer job approve PLAN_ID                   (another login approves it: needed to send it to production)
   syncer job resolve PLAN_ID ROW applied|not-applied -why "what you checked" [-force]
                                                (settles an unresolved row by hand, checked against the service)
   syncer job show PLAN_ID [-result FILE]       (every action's state)
@@ -64,18 +64,22 @@ var subUsage = map[string]struct {
 	flags    []string
 }{
 	"plan": {"syncer job plan -kind KIND -in FILE [flags]: validate a file against the warehouse and store the plan; sends nothing",
-		[]string{"kind", "in", "skip-blank", "again", "out", "apply", "max", "confirm-production", "result", "base-url", "api-key-file", "environment", "tz", "locale", "repeat-window", "settle"}},
-	"apply": {"syncer job apply PLAN_ID [flags] | syncer job apply -kind KIND -in FILE [flags]: send what is left of a plan, exactly once",
-		[]string{"max", "confirm-production", "result", "kind", "in", "skip-blank", "again", "out", "base-url", "api-key-file", "environment", "tz", "locale", "repeat-window", "settle"}},
-	"approve": {"syncer job approve PLAN_ID: show the plan's summary and approve it for the service of BILLSYNC_BASE_URL: the daemon sends it there (and nowhere else) after its next sync (BILLSYNC_APPLY_APPROVED=true); the login that planned it may not approve it unless BILLSYNC_ALLOW_SELF_APPROVE=true",
+		[]string{"kind", "in", "skip-blank", "again", "out", "apply", "max", "confirm-production", "result", "base-url", "api-key-file", "environment", "allow-self-approve", "require-approval", "tz", "locale", "repeat-window", "settle"}},
+	"apply": {"syncer job apply PLAN_ID [flags] | syncer job apply -kind KIND -in FILE [flags]: send what is left of a plan, exactly once; to production only after another login approved it (syncer job approve) and with -confirm-production",
+		[]string{"max", "confirm-production", "result", "kind", "in", "skip-blank", "again", "out", "base-url", "api-key-file", "environment", "allow-self-approve", "require-approval", "tz", "locale", "repeat-window", "settle"}},
+	"approve": {"syncer job approve PLAN_ID: show the plan's summary and approve it for the service of BILLSYNC_BASE_URL: then syncer job apply sends it there (and nowhere else), as does the daemon after its next sync (BILLSYNC_APPLY_APPROVED=true); the approver is the OS login of this process's uid, and the login that planned it may not approve it unless BILLSYNC_ALLOW_SELF_APPROVE=true",
 		[]string{"base-url", "environment", "allow-self-approve", "tz", "locale"}},
 	"resolve": {"syncer job resolve PLAN_ID ROW applied|not-applied -why TEXT [-force]: settle an unresolved row after checking it on the service; ROW is the plan's SEQ (Baris/Row in the plan file). The service is read first: a resolution its evidence contradicts is refused unless -force",
-		[]string{"why", "by", "force", "base-url", "api-key-file", "environment", "settle", "tz"}},
+		[]string{"why", "force", "base-url", "api-key-file", "environment", "settle", "tz"}},
 	"show": {"syncer job show PLAN_ID [-result FILE]: print the plan with every action's state, its totals, and who planned, approved, applied and resolved it",
 		[]string{"result", "tz", "locale"}},
 	"list":     {"syncer job list: every plan in the journal, newest first", []string{"tz"}},
 	"products": {"syncer job products: the credit-usage products of the account, with their ids", nil},
 }
+
+// login is who runs this command, as the journal records it: the OS account of the process's uid
+// (jobs.Login). Tests of the command replace it in the child process (main_test.go) to act as alice or bob.
+var login = jobs.Login
 
 type jobFlags struct {
 	cfg       config
@@ -175,9 +179,10 @@ func (f *jobFlags) flagSet(sub string) *flag.FlagSet {
 	fs.BoolVar(&f.again, "again", false, "plan as a new job even if this exact file was planned before, and send every row even if billsync sent the same change before (e.g. next month's top-up)")
 	fs.BoolVar(&f.apply, "apply", false, "send the plan right away (default: dry run)")
 	fs.IntVar(&f.max, "max", 0, "send at most N actions in this run (0 = all)")
-	fs.BoolVar(&f.confirm, "confirm-production", false, "required to send to a production base URL")
+	fs.BoolVar(&f.confirm, "confirm-production", false, "required to send to a production base URL, besides another login's approval")
 	fs.StringVar(&f.why, "why", "", "resolve: what you checked on the service (kept in the journal)")
-	fs.StringVar(&f.by, "by", "", "resolve: who settles it (default: the login name)")
+	// Kept so an old command line gets a reason, not "flag provided but not defined": who resolves is the OS login.
+	fs.StringVar(&f.by, "by", "", "no longer accepted: a resolution is journaled under the OS login of whoever runs it")
 	fs.BoolVar(&f.force, "force", false, "resolve: journal the resolution even though the service's evidence contradicts it (-why says why)")
 	return fs
 }
@@ -288,7 +293,8 @@ func (f *jobFlags) plan(ctx context.Context, j *jobs.Journal, stdout io.Writer) 
 	}
 	defer wh.Close()
 	p, err := j.Plan(ctx, wh, jobs.PlanOptions{Kind: jobs.Kind(f.kind), Input: f.in, Account: f.cfg.Account,
-		SkipBlank: f.skipBlank, Again: f.again, Location: loc, Locale: f.cfg.Locale, RepeatWindow: f.cfg.RepeatWindow})
+		SkipBlank: f.skipBlank, Again: f.again, Location: loc, Locale: f.cfg.Locale, RepeatWindow: f.cfg.RepeatWindow,
+		User: login()})
 	if err != nil {
 		return nil, err
 	}
@@ -323,8 +329,8 @@ func (f *jobFlags) send(ctx context.Context, j *jobs.Journal, p *jobs.Plan, stdo
 		return fmt.Errorf("BILLSYNC_TZ %q: %w", f.cfg.TZ, err)
 	}
 	res, err := j.Apply(ctx, p.ID, jobs.ApplyOptions{Client: c, Account: f.cfg.Account, BaseURL: f.cfg.BaseURL,
-		Max: f.max, Production: isProduction(f.cfg.BaseURL, f.cfg.Environment), Confirmed: f.confirm, Log: log,
-		Settle: f.cfg.JobSettle, RepeatWindow: f.cfg.RepeatWindow, Location: loc, Warehouse: f.cfg.DB})
+		Max: f.max, Production: isProduction(f.cfg.BaseURL, f.cfg.Environment), Confirmed: f.confirm, Approvals: f.approvals,
+		User: login(), Log: log, Settle: f.cfg.JobSettle, RepeatWindow: f.cfg.RepeatWindow, Location: loc, Warehouse: f.cfg.DB})
 	if errors.Is(err, jobs.ErrNeedsConfirmation) {
 		return fmt.Errorf("%w: %s is a production base URL (not loopback, and BILLSYNC_ENVIRONMENT is not sandbox); "+
 			"review the plan, then run again with -confirm-production", err, f.cfg.BaseURL)
@@ -458,16 +464,15 @@ func (f *jobFlags) approveOrShow(ctx context.Context, sub, id string, stdout io.
 // refused for the login that planned it unless BILLSYNC_ALLOW_SELF_APPROVE=true (four eyes).
 func (f *jobFlags) approve(ctx context.Context, j *jobs.Journal, p *jobs.Plan, stdout io.Writer) error {
 	o := f.fileOptions()
-	if p.Approval != nil {
-		a := p.Approval
+	if f.cfg.BaseURL == "" {
+		return errors.New("BILLSYNC_BASE_URL is not set: an approval is for one service, the one the plan will be sent to")
+	}
+	prod := isProduction(f.cfg.BaseURL, f.cfg.Environment)
+	if a := p.ApprovalFor(f.cfg.BaseURL, prod); a != nil {
 		fmt.Fprintf(stdout, "plan %s is already approved (by %s on %s, for %s); nothing changed\n", p.ID, a.By,
 			f.localTime(a.At), targetText(a.BaseURL, a.Production))
 		return nil
 	}
-	if f.cfg.BaseURL == "" {
-		return errors.New("BILLSYNC_BASE_URL is not set: an approval is for one service, the one the daemon will send the plan to")
-	}
-	prod := isProduction(f.cfg.BaseURL, f.cfg.Environment)
 	var summary strings.Builder
 	jobs.PrintPlan(&summary, p, 20, o)
 	jobs.PrintSummary(&summary, p, o)
@@ -476,8 +481,8 @@ func (f *jobFlags) approve(ctx context.Context, j *jobs.Journal, p *jobs.Plan, s
 	if left, _ := openActions(p); left == 0 {
 		fmt.Fprintf(stdout, "note: plan %s has nothing left to send\n", p.ID)
 	}
-	p, err := j.Approve(ctx, p.ID, jobs.ApproveOptions{Account: f.cfg.Account, BaseURL: f.cfg.BaseURL, Production: prod,
-		AllowSelf: f.approvals.AllowSelfApprove, Summary: summary.String()})
+	p, err := j.Approve(ctx, p.ID, jobs.ApproveOptions{By: login(), Account: f.cfg.Account, BaseURL: f.cfg.BaseURL,
+		Production: prod, Approvals: f.approvals, Summary: summary.String()})
 	if err != nil {
 		return err
 	}
@@ -485,8 +490,12 @@ func (f *jobFlags) approve(ctx context.Context, j *jobs.Journal, p *jobs.Plan, s
 	if p.Approval.Self {
 		self = " (a self-approval, allowed by BILLSYNC_ALLOW_SELF_APPROVE and journaled as such)"
 	}
-	fmt.Fprintf(stdout, "plan %s approved by %s%s for %s: the daemon sends it there, and nowhere else, after its next sync "+
-		"when BILLSYNC_APPLY_APPROVED=true\n", p.ID, p.ApprovedBy, self, targetText(f.cfg.BaseURL, prod))
+	send := "syncer job apply " + p.ID
+	if prod {
+		send += " -confirm-production"
+	}
+	fmt.Fprintf(stdout, "plan %s approved by %s%s for %s: it is sent there, and nowhere else, by `%s`, or by the daemon "+
+		"after its next sync when BILLSYNC_APPLY_APPROVED=true\n", p.ID, p.ApprovedBy, self, targetText(f.cfg.BaseURL, prod), send)
 	return nil
 }
 
@@ -509,6 +518,10 @@ func (f *jobFlags) resolve(ctx context.Context, pos []string, stdout io.Writer) 
 	if pos[2] != jobs.ResolvedApplied && pos[2] != jobs.ResolvedNotApplied {
 		return usageErr("syncer job resolve: %q: want applied or not-applied", pos[2])
 	}
+	if f.by != "" {
+		return usageErr("syncer job resolve: -by %q: a resolution is journaled under the OS login of whoever runs it "+
+			"(%s here), never a name given on the command line; the person who checked the row runs the command", f.by, login())
+	}
 	if strings.TrimSpace(f.why) == "" {
 		return usageErr("syncer job resolve: -why is required: say what you checked on the service (it is kept in the journal)")
 	}
@@ -524,7 +537,7 @@ func (f *jobFlags) resolve(ctx context.Context, pos []string, stdout io.Writer) 
 		return err
 	}
 	defer j.Close()
-	a, err := j.Resolve(ctx, pos[0], row, pos[2], f.by, f.why, o)
+	a, err := j.Resolve(ctx, pos[0], row, pos[2], login(), f.why, o)
 	if err != nil {
 		return err
 	}

@@ -183,19 +183,32 @@ func TestJobCommandAsAFinanceUserRunsIt(t *testing.T) {
 	if out, errs, code = syncer(t, vars, "job", "apply", m[1]); code != 1 || adds() != before {
 		t.Errorf("apply with an unresolved row: exit %d, %d sends\n%s%s", code, adds()-before, out, errs)
 	}
-	// Settling it as not applied while the service shows the entry is refused, naming it.
-	out, errs, code = syncer(t, vars, "job", "resolve", m[1], m[2], "not-applied", "-why", "tidak ada di dasbor", "-by", "siti")
+	// Who resolves is the login running the command, never a name on the command line.
+	out, errs, code = syncer(t, vars, "job", "resolve", m[1], m[2], "applied", "-why", "dilihat siti", "-by", "siti")
+	if code != 2 || !strings.Contains(errs, `-by "siti": a resolution is journaled under the OS login of whoever runs it`) {
+		t.Errorf("resolve -by: exit %d\n%s%s", code, out, errs)
+	}
+	// siti (her own login) settling it as not applied while the service shows the entry is refused, naming it.
+	siti := map[string]string{"SYNCER_TEST_LOGIN": "siti"}
+	for k, v := range vars {
+		siti[k] = v
+	}
+	out, errs, code = syncer(t, siti, "job", "resolve", m[1], m[2], "not-applied", "-why", "tidak ada di dasbor")
 	if code != 1 || !strings.Contains(errs, "the service shows entry ") || !strings.Contains(errs, "applied fits") ||
 		!strings.Contains(errs, "-force") {
 		t.Errorf("resolve not-applied while the entry shows: exit %d\n%s%s", code, out, errs)
 	}
 	// The person checks the customer's balance on the service and settles the row as printed.
-	out, errs, code = syncer(t, vars, "job", "resolve", m[1], m[2], "applied", "-why", "saldo 2.500 terlihat di dasbor", "-by", "siti")
+	out, errs, code = syncer(t, siti, "job", "resolve", m[1], m[2], "applied", "-why", "saldo 2.500 terlihat di dasbor")
 	if code != 0 || !strings.Contains(out, "resolved as applied by siti") {
 		t.Fatalf("resolve: exit %d\n%s%s", code, out, errs)
 	}
 	if out, errs, code = syncer(t, vars, "job", "apply", m[1]); code != 0 || adds() != before {
 		t.Errorf("apply after resolving: exit %d, %d sends\n%s%s", code, adds()-before, out, errs)
+	}
+	host, _ := os.Hostname()
+	if out, _, _ = syncer(t, vars, "job", "show", m[1]); !strings.Contains(out, "WIB by siti on "+host+": row "+m[2]+" as succeeded") {
+		t.Errorf("job show does not say siti resolved it, where:\n%s", out)
 	}
 
 	// list: a header, local times, grouped counts; products: ids to put in a file.

@@ -56,6 +56,9 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdout, 
 	if err != nil {
 		return err
 	}
+	if cfg.now {
+		return askDaemon(cfg.DB, stdout)
+	}
 	tty := isTerminal(stderr)
 	// The demo is read by a person even through a pipe (make demo | tee): plain text, no JSON.
 	log := newLogger(stderr, cfg.LogFormat, tty, cfg.demo)
@@ -188,13 +191,23 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdout, 
 		return job(ctx)
 	}
 
+	// SIGUSR1 (syncer -now) asks for one sync now: heard before the daemon says where it runs,
+	// so a request never meets a process that would die of the signal.
+	asked, release := listenForSyncNow(ctx, cfg.DB, log)
+	defer release()
 	var waitDeliveries func()
 	deliveries, waitDeliveries = startDeliveries(ctx, cfg, log, &m)
 	defer waitDeliveries()
 	// the runner logs "stopping" and "stopped"
 	log.Info("syncer started", "mode", "daemon", "schedule", cfg.Schedule, "tz", cfg.TZ, "db", cfg.DB, "accounts", len(accounts))
-	r := &schedule.Runner{Schedule: cfg.sched, Location: cfg.loc, Job: job, Grace: cfg.StopGrace, Log: log}
+	r := &schedule.Runner{Schedule: cfg.sched, Location: cfg.loc, Job: job, Grace: cfg.StopGrace, Log: log, Now: asked}
 	r.Announce = rec.Next
+	if _, err := os.Stat(cfg.DB); errors.Is(err, os.ErrNotExist) {
+		// A new install has nothing to serve until its first sync: that runs now, not at the
+		// schedule's first time.
+		log.Info("no warehouse published yet: the first sync runs now", "db", cfg.DB)
+		r.Start = true
+	}
 	if tty {
 		// The log keeps to warnings on a terminal; the person watching still learns the plan.
 		fmt.Fprintf(stdout, "syncer: schedule %q in %s, warehouse %s\n", cfg.Schedule, cfg.TZ, cfg.DB)

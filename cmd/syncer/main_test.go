@@ -31,6 +31,9 @@ const secret = "sk-live-5f4e3d2c1b0a-do-not-log"
 func TestMain(m *testing.M) {
 	// Child mode: the test binary runs as the real command so a test can signal it.
 	if os.Getenv("SYNCER_TEST_MAIN") == "1" {
+		if as := os.Getenv("SYNCER_TEST_LOGIN"); as != "" {
+			login = testLogin(as) // only this test binary: the command itself never takes a login from the environment
+		}
 		main()
 		os.Exit(0)
 	}

@@ -124,6 +124,9 @@ type Report struct {
 	Locale     string `env:"BILLSYNC_LOCALE, default=id" flag:"locale" help:"language of the reports: id or en"`
 	CSVDialect string `env:"BILLSYNC_CSV_DIALECT, default=rfc" flag:"csv-dialect" help:"CSV files: rfc (commas, ISO 8601 times; for programs) or id (semicolons, decimal commas; for a spreadsheet with Indonesian settings)"`
 	ReportsOut string `env:"BILLSYNC_REPORTS_OUT, default=./out" flag:"reports-out" help:"directory the reports are written to"`
+	// An analyst's SQL (report -sql) reads files only in the warehouse's folder and ReportsOut and
+	// writes them only in ReportsOut; these folders widen both, explicitly (docs/warehouse.md).
+	SQLFiles string `env:"BILLSYNC_SQL_FILES" flag:"sql-files" help:"more folders an analyst's ad-hoc SQL may read files in and COPY into, separated by ':' like PATH; unset = only the warehouse's folder (read) and the reports' folder (read and write)"`
 }
 
 // DefaultTZ is the zone of schedules, dates and day boundaries unless BILLSYNC_TZ says
@@ -154,8 +157,12 @@ type Jobs struct {
 	JobSettle    time.Duration `env:"BILLSYNC_JOB_SETTLE, default=5m" flag:"settle" help:"write jobs: how long after a send a read that does not find the change is not yet proof it is absent (the service may show it late)"`
 }
 
-// Approvals is who may approve a write job (syncer job approve); the daemon never approves.
+// Approvals is who may approve a write job (syncer job approve) and which sends need an approval: the
+// daemon never approves, and both it and syncer job apply read these.
 type Approvals struct {
-	// Four eyes: whoever planned a job may not approve it for the daemon, unless a team of one says so.
-	AllowSelfApprove bool `env:"BILLSYNC_ALLOW_SELF_APPROVE, default=false" flag:"allow-self-approve" help:"let the login that planned a job approve it too (the approval is journaled as a self-approval)"`
+	// Four eyes: whoever planned a job may not approve it, unless a team of one says so; a self-approval
+	// lets a plan be sent only while this is still true.
+	AllowSelfApprove bool `env:"BILLSYNC_ALLOW_SELF_APPROVE, default=false" flag:"allow-self-approve" help:"let the login that planned a job approve it too, for a team of one (journaled as a self-approval); a self-approved plan is sent only while this is true"`
+	// Production always needs an approval by another login; this extends it to every service.
+	RequireApproval bool `env:"BILLSYNC_REQUIRE_APPROVAL, default=false" flag:"require-approval" help:"a job is sent to any service, the simulator included, only after an approval (production always needs one)"`
 }

@@ -264,10 +264,26 @@ func (a *Alerter) sendUnsent(ctx context.Context, j *journal) {
 			testBeforeAlertSend()
 		}
 		if err := a.send(ctx, subject, m.body); err != nil {
-			a.log().Error("alert not sent; trying again later", "subject", subject, "err", err)
 			a.lastSend = a.Options.now()
-			if _, err := j.db.ExecContext(context.WithoutCancel(ctx), stmts.Get("alert_mark"), "pending", 0, err.Error(), nil, m.id); err != nil {
+			// A message the server took whole without answering may have arrived: it stays
+			// sending, so the next check sends it once more marked "(resent)"; after a resend's
+			// unknown outcome it is not sent again (the log says so).
+			state := "pending"
+			switch {
+			case outcome(err) == "unknown" && m.state == "sending":
+				state = "unknown"
+				a.log().Error("alert's outcome unknown twice; not sent again", "subject", subject, "err", err)
+			case outcome(err) == "unknown":
+				state = "sending"
+				a.log().Error("alert's outcome unknown; sent once more, marked resent, at the next check", "subject", subject, "err", err)
+			default:
+				a.log().Error("alert not sent; trying again later", "subject", subject, "err", err)
+			}
+			if _, err := j.db.ExecContext(context.WithoutCancel(ctx), stmts.Get("alert_mark"), state, 0, err.Error(), nil, m.id); err != nil {
 				a.log().Error("alerts: delivery journal", "err", err)
+			}
+			if state == "unknown" {
+				continue
 			}
 			return
 		}

@@ -59,6 +59,10 @@ type Scheduler struct {
 	retryAt   map[occKey]time.Time // failed occurrences: not before
 	failures  map[occKey]int
 	nudge     chan struct{}
+	// firstStart is when a scheduler first started against the journal (zero: not read yet):
+	// occurrences before it are owed to nobody.
+	firstStart time.Time
+	toldWait   bool // the wait for the first sync was logged
 }
 
 type occKey struct{ name, asOf string }
@@ -156,6 +160,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	}
 	c.Start()
 	defer c.Stop()
+	s.loadFirstStart(ctx, s.Options.now())
 	s.reportMissed(ctx, s.Options.now())
 	tick := time.NewTicker(s.Poll)
 	defer tick.Stop()
@@ -188,9 +193,40 @@ func (d *Delivery) due(now time.Time, loc *time.Location) []Occurrence {
 }
 
 // Check delivers every due occurrence not yet sent, oldest first. A problem with one is
-// logged, journaled and alerted; it never stops the others.
+// logged, journaled and alerted; it never stops the others. Until a warehouse is published
+// (a new install's first sync), it waits: no delivery, no alert about a warehouse that cannot
+// exist yet.
 func (s *Scheduler) Check(ctx context.Context, now time.Time) {
 	s.init()
+	if !s.loadFirstStart(ctx, now) {
+		return // the journal is busy: the next check
+	}
+	var occs []Occurrence
+	for _, d := range s.File.Deliveries {
+		for _, occ := range d.due(now, s.File.Loc) {
+			if !occ.Scheduled.Before(s.firstStart) {
+				occs = append(occs, occ)
+			}
+		}
+	}
+	sort.SliceStable(occs, func(i, j int) bool { return occs[i].Scheduled.Before(occs[j].Scheduled) })
+	_, err := os.Stat(s.Options.DB)
+	s.mu.Lock()
+	firstSync := err != nil && !s.synced
+	if firstSync {
+		// Not late for having waited for the first sync.
+		for _, occ := range occs {
+			s.waited[occKey{occ.Delivery.Name, occ.AsOf.Format(time.DateOnly)}] = true
+		}
+		if !s.toldWait {
+			s.toldWait = true
+			s.Log.Info("deliveries and alerts wait for the first sync: no warehouse is published yet", "db", s.Options.DB)
+		}
+	}
+	s.mu.Unlock()
+	if firstSync {
+		return
+	}
 	s.syncAlerts(ctx)
 	if s.NoSyncAlert > 0 {
 		s.loadLastOK(ctx)
@@ -208,17 +244,40 @@ func (s *Scheduler) Check(ctx context.Context, now time.Time) {
 		s.jobAlerts(ctx)
 		s.dqAlerts(ctx, now)
 	}
-	var occs []Occurrence
-	for _, d := range s.File.Deliveries {
-		occs = append(occs, d.due(now, s.File.Loc)...)
-	}
-	sort.SliceStable(occs, func(i, j int) bool { return occs[i].Scheduled.Before(occs[j].Scheduled) })
 	for _, occ := range occs {
 		if ctx.Err() != nil {
 			return
 		}
 		s.one(ctx, now, occ)
 	}
+}
+
+// loadFirstStart reads, once, when a scheduler first started against the journal (recording
+// now when none did); false while the journal cannot be read.
+func (s *Scheduler) loadFirstStart(ctx context.Context, now time.Time) bool {
+	s.mu.Lock()
+	known := !s.firstStart.IsZero()
+	s.mu.Unlock()
+	if known {
+		return true
+	}
+	j, err := openJournal(ctx, s.Options.journalPath())
+	if err != nil {
+		s.Log.Info("delivery journal: cannot read the first start now", "err", err)
+		return false
+	}
+	t, err := j.firstStart(ctx, now)
+	if cerr := j.close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		s.Log.Error("delivery journal", "err", err)
+		return false
+	}
+	s.mu.Lock()
+	s.firstStart = t
+	s.mu.Unlock()
+	return true
 }
 
 func (s *Scheduler) one(ctx context.Context, now time.Time, occ Occurrence) {
@@ -251,6 +310,8 @@ func (s *Scheduler) one(ctx context.Context, now time.Time, occ Occurrence) {
 		log.Info("another process is delivering; looking again later", "err", err)
 	case res.State == "waiting":
 		s.waited[k] = true
+	case err == nil && (res.State == "refused" || res.State == "unknown"):
+		// Journaled and alerted when it happened; a person decides (report deliver).
 	case err != nil:
 		if s.Observer != nil {
 			s.Observer.DeliveryDone(false, now)
@@ -258,11 +319,22 @@ func (s *Scheduler) one(ctx context.Context, now time.Time, occ Occurrence) {
 		s.failures[k]++
 		wait := min(5*time.Minute<<(s.failures[k]-1), time.Hour)
 		s.retryAt[k] = now.Add(wait)
-		log.Error("delivery failed; trying again later", "in", wait, "failures", s.failures[k], "err", err)
+		detail := "As of " + k.asOf + ": " + oneLine(err.Error())
+		by := "report deliver " + d.Name + " -as-of " + k.asOf
+		switch res.State {
+		case "refused":
+			detail += "\nThe server refused it: the daemon does not send it again. Once the cause is fixed: " + by
+		case "unknown":
+			detail += fmt.Sprintf("\nThe recipients may have it. The next attempt, in %s, sends it once more marked as resent, "+
+				"with the same Message-ID <%s>; after a second unknown outcome only a person sends it again (%s).", wait, res.MessageID, by)
+		default:
+			detail += fmt.Sprintf("\nNobody has it; tried again in %s.", wait)
+		}
+		log.Error("delivery "+res.State+"; trying again later", "in", wait, "failures", s.failures[k], "err", err)
 		alerts = append(alerts, func() {
-			s.Alerts.State(ctx, keyDeliveryPrefix+d.Name, false, "delivery "+d.Name+" failed", "As of "+k.asOf+": "+oneLine(err.Error()))
+			s.Alerts.State(ctx, keyDeliveryPrefix+d.Name, false, "delivery "+d.Name+" failed", detail)
 		})
-	case res.State == "sent":
+	case res.State == "sent" || res.State == "outbox":
 		if s.Observer != nil {
 			s.Observer.DeliveryDone(true, s.Options.now())
 		}
@@ -294,7 +366,7 @@ func (s *Scheduler) reportMissed(ctx context.Context, now time.Time) {
 		}
 		t := d.Next(now.Add(-31 * 24 * time.Hour))
 		for i := 0; !t.IsZero() && now.Sub(t) > d.LateWindow.Duration && i < 100000; i++ {
-			if asOf, err := AsOfDate(d.AsOf, t, s.File.Loc); err == nil && asOf.Format(time.DateOnly) > last {
+			if asOf, err := AsOfDate(d.AsOf, t, s.File.Loc); err == nil && asOf.Format(time.DateOnly) > last && !t.Before(s.firstStart) {
 				missed = append(missed, fmt.Sprintf("%s as of %s (due %s)", d.Name, asOf.Format(time.DateOnly),
 					t.In(s.File.Loc).Format("2006-01-02 15:04 MST")))
 				last = asOf.Format(time.DateOnly)
@@ -394,6 +466,6 @@ func (s *Scheduler) dqAlerts(ctx context.Context, now time.Time) {
 	s.dqStamp = stamp
 	s.mu.Unlock()
 	s.Alerts.State(ctx, KeyDQExceptions, n < s.DQMin, fmt.Sprintf("data-quality exceptions (%d or more)", s.DQMin),
-		fmt.Sprintf("The data-quality report as of %s lists %d exceptions (%s); the threshold is %d (BILLSYNC_ALERT_DQ_MIN). report -name data-quality writes the list.",
-			asOf.Format(time.DateOnly), n, parts, s.DQMin))
+		fmt.Sprintf("The data-quality report as of %s lists %d exceptions (%s); the threshold is %d (BILLSYNC_ALERT_DQ_MIN). report data-quality -as-of %s writes the list.",
+			asOf.Format(time.DateOnly), n, parts, s.DQMin, asOf.Format(time.DateOnly)))
 }

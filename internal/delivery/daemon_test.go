@@ -98,8 +98,12 @@ func TestDaemonMonthBoundary(t *testing.T) {
 func TestDaemonLate(t *testing.T) {
 	db := testWarehouse(t)
 	syncedAt(t, db, wib(t, "2026-12-01 02:30"))
-	c := &clock{t: wib(t, "2026-12-02 10:00")}
+	// The daemon ran in November, then was down over the 1st's 07:00.
+	c := &clock{t: wib(t, "2026-11-30 12:00")}
 	s, o := scheduler(t, db, closePack, c)
+	s.Check(context.Background(), c.t)
+	c.t = wib(t, "2026-12-02 10:00")
+	s, _ = scheduler(t, db, closePack, c)
 	s.Check(context.Background(), c.t)
 	got := subjects(t, o)
 	if len(got) != 1 || got[0] != "Laporan close per 30 Nov 2026 (terlambat)" {
@@ -171,7 +175,7 @@ func childMain(kind string) int {
 	if err != nil {
 		return 3
 	}
-	now := time.Date(2026, 12, 1, 0, 0, 30, 0, time.UTC) // 07:00:30 WIB
+	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC) // 07:00 WIB, when the daemon started
 	o := Options{DB: db, ReportsOut: outboxDir + "/..", Outbox: outboxDir, Loc: loc, From: "billsync@toko.example",
 		Log: quiet, Now: func() time.Time { return now }}
 	s := &Scheduler{File: f, Options: o, Log: quiet}
@@ -207,7 +211,8 @@ func TestDaemonKilled(t *testing.T) {
 				t.Fatalf("after the restart: %q", got)
 			}
 			es, _ := List(context.Background(), JournalPath(db), "close", 5)
-			if len(es) != 2 || es[0].State != "sent" || es[0].Kind != "resend" || es[1].State != "unknown" {
+			if len(es) != 2 || es[0].State != "outbox" || es[0].Kind != "resend" || es[1].State != "unknown" ||
+				es[0].MessageID != es[1].MessageID {
 				t.Errorf("journal %+v", es)
 			}
 		})
@@ -250,5 +255,66 @@ func TestAlertsOncePerChange(t *testing.T) {
 		"[billsync] RESOLVED: sync failed", "[billsync] RESOLVED: no successful sync for more than 3h0m0s"}
 	if strings.Join(alerts, "\n") != strings.Join(want, "\n") {
 		t.Errorf("alerts:\n%s\nwant:\n%s", strings.Join(alerts, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestDaemonFirstStart: a new install's daemon starts at 10:00 with no warehouse. Nothing is
+// sent and nobody alerted until its first sync published one (no "PROBLEM: delivery failed"
+// about a warehouse that cannot exist yet); the 07:00 occurrence of that morning, before the
+// install, is owed to nobody; the 10:30 one, due while the first sync ran, goes out after it,
+// fresh and not late; a restart the next day keeps the install's start.
+func TestDaemonFirstStart(t *testing.T) {
+	const file = `deliveries:
+  - name: daily
+    reports: [aging]
+    schedule: "0 7 * * *"
+    as_of: yesterday
+    to: [finance@toko.example]
+  - name: morning
+    reports: [aging]
+    schedule: "30 10 * * *"
+    as_of: today
+    to: [finance@toko.example]
+`
+	db := testWarehouse(t)
+	later := db + ".later"
+	if err := os.Rename(db, later); err != nil {
+		t.Fatal(err)
+	}
+	c := &clock{t: wib(t, "2026-12-01 10:00")}
+	s, o := scheduler(t, db, file, c)
+	s.NoSyncAlert = 30 * time.Minute
+	s.Alerts = &Alerter{To: []string{"ops@toko.example"}, Options: o, Log: quiet}
+	ctx := context.Background()
+	for _, at := range []string{"2026-12-01 10:00", "2026-12-01 10:01", "2026-12-01 10:31", "2026-12-01 10:39"} {
+		c.t = wib(t, at)
+		s.Check(ctx, c.t)
+		if got := subjects(t, o); len(got) != 0 {
+			t.Fatalf("at %s, before the first sync: %q", at, got)
+		}
+	}
+	if err := os.Rename(later, db); err != nil {
+		t.Fatal(err)
+	}
+	syncedAt(t, db, wib(t, "2026-12-01 10:40"))
+	s.SyncFinished(nil, "", wib(t, "2026-12-01 10:40"))
+	c.t = wib(t, "2026-12-01 10:41")
+	s.Check(ctx, c.t)
+	if got := subjects(t, o); len(got) != 1 || got[0] != "Laporan morning per 1 Des 2026" {
+		t.Fatalf("after the first sync: %q, want the 10:30 occurrence only, fresh, not late", got)
+	}
+	syncedAt(t, db, wib(t, "2026-12-02 02:30"))
+	c.t = wib(t, "2026-12-02 07:00")
+	s2, _ := scheduler(t, db, file, c)
+	s2.Alerts = s.Alerts
+	s2.Check(ctx, c.t)
+	got := subjects(t, o)
+	if len(got) != 2 || got[1] != "Laporan daily per 1 Des 2026" && got[0] != "Laporan daily per 1 Des 2026" {
+		t.Fatalf("the next morning: %q", got)
+	}
+	for _, sub := range got {
+		if strings.Contains(sub, "[billsync]") {
+			t.Errorf("an alert: %q", sub)
+		}
 	}
 }

@@ -69,6 +69,9 @@ type SMTP struct {
 	// TLS is the TLS configuration; nil = the system's roots, verifying the host (tests add
 	// their own root).
 	TLS *tls.Config
+	// Timeout bounds each exchange with the server, the answer to the message's final "."
+	// included; 0 = a minute.
+	Timeout time.Duration
 }
 
 // String is the server without the password, for logs and the journal.
@@ -166,8 +169,12 @@ type Occurrence struct {
 
 // Result is what became of an occurrence.
 type Result struct {
-	State     string // sent, already (sent before), failed, dry-run, waiting (for a fresh sync)
-	ID        int64  // journal row; 0 for already and dry-run
+	// State: sent (the server accepted it), outbox (written there: a rehearsal), already
+	// (sent before), already-outbox (in the outbox before, no server configured), failed
+	// (nobody has it; may be tried again), refused (a 5xx answer), unknown (no answer after the
+	// whole message), dry-run, waiting (for a fresh sync).
+	State     string
+	ID        int64 // journal row; 0 for already and dry-run
 	Kind      string
 	Subject   string
 	MessageID string
@@ -178,9 +185,13 @@ type Result struct {
 }
 
 // Deliver sends one occurrence unless the journal has it sent already (Again sends it once
-// more). The journal is locked from the lookup to the record, and a row is written in state
-// sending before the message leaves: a crash after the server accepted it leaves that row,
-// and the next Deliver of the occurrence sends it once more marked as resent.
+// more); without SMTP it writes the outbox, a rehearsal that does not count as sent once a
+// server is configured. The journal is locked from the lookup to the record, and a row is
+// written in state sending before the message leaves and set to what is known after it (see
+// SendError): an attempt whose outcome is unknown (a crash, or no answer after the whole
+// message) makes the next Deliver of the occurrence send it once more marked as resent, with
+// the same Message-ID. A scheduled occurrence the server refused, or whose outcome was unknown
+// twice, is left to a person (report deliver).
 func Deliver(ctx context.Context, o Options, occ Occurrence) (Result, error) {
 	d := occ.Delivery
 	asOf := occ.AsOf.Format(time.DateOnly)
@@ -194,6 +205,10 @@ func Deliver(ctx context.Context, o Options, occ Occurrence) (Result, error) {
 		kind = "scheduled"
 	}
 	var j *journal
+	// prevID is the Message-ID of an attempt whose outcome is unknown: its resend carries it
+	// too, so a mail client that has both shows one.
+	var prevID string
+	var refused bool
 	if !occ.DryRun {
 		var err error
 		if j, err = openJournal(ctx, o.journalPath()); err != nil {
@@ -204,15 +219,30 @@ func Deliver(ctx context.Context, o Options, occ Occurrence) (Result, error) {
 				log.Error("closing the delivery journal", "err", err)
 			}
 		}()
-		states, err := j.states(ctx, d.Name, asOf)
+		rows, err := j.attempts(ctx, d.Name, asOf)
 		if err != nil {
 			return Result{State: "failed"}, err
 		}
-		sent, sending, unknown := false, false, false
-		for _, s := range states {
-			sent = sent || s == "sent"
-			sending = sending || s == "sending"
-			unknown = unknown || s == "unknown"
+		// The outbox is a rehearsal: through a server, the rows of messages written there
+		// count for nothing (the recipients have none of them).
+		var sent, outboxed, sending bool
+		var unknown int
+		for _, r := range rows {
+			if o.SMTP != nil && r.transport == "outbox" {
+				continue
+			}
+			sent = sent || r.state == "sent"
+			outboxed = outboxed || r.state == "outbox"
+			sending = sending || r.state == "sending"
+			switch r.state {
+			case "unknown", "sending":
+				unknown++
+				prevID = r.messageID
+			case "refused":
+				refused = true
+			case "sent", "failed", "outbox":
+				refused = false
+			}
 		}
 		if sending {
 			// A crash between the hand-over and the record: it may have arrived.
@@ -224,11 +254,27 @@ func Deliver(ctx context.Context, o Options, occ Occurrence) (Result, error) {
 		switch {
 		case occ.Again:
 			kind = "again"
-		case sending || unknown && !sent:
-			kind = "resend"
+			prevID = ""
 		case sent:
 			log.Info("delivery already sent")
 			return Result{State: "already"}, nil
+		case outboxed:
+			log.Info("delivery already in the outbox")
+			return Result{State: "already-outbox"}, nil
+		case refused && !occ.Scheduled.IsZero():
+			// The server refused it (5xx): it would answer the same. A person sends it
+			// (report deliver) once the cause is fixed.
+			log.Info("the server refused this occurrence; the daemon does not send it again")
+			return Result{State: "refused", Kind: kind}, nil
+		case unknown >= 2 && !occ.Scheduled.IsZero():
+			// Sent twice without an answer: the recipients may have it twice already. A
+			// person decides (report deliver sends it once more).
+			log.Info("this occurrence's outcome is unknown twice; the daemon does not send it again")
+			return Result{State: "unknown", Kind: kind}, nil
+		case unknown > 0:
+			kind = "resend"
+		default:
+			prevID = ""
 		}
 	}
 	res := Result{Kind: kind}
@@ -239,7 +285,7 @@ func Deliver(ctx context.Context, o Options, occ Occurrence) (Result, error) {
 		log.Info("delivery waits for the first sync", "until", occ.WaitUntil)
 		return Result{State: "waiting", Kind: kind, Stale: texts(d.Locale)["stale_none"]}, nil
 	}
-	fresh, err := freshness(ctx, o.DB, d.Account, occ.AsOf, o.Loc, d.Locale, occ.SyncFailed)
+	fresh, err := freshness(ctx, o.DB, d.Account, occ.AsOf, now, d.MaxAge.Duration, o.Loc, d.Locale, occ.SyncFailed)
 	if err != nil {
 		return fail(ctx, j, res, row{name: d.Name, asOf: asOf, kind: kind}, d, o, err)
 	}
@@ -289,7 +335,10 @@ func Deliver(ctx context.Context, o Options, occ Occurrence) (Result, error) {
 	for i := range res.Files {
 		res.Files[i].Attached = attach
 	}
-	res.MessageID = messageID(d.Name, asOf, o.From)
+	res.MessageID = prevID
+	if res.MessageID == "" {
+		res.MessageID = messageID(d.Name, asOf, o.From)
+	}
 	msg, err := compose(content{d: d, asOf: occ.AsOf, loc: o.Loc, now: now, fresh: fresh, scheduled: occ.Scheduled,
 		late: occ.Late, kind: kind, digests: digests, files: res.Files, attached: attach, dir: dir,
 		totalBytes: total, messageID: res.MessageID})
@@ -337,7 +386,8 @@ func Deliver(ctx context.Context, o Options, occ Occurrence) (Result, error) {
 		} else {
 			sendErr = send(ctx, o.SMTP, m)
 		}
-		if sendErr == nil || attempt > o.Retries || ctx.Err() != nil || permanent(sendErr) {
+		// Only a failure that left the message with nobody is tried again in this run.
+		if sendErr == nil || outcome(sendErr) != "failed" || attempt > o.Retries || ctx.Err() != nil {
 			break
 		}
 		wait := o.Backoff << (attempt - 1)
@@ -351,21 +401,25 @@ func Deliver(ctx context.Context, o Options, occ Occurrence) (Result, error) {
 		}
 	}
 	if sendErr != nil {
-		res.State = "failed"
-		if err := j.finish(context.WithoutCancel(ctx), res.ID, "failed", res.Attempts, sendErr); err != nil {
+		res.State = outcome(sendErr)
+		if err := j.finish(context.WithoutCancel(ctx), res.ID, res.State, res.Attempts, sendErr); err != nil {
 			return res, errors.Join(sendErr, err)
 		}
-		log.Error("delivery failed", "attempts", res.Attempts, "err", sendErr)
+		log.Error("delivery "+res.State, "attempts", res.Attempts, "message_id", res.MessageID, "err", sendErr)
 		return res, fmt.Errorf("delivery %s as of %s: %w", d.Name, asOf, sendErr)
 	}
 	res.State = "sent"
+	if o.SMTP == nil {
+		res.State = "outbox"
+	}
 	if testAfterAccept != nil {
 		testAfterAccept()
 	}
-	if err := j.finish(context.WithoutCancel(ctx), res.ID, "sent", res.Attempts, nil); err != nil {
+	if err := j.finish(context.WithoutCancel(ctx), res.ID, res.State, res.Attempts, nil); err != nil {
 		return res, err
 	}
-	log.Info("delivery sent", "to", strings.Join(base.recipients, ", "), "via", base.transport,
+	log.Info("delivery "+map[string]string{"sent": "sent", "outbox": "written to the outbox"}[res.State],
+		"to", strings.Join(base.recipients, ", "), "via", base.transport,
 		"message_id", res.MessageID, "files", len(res.Files), "attached", attach, "stale", fresh.Stale, "late", occ.Late)
 	return res, nil
 }
@@ -491,16 +545,73 @@ func toOutbox(m *gomail.Msg, dir, name, asOf string) (string, error) {
 	return p, nil
 }
 
-// permanent is an SMTP reply of the 5xx class (a refused password, an unknown recipient):
-// trying again would get the same answer.
-func permanent(err error) bool {
-	var te *textproto.Error
-	return errors.As(err, &te) && te.Code >= 500
+// SendError is a send through an SMTP server that did not end with the server's acceptance.
+// Outcome says what is known of the message:
+//   - "failed": nobody has it (the connection, the greeting, TLS, AUTH or the envelope failed,
+//     or the server answered 4xx): it may be tried again;
+//   - "refused": the server answered 5xx (a refused password, an unknown recipient, a message
+//     rejected after DATA): it would answer the same, so it is not tried again;
+//   - "unknown": the whole message went, up to the final ".", and no answer came (the
+//     connection dropped, or the server said nothing until the timeout): the server may have
+//     stored it and delivered it.
+type SendError struct {
+	Outcome string
+	Err     error
 }
 
-// send hands the message to the SMTP server.
+func (e *SendError) Error() string {
+	switch e.Outcome {
+	case "unknown":
+		return "the server took the whole message and gave no answer (it may have been delivered): " + e.Err.Error()
+	case "refused":
+		return "the server refused it: " + e.Err.Error()
+	}
+	return e.Err.Error()
+}
+
+func (e *SendError) Unwrap() error { return e.Err }
+
+// outcome is what a failed send's error says of the message: failed, refused or unknown (see
+// SendError).
+func outcome(err error) string {
+	var se *SendError
+	if errors.As(err, &se) {
+		return se.Outcome
+	}
+	return "failed"
+}
+
+// replyCode is the SMTP reply code an error carries, 0 for none (no answer came).
+func replyCode(err error) int {
+	var te *textproto.Error
+	if errors.As(err, &te) {
+		return te.Code
+	}
+	var ge *gomail.SendError
+	if errors.As(err, &ge) {
+		return ge.ErrorCode()
+	}
+	return 0
+}
+
+// classify makes a failed phase's error a SendError: 5xx refused, else failed.
+func classify(err error) *SendError {
+	if replyCode(err) >= 500 {
+		return &SendError{Outcome: "refused", Err: err}
+	}
+	return &SendError{Outcome: "failed", Err: err}
+}
+
+// send hands the message to the SMTP server, driving the conversation's phases itself so that
+// it knows how far the message got: a failure before the final "." left the message with
+// nobody; a reply after it is the server's verdict; no reply after it is unknown. Once the
+// server accepted the message, a failure to end the session (RSET, QUIT) changes nothing.
 func send(ctx context.Context, s *SMTP, m *gomail.Msg) error {
-	opts := []gomail.Option{gomail.WithPort(s.Port), gomail.WithTimeout(time.Minute)}
+	timeout := s.Timeout
+	if timeout <= 0 {
+		timeout = time.Minute
+	}
+	opts := []gomail.Option{gomail.WithPort(s.Port), gomail.WithTimeout(timeout)}
 	if s.Implicit {
 		opts = append(opts, gomail.WithSSL())
 	} else {
@@ -517,10 +628,29 @@ func send(ctx context.Context, s *SMTP, m *gomail.Msg) error {
 	}
 	c, err := gomail.NewClient(s.Host, opts...)
 	if err != nil {
-		return fmt.Errorf("smtp %s: %w", s, err)
+		return &SendError{Outcome: "failed", Err: fmt.Errorf("smtp %s: %w", s, err)}
 	}
-	if err := c.DialAndSendWithContext(ctx, m); err != nil {
-		return fmt.Errorf("smtp %s: %w", s, err)
+	client, err := c.DialToSMTPClientWithContext(ctx)
+	if err != nil {
+		// The connection, the greeting, STARTTLS or AUTH: the message has not left.
+		return classify(fmt.Errorf("smtp %s: %w", s, err))
 	}
-	return nil
+	err = c.SendWithSMTPClient(client, m)
+	closeErr := c.CloseWithSMTPClient(client)
+	if m.IsDelivered() {
+		return nil // accepted (250 after the "."); what failed after is the session's end
+	}
+	if err == nil {
+		err = closeErr
+	}
+	if err == nil {
+		return &SendError{Outcome: "unknown", Err: fmt.Errorf("smtp %s: no acceptance recorded", s)}
+	}
+	err = fmt.Errorf("smtp %s: %w", s, err)
+	var ge *gomail.SendError
+	if errors.As(err, &ge) && ge.Reason == gomail.ErrSMTPDataClose && replyCode(err) == 0 {
+		// The final "." went (or was being written) and no answer came.
+		return &SendError{Outcome: "unknown", Err: err}
+	}
+	return classify(err)
 }

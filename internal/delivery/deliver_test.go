@@ -57,26 +57,26 @@ func TestOutboxOnce(t *testing.T) {
 	os.Remove(res.EML)
 
 	res, err = Deliver(ctx, o, occ)
-	if err != nil || res.State != "sent" {
+	if err != nil || res.State != "outbox" {
 		t.Fatalf("%v %+v", err, res)
 	}
 	box := outbox(t, o)
 	if len(box) != 1 || !strings.Contains(readFile(t, box[0]), "Subject: Laporan daily per 1 Jun 2026") {
 		t.Fatalf("outbox %v", box)
 	}
-	if res, err = Deliver(ctx, o, occ); err != nil || res.State != "already" || len(outbox(t, o)) != 1 {
+	if res, err = Deliver(ctx, o, occ); err != nil || res.State != "already-outbox" || len(outbox(t, o)) != 1 {
 		t.Fatalf("again without -again: %v %+v", err, res)
 	}
 	again := occ
 	again.Again = true
-	if res, err = Deliver(ctx, o, again); err != nil || res.State != "sent" || len(outbox(t, o)) != 2 {
+	if res, err = Deliver(ctx, o, again); err != nil || res.State != "outbox" || len(outbox(t, o)) != 2 {
 		t.Fatalf("-again: %v %+v, outbox %v", err, res, outbox(t, o))
 	}
 	if !strings.Contains(res.Subject, "(dikirim lagi)") {
 		t.Errorf("-again subject %q", res.Subject)
 	}
 	es, err := List(ctx, JournalPath(db), "", 10)
-	if err != nil || len(es) != 2 || es[0].Kind != "again" || es[1].Kind != "manual" || es[0].State != "sent" {
+	if err != nil || len(es) != 2 || es[0].Kind != "again" || es[1].Kind != "manual" || es[0].State != "outbox" {
 		t.Fatalf("journal %v %+v", err, es)
 	}
 }
@@ -97,24 +97,26 @@ func TestCrashResendsOnce(t *testing.T) {
 	defer func() { testAfterAccept = nil }()
 	res, err := Deliver(ctxCrash, o, occ)
 	testAfterAccept = nil
-	if res.State != "sent" {
+	if res.State != "outbox" {
 		t.Fatalf("%v %+v", err, res)
 	}
 	// Undo the record the cancelled context let through, as a kill would have prevented it.
 	execJournal(t, JournalPath(db), "UPDATE deliveries SET state = 'sending', finished_at = NULL")
 
+	first := res.MessageID
 	res, err = Deliver(ctx, o, occ)
-	if err != nil || res.State != "sent" || res.Kind != "resend" || !strings.Contains(res.Subject, "(dikirim ulang)") {
-		t.Fatalf("after the crash: %v %+v", err, res)
+	if err != nil || res.State != "outbox" || res.Kind != "resend" || !strings.Contains(res.Subject, "(dikirim ulang)") ||
+		res.MessageID != first {
+		t.Fatalf("after the crash: %v %+v (want the first's Message-ID %s)", err, res, first)
 	}
-	if res, err = Deliver(ctx, o, occ); err != nil || res.State != "already" {
+	if res, err = Deliver(ctx, o, occ); err != nil || res.State != "already-outbox" {
 		t.Fatalf("third: %v %+v", err, res)
 	}
 	if n := len(outbox(t, o)); n != 2 {
 		t.Errorf("%d messages, want the first and one resend", n)
 	}
 	es, _ := List(ctx, JournalPath(db), "daily", 10)
-	if len(es) != 2 || es[1].State != "unknown" || es[0].State != "sent" || es[0].Kind != "resend" {
+	if len(es) != 2 || es[1].State != "unknown" || es[0].State != "outbox" || es[0].Kind != "resend" {
 		t.Errorf("journal %+v", es)
 	}
 }
@@ -142,10 +144,10 @@ func TestStaleAndLimits(t *testing.T) {
 	tomorrow := time.Now().In(o.Loc).AddDate(0, 0, 1)
 	asOf := time.Date(tomorrow.Year(), tomorrow.Month(), tomorrow.Day(), 0, 0, 0, 0, time.UTC)
 	res, err := Deliver(context.Background(), o, Occurrence{Delivery: d, AsOf: asOf})
-	if err != nil || res.State != "sent" {
+	if err != nil || res.State != "outbox" {
 		t.Fatalf("%v %+v", err, res)
 	}
-	if !strings.HasPrefix(res.Subject, "[DATA BELUM TERBARU] ") || !strings.Contains(res.Stale, "tidak ada sinkronisasi akun main yang selesai setelah") {
+	if !strings.HasPrefix(res.Subject, "[DATA BELUM TERBARU] ") || !strings.Contains(res.Stale, "tidak ada sinkronisasi akun main yang selesai sejak") {
 		t.Errorf("subject %q, stale %q", res.Subject, res.Stale)
 	}
 	eml := readFile(t, outbox(t, o)[0])
@@ -216,7 +218,7 @@ func TestUnreachableServer(t *testing.T) {
 		t.Fatalf("journal %+v", es)
 	}
 	o.SMTP = nil
-	if res, err = Deliver(context.Background(), o, occ); err != nil || res.State != "sent" {
+	if res, err = Deliver(context.Background(), o, occ); err != nil || res.State != "outbox" {
 		t.Fatalf("after the failure: %v %+v", err, res)
 	}
 }

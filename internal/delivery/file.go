@@ -47,6 +47,10 @@ type Delivery struct {
 	// StaleWait: how long the daemon waits for a sync that reflects the as-of date before it
 	// sends the occurrence marked stale. Default 2h.
 	StaleWait Duration `yaml:"stale_wait"`
+	// MaxAge: for an as-of date not yet over when the message is made (as_of: today), the
+	// figures are fresh when the newest sync finished that day and at most this long before.
+	// Default 12h.
+	MaxAge Duration `yaml:"max_age"`
 
 	line  int           // where it is declared, for errors found later
 	sched cron.Schedule // Schedule, parsed in the file's zone
@@ -70,6 +74,7 @@ const (
 	DefaultMaxAttachMB = 20
 	DefaultLateWindow  = 24 * time.Hour
 	DefaultStaleWait   = 2 * time.Hour
+	DefaultMaxAge      = 12 * time.Hour
 )
 
 // File is a parsed schedule file.
@@ -98,7 +103,7 @@ func (d *Delivery) Next(t time.Time) time.Time { return d.sched.Next(t) }
 
 // fields are the keys a delivery accepts, in the order the reference lists them.
 var fields = []string{"name", "reports", "schedule", "as_of", "vars", "format", "locale", "account",
-	"to", "cc", "max_attach_mb", "late_window", "stale_wait"}
+	"to", "cc", "max_attach_mb", "late_window", "stale_wait", "max_age"}
 
 var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
 
@@ -249,6 +254,9 @@ func parseDelivery(path string, n *yaml.Node, loc *time.Location) (*Delivery, []
 	}
 	if d.StaleWait.Duration == 0 {
 		d.StaleWait.Duration = DefaultStaleWait
+	}
+	if d.MaxAge.Duration == 0 {
+		d.MaxAge.Duration = DefaultMaxAge
 	}
 	return d, errs
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/billsync/billsync/internal/duckfile"
 	"github.com/billsync/billsync/internal/report"
 	"github.com/billsync/billsync/internal/sqlfile"
 	"github.com/billsync/billsync/internal/warehouse"
@@ -36,11 +37,19 @@ func (f Freshness) Age(now time.Time) time.Duration {
 }
 
 // freshness reads the newest sync runs of the warehouse at db and judges them for asOf (a
-// calendar date in loc): fresh when every account's newest run succeeded and finished after
-// the as-of date ended. failed is what the caller knows of a later sync that failed and so
-// was never published ("" = nothing).
-func freshness(ctx context.Context, db, account string, asOf time.Time, loc *time.Location, locale, failed string) (Freshness, error) {
-	h, err := warehouse.OpenReadOnly(ctx, db)
+// calendar date in loc) at now, the time the message is made. Every account's newest run must
+// have succeeded, and:
+//   - for an as-of date over at now (yesterday, the end of last month): finished after the
+//     as-of date ended, so the figures hold all of it;
+//   - for one not over yet (today): finished on that date and at most maxAge before now: the
+//     figures as of the newest sync of the day, which no sync can make complete before
+//     midnight.
+//
+// failed is what the caller knows of a later sync that failed and so was never published
+// ("" = nothing).
+func freshness(ctx context.Context, db, account string, asOf, now time.Time, maxAge time.Duration, loc *time.Location,
+	locale, failed string) (Freshness, error) {
+	h, err := openWarehouse(ctx, db)
 	if err != nil {
 		return Freshness{}, fmt.Errorf("warehouse: %w", err)
 	}
@@ -50,8 +59,13 @@ func freshness(ctx context.Context, db, account string, asOf time.Time, loc *tim
 		return Freshness{}, fmt.Errorf("warehouse sync runs: %w", err)
 	}
 	defer rows.Close()
+	if maxAge <= 0 {
+		maxAge = DefaultMaxAge
+	}
 	t := texts(locale)
-	end := time.Date(asOf.Year(), asOf.Month(), asOf.Day(), 0, 0, 0, 0, loc).AddDate(0, 0, 1)
+	start := time.Date(asOf.Year(), asOf.Month(), asOf.Day(), 0, 0, 0, 0, loc)
+	end := start.AddDate(0, 0, 1)
+	open := now.Before(end) // the as-of date is not over: today's figures
 	var f Freshness
 	var reasons []string
 	n := 0
@@ -70,7 +84,13 @@ func freshness(ctx context.Context, db, account string, asOf time.Time, loc *tim
 		switch {
 		case status != "succeeded":
 			reasons = append(reasons, fmt.Sprintf(t["stale_status"], acct, id, codeWord(status, locale)))
-		case !fin.Valid || fin.Time.Before(end):
+		case open && (!fin.Valid || fin.Time.Before(start) || now.Sub(fin.Time) > maxAge):
+			since := now.Add(-maxAge)
+			if since.Before(start) {
+				since = start
+			}
+			reasons = append(reasons, fmt.Sprintf(t["stale_today"], acct, report.DateTime(since, locale, loc), age(maxAge, locale)))
+		case !open && (!fin.Valid || fin.Time.Before(end)):
 			reasons = append(reasons, fmt.Sprintf(t["stale_before"], acct, report.DateTime(end, locale, loc)))
 		}
 	}
@@ -104,7 +124,7 @@ func codeWord(status, locale string) string {
 // lastSuccess is when every account of the warehouse at db last synced successfully (zero:
 // never).
 func lastSuccess(ctx context.Context, db string) (time.Time, error) {
-	h, err := warehouse.OpenReadOnly(ctx, db)
+	h, err := openWarehouse(ctx, db)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("warehouse: %w", err)
 	}
@@ -114,4 +134,18 @@ func lastSuccess(ctx context.Context, db string) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("warehouse sync runs: %w", err)
 	}
 	return t.Time, nil
+}
+
+// openWarehouse opens the published warehouse read-only and confined: deliveries read its sync
+// runs and reach no file nor setting through it.
+func openWarehouse(ctx context.Context, db string) (*sql.DB, error) {
+	h, err := warehouse.OpenReadOnly(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	if err := duckfile.Confine(ctx, h, duckfile.Confinement{}); err != nil {
+		h.Close()
+		return nil, err
+	}
+	return h, nil
 }

@@ -1,5 +1,5 @@
 -- name: states
-SELECT id, state FROM deliveries WHERE name = ? AND as_of = ?::DATE ORDER BY id;
+SELECT id, state, transport, message_id FROM deliveries WHERE name = ? AND as_of = ?::DATE ORDER BY id;
 
 -- name: insert
 INSERT INTO deliveries (name, as_of, kind, scheduled_at, late, stale, recipients, subject, message_id,
@@ -59,3 +59,9 @@ SELECT id, subject, body, state FROM alerts WHERE state IN ('pending', 'sending'
 
 -- name: alert_mark
 UPDATE alerts SET state = ?, attempts = attempts + ?, error = ?, sent_at = ? WHERE id = ?;
+
+-- name: first_start
+SELECT min(started_at) FROM daemon_starts;
+
+-- name: start_insert
+INSERT INTO daemon_starts (started_at) VALUES (?);

@@ -39,7 +39,7 @@ func TestMailpitSTARTTLS(t *testing.T) {
 
 	o.SMTP = mp.smtp("finance-bot", "wrong-pass", false)
 	res, err := Deliver(ctx, o, Occurrence{Delivery: d, AsOf: asOf})
-	if err == nil || res.State != "failed" || res.Attempts != 1 {
+	if err == nil || res.State != "refused" || res.Attempts != 1 {
 		t.Fatalf("wrong password: %v, %+v (a refused password is not retried)", err, res)
 	}
 	if strings.Contains(err.Error(), "wrong-pass") {
@@ -132,7 +132,7 @@ func TestMailpitSTARTTLS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(es) != 2 || es[0].State != "sent" || es[1].State != "failed" || !strings.Contains(es[1].Error, "smtp") ||
+	if len(es) != 2 || es[0].State != "sent" || es[1].State != "refused" || !strings.Contains(es[1].Error, "smtp") ||
 		es[0].Files != len(res.Files) && es[0].Files != len(byName) {
 		t.Errorf("journal: %+v", es)
 	}
@@ -204,4 +204,56 @@ func idThousands(n int64) string {
 		b.WriteRune(c)
 	}
 	return b.String()
+}
+
+// TestOutboxIsARehearsal: docs/delivery.md's first steps, report deliver into the outbox, then
+// the same with an SMTP server: the outbox's message reached nobody, so the recipients get the
+// occurrence through the server, once, as a first send (not a resend); the daemon likewise
+// after a restart with SMTP configured.
+func TestOutboxIsARehearsal(t *testing.T) {
+	mp := startMailpit(t, "finance-bot", "s3cret-pass", false)
+	db := testWarehouse(t)
+	o := testOptions(t, db)
+	d := testDelivery(t, daily)
+	ctx := context.Background()
+	occ := Occurrence{Delivery: d, AsOf: time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)}
+	for i, want := range []string{"outbox", "already-outbox"} {
+		if res, err := Deliver(ctx, o, occ); err != nil || res.State != want {
+			t.Fatalf("outbox #%d: %v %+v, want %s", i+1, err, res, want)
+		}
+	}
+	o.SMTP = mp.smtp("finance-bot", "s3cret-pass", false)
+	res, err := Deliver(ctx, o, occ)
+	if err != nil || res.State != "sent" || res.Kind != "manual" {
+		t.Fatalf("through the server: %v %+v", err, res)
+	}
+	if res, err := Deliver(ctx, o, occ); err != nil || res.State != "already" {
+		t.Fatalf("through the server again: %v %+v", err, res)
+	}
+	list := mp.messages(t)
+	if len(list) != 1 || list[0].Subject != "Laporan daily per 1 Jun 2026" {
+		t.Fatalf("arrived %+v, want the pack once, unmarked", list)
+	}
+	es, _ := List(ctx, JournalPath(db), "daily", 5)
+	if len(es) != 2 || es[0].State != "sent" || es[1].State != "outbox" || es[1].Transport != "outbox" {
+		t.Errorf("journal %+v", es)
+	}
+
+	// The daemon: a day without SMTP writes the outbox, the restart with SMTP sends it.
+	syncedAt(t, db, wib(t, "2026-12-01 02:30"))
+	c := &clock{t: wib(t, "2026-12-01 07:00")}
+	s, so := scheduler(t, db, closePack, c)
+	s.Check(ctx, c.t)
+	if n := len(outbox(t, so)); n != 2 { // the daily's and the close pack's
+		t.Fatalf("outbox %d messages", n)
+	}
+	c.t = wib(t, "2026-12-01 07:30")
+	s2, _ := scheduler(t, db, closePack, c)
+	s2.Options.SMTP = mp.smtp("finance-bot", "s3cret-pass", false)
+	s2.Check(ctx, c.t)
+	s2.Check(ctx, c.t.Add(time.Minute))
+	list = mp.messages(t)
+	if len(list) != 2 || list[0].Subject != "Laporan close per 30 Nov 2026 (terlambat)" {
+		t.Fatalf("arrived %+v, want the close pack once (late: it went out after its time)", list)
+	}
 }

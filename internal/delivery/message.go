@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/billsync/billsync/internal/report"
 )
@@ -25,11 +26,12 @@ var words = map[string]map[string]string{
 		"stale":        "PERHATIAN: angka-angka ini mungkin belum mencerminkan %s. Alasan: %s.",
 		"stale_status": "sinkronisasi terakhir akun %s (sinkronisasi %d) %s",
 		"stale_before": "tidak ada sinkronisasi akun %s yang selesai setelah %s",
+		"stale_today":  "tidak ada sinkronisasi akun %s yang selesai sejak %s (max_age %s)",
 		"stale_none":   "basis data billsync belum berisi sinkronisasi",
 		"stale_failed": "sinkronisasi terakhir gagal pada %s (%s); basis data billsync masih dari sinkronisasi sebelumnya",
 		"late":         "Pesan ini terlambat: jadwalnya %s.",
 		"resent":       "Pesan ini dikirim ulang: pengiriman sebelumnya terputus sebelum tercatat, jadi mungkin Anda sudah menerimanya.",
-		"again":        "Pesan ini dikirim lagi atas permintaan (report deliver -again).",
+		"again":        "Pesan ini dikirim lagi atas permintaan (report deliver %s -as-of %s -again).",
 		"headline":     "Angka utama",
 		"checks":       "Pemeriksaan",
 		"sheets":       "Lembar",
@@ -54,11 +56,12 @@ var words = map[string]map[string]string{
 		"stale":        "ATTENTION: these figures may not reflect %s. Why: %s.",
 		"stale_status": "the last sync of account %s (run %d) %s",
 		"stale_before": "no sync of account %s finished after %s",
+		"stale_today":  "no sync of account %s finished since %s (max_age %s)",
 		"stale_none":   "the warehouse holds no sync yet",
 		"stale_failed": "the last sync failed at %s (%s); the warehouse is still the sync before it",
 		"late":         "This message is late: it was due %s.",
 		"resent":       "This message is sent again: the previous send was interrupted before it was recorded, so you may have it already.",
-		"again":        "This message is sent again on request (report deliver -again).",
+		"again":        "This message is sent again on request (report deliver %s -as-of %s -again).",
 		"headline":     "Headline figures",
 		"checks":       "Checks",
 		"sheets":       "Sheets",
@@ -141,7 +144,7 @@ func compose(c content) (message, error) {
 	case "resend":
 		v.Notes = append(v.Notes, t["resent"])
 	case "again":
-		v.Notes = append(v.Notes, t["again"])
+		v.Notes = append(v.Notes, fmt.Sprintf(t["again"], c.d.Name, c.asOf.Format(time.DateOnly)))
 	}
 	// The staleness is said once at the top, not again among each report's warnings.
 	for _, dg := range c.digests {
@@ -206,11 +209,17 @@ func plain(v view) string {
 		if len(r.Headline) > 0 {
 			w("%s:\n", v.T["headline"])
 			for _, l := range r.Headline {
-				if l.Value == "" { // a headline table's heading: its lines follow
+				switch {
+				case l.Table != nil:
 					w("  %s:\n", l.Label)
-					continue
+					for _, row := range textTable(l.Table) {
+						w("    %s\n", row)
+					}
+				case l.Value == "": // a headline sheet's heading: its lines follow
+					w("  %s:\n", l.Label)
+				default:
+					w("  %s: %s\n", l.Label, l.Value)
 				}
-				w("  %s: %s\n", l.Label, l.Value)
 			}
 		}
 		if len(r.Headline) == 0 && len(r.Checks) == 0 {
@@ -240,6 +249,48 @@ func plain(v view) string {
 	return b.String()
 }
 
+// textTable is a headline table as lines of text that line up in a fixed-width font: the
+// labels aligned left, each figure right under its title, a rule above the totals row.
+func textTable(t *report.Table) []string {
+	all := append([][]string{t.Head}, t.Rows...)
+	if t.Total != nil {
+		all = append(all, t.Total)
+	}
+	widths := make([]int, len(t.Head))
+	for _, r := range all {
+		for k, c := range r {
+			widths[k] = max(widths[k], utf8.RuneCountInString(c))
+		}
+	}
+	line := func(r []string) string {
+		var b strings.Builder
+		for k, c := range r {
+			pad := strings.Repeat(" ", widths[k]-utf8.RuneCountInString(c))
+			if k == 0 {
+				b.WriteString(c + pad)
+				continue
+			}
+			b.WriteString("  " + pad + c)
+		}
+		return strings.TrimRight(b.String(), " ")
+	}
+	var out []string
+	for _, r := range append([][]string{t.Head}, t.Rows...) {
+		out = append(out, line(r))
+	}
+	if t.Total != nil {
+		total := 0
+		for _, w := range widths {
+			total += w + 2
+		}
+		out = append(out, strings.Repeat("-", total-2), line(t.Total))
+	}
+	if t.More != "" {
+		out = append(out, t.More)
+	}
+	return out
+}
+
 var htmlTmpl = template.Must(template.New("mail").Parse(`<!DOCTYPE html>
 <html><head><meta charset="utf-8"><title>{{.Subject}}</title></head>
 <body style="font-family: Arial, Helvetica, sans-serif; font-size: 14px; color: #222; max-width: 760px;">
@@ -251,8 +302,17 @@ var htmlTmpl = template.Must(template.New("mail").Parse(`<!DOCTYPE html>
 <h2 style="font-size: 17px; border-bottom: 1px solid #ccc; margin-top: 24px;">{{.Title}}</h2>
 {{if .Warnings}}<ul style="color: #c0392b;">{{range .Warnings}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{if .Headline}}<h3 style="font-size: 14px;">{{$.T.headline}}</h3>
-<table style="border-collapse: collapse;">{{range .Headline}}
-<tr><td style="padding: 2px 12px 2px 0; vertical-align: top;">{{.Label}}</td><td style="padding: 2px 0; text-align: right; vertical-align: top; white-space: nowrap;"><strong>{{.Value}}</strong></td></tr>{{end}}
+<table style="border-collapse: collapse;">{{range .Headline}}{{if .Table}}
+<tr><td colspan="2" style="padding: 8px 0 4px 0;"><strong>{{.Label}}</strong>
+<table style="border-collapse: collapse; margin-top: 4px;">
+<thead><tr>{{range $i, $h := .Table.Head}}<th style="padding: 2px 8px 2px 0; border-bottom: 1px solid #222; vertical-align: bottom; {{if $i}}text-align: right;{{else}}text-align: left;{{end}}">{{$h}}</th>{{end}}</tr></thead>
+<tbody>{{range .Table.Rows}}
+<tr>{{range $i, $c := .}}<td style="padding: 2px 8px 2px 0; vertical-align: top; {{if $i}}text-align: right; white-space: nowrap;{{end}}">{{$c}}</td>{{end}}</tr>{{end}}
+</tbody>{{with .Table.Total}}
+<tfoot><tr>{{range $i, $c := .}}<td style="padding: 2px 8px 2px 0; border-top: 1px solid #222; font-weight: bold; vertical-align: top; {{if $i}}text-align: right; white-space: nowrap;{{end}}">{{$c}}</td>{{end}}</tr></tfoot>{{end}}
+</table>{{with .Table.More}}
+<div style="color: #555;">{{.}}</div>{{end}}</td></tr>{{else}}
+<tr><td style="padding: 2px 12px 2px 0; vertical-align: top;">{{.Label}}</td><td style="padding: 2px 0; text-align: right; vertical-align: top; white-space: nowrap;"><strong>{{.Value}}</strong></td></tr>{{end}}{{end}}
 </table>{{end}}
 {{if and (not .Headline) (not .Checks)}}<h3 style="font-size: 14px;">{{$.T.sheets}}</h3>
 <table style="border-collapse: collapse;">{{range .Sheets}}

@@ -2,6 +2,7 @@ package jobs_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -204,12 +205,19 @@ func TestReadOnlyKeyFailsBeforeSending(t *testing.T) {
 	}
 }
 
+// TestProductionNeedsConfirmation: an approved plan still needs -confirm-production on the hand path.
 func TestProductionNeedsConfirmation(t *testing.T) {
 	e := newEnv(t)
 	plan, _, _, _ := topupPlan(e, 100)
+	j := e.open()
+	if _, err := j.Approve(context.Background(), plan.ID, jobs.ApproveOptions{By: "siti", Account: "test", BaseURL: e.srv.URL,
+		Production: true}); err != nil {
+		t.Fatal(err)
+	}
+	j.Close()
 	reqs := e.requests()
 	_, err := e.applyWith(plan.ID, testKey, func(o *jobs.ApplyOptions) { o.Production = true })
-	if err == nil || !strings.Contains(err.Error(), "confirm") {
+	if !errors.Is(err, jobs.ErrNeedsConfirmation) {
 		t.Fatalf("apply to production without confirmation: %v", err)
 	}
 	if e.requests() != reqs {

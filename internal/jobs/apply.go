@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/billsync/billsync/internal/api"
+	"github.com/billsync/billsync/internal/config"
 )
 
 // ApplyOptions say how to send a plan.
@@ -22,10 +23,14 @@ type ApplyOptions struct {
 	Account string // must be the plan's account
 	BaseURL string // recorded in the run; the Client already uses it
 	Max     int    // most actions this run may send; 0 = no cap
-	// Production says the base URL is the live service; sending then needs Confirmed (read-only kinds excepted).
+	// Production says the base URL is the live service; sending then needs Confirmed and an approval for
+	// this service by a login other than the planner's (read-only kinds excepted).
 	Production bool
 	Confirmed  bool
-	User, Host string
+	// AllowSelfApprove lets a self-approval count; RequireApproval makes every service need an approval.
+	config.Approvals
+	User, Host string // zero = Login() and the host name
+	daemon     bool   // ApplyApproved: every plan it sends needs an approval for this service
 	Log        *slog.Logger
 	// Now is billsync's clock, on which every send is anchored; nil = time.Now. Tests run it on the
 	// simulator's clock.
@@ -110,6 +115,14 @@ func (j *Journal) Apply(ctx context.Context, planID string, o ApplyOptions) (*Ru
 		res.count()
 		return res, nil
 	}
+	// Before any read or send: reconciling may send again what it proves absent.
+	if why := fourEyes(p, s, &o); why != "" {
+		return nil, fmt.Errorf("%w: %s", ErrNeedsApproval, why) // the why names the plan and the commands
+	}
+	if o.Production && !o.Confirmed && !s.traits().readOnly {
+		return nil, fmt.Errorf("plan %s (%s, %d actions) against %s: %w", p.ID, p.Kind, len(p.Actions), o.BaseURL,
+			ErrNeedsConfirmation)
+	}
 	r := &run{j: j, p: p, s: s, o: o, jctx: context.WithoutCancel(ctx)}
 	if err := r.start(); err != nil {
 		return nil, err
@@ -126,10 +139,6 @@ func (o *ApplyOptions) check(p *Plan, s jobKind) error {
 		return fmt.Errorf("plan %s was validated against account %q, not %q: set BILLSYNC_ACCOUNT=%s", p.ID, p.Account,
 			o.Account, p.Account)
 	}
-	if o.Production && !o.Confirmed && !s.traits().readOnly {
-		return fmt.Errorf("plan %s (%s, %d actions) against %s: %w", p.ID, p.Kind, len(p.Actions), o.BaseURL,
-			ErrNeedsConfirmation)
-	}
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
@@ -137,7 +146,7 @@ func (o *ApplyOptions) check(p *Plan, s jobKind) error {
 		o.RepeatWindow = DefaultRepeatWindow
 	}
 	if o.User == "" {
-		o.User = currentUser()
+		o.User = Login()
 	}
 	if o.Host == "" {
 		o.Host, _ = os.Hostname()
@@ -171,6 +180,9 @@ type run struct {
 func (r *run) start() error {
 	err := r.j.db.QueryRowContext(r.jctx, journalSQL.Get("insert_run"), r.p.ID, r.p.Hash, string(r.p.Kind), r.p.Account,
 		r.o.BaseURL, r.o.Now().UTC(), r.o.User, r.o.Host, os.Getpid()).Scan(&r.id)
+	if err == nil {
+		err = r.j.private()
+	}
 	if err != nil {
 		return fmt.Errorf("job journal: start run of plan %s: %w", r.p.ID, err)
 	}
@@ -444,7 +456,7 @@ func (r *run) record(a *Action, st State, serverAt time.Time, detail map[string]
 	if errText != "" {
 		e = errText
 	}
-	err := inTx(r.jctx, r.j.db, func(tx *sql.Tx) error {
+	err := r.j.inTx(r.jctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(r.jctx, journalSQL.Get("insert_transition"), r.p.ID, a.ID, a.Seq, r.id, string(st),
 			r.o.Now().UTC(), nullTime(serverAt), det, e); err != nil {
 			return err
@@ -503,7 +515,7 @@ func (r *run) finish(runErr error) (*RunResult, error) {
 	} else if r.stopped != "" {
 		errText = r.stopped
 	}
-	if _, err := r.j.db.ExecContext(r.jctx, journalSQL.Get("finish_run"), r.o.Now().UTC(), res.Status, res.Sent,
+	if err := r.j.exec(r.jctx, journalSQL.Get("finish_run"), r.o.Now().UTC(), res.Status, res.Sent,
 		res.Run.Succeeded, res.Run.Failed, res.Run.Unresolved, res.Run.Held, errText, r.id); err != nil {
 		return res, errors.Join(runErr, fmt.Errorf("job journal: finish run %d: %w", r.id, err))
 	}

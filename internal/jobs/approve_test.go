@@ -15,7 +15,7 @@ import (
 )
 
 // TestSelfApprovalRefusedUnlessAllowed: the login that planned a job cannot approve it (nothing is recorded);
-// with AllowSelf (BILLSYNC_ALLOW_SELF_APPROVE) it can, and the journal says it was a self-approval; a
+// with AllowSelfApprove (BILLSYNC_ALLOW_SELF_APPROVE) it can, and the journal says it was a self-approval; a
 // colleague's approval is not one.
 func TestSelfApprovalRefusedUnlessAllowed(t *testing.T) {
 	e := newEnv(t)
@@ -38,7 +38,7 @@ func TestSelfApprovalRefusedUnlessAllowed(t *testing.T) {
 	}
 
 	allowed := target
-	allowed.AllowSelf = true
+	allowed.AllowSelfApprove = true
 	if _, err := j.Approve(ctx, mine.ID, allowed); err != nil {
 		t.Fatalf("self-approval allowed: %v", err)
 	}
@@ -114,7 +114,7 @@ func TestApplyApprovedOnlyToTheApprovedTarget(t *testing.T) {
 		if r := res[plan.ID]; r == nil || r.Status != jobs.RunRefused || !strings.Contains(r.Refused, tc.want) || r.RunID != 0 {
 			t.Errorf("to %s production %v: %+v, want refused saying %q", tc.base, tc.production, r, tc.want)
 		}
-		if r := res[old.ID]; r == nil || r.Status != jobs.RunRefused || !strings.Contains(r.Refused, "approve it again (syncer job approve "+old.ID+")") {
+		if r := res[old.ID]; r == nil || r.Status != jobs.RunRefused || !strings.Contains(r.Refused, "before approvals recorded the service") {
 			t.Errorf("old-style approval: %+v", r)
 		}
 		if n := adds(); n != 0 {

@@ -392,7 +392,7 @@ func fieldOrder(p *Plan, m func(*Action) map[string]string) []string {
 
 // WriteTableFile writes a plan or result table as .csv or .xlsx, by the path's extension.
 func WriteTableFile(path string, t *Table, o FileOptions) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil { // less the umask: a group may share it
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	var err error
@@ -774,7 +774,7 @@ func PrintPlan(w io.Writer, p *Plan, limit int, o FileOptions) {
 		}
 		fmt.Fprintf(w, "  approved %s by %s for %s%s\n", clock(a.At, loc), a.By, describeTarget(a.BaseURL, a.Production), self)
 	case !p.ApprovedAt.IsZero():
-		fmt.Fprintf(w, "  approved %s by %s, for no recorded service: the daemon does not send it until it is approved again\n",
+		fmt.Fprintf(w, "  approved %s by %s, for no recorded service: it is not sent until it is approved again\n",
 			clock(p.ApprovedAt, loc), p.ApprovedBy)
 	}
 	if len(p.SkippedLines) > 0 {
@@ -939,17 +939,16 @@ func PrintHistory(w io.Writer, p *Plan, runs []Run, res []Resolution, o FileOpti
 	l := o.lang()
 	fmt.Fprintf(w, "history of plan %s, times in %s:\n", p.ID, zone(p.CreatedAt, loc))
 	fmt.Fprintf(w, "  planned   %s by %s on %s\n", clock(p.CreatedAt, loc), p.CreatedBy, p.Host)
-	switch {
-	case p.Approval != nil:
-		a := p.Approval
+	for _, a := range p.Approvals { // one per service it was approved for
 		self := ""
 		if a.Self {
 			self = ", a self-approval (BILLSYNC_ALLOW_SELF_APPROVE)"
 		}
 		fmt.Fprintf(w, "  approved  %s by %s on %s for %s%s\n", clock(a.At, loc), a.By, a.Host,
 			describeTarget(a.BaseURL, a.Production), self)
-	case !p.ApprovedAt.IsZero():
-		fmt.Fprintf(w, "  approved  %s by %s for no recorded service (approve again for the daemon to send it)\n",
+	}
+	if p.Approval == nil && !p.ApprovedAt.IsZero() {
+		fmt.Fprintf(w, "  approved  %s by %s for no recorded service (approve it again for it to be sent)\n",
 			clock(p.ApprovedAt, loc), p.ApprovedBy)
 	}
 	for _, r := range runs {
@@ -957,7 +956,11 @@ func PrintHistory(w io.Writer, p *Plan, runs []Run, res []Resolution, o FileOpti
 			clock(r.Started, loc), r.By, r.Host, r.N, r.ID, r.BaseURL, r.Status, l.group(int64(r.Sent)))
 	}
 	for _, x := range res {
-		fmt.Fprintf(w, "  resolved  %s by %s: row %d as %s: %q\n", clock(x.At, loc), x.By, x.Seq, x.State, x.Why)
+		on := ""
+		if x.Host != "" {
+			on = " on " + x.Host
+		}
+		fmt.Fprintf(w, "  resolved  %s by %s%s: row %d as %s: %q\n", clock(x.At, loc), x.By, on, x.Seq, x.State, x.Why)
 	}
 }
 

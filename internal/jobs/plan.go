@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/user"
 	"strconv"
 	"strings"
 	"time"
@@ -49,7 +48,7 @@ type PlanOptions struct {
 	Location *time.Location // zone of bare dates in the input and of the times in messages; nil = UTC
 	Locale   string         // digit grouping of the change texts: id (default) or en
 	Now      time.Time      // zero = time.Now()
-	User     string         // zero = the OS user
+	User     string         // zero = Login(), the OS account of this process's uid
 	Host     string         // zero = the host name
 }
 
@@ -66,10 +65,11 @@ type Plan struct {
 	WarehouseSyncedAt time.Time
 	ApprovedAt        time.Time // zero when not approved
 	ApprovedBy        string
-	Approval          *Approval // the approval with its target; nil when none recorded one
-	Existing          bool      // planning found this identical plan already stored
-	SkippedLines      []int     // email-fix lines left out because their toEmail is blank
-	Again             bool      // planned with -again: every row may repeat what was sent before it was planned
+	Approval          *Approval   // the latest approval with its target; nil when none recorded one
+	Approvals         []*Approval // every approval with its target, oldest first
+	Existing          bool        // planning found this identical plan already stored
+	SkippedLines      []int       // email-fix lines left out because their toEmail is blank
+	Again             bool        // planned with -again: every row may repeat what was sent before it was planned
 	Actions           []*Action
 	// start is the plan's first journal transition: sends journaled after it are ones the person did not see
 	// when marking rows to repeat.
@@ -142,18 +142,11 @@ func (o *PlanOptions) defaults() {
 		o.RepeatWindow = DefaultRepeatWindow
 	}
 	if o.User == "" {
-		o.User = currentUser()
+		o.User = Login()
 	}
 	if o.Host == "" {
 		o.Host, _ = os.Hostname()
 	}
-}
-
-func currentUser() string {
-	if u, err := user.Current(); err == nil && u.Username != "" {
-		return u.Username
-	}
-	return os.Getenv("USER")
 }
 
 // missingColumns lists the required columns (and one-of groups) the header lacks.
@@ -327,7 +320,7 @@ func (j *Journal) planIDByHash(ctx context.Context, hash string) (string, error)
 }
 
 func (j *Journal) storePlan(ctx context.Context, p *Plan) error {
-	return inTx(ctx, j.db, func(tx *sql.Tx) error {
+	return j.inTx(ctx, func(tx *sql.Tx) error {
 		skipped, _ := json.Marshal(append([]int{}, p.SkippedLines...))
 		if _, err := tx.ExecContext(ctx, journalSQL.Get("insert_plan"), p.ID, string(p.Kind), p.Account, p.Hash, p.Input,
 			p.InputSHA256, len(p.Actions), p.CreatedAt, p.CreatedBy, p.Host, nullTime(p.WarehouseSyncedAt), p.Again,
@@ -373,8 +366,11 @@ func (j *Journal) LoadPlan(ctx context.Context, id string) (*Plan, error) {
 		return nil, fmt.Errorf("job journal: read plan %s: %w", id, err)
 	}
 	p.Kind, p.WarehouseSyncedAt, p.ApprovedAt = Kind(kind), synced.Time, approved.Time
-	if p.Approval, err = j.approval(ctx, id); err != nil {
+	if p.Approvals, err = j.approvals(ctx, id); err != nil {
 		return nil, err
+	}
+	if n := len(p.Approvals); n > 0 {
+		p.Approval = p.Approvals[n-1]
 	}
 	if err := json.Unmarshal([]byte(skipped), &p.SkippedLines); err != nil {
 		return nil, fmt.Errorf("job journal: plan %s: skipped lines: %w", id, err)

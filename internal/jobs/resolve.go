@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -38,7 +39,7 @@ var ErrContradicted = errors.New("the service's evidence contradicts this resolu
 // killed run left sent or unknown. The service is read first, and the word may not contradict it:
 // not-applied is refused while the read shows a candidate record (or while the settle interval since the
 // send is not over, when the service may still show it), applied while it shows no candidate at all.
-// o.Force overrides that, journaled as forced. It is journaled with who and why; applied marks it succeeded,
+// o.Force overrides that, journaled as forced. It is journaled with who (by; "" = Login()), where and why; applied marks it succeeded,
 // not-applied lets the next apply send it (after reading once more). Settled actions (succeeded, failed)
 // and unsent ones cannot be resolved.
 func (j *Journal) Resolve(ctx context.Context, planID string, seq int, outcome, by, why string, o ResolveOptions) (*Action, error) {
@@ -71,9 +72,10 @@ func (j *Journal) Resolve(ctx context.Context, planID string, seq int, outcome, 
 			a.Line, a.State)
 	}
 	if by == "" {
-		by = currentUser()
+		by = Login()
 	}
-	detail := map[string]string{"reconciled": "resolved by hand: " + outcome, "resolvedBy": by, "why": why,
+	host, _ := os.Hostname()
+	detail := map[string]string{"reconciled": "resolved by hand: " + outcome, "resolvedBy": by, "resolvedOn": host, "why": why,
 		"resolvedFrom": string(a.State)}
 	evidence, contradiction, err := j.evidence(ctx, p, a, outcome, o)
 	for k, v := range evidence {
@@ -95,7 +97,7 @@ func (j *Journal) Resolve(ctx context.Context, planID string, seq int, outcome, 
 		now = o.Now
 	}
 	b, _ := json.Marshal(detail)
-	if _, err := j.db.ExecContext(ctx, journalSQL.Get("insert_transition"), p.ID, a.ID, a.Seq, sql.NullInt64{}, string(to),
+	if err := j.exec(ctx, journalSQL.Get("insert_transition"), p.ID, a.ID, a.Seq, sql.NullInt64{}, string(to),
 		now().UTC(), sql.NullTime{}, string(b), nil); err != nil {
 		return nil, fmt.Errorf("job journal: resolve row %d of plan %s: %w", seq, p.ID, err)
 	}

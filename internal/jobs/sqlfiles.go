@@ -15,7 +15,7 @@ var (
 	journalSQL = sqlfile.MustLoad(sqlFS, "queries/journal.sql", "insert_plan", "insert_plan_action", "plan_by_id",
 		"plan_id_by_hash", "plan_actions", "approve_plan", "list_plans", "approved_open_plans", "insert_run", "finish_run",
 		"insert_transition", "insert_balance", "last_send", "claimed_ids", "other_topups_since", "credit_sends",
-		"insert_approval", "plan_approval", "plan_runs", "plan_resolutions", "repeat_candidates")
+		"insert_approval", "plan_approvals", "plan_runs", "plan_resolutions", "repeat_candidates")
 	// The warehouse look-ups are per entity, shared by the kinds (world.go), not per kind.
 	warehouseSQL = sqlfile.MustLoad(sqlFS, "queries/warehouse.sql", "customers_by_email", "customers_by_id",
 		"products_by_id", "balances", "payment_requests_by_id", "payment_links_by_id", "last_sync", "credit_products",

@@ -72,8 +72,11 @@ type Sheet struct {
 	PrintOnly *RowFilter `yaml:"print_only"`
 	// Count names the number of the sheet's rows among the summary's headline figures
 	// ("Jumlah pelanggan"); empty leaves it off.
-	Count   Text     `yaml:"count"`
-	Columns []Column `yaml:"columns"`
+	Count Text `yaml:"count"`
+	// CountWhere makes Count count only the rows whose column holds one of the values (the
+	// failed runs among the runs listed); nil counts every row.
+	CountWhere *RowFilter `yaml:"count_where"`
+	Columns    []Column   `yaml:"columns"`
 }
 
 // RowFilter picks the rows whose Column holds one of Values (as the query returns them).
@@ -345,6 +348,22 @@ func (s *Sheet) validate(sqls fs.FS) error {
 	}
 	if s.HeadlineTable && !s.Headline {
 		bad("headline_table without headline")
+	}
+	if s.HeadlineTable {
+		// The summary's table has a cell per figure under the value column, split in
+		// summaryTableCols columns.
+		n := 0
+		for _, c := range s.Columns {
+			if !c.Reference && c.Format != "" && c.Format != "text" && (c.Headline == nil || *c.Headline) {
+				n++
+			}
+		}
+		if n > summaryTableCols {
+			bad("headline_table: %d figures, the summary's table has room for %d (headline: false leaves one off)", n, summaryTableCols)
+		}
+	}
+	if w := s.CountWhere; w != nil && (len(s.Count) == 0 || !seen[w.Column] || len(w.Values) == 0) {
+		bad("count_where: without count, or column %q is not a column of the sheet, or no values", w.Column)
 	}
 	if p := s.PrintOnly; p != nil && (!seen[p.Column] || len(p.Values) == 0) {
 		bad("print_only: column %q is not a column of the sheet, or no values", p.Column)

@@ -27,10 +27,21 @@ type Line struct {
 	// Bad is a failed check or exceptions found; Plain a count of 0 that proves nothing
 	// (nothing was checked).
 	Bad, Plain bool
+	// Table is a headline table in the line's place (Label is its sheet's name): the
+	// summary's table, cell by cell.
+	Table *Table
+}
+
+// Table is a headline table as the summary sheet prints it, each cell formatted as there.
+type Table struct {
+	Head  []string   // the label column's heading, then each figure's title
+	Rows  [][]string // each row: its label, then its figures
+	Total []string   // the sheet's totals row, likewise (a blank where figures do not add up); nil without
+	More  string     // where the rows the table leaves out are; empty when it shows them all
 }
 
 // digestOf is the digest of a complete report, from what its summary sheet is made of.
-func digestOf(d *Definition, s *settings, srcs []source, outs []sheetOutput, same *sameNames, files []string) *Digest {
+func digestOf(d *Definition, s *settings, vars map[string]string, srcs []source, outs []sheetOutput, same *sameNames, files []string) *Digest {
 	l := s.lang
 	dg := &Digest{Report: d.Name, Title: d.Title.In(l.code), AsOf: s.asOf, Files: files}
 	for _, src := range srcs {
@@ -42,13 +53,17 @@ func digestOf(d *Definition, s *settings, srcs []source, outs []sheetOutput, sam
 	for _, a := range s.warnings {
 		dg.Warnings = append(dg.Warnings, a.text(l))
 	}
-	w := summaryLines{l: l, cur: s.Currency, same: same}
+	w := summaryLines{l: l, cur: s.Currency, same: same, vars: vars}
 	subtitle := func(string) {} // the message has its own headings
-	w.headlines(nil, outs, subtitle, func(label string, v any, _ lineStyle) {
+	w.headlines(outs, subtitle, func(label string, v any, _ lineStyle) {
 		text, _ := v.(string)
 		dg.Headline = append(dg.Headline, Line{Label: label, Value: text})
 	}, func(label string, v any, c column) {
 		dg.Headline = append(dg.Headline, Line{Label: label, Value: l.format(v, c, s.Currency)})
+	}, func(t headTable) {
+		tb := &Table{More: t.moreText(l)}
+		tb.Head, tb.Rows, tb.Total = t.text(l, s.Currency)
+		dg.Headline = append(dg.Headline, Line{Label: t.tab, Table: tb})
 	})
 	w.checkLines(outs, subtitle, func(label, text string, ok, plain bool) {
 		dg.Checks = append(dg.Checks, Line{Label: label, Value: text, Bad: !ok, Plain: plain})

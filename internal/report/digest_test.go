@@ -41,12 +41,13 @@ func TestDigestIsTheSummary(t *testing.T) {
 			t.Fatal(err)
 		}
 		var labels, values []string
+		var cells [][]string // each row's cells after its label (a headline table's figures)
 		for _, r := range rows {
 			switch {
 			case len(r) >= 2:
-				labels, values = append(labels, r[0]), append(values, r[1])
-			case len(r) == 1: // a headline table's heading
-				labels, values = append(labels, r[0]), append(values, "")
+				labels, values, cells = append(labels, r[0]), append(values, r[1]), append(cells, r[1:])
+			case len(r) == 1: // a heading, or a table's row of blank figures
+				labels, values, cells = append(labels, r[0]), append(values, ""), append(cells, nil)
 			}
 		}
 		if !slices.ContainsFunc(values, func(v string) bool { return strings.Contains(v, "figures may be stale: a test") }) {
@@ -58,6 +59,32 @@ func TestDigestIsTheSummary(t *testing.T) {
 		}
 		at := 0
 		for _, l := range lines {
+			if tb := l.Table; tb != nil {
+				// the table's heading, rows and totals row on the summary, cell by cell
+				all := append(append([][]string{tb.Head}, tb.Rows...), tb.Total)
+				if tb.Total == nil {
+					all = all[:len(all)-1]
+				}
+				for _, r := range all {
+					k := slices.Index(labels[at:], r[0])
+					if k < 0 {
+						t.Errorf("%s: table row %q is not on the summary after row %d", dg.Report, r[0], at)
+						continue
+					}
+					at += k
+					for j, c := range r[1:] {
+						got := ""
+						if j < len(cells[at]) {
+							got = cells[at][j]
+						}
+						if !sameFigure(c, got) {
+							t.Errorf("%s: %s, cell %d: the digest says %q, the summary %q", dg.Report, r[0], j+1, c, got)
+						}
+					}
+					at++
+				}
+				continue
+			}
 			k := slices.Index(labels[at:], l.Label)
 			if k < 0 {
 				t.Errorf("%s: %q is not on the summary after row %d", dg.Report, l.Label, at)
@@ -76,6 +103,14 @@ func TestDigestIsTheSummary(t *testing.T) {
 			}
 		}
 	}
+}
+
+// sameFigure: a figure as text ("1.234", "-" for none) and as a summary cell shows it.
+func sameFigure(text, cell string) bool {
+	if text == cell || digits(text) == digits(cell) && digits(text) != "" {
+		return true
+	}
+	return text == "-" && strings.Trim(digits(cell), "0") == "" && cell != ""
 }
 
 func digits(s string) string {

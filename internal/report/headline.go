@@ -4,10 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // sheetOutput is what one data sheet produced, for the summary.
@@ -20,6 +18,8 @@ type sheetOutput struct {
 	tot   *totals
 	// headRows are the first rows of a headline sheet, for the summary.
 	headRows [][]any
+	// counted is the rows the sheet's count says (Count): every row, or those CountWhere picks.
+	counted int
 }
 
 // source is the newest sync run of an account in the warehouse.
@@ -65,19 +65,18 @@ func (src source) text(loc *time.Location, l *lang) string {
 // and the digest say it alike.
 type summaryLines struct {
 	l    *lang
-	cur  string     // currency
-	same *sameNames // names several customers or products carry
+	cur  string            // currency
+	same *sameNames        // names several customers or products carry
+	vars map[string]string // the report's variables, for a count's label ({window_days})
 }
 
 // lineStyle is how a line of the summary looks.
 type lineStyle int
 
 const (
-	plainLine     lineStyle = iota
-	labelLine               // a heading of lines
-	wrapLine                // text that wraps
-	tableLine               // a row of a headline table, in a fixed-width font
-	tableHeadLine           // a headline table's header
+	plainLine lineStyle = iota
+	labelLine           // a heading of lines
+	wrapLine            // text that wraps
 )
 
 // checkLines says each sheet's check and exceptions count, under the subtitle Checks (said
@@ -114,10 +113,154 @@ func (w *summaryLines) checkLines(outs []sheetOutput, subtitle func(string), say
 	}
 }
 
-// headlines puts each totals row's figures on the summary (fig), and the rows of
-// a headline sheet (subtotals) as a small table.
-func (w *summaryLines) headlines(row *int, outs []sheetOutput, subtitle func(string), line func(string, any, lineStyle),
-	fig func(label string, v any, c column)) {
+// headRow is one row of a headline sheet as the summary shows it: its label and its figures,
+// both taken from the same query row, so a label cannot stand beside another row's figures.
+type headRow struct {
+	label  string
+	values []any // by headTable.cols; nil is the column's empty text (the totals row: blank)
+}
+
+// headTable is a headline sheet as the summary shows it: a row per subtotal, a column per
+// figure, and the sheet's totals row when it has one.
+type headTable struct {
+	tab        string   // the sheet's tab name
+	labelTitle string   // the label column's heading: its text columns' titles ("Produk · Dompet")
+	cols       []column // the figures' columns
+	rows       []headRow
+	total      *headRow // the sheet's totals row; nil without
+	more       int      // rows of the sheet the summary leaves to it (beyond headlineRows)
+	// totalOf says which figures the totals row has (a count of customers per product does
+	// not add up across products: blank there).
+	totalOf []bool
+}
+
+// headTableOf is a headline sheet's first rows, each label made from the same row as its figures.
+func (w *summaryLines) headTableOf(o sheetOutput) headTable {
+	l := w.l
+	t := headTable{tab: o.sheet.tab(l.code)}
+	var labelCols, figs []int
+	ref := -1
+	for i, c := range o.cols {
+		switch {
+		case c.reference:
+			if ref < 0 {
+				ref = i // the first reference column (an ID) tells rows of the same name apart
+			}
+		case c.format == "text" || c.format == "":
+			labelCols = append(labelCols, i)
+		case !c.offHeadline:
+			figs = append(figs, i)
+		}
+	}
+	var titles []string
+	for _, i := range labelCols {
+		titles = append(titles, o.cols[i].title)
+	}
+	t.labelTitle = strings.Join(titles, " · ")
+	for _, i := range figs {
+		t.cols = append(t.cols, o.cols[i])
+	}
+	shown := o.headRows[:min(len(o.headRows), headlineRows)]
+	t.more = o.rows - len(shown)
+	ids := make([]string, len(shown))
+	for _, r := range shown {
+		var label []string
+		for _, i := range labelCols {
+			c := o.cols[i]
+			if v, ok := r[i].(string); ok {
+				if c.codes {
+					v = l.codeName(v)
+				}
+				if c.apartKind != "" {
+					// a name another product carries too, as the sheet prints it
+					id, _ := r[c.apartID].(string)
+					v, _ = w.same.label(c.apartKind, v, id)
+				}
+				label = append(label, v)
+			} else if r[i] == nil && c.empty != "" {
+				label = append(label, c.empty) // why there is none, as the sheet says
+			}
+		}
+		hr := headRow{label: strings.Join(label, " · ")}
+		for _, i := range figs {
+			hr.values = append(hr.values, r[i])
+		}
+		if ref >= 0 {
+			ids[len(t.rows)], _ = r[ref].(string)
+		}
+		t.rows = append(t.rows, hr)
+	}
+	for k := range t.rows {
+		same := 0
+		for _, r := range t.rows {
+			if r.label == t.rows[k].label {
+				same++
+			}
+		}
+		if id := ids[k]; id != "" && same > 1 {
+			// Two products of one name (the service allows it): the start of the ID, as the
+			// sheet's ID column has it (or the account, for one state in two accounts).
+			if len([]rune(id)) > 8 {
+				id = string([]rune(id)[:8]) + "…"
+			}
+			t.rows[k].label += " (" + id + ")"
+		}
+	}
+	if len(o.sheet.Totals) > 0 && o.tot != nil {
+		total := headRow{label: o.sheet.Totals.In(l.code)}
+		for _, c := range t.cols {
+			v, ok := o.tot.value(c)
+			if !ok || !c.total.any() {
+				v = nil
+			}
+			total.values = append(total.values, v)
+			t.totalOf = append(t.totalOf, ok && c.total.any())
+		}
+		t.total = &total
+	}
+	return t
+}
+
+// text is each of a table's cells as the workbook shows it: the heading (the label column's,
+// then the figures'), the rows and the totals row (nil without), each label first.
+func (t headTable) text(l *lang, cur string) (head []string, rows [][]string, total []string) {
+	head = []string{t.labelTitle}
+	for _, c := range t.cols {
+		head = append(head, c.title)
+	}
+	for _, r := range t.rows {
+		cells := []string{r.label}
+		for k, c := range t.cols {
+			cells = append(cells, l.format(r.values[k], c, cur))
+		}
+		rows = append(rows, cells)
+	}
+	if t.total != nil {
+		total = []string{t.total.label}
+		for k, c := range t.cols {
+			if !t.totalOf[k] {
+				total = append(total, "")
+				continue
+			}
+			total = append(total, l.format(t.total.values[k], c, cur))
+		}
+	}
+	return head, rows, total
+}
+
+// moreText says where a cut table's other rows are; empty when it shows them all.
+func (t headTable) moreText(l *lang) string {
+	if t.more <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(l.w("more_rows"), l.count(t.more), t.tab)
+}
+
+// headlines puts each totals row's figures on the summary (fig), the rows of a headline sheet
+// (subtotals) as lines, or as a table (table) when the sheet says so, and each count a sheet
+// names (count, count_where).
+func (w *summaryLines) headlines(outs []sheetOutput, subtitle func(string), line func(string, any, lineStyle),
+	fig func(label string, v any, c column), table func(headTable)) {
 	l := w.l
 	first := true
 	head := func() {
@@ -148,19 +291,24 @@ func (w *summaryLines) headlines(row *int, outs []sheetOutput, subtitle func(str
 	for _, o := range outs {
 		if o.sheet.Headline {
 			head()
+			t := w.headTableOf(o)
 			if o.sheet.HeadlineTable {
-				w.headlineTable(o, line)
+				if len(t.rows) == 0 {
+					line(t.tab, l.w("none_rows"), plainLine)
+				} else {
+					table(t)
+				}
 			} else {
-				w.headlineLines(o, line)
+				w.headlineLines(t, line)
 			}
 			continue
 		}
+		if n := expand(o.sheet.Count.In(l.code), w.vars); n != "" {
+			head()
+			fig(n, int64(o.counted), column{format: "int"})
+		}
 		if len(o.sheet.Totals) == 0 || o.tot == nil {
 			continue
-		}
-		if n := o.sheet.Count.In(l.code); n != "" {
-			head()
-			fig(n, int64(o.rows), column{format: "int"})
 		}
 		for _, c := range o.cols {
 			if !headlineFigure(c) {
@@ -180,71 +328,6 @@ func (w *summaryLines) headlines(row *int, outs []sheetOutput, subtitle func(str
 	}
 }
 
-// headlineTable puts the rows of a small sheet (subtotals) on the summary as a table: a header
-// line of the figures' titles, then each row's label and its figures under them, aligned.
-func (w *summaryLines) headlineTable(o sheetOutput, line func(string, any, lineStyle)) {
-	l := w.l
-	var labelTitles []string
-	var figs []int
-	for i, c := range o.cols {
-		switch {
-		case c.reference:
-		case c.format == "text" || c.format == "":
-			labelTitles = append(labelTitles, c.title)
-		case !c.offHeadline:
-			figs = append(figs, i)
-		}
-	}
-	rows := o.headRows[:min(len(o.headRows), headlineRows)]
-	cells := make([][]string, len(rows))
-	widths := make([]int, len(figs))
-	for k, i := range figs {
-		widths[k] = utf8.RuneCountInString(o.cols[i].title)
-	}
-	for r, row := range rows {
-		for k, i := range figs {
-			v := l.format(row[i], o.cols[i], w.cur)
-			cells[r] = append(cells[r], v)
-			widths[k] = max(widths[k], utf8.RuneCountInString(v))
-		}
-	}
-	pad := func(vals []string) string {
-		var b strings.Builder
-		for k, v := range vals {
-			if k > 0 {
-				b.WriteString("  ")
-			}
-			b.WriteString(strings.Repeat(" ", widths[k]-utf8.RuneCountInString(v)) + v)
-		}
-		return b.String()
-	}
-	titles := make([]string, len(figs))
-	for k, i := range figs {
-		titles[k] = o.cols[i].title
-	}
-	if len(rows) == 0 {
-		line(o.sheet.tab(l.code), l.w("none_rows"), plainLine)
-		return
-	}
-	labels := w.headlineLabels(o)
-	head := strings.Join(labelTitles, " · ")
-	line(head, pad(titles), tableHeadLine)
-	for r := range rows {
-		// the label's title is the table's header: the code alone ("OK")
-		line(strings.TrimPrefix(labels[r], head+": "), pad(cells[r]), tableLine)
-	}
-	if o.rows > headlineRows {
-		line("…", fmt.Sprintf(l.w("more_rows"), l.count(o.rows-headlineRows), o.sheet.tab(l.code)), plainLine)
-	}
-}
-
-// headlineLabels is each headline row's label, as headlineLines prints it.
-func (w *summaryLines) headlineLabels(o sheetOutput) []string {
-	var labels []string
-	w.headlineLines(o, func(label string, _ any, _ lineStyle) { labels = append(labels, label) })
-	return labels
-}
-
 // headlineFigure says whether a column's total is one of the summary's headline figures: a
 // number, not left off by the definition (a count the sheet states twice, as a number and a share).
 func headlineFigure(c column) bool {
@@ -255,82 +338,27 @@ func headlineFigure(c column) bool {
 	return !c.offHeadline
 }
 
-// headlineLines puts each row of a small sheet (subtotals) on the summary:
-// its text columns as the label, its figures as a line of text.
-func (w *summaryLines) headlineLines(o sheetOutput, line func(string, any, lineStyle)) {
+// headlineLines puts each row of a small sheet (subtotals) on the summary: its label, and its
+// figures as a line of text.
+func (w *summaryLines) headlineLines(t headTable, line func(string, any, lineStyle)) {
 	l := w.l
-	figCols := 0
-	for _, c := range o.cols {
-		if !c.reference && c.format != "text" && c.format != "" && !c.offHeadline {
-			figCols++
-		}
-	}
 	// The sheet's name heads its lines once, saying what a code alone ("OK") is the state of.
-	line(o.sheet.tab(l.code), "", labelLine)
-	texts := make([]string, len(o.headRows))
-	ids := make([]string, len(o.headRows))
-	figs := make([]string, len(o.headRows))
-	for k, r := range o.headRows {
-		var label, figures []string
-		for i, c := range o.cols {
-			if c.reference {
-				continue
-			}
-			if c.format == "text" || c.format == "" {
-				if v, ok := r[i].(string); ok {
-					if c.codes {
-						v = l.codeName(v)
-					}
-					if c.apartKind != "" {
-						// a name another product carries too, as the sheet prints it
-						id, _ := r[c.apartID].(string)
-						v, _ = w.same.label(c.apartKind, v, id)
-					}
-					label = append(label, v)
-				} else if r[i] == nil && c.empty != "" {
-					label = append(label, c.empty) // why there is none, as the sheet says
-				}
-				continue
-			}
-			switch {
-			case c.offHeadline:
-			case figCols == 1: // the heading says what the one figure is
-				figures = append(figures, l.format(r[i], c, w.cur))
-			default:
-				figures = append(figures, c.title+" "+l.format(r[i], c, w.cur))
+	line(t.tab, "", labelLine)
+	for _, r := range t.rows {
+		var figures []string
+		for k, c := range t.cols {
+			if len(t.cols) == 1 { // the heading says what the one figure is
+				figures = append(figures, l.format(r.values[k], c, w.cur))
+			} else {
+				figures = append(figures, c.title+" "+l.format(r.values[k], c, w.cur))
 			}
 		}
-		text := strings.Join(label, " · ")
-		texts[k], figs[k] = text, strings.Join(figures, "; ")
-		// The first reference column (an ID) tells rows of the same name apart.
-		if i := slices.IndexFunc(o.cols, func(c column) bool { return c.reference }); i >= 0 {
-			ids[k], _ = r[i].(string)
-		}
+		line(r.label, strings.Join(figures, "; "), wrapLine)
 	}
-	for k := range o.headRows {
-		if k == headlineRows {
-			line("…", fmt.Sprintf(l.w("more_rows"), l.count(o.rows-headlineRows), o.sheet.tab(l.code)), plainLine)
-			break
-		}
-		text := texts[k]
-		same := 0
-		for _, t := range texts {
-			if t == text {
-				same++
-			}
-		}
-		if ids[k] != "" && same > 1 {
-			// Two products of one name (the service allows it): the start of the ID, as the
-			// sheet's ID column has it (or the account, for one state in two accounts).
-			id := ids[k]
-			if len([]rune(id)) > 8 {
-				id = string([]rune(id)[:8]) + "…"
-			}
-			text += " (" + id + ")"
-		}
-		line(text, figs[k], wrapLine)
+	if more := t.moreText(l); more != "" {
+		line("…", more, plainLine)
 	}
-	if len(o.headRows) == 0 {
+	if len(t.rows) == 0 {
 		line("", l.w("none_rows"), plainLine)
 	}
 }

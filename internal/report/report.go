@@ -30,6 +30,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/billsync/billsync/internal/duckfile"
 	"github.com/billsync/billsync/internal/gcgoal"
 	"github.com/billsync/billsync/internal/warehouse"
 	"github.com/billsync/billsync/queries"
@@ -89,6 +90,11 @@ func generate(ctx context.Context, o Options, digests bool) ([]string, []Digest,
 		s.Log.Warn(w.text(nil))
 	}
 	if err := s.proveZone(ctx, db); err != nil {
+		return nil, nil, err
+	}
+	// The reports' own SQL reads only what is attached: no file, no setting but the memory
+	// purge's (memory.go) from here on, on every connection the sheets open.
+	if err := duckfile.Confine(ctx, db, duckfile.Confinement{Configs: []string{"memory_limit"}}); err != nil {
 		return nil, nil, err
 	}
 	return generateReports(ctx, db, s, defs)
@@ -467,7 +473,7 @@ func (r *reportRun) finish(ctx context.Context, s *settings) ([]string, error) {
 	}
 	sort.Strings(files)
 	if s.digests {
-		r.digest = digestOf(r.d, s, r.src, outs, r.same, files)
+		r.digest = digestOf(r.d, s, vars, r.src, outs, r.same, files)
 	}
 	return files, nil
 }
@@ -491,6 +497,7 @@ func (r *reportRun) runSheet(ctx context.Context, db *sql.DB, s *settings, sh *S
 		tot     *totals
 		view    []any
 		printed = func([]any) bool { return true }
+		counted func([]any) bool
 	)
 	began := time.Now()
 	start := func(res result) error {
@@ -503,6 +510,14 @@ func (r *reportRun) runSheet(ctx context.Context, db *sql.DB, s *settings, sh *S
 		view = make([]any, len(out.cols))
 		tot = newTotals(out.cols)
 		tot.watch(sh)
+		counted = func([]any) bool { return true }
+		if w := sh.CountWhere; w != nil {
+			i := slices.IndexFunc(out.cols, func(c column) bool { return c.name == w.Column })
+			if i < 0 {
+				return fmt.Errorf("%s: count_where: no column %s in the result", sh.Query, w.Column)
+			}
+			counted = func(v []any) bool { s, _ := v[i].(string); return slices.Contains(w.Values, s) }
+		}
 		if p := sh.PrintOnly; p != nil {
 			i := slices.IndexFunc(out.cols, func(c column) bool { return c.name == p.Column })
 			if i < 0 {
@@ -528,6 +543,9 @@ func (r *reportRun) runSheet(ctx context.Context, db *sql.DB, s *settings, sh *S
 		pick(out.cols, row, view)
 		v := view
 		tot.add(v)
+		if counted(v) {
+			out.counted++
+		}
 		if sh.Headline && len(out.headRows) <= headlineRows {
 			out.headRows = append(out.headRows, slices.Clone(v))
 		}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"context"
+	"fmt"
 	"html"
 	"path/filepath"
 	"regexp"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/billsync/billsync/internal/config"
 	"github.com/billsync/billsync/internal/report/value"
@@ -36,6 +38,38 @@ func summaries(t *testing.T, o Options) map[string]*excelize.File {
 		t.Fatal("no workbook written")
 	}
 	return out
+}
+
+// TestSummaryTextSpansItsColumns: the summary's values are split in columns for a headline
+// table's figures; the description, each line's value and each note span them all (the
+// description, merged over the first three, wrapped into half its width and was cut off).
+func TestSummaryTextSpansItsColumns(t *testing.T) {
+	last, _ := excelize.ColumnNumberToName(1 + summaryTableCols)
+	note, _ := excelize.ColumnNumberToName(2 + summaryTableCols)
+	for path, f := range summaries(t, Options{Names: []string{"credit", "aging"}}) {
+		sh := f.GetSheetName(0)
+		merged, err := f.GetMergeCells(sh)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ends := map[string]string{}
+		for _, m := range merged {
+			ends[m.GetStartAxis()] = m.GetEndAxis()
+		}
+		if ends["A2"] != note+"2" {
+			t.Errorf("%s: the description spans A2:%s, want A2:%s2", filepath.Base(path), ends["A2"], note)
+		}
+		rows, _ := f.GetRows(sh)
+		for r, row := range rows {
+			// (a text value: a table's totals row of one figure is cells of its own)
+			if len(row) == 2 && strings.ContainsFunc(row[1], unicode.IsLetter) && r > 3 {
+				cell := fmt.Sprintf("B%d", r+1)
+				if end := ends[cell]; end != fmt.Sprintf("%s%d", last, r+1) && end != fmt.Sprintf("%s%d", note, r+1) {
+					t.Errorf("%s: %s %q spans to %q, want the value columns", filepath.Base(path), cell, row[1], end)
+				}
+			}
+		}
+	}
 }
 
 // TestSummaryValuesAlignTop: a summary row is as tall as its longest wrapped
@@ -366,6 +400,12 @@ func TestCreditSummaryShowsLedgerFreshness(t *testing.T) {
 	detail := get(sheetOf(t, "credit", "Ledger freshness").tab("id"))
 	customers, oldest := 0, 0.0
 	for _, r := range sum[1:] {
+		if r[0] == sheetOf(t, "credit", "Freshness summary").Totals.In("id") {
+			if n, _ := strconv.Atoi(r[slices.Index(sum[0], "Pelanggan")]); n != customers {
+				t.Errorf("the totals row says %d customers, its rows %d", n, customers)
+			}
+			continue
+		}
 		n, _ := strconv.Atoi(r[slices.Index(sum[0], "Pelanggan")])
 		customers += n
 		if v, err := strconv.ParseFloat(r[slices.Index(sum[0], "Data tertua (hari)")], 64); err == nil {
@@ -398,7 +438,7 @@ func TestCreditSummaryShowsLedgerFreshness(t *testing.T) {
 	}
 	summary, _ := f.GetRows(langs["id"].w("summary"))
 	if !slices.ContainsFunc(summary, func(r []string) bool {
-		return len(r) > 1 && strings.Contains(r[1], "Data tertua (hari)")
+		return slices.Contains(r, "Data tertua (hari)") // the figure's title over its column
 	}) {
 		t.Errorf("the credit summary does not say how fresh the ledger is: %q", summary)
 	}
@@ -643,6 +683,9 @@ func TestCreditMismatchCountSaysWhenNothingWasCompared(t *testing.T) {
 		}
 		compared := 0
 		for _, r := range sheet[1:] {
+			if r[0] == sheetOf(t, "credit", "By product").Totals.In("id") {
+				break // the totals and check rows
+			}
 			switch r[col] {
 			case "(tidak diperiksa)":
 			case "0":
@@ -998,8 +1041,9 @@ func TestWalletNotInLedgerYetSaysSo(t *testing.T) {
 			wallet := slices.Index(rows[0], s.column("wallet_type").Title.In(locale))
 			n := 0
 			for _, r := range rows[1:] {
-				if len(r) < 3 || (s.Check != nil && strings.HasPrefix(r[0], s.Check.Label.In(locale))) {
-					continue
+				if len(r) < 3 || (s.Check != nil && strings.HasPrefix(r[0], s.Check.Label.In(locale))) ||
+					(len(s.Totals) > 0 && r[0] == s.Totals.In(locale)) {
+					continue // the check and totals rows
 				}
 				switch at(r, wallet) {
 				case "":

@@ -137,6 +137,8 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 	line := func(label string, v any, style int) {
 		put(cellName(1, row), label, w.st.label)
 		put(cellName(2, row), v, style)
+		// The value spans the columns a headline table's figures take.
+		f.MergeCell(sh, cellName(2, row), cellName(1+summaryTableCols, row))
 		text, _ := v.(string)
 		fitHeight(f, row, label, text, summaryWidth)
 		row++
@@ -150,7 +152,7 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 	put("A1", title, w.st.title)
 	desc := strings.Join(strings.Fields(d.Description.In(l.code)), " ")
 	put("A2", desc, w.st.wrap)
-	f.MergeCell(sh, "A2", "C2")
+	f.MergeCell(sh, "A2", cellName(2+summaryTableCols, 2)) // across the label, value and notes' columns
 	f.SetRowHeight(sh, 2, 36)
 	row = 4
 	line(l.w("as_of"), l.date(s.AsOf), 0)
@@ -168,11 +170,50 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 	// headline figures and the checks, the chart, the notes that say what the figures mean.
 	// How it was made (sources, settings, queries, the command that makes it again) closes the
 	// page, under a heading of its own.
-	text := summaryLines{l: l, cur: w.cur, same: w.same}
+	text := summaryLines{l: l, cur: w.cur, same: w.same, vars: vars}
 	styled := func(label string, v any, ls lineStyle) { line(label, v, w.style(ls)) }
-	text.headlines(&row, outs, subtitle, styled, func(label string, v any, c column) {
+	table := func(t headTable) {
+		// A cell per figure, typed, in the sheet's number format, under its title; the label
+		// in its own cell; the sheet's totals row last.
+		put(cellName(1, row), t.labelTitle, w.st.tableHeadLabel)
+		lines := wrappedLines(t.labelTitle, labelWidth-1)
+		for k, c := range t.cols {
+			put(cellName(2+k, row), c.title, w.st.tableHead)
+			lines = max(lines, wrappedLines(c.title, summaryTableWidth-1))
+		}
+		if lines > 1 {
+			f.SetRowHeight(sh, row, float64(15*lines))
+		}
+		row++
+		cells := func(label string, values []any, style int, styles map[string]int, blank []bool) {
+			put(cellName(1, row), label, style)
+			for k, c := range t.cols {
+				cell := cellName(2+k, row)
+				switch v := values[k]; {
+				case blank != nil && !blank[k]:
+					put(cell, "", w.st.tableTotal)
+				case v == nil:
+					put(cell, c.empty, w.st.reason) // why there is none, as the sheet says
+				default:
+					put(cell, cellNumber(v), styles[c.format])
+				}
+			}
+			fitHeight(f, row, label, "", summaryWidth)
+			row++
+		}
+		for _, r := range t.rows {
+			cells(r.label, r.values, w.st.label, w.st.body, nil)
+		}
+		if t.total != nil {
+			cells(t.total.label, t.total.values, w.st.tableTotal, w.st.total, t.totalOf)
+		}
+		if more := t.moreText(l); more != "" {
+			line("…", more, 0)
+		}
+	}
+	text.headlines(outs, subtitle, styled, func(label string, v any, c column) {
 		line(label, v, w.st.left[c.format])
-	})
+	}, table)
 	text.checkLines(outs, subtitle, func(label, text string, ok bool, plain bool) {
 		style := w.st.sumCheck
 		switch {
@@ -197,7 +238,7 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 		put(cellName(1, row), "•", w.st.label)
 		text := expand(n.In(l.code), vals)
 		put(cellName(2, row), text, w.st.wrap)
-		f.MergeCell(sh, cellName(2, row), cellName(3, row)) // noteExtraWidth wider
+		f.MergeCell(sh, cellName(2, row), cellName(2+summaryTableCols, row)) // noteExtraWidth wider
 		fitHeight(f, row, "", text, summaryWidth+noteExtraWidth)
 		row++
 	}
@@ -247,8 +288,10 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 		}
 	}
 	f.SetColWidth(sh, "A", "A", labelWidth)
-	f.SetColWidth(sh, "B", "B", summaryWidth)
-	f.SetColWidth(sh, "C", "C", noteExtraWidth)
+	valueCols, _ := excelize.ColumnNumberToName(1 + summaryTableCols)
+	noteCol, _ := excelize.ColumnNumberToName(2 + summaryTableCols)
+	f.SetColWidth(sh, "B", valueCols, summaryTableWidth)
+	f.SetColWidth(sh, noteCol, noteCol, noteExtraWidth)
 	if err := pageSetup(f, sh, w.footer); err != nil {
 		return err
 	}
@@ -282,10 +325,6 @@ func (w *workbook) style(ls lineStyle) int {
 		return w.st.label
 	case wrapLine:
 		return w.st.wrap
-	case tableLine:
-		return w.st.table
-	case tableHeadLine:
-		return w.st.tableHead
 	}
 	return 0
 }
@@ -474,8 +513,23 @@ func summaryHeight(f *excelize.File, row int) float64 {
 	return h
 }
 
-// summaryWidth is the summary sheet's value column width, in characters.
-const summaryWidth = 80
+// summaryWidth is the width of the summary sheet's values, in characters: summaryTableCols
+// columns, merged for a line of text, one a figure of a headline table.
+const summaryWidth = summaryTableCols * summaryTableWidth
+
+// summaryTableCols is how many figures a headline table has room for.
+const summaryTableCols = 5
+
+// summaryTableWidth is the width of each of the summary's value columns, in characters.
+const summaryTableWidth = 16
+
+// cellNumber is a figure as a typed cell value: a DECIMAL as the float the sheets write.
+func cellNumber(v any) any {
+	if d, ok := v.(value.Decimal); ok {
+		return d.Float64()
+	}
+	return v
+}
 
 // noteExtraWidth is the width of the summary's third column, in characters,
 // into which notes are merged.

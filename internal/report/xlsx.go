@@ -40,10 +40,11 @@ type styles struct {
 	// reason is a number column's NULL shown as its reason ("belum teramati"): aligned right
 	// with the numbers, not left against the column before it.
 	reason int
-	// table and tableHead are a headline table's figures on the summary (headline_table): one
-	// text cell per row in a fixed-width font, so the columns line up under their titles
-	// within the summary's one value column.
-	table, tableHead  int
+	// tableHead and tableHeadLabel head a headline table on the summary (headline_table):
+	// each figure's title over its column, aligned right with the figures; the label column's.
+	tableHead, tableHeadLabel int
+	// tableTotal is the label (and a blank figure) of a headline table's totals row.
+	tableTotal        int
 	body, total, left map[string]int
 	// quoted is each body style's twin with the quote prefix: a text cell a spreadsheet would
 	// read as a formula when edited (= + - @) is marked by its style, not by an apostrophe
@@ -79,8 +80,13 @@ func newStyles(f *excelize.File, currency string, l *lang) (*styles, error) {
 		return id
 	}
 	s.header = add(sheetfmt.HeaderStyle())
-	s.table = add(&excelize.Style{Font: &excelize.Font{Family: "Courier New", Size: 10}, Alignment: &excelize.Alignment{Vertical: "top"}})
-	s.tableHead = add(&excelize.Style{Font: &excelize.Font{Family: "Courier New", Size: 10, Bold: true}, Alignment: &excelize.Alignment{Vertical: "top"}})
+	under := []excelize.Border{{Type: "bottom", Color: "000000", Style: 1}}
+	s.tableHead = add(&excelize.Style{Font: &excelize.Font{Family: "Calibri", Bold: true}, Border: under,
+		Alignment: &excelize.Alignment{Horizontal: "right", Vertical: "top", WrapText: true}})
+	s.tableHeadLabel = add(&excelize.Style{Font: &excelize.Font{Family: "Calibri", Bold: true}, Border: under,
+		Alignment: &excelize.Alignment{Vertical: "top", WrapText: true}})
+	s.tableTotal = add(&excelize.Style{Font: &excelize.Font{Family: "Calibri", Bold: true}, Border: border,
+		Alignment: &excelize.Alignment{Vertical: "top", WrapText: true}})
 	s.title = add(&excelize.Style{Font: &excelize.Font{Family: "Calibri", Bold: true, Size: 16, Color: "1F4E79"}})
 	s.subtitle = add(&excelize.Style{Font: &excelize.Font{Family: "Calibri", Bold: true, Size: 12, Color: "1F4E79"}, Alignment: &excelize.Alignment{Vertical: "top"}})
 	s.value = add(&excelize.Style{Alignment: &excelize.Alignment{Vertical: "top"}})

@@ -1,6 +1,7 @@
 // Package schedule runs a job on a cron schedule with robfig/cron: specs are validated at start-up,
-// runs never overlap (cron's SkipIfStillRunning), and a stop lets the running job finish within a
-// grace period before cancelling it. What is ours: the validation, the logs and the grace.
+// runs never overlap (cron's SkipIfStillRunning, also over the runs asked for at start or on
+// request), and a stop lets the running job finish within a grace period before cancelling it.
+// What is ours: the validation, the logs, the runs asked for and the grace.
 package schedule
 
 import (
@@ -58,6 +59,12 @@ type Runner struct {
 	// Announce, if set, is told the next run's time (in the schedule's zone) at start and after
 	// each run, beside the log's "next run at" record: the syncer prints it on a terminal.
 	Announce func(next time.Time)
+	// Start runs the job once at start, before the first tick (the syncer does when nothing is
+	// published yet: a new install has nothing to serve until then).
+	Start bool
+	// Now asks for one run now (the syncer's SIGUSR1); one asked for while a run is going is
+	// served by that run, never beside it.
+	Now <-chan struct{}
 }
 
 // announce says when the next run is, in the schedule's zone.
@@ -84,9 +91,11 @@ func (r *Runner) Run(ctx context.Context) error {
 	jobCtx, cancelJob := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelJob()
 	cl := &cronLog{log: log}
-	c := cron.New(cron.WithLocation(loc), cron.WithLogger(cl), cron.WithChain(cron.SkipIfStillRunning(cl)))
+	c := cron.New(cron.WithLocation(loc), cron.WithLogger(cl))
 	var running atomic.Bool
-	c.Schedule(r.Schedule, cron.FuncJob(func() {
+	// One job for the ticks and the runs asked for: cron's SkipIfStillRunning guards both, so
+	// no two runs overlap whatever starts them.
+	job := cron.NewChain(cron.SkipIfStillRunning(cl)).Then(cron.FuncJob(func() {
 		// Marked running before the stop is checked: a stop that reads "not running" then finds no
 		// job that started after it looked.
 		running.Store(true)
@@ -106,9 +115,36 @@ func (r *Runner) Run(ctx context.Context) error {
 			r.announce(log, r.Schedule.Next(time.Now().In(loc)))
 		}
 	}))
+	c.Schedule(r.Schedule, job)
+	var asked sync.WaitGroup // runs started here, not by cron: the stop waits for them too
+	runNow := func(why string) {
+		if running.Load() {
+			log.Info("a run is going; it serves the request for one now", "why", why)
+			return
+		}
+		log.Info("run now", "why", why)
+		asked.Add(1)
+		go func() {
+			defer asked.Done()
+			job.Run()
+		}()
+	}
 	c.Start()
+	if r.Start {
+		runNow("start")
+	}
 	r.announce(log, r.Schedule.Next(time.Now().In(loc)))
-	<-ctx.Done()
+wait:
+	for {
+		select {
+		case <-ctx.Done():
+			break wait
+		case <-r.Now:
+			if ctx.Err() == nil {
+				runNow("asked")
+			}
+		}
+	}
 
 	busy := running.Load()
 	if busy {
@@ -116,19 +152,25 @@ func (r *Runner) Run(ctx context.Context) error {
 	} else {
 		log.Info("stopping")
 	}
-	// Stop ends the ticks; its context ends when the running job has returned.
-	done := c.Stop()
+	// Stop ends the ticks; its context ends when the running job cron started has returned.
+	stopped := c.Stop()
+	done := make(chan struct{})
+	go func() {
+		<-stopped.Done()
+		asked.Wait()
+		close(done)
+	}()
 	if busy {
 		grace := time.NewTimer(r.Grace)
 		defer grace.Stop()
 		select {
-		case <-done.Done():
+		case <-done:
 		case <-grace.C:
 			log.Info("stopping: grace over, cancelling the running sync", "grace", r.Grace)
 			cancelJob()
 		}
 	}
-	<-done.Done()
+	<-done
 	log.Info("stopped")
 	return nil
 }

@@ -253,3 +253,73 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	defer s.mu.Unlock()
 	return s.w.Write(p)
 }
+
+// TestRunnerRunsAtStartAndWhenAsked: with Start the job runs at once, not at the schedule's
+// first tick (an hour away); a request runs it once more; a request while it runs is served by
+// that run, never beside it; a stop waits for a run that was asked for.
+func TestRunnerRunsAtStartAndWhenAsked(t *testing.T) {
+	var runs, concurrent, maxConcurrent atomic.Int32
+	release := make(chan struct{}, 10)
+	var logs logbuf.Buffer
+	now := make(chan struct{})
+	r := &Runner{
+		Log:      slog.New(slog.NewJSONHandler(&logs, nil)),
+		Schedule: every(time.Hour),
+		Grace:    5 * time.Second,
+		Start:    true,
+		Now:      now,
+		Job: func(ctx context.Context) error {
+			runs.Add(1)
+			n := concurrent.Add(1)
+			defer concurrent.Add(-1)
+			if m := maxConcurrent.Load(); n > m {
+				maxConcurrent.Store(n)
+			}
+			select {
+			case <-release:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		},
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- r.Run(ctx) }()
+	waitFor := func(what string, ok func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for !ok() {
+			if time.Now().After(deadline) {
+				t.Fatalf("waiting for %s; log:\n%s", what, logs.String())
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	waitFor("the run at start", func() bool { return runs.Load() == 1 })
+	now <- struct{}{} // while the first runs: served by it
+	waitFor("the request's log", func() bool { return strings.Contains(logs.String(), "it serves the request for one now") })
+	release <- struct{}{}
+	// Asked again after it ended (until the runner no longer sees it running): one more run.
+	waitFor("the asked run", func() bool {
+		select {
+		case now <- struct{}{}:
+		default:
+		}
+		return runs.Load() == 2
+	})
+	cancel()
+	release <- struct{}{}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if runs.Load() != 2 || maxConcurrent.Load() != 1 {
+		t.Fatalf("runs=%d max concurrent=%d, want two runs, never together", runs.Load(), maxConcurrent.Load())
+	}
+	out := logs.String()
+	for _, want := range []string{`"msg":"run now","why":"start"`, `"msg":"run now","why":"asked"`, `"msg":"stopped"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("log lacks %s:\n%s", want, out)
+		}
+	}
+}

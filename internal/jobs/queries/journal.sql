@@ -119,11 +119,11 @@ INSERT INTO job_approvals (plan_id, approved_at, approved_by, host, planned_by, 
                            production, summary)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
 
--- name: plan_approval
--- The plan's approval with its target; none for a plan approved before approvals recorded one.
+-- name: plan_approvals
+-- The plan's approvals with their targets, oldest first; none for a plan approved before approvals recorded one.
 SELECT approved_at, approved_by, coalesce(host, ''), self_approved, account, base_url, production
 FROM job_approvals WHERE plan_id = ?
-ORDER BY approved_at DESC LIMIT 1;
+ORDER BY approved_at, rowid;
 
 -- name: plan_runs
 -- The runs of one plan, numbered 1, 2, 3 within the plan; id is the journal-wide run id.
@@ -134,7 +134,8 @@ ORDER BY id;
 
 -- name: plan_resolutions
 -- The rows of one plan a person settled by hand (syncer job resolve), in order.
-SELECT seq, recorded_at, state, coalesce(detail->>'$.resolvedBy', ''), coalesce(detail->>'$.why', '')
+SELECT seq, recorded_at, state, coalesce(detail->>'$.resolvedBy', ''), coalesce(detail->>'$.resolvedOn', ''),
+       coalesce(detail->>'$.why', '')
 FROM job_actions
 WHERE plan_id = ? AND run_id IS NULL AND (detail->>'$.resolvedBy') IS NOT NULL
 ORDER BY id;

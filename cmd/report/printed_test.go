@@ -1,0 +1,82 @@
+package main
+
+import (
+	"flag"
+	"slices"
+	"testing"
+
+	"github.com/billsync/billsync/internal/cli/clitest"
+	"github.com/billsync/billsync/internal/report"
+)
+
+// reportGrammar is report's command line: its real flag sets, report names as arguments,
+// deliver with one delivery name.
+func reportGrammar(t *testing.T) *clitest.Command {
+	t.Helper()
+	defs, err := report.Definitions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, d := range defs {
+		names = append(names, d.Name)
+	}
+	sub := func(name string, min, max int) *clitest.Command {
+		return &clitest.Command{Min: min, Max: max, Flags: func() *flag.FlagSet {
+			var f deliverFlags
+			var c deliverConfig
+			return f.flagSet(name, &c)
+		}, Literal: func(w string) bool { return w == "daily" || w == "month-end" }} // deliveries.example.yaml
+	}
+	return &clitest.Command{Max: -1, Literal: func(w string) bool { return slices.Contains(names, w) },
+		Flags: func() *flag.FlagSet {
+			c := config{vars: varFlags{}}
+			return c.flagSet()
+		},
+		Sub: map[string]*clitest.Command{"deliver": sub("deliver", 1, 1), "deliveries": sub("deliveries", 0, 1)}}
+}
+
+// TestPrintedReportCommandsParse: every "report ..." command line in the source's strings (an
+// alert, an e-mail, a hint, a log line, a usage text) parses with report's own flag sets and
+// takes the arguments the command takes. The data-quality alert told operators to run
+// "report -name data-quality", a flag report does not have.
+func TestPrintedReportCommandsParse(t *testing.T) {
+	g := reportGrammar(t)
+	root, err := clitest.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	printed, err := clitest.PrintedCommands(root, "report")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(printed) < 20 {
+		t.Fatalf("found %d printed report commands: the scan is broken", len(printed))
+	}
+	for _, p := range printed {
+		if err := g.Check(p); err != nil {
+			t.Error(err)
+		}
+	}
+	// The check itself: lines that cannot run fail it, lines that can pass.
+	for _, tc := range []struct {
+		line string
+		ok   bool
+	}{
+		{"report -name data-quality writes the list", false},
+		{"report deliver -again", false},
+		{"report deliver NAME -as-of", false},
+		{"report deliveries NAME OTHER", false},
+		{"report deliveries -n many", false},
+		{"report data-quality writes the list.", true},
+		{"report deliver NAME -as-of DATE sends one", true},
+		{"report deliver %s -as-of %s -again", true},
+		{"report deliveries %s; -again sends it once more", true},
+		{"report -list)", true},
+	} {
+		p := clitest.Printed{Pos: "case", Text: tc.line, Words: clitest.Words(tc.line)[1:]}
+		if err := g.Check(p); (err == nil) != tc.ok {
+			t.Errorf("%q: %v, want ok=%v", tc.line, err, tc.ok)
+		}
+	}
+}

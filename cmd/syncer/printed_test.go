@@ -1,0 +1,64 @@
+package main
+
+import (
+	"flag"
+	"testing"
+
+	"github.com/billsync/billsync/internal/cli/clitest"
+)
+
+// syncerGrammar is syncer's command line: its real flag sets (the daemon's and each job
+// subcommand's) and the arguments each takes.
+func syncerGrammar() *clitest.Command {
+	job := func(sub string, min, max int) *clitest.Command {
+		c := &clitest.Command{Min: min, Max: max, Flags: func() *flag.FlagSet { return (&jobFlags{}).flagSet(sub) }}
+		if sub == "resolve" {
+			c.Literal = func(w string) bool { return w == "applied" || w == "not-applied" }
+		}
+		return c
+	}
+	return &clitest.Command{Flags: func() *flag.FlagSet { return (&config{}).flagSet() },
+		Sub: map[string]*clitest.Command{"job": {Flags: func() *flag.FlagSet { return flag.NewFlagSet("syncer job", flag.ContinueOnError) },
+			Sub: map[string]*clitest.Command{"plan": job("plan", 0, 0), "apply": job("apply", 0, 1), "approve": job("approve", 1, 1),
+				"resolve": job("resolve", 3, 3), "show": job("show", 1, 1), "list": job("list", 0, 0), "products": job("products", 0, 0)}}}}
+}
+
+// TestPrintedSyncerCommandsParse: every "syncer ..." command line in the source's strings (an
+// alert, a hint, a log line, a usage text, a job's result) parses with syncer's own flag sets
+// and takes the arguments the command takes.
+func TestPrintedSyncerCommandsParse(t *testing.T) {
+	g := syncerGrammar()
+	root, err := clitest.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	printed, err := clitest.PrintedCommands(root, "syncer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(printed) < 20 {
+		t.Fatalf("found %d printed syncer commands: the scan is broken", len(printed))
+	}
+	for _, p := range printed {
+		if err := g.Check(p); err != nil {
+			t.Error(err)
+		}
+	}
+	for _, tc := range []struct {
+		line string
+		ok   bool
+	}{
+		{"syncer job resolve %s %d applied -why", false},
+		{"syncer job show", true}, // a command named, not a line to run
+		{"syncer job show PLAN_ID PLAN_ID", false},
+		{"syncer -once -nope", false},
+		{`syncer job resolve %s %d %s -why "..."`, true},
+		{"syncer job plan -kind KIND -in FILE -again", true},
+		{"syncer -now", true},
+	} {
+		p := clitest.Printed{Pos: "case", Text: tc.line, Words: clitest.Words(tc.line)[1:]}
+		if err := g.Check(p); (err == nil) != tc.ok {
+			t.Errorf("%q: %v, want ok=%v", tc.line, err, tc.ok)
+		}
+	}
+}
