@@ -142,7 +142,7 @@ func (rc *runClock) warn() {
 			"billsync's own times are this machine's", roundOffset(-rc.offset))
 	}
 	rc.log.Warn(msg,
-		"service_clock", rc.machine.Add(rc.offset).UTC().Format(time.RFC3339), "machine_clock", rc.machine.UTC().Format(time.RFC3339),
+		"service_clock", rc.machine.Add(rc.offset), "machine_clock", rc.machine, // times: printed in BILLSYNC_TZ
 		"service_ahead_by", roundOffset(rc.offset), "bound", rc.bound,
 		"remedy", "set the service's or this machine's clock right (NTP); "+
 			"BILLSYNC_MAX_CLOCK_SKEW raises the bound, for a simulator whose clock is simulated")

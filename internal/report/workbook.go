@@ -554,20 +554,6 @@ func summaryHeight(f *excelize.File, row int) float64 {
 	return h
 }
 
-// The summary's columns, in characters (the label, summaryTableCols value columns, the notes'
-// extra): together as wide as a portrait A4 page at 82 %, so its 11 pt text prints at 9 pt
-// (sheetfmt.Scale).
-
-// summaryWidth is the width of the summary sheet's values, in characters: summaryTableCols
-// columns, merged for a line of text, one a figure of a headline table.
-const summaryWidth = summaryTableCols * summaryTableWidth
-
-// summaryTableCols is how many figures a headline table has room for.
-const summaryTableCols = 5
-
-// summaryTableWidth is the width of each of the summary's value columns, in characters.
-const summaryTableWidth = 16
-
 // cellNumber is a figure as a typed cell value: a DECIMAL as the float the sheets write.
 func cellNumber(v any) any {
 	if d, ok := v.(value.Decimal); ok {
@@ -575,13 +561,6 @@ func cellNumber(v any) any {
 	}
 	return v
 }
-
-// noteExtraWidth is the width of the summary's third column, in characters,
-// into which notes are merged.
-const noteExtraWidth = 8
-
-// labelWidth is the summary sheet's label column width, in characters.
-const labelWidth = 26
 
 // fitHeight makes a summary row tall enough for its wrapped label and text
 // (text is width characters wide); readers do not grow rows of files they did
