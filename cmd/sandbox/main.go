@@ -39,7 +39,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	var (
 		addr    = fs.String("addr", "127.0.0.1:8080", "listen address")
 		opts    sandbox.Options
-		now     = fs.String("now", "", "start of the simulated clock, RFC 3339 (default: now, to the second)")
+		now     = fs.String("now", "", "start of the simulated clock, RFC 3339, or an offset from this machine's clock such as +48h (a service whose clock is wrong) (default: now, to the second)")
 		clock   = fs.String("clock", "live", "live: the simulated clock runs with the wall clock (as a real service's does); frozen: it moves only by /__sandbox/advance (-admin)")
 		verbose = fs.Bool("v", false, "log every request")
 		order   = fs.String("list-order", "newest", "order of the paged lists: newest, updated (last change first) or shuffle (stable, seeded)")
@@ -146,11 +146,9 @@ func checkFlags(fs *flag.FlagSet, opts *sandbox.Options, addr, clock, order, tim
 		bad("credit-times", "%v", err)
 	}
 	if now != "" {
-		t, err := time.Parse(time.RFC3339, now)
-		if err != nil {
-			bad("now", "want an RFC 3339 time such as 2026-11-01T00:00:00Z")
+		if opts.Now, err = parseNow(now, time.Now()); err != nil {
+			bad("now", "want an RFC 3339 time such as 2026-11-01T00:00:00Z, or an offset from this machine's clock such as +48h")
 		}
-		opts.Now = t.UTC()
 	}
 	if opts.Scale <= 0 || opts.Scale > 1000 || math.IsNaN(opts.Scale) {
 		bad("scale", "want a number above 0, at most 1000")
@@ -215,4 +213,21 @@ func printBanner(w io.Writer, base string, o sandbox.Options) {
 	if o.Admin {
 		fmt.Fprintf(w, "  curl -X POST '%s/__sandbox/advance?hours=24'\n", base)
 	}
+}
+
+// parseNow reads -now: an RFC 3339 time, or an offset from wall (+48h, -90m) for a service whose
+// clock runs ahead of or behind the machine's, to the second.
+func parseNow(s string, wall time.Time) (time.Time, error) {
+	if strings.HasPrefix(s, "+") || strings.HasPrefix(s, "-") {
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			return time.Time{}, fmt.Errorf("%q is neither an RFC 3339 time nor an offset such as +48h", s)
+		}
+		return wall.Add(d).UTC().Truncate(time.Second), nil
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%q is neither an RFC 3339 time nor an offset such as +48h", s)
+	}
+	return t.UTC(), nil
 }

@@ -106,6 +106,28 @@ func TestLiveClockRuns(t *testing.T) {
 	}
 }
 
+// TestParseNow: -now takes a time, or an offset from the machine's clock for a service whose clock
+// is wrong.
+func TestParseNow(t *testing.T) {
+	wall := time.Date(2026, 11, 28, 6, 0, 0, 500, time.UTC)
+	for _, tt := range []struct{ in, want string }{
+		{"2025-09-01T07:00:00+07:00", "2025-09-01T00:00:00Z"},
+		{"+48h", "2026-11-30T06:00:00Z"},
+		{"-90m", "2026-11-28T04:30:00Z"},
+		{"+43800h", "2031-11-27T06:00:00Z"},
+	} {
+		got, err := parseNow(tt.in, wall)
+		if err != nil || got.Format(time.RFC3339) != tt.want {
+			t.Errorf("%s: %v %v, want %s", tt.in, got, err, tt.want)
+		}
+	}
+	for _, in := range []string{"yesterday", "+2d", ""} {
+		if _, err := parseNow(in, wall); err == nil || !strings.Contains(err.Error(), "an offset such as +48h") {
+			t.Errorf("%q: %v", in, err)
+		}
+	}
+}
+
 // TestEveryFlagRefused walks every flag -h lists with each value it refuses: text its type
 // cannot read, a negative number where none has a meaning, a 0 where it means nothing, a word
 // outside its list. Each stops the simulator before it serves: exit 2, the flag named, one line

@@ -30,6 +30,18 @@ func partialAccounts(accounts []syncrun.Account, sums []fetch.Summary) string {
 	return strings.Join(names, ", ")
 }
 
+// clockNotes says, per account, how the service's clock disagreed with this machine's in a sync
+// (fetch.Summary.ClockNote), "" when it agreed everywhere.
+func clockNotes(accounts []syncrun.Account, sums []fetch.Summary) string {
+	var notes []string
+	for i, s := range sums {
+		if n := s.ClockNote(); n != "" && i < len(accounts) {
+			notes = append(notes, "Account "+accounts[i].Name+": "+n)
+		}
+	}
+	return strings.Join(notes, "\n")
+}
+
 // startDeliveries runs the schedule file's deliveries and the operators' alerts beside the
 // daemon's syncs, in a goroutine of their own: a delivery never delays or fails a sync. It
 // returns nil when none of BILLSYNC_DELIVERIES, BILLSYNC_ALERTS_TO and BILLSYNC_METRICS_ADDR is set, and a wait for

@@ -196,6 +196,9 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdout, 
 		}
 		rec.RunFinished(att)
 		if deliveries != nil && ctx.Err() == nil {
+			if err == nil {
+				deliveries.SyncClock(clockNotes(accounts, sums))
+			}
 			deliveries.SyncFinished(err, partialAccounts(accounts, sums), time.Now())
 		}
 		if err != nil {

@@ -222,7 +222,13 @@ func printSummary(w io.Writer, path string, sums []fetch.Summary, took time.Dura
 			fmt.Fprintf(w, "; left for the next run by the budget: %d credit histories, %d details",
 				s.CreditPending, s.DetailPending)
 		}
+		if s.Redacted > 0 {
+			fmt.Fprintf(w, "; %d records held the API key, stored redacted (see data_quality_flags)", s.Redacted)
+		}
 		fmt.Fprintln(w)
+		if note := s.ClockNote(); note != "" {
+			fmt.Fprintf(w, "  partial: %s\n", note)
+		}
 		if len(s.CreditReads) > 0 {
 			fmt.Fprintf(w, "  credit histories read, by why they were due:")
 			for _, r := range s.CreditReads {

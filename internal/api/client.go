@@ -115,6 +115,7 @@ type Client struct {
 	userAgent   string
 	http        *http.Client
 	log         *slog.Logger
+	screen      *keyScreen // finds the key in records (records.go)
 	clk         clock
 	lim         *limiter
 	maxAttempts int
@@ -146,6 +147,44 @@ type Client struct {
 	// clockOffset is the latest answer's Date minus this machine's clock when it arrived, in
 	// nanoseconds; valid once serverTime is set.
 	clockOffset atomic.Int64
+	// the range of the offsets the answers' Dates showed since ResetClockRange: a service whose
+	// clock is merely wrong shows one offset; one whose Date jumps shows a range.
+	rangeMu          sync.Mutex
+	rangeLo, rangeHi time.Duration
+	rangeN           int64
+}
+
+// ClockRange is the range of clock offsets (the service's clock minus this machine's) the
+// answers' Date headers showed since ResetClockRange; N counts those answers.
+type ClockRange struct {
+	Lo, Hi time.Duration
+	N      int64
+}
+
+// ClockRange is the range of offsets seen since ResetClockRange.
+func (c *Client) ClockRange() ClockRange {
+	c.rangeMu.Lock()
+	defer c.rangeMu.Unlock()
+	return ClockRange{Lo: c.rangeLo, Hi: c.rangeHi, N: c.rangeN}
+}
+
+// ResetClockRange starts a new range of offsets (a sync run's).
+func (c *Client) ResetClockRange() {
+	c.rangeMu.Lock()
+	defer c.rangeMu.Unlock()
+	c.rangeLo, c.rangeHi, c.rangeN = 0, 0, 0
+}
+
+func (c *Client) noteOffset(off time.Duration) {
+	c.rangeMu.Lock()
+	defer c.rangeMu.Unlock()
+	if c.rangeN == 0 || off < c.rangeLo {
+		c.rangeLo = off
+	}
+	if c.rangeN == 0 || off > c.rangeHi {
+		c.rangeHi = off
+	}
+	c.rangeN++
 }
 
 // Stats counts what a Client has done since New.
@@ -173,6 +212,7 @@ func New(cfg Config) (*Client, error) {
 		base:        base,
 		auth:        "Bearer " + cfg.APIKey,
 		key:         cfg.APIKey,
+		screen:      newKeyScreen(cfg.APIKey),
 		userAgent:   or(cfg.UserAgent, DefaultUserAgent),
 		http:        cfg.HTTPClient,
 		log:         cfg.Logger,
@@ -337,6 +377,7 @@ func (c *Client) noteDate(h http.Header, arrived time.Time) {
 	ns := t.UnixNano()
 	c.lastDate.Store(ns)
 	c.clockOffset.Store(int64(t.Sub(arrived)))
+	c.noteOffset(t.Sub(arrived))
 	for {
 		old := c.serverTime.Load()
 		if ns <= old || c.serverTime.CompareAndSwap(old, ns) {

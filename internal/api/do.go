@@ -507,6 +507,11 @@ func (c *Client) answered(ctx, actx context.Context, cl *call, resp *http.Respon
 		if err == nil {
 			return outcome{}
 		}
+		var enc *EncodingError
+		if errors.As(err, &enc) {
+			// the service's data, not a fault of this answer: the same bytes come again
+			return outcome{err: fmt.Errorf("%s: %w", cl.where(), err)}
+		}
 		var bs *bodyStatus
 		if !errors.As(err, &bs) {
 			if why := foreignBody(resp.Header, body); why != "" {

@@ -25,6 +25,9 @@ type ListPage struct {
 	// read (a boolean in a string, null data, a page count the total contradicts): the page
 	// cannot prove its list complete.
 	Doubts []string
+	// Redactions are the records whose text held the API key, or a run of 8 or more of its
+	// characters: Items holds them with the runs replaced by Redacted (records.go).
+	Redactions []Redaction
 }
 
 // Paths of the endpoints with their own envelope.
@@ -71,10 +74,18 @@ func (c *Client) WebhookHistory(ctx context.Context, limit int, startingAfter st
 
 // Detail fetches a detail endpoint such as "/hl/v1/product/{id}" and returns its data object (a copy).
 func (c *Client) Detail(ctx context.Context, path string) (json.RawMessage, error) {
+	raw, _, err := c.DetailRedacted(ctx, path)
+	return raw, err
+}
+
+// DetailRedacted is Detail, and where the object's text held the API key (nil when it did not): the
+// object returned has it replaced by Redacted, as a list's records.
+func (c *Client) DetailRedacted(ctx context.Context, path string) (json.RawMessage, *Redaction, error) {
 	if err := checkPath(path); err != nil {
-		return nil, fmt.Errorf("GET %s: %w", path, err)
+		return nil, nil, fmt.Errorf("GET %s: %w", path, err)
 	}
 	var out json.RawMessage
+	var red *Redaction
 	err := c.do(ctx, &call{method: http.MethodGet, path: path, decode: func(status int, body []byte) error {
 		e, err := decodeEnvelope(body, status)
 		if err != nil {
@@ -83,13 +94,20 @@ func (c *Client) Detail(ctx context.Context, path string) (json.RawMessage, erro
 		if k := kindOf(e.Data); k != "object" {
 			return fmt.Errorf("data: expected object, got %s", k)
 		}
-		out = e.Data
+		if err := checkUTF8(body, []json.RawMessage{e.Data}, true); err != nil {
+			return err
+		}
+		items := []json.RawMessage{e.Data}
+		if r := c.screen.redactItems(body, items); r != nil {
+			red = &r[0]
+		}
+		out = items[0]
 		return nil
 	}})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return out, nil
+	return out, red, nil
 }
 
 func (c *Client) list(ctx context.Context, path string, q url.Values, page string, norm func(*header) (*ListPage, error)) (*ListPage, error) {
@@ -100,7 +118,14 @@ func (c *Client) list(ctx context.Context, path string, q url.Values, page strin
 	err := c.do(ctx, &call{method: http.MethodGet, path: path, query: q, page: page,
 		decode: func(status int, body []byte) (err error) {
 			out, err = decodeList(body, status, norm)
-			return err
+			if err != nil {
+				return err
+			}
+			if err := checkUTF8(body, out.Items, false); err != nil {
+				return err
+			}
+			out.Redactions = c.screen.redactItems(body, out.Items)
+			return nil
 		}})
 	if err != nil {
 		return nil, err

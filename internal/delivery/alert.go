@@ -59,6 +59,7 @@ type observation struct {
 const (
 	KeySyncFailed     = "sync_failed"
 	KeySyncPartial    = "sync_partial"
+	KeyServiceClock   = "service_clock"
 	KeyNoSync         = "no_sync"
 	KeyDQExceptions   = "dq_exceptions"
 	KeyUnresolvedJobs = "unresolved_jobs"

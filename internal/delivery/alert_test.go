@@ -358,3 +358,36 @@ func TestAlertsJournalBusy(t *testing.T) {
 		t.Errorf("%d changes still queued", n)
 	}
 }
+
+// TestServiceClockAlert: a published sync under a service clock ahead of this machine's tells the
+// operators once, naming both clocks and the offset; the clock right again, once more.
+func TestServiceClockAlert(t *testing.T) {
+	mp := startMailpit(t, opsUser, opsPass, false)
+	db := testWarehouse(t)
+	c := &clock{t: wib(t, "2026-12-01 08:00")}
+	ctx := context.Background()
+	note := "Account toko: the service's clock (its Date header) read 2026-12-03 01:00 UTC when this machine's clock read " +
+		"2026-12-01 01:00 UTC: 48h0m0s ahead of it."
+	s, _ := daemonWithAlerts(t, db, mp, c)
+	for range 2 {
+		s.SyncClock(note)
+		s.SyncFinished(nil, "toko", c.t)
+		s.Check(ctx, c.t)
+		c.t = c.t.Add(time.Minute)
+	}
+	s.SyncClock("")
+	s.SyncFinished(nil, "", c.t)
+	s.Check(ctx, c.t)
+	want := []string{"[billsync] PROBLEM: partial sync", "[billsync] PROBLEM: the service's clock disagrees with this machine's",
+		"[billsync] RESOLVED: partial sync", "[billsync] RESOLVED: the service's clock disagrees with this machine's"}
+	if got := mp.subjects(t); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("sent:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for _, m := range mp.messages(t) {
+		if strings.HasPrefix(m.Subject, "[billsync] PROBLEM: the service's clock") {
+			if body := mp.message(t, m.ID).Text; !strings.Contains(body, note) {
+				t.Errorf("the alert says:\n%s\nwant the note naming both clocks:\n%s", body, note)
+			}
+		}
+	}
+}

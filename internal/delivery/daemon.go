@@ -50,6 +50,7 @@ type Scheduler struct {
 	failedErr string
 	lastOK    time.Time // the last successful sync this daemon saw; zero: none yet
 	partial   string    // accounts the last published sync left incomplete
+	clockNote string    // how the service's clock disagreed with this machine's in the last published sync
 	synced    bool      // a sync ended since the start
 	started   time.Time
 	waited    map[occKey]bool      // occurrences that waited for a fresh sync
@@ -111,10 +112,20 @@ func (s *Scheduler) SyncFinished(err error, partial string, at time.Time) {
 	s.poke()
 }
 
+// SyncClock tells the scheduler, before SyncFinished of a published sync, how the service's clock
+// disagreed with this machine's in it (both clocks and the offset, in words; "" when they
+// agreed): the operators are told when that starts and when it ends.
+func (s *Scheduler) SyncClock(note string) {
+	s.init()
+	s.mu.Lock()
+	s.clockNote = note
+	s.mu.Unlock()
+}
+
 // syncAlerts tells the operators of a change in the last sync's state.
 func (s *Scheduler) syncAlerts(ctx context.Context) {
 	s.mu.Lock()
-	synced, failedAt, failedErr, partial := s.synced, s.failedAt, s.failedErr, s.partial
+	synced, failedAt, failedErr, partial, clockNote := s.synced, s.failedAt, s.failedErr, s.partial, s.clockNote
 	s.mu.Unlock()
 	if !synced {
 		return
@@ -122,6 +133,7 @@ func (s *Scheduler) syncAlerts(ctx context.Context) {
 	s.Alerts.State(ctx, KeySyncFailed, failedAt.IsZero(), "sync failed", failedErr)
 	s.Alerts.State(ctx, KeySyncPartial, partial == "", "partial sync",
 		"The last sync was published incomplete for: "+partial+" (the warehouse's sync_runs and sync_streams say what is missing).")
+	s.Alerts.State(ctx, KeyServiceClock, clockNote == "", "the service's clock disagrees with this machine's", clockNote)
 }
 
 func oneLine(s string) string {

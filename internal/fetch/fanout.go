@@ -158,7 +158,7 @@ func (s *syncer) customerCredit(ctx context.Context, batch BatchSink, t syncdata
 		"sortOrder": {"asc"},
 	}
 	if !t.Since.IsZero() {
-		// never past the server's clock: a future-dated entry must not move the start beyond now
+		// never past the run's clock: a future-dated entry must not move the start beyond now
 		since := t.Since.UTC()
 		if now := s.sink.ObservedAt(); since.After(now) {
 			since = now
@@ -181,6 +181,9 @@ func (s *syncer) customerCredit(ctx context.Context, batch BatchSink, t syncdata
 			return fmt.Errorf("page %d: %w", page, err)
 		}
 		if _, err := g.check(page, p); err != nil {
+			return err
+		}
+		if err := s.flagRedactions(ctx, creditStream, creditHistoryPath+t.CustomerID, page, p); err != nil {
 			return err
 		}
 		// bounded in bytes: a full batch is merged before this goroutine reads on
@@ -258,7 +261,7 @@ func (s *syncer) detailBatch(ctx context.Context, d detailDef, batchNo int, ids 
 				s.release()
 				return fmt.Errorf("%s: %w", d.stream, err)
 			}
-			raw, err := s.c.Detail(gctx, d.path+seg)
+			raw, red, err := s.c.DetailRedacted(gctx, d.path+seg)
 			s.release()
 			switch {
 			case notFound(err):
@@ -266,6 +269,12 @@ func (s *syncer) detailBatch(ctx context.Context, d detailDef, batchNo int, ids 
 			case err != nil:
 				return fmt.Errorf("%s %s: %w", d.stream, id, err)
 			default:
+				if red != nil {
+					p := &api.ListPage{Redactions: []api.Redaction{*red}}
+					if err := s.flagRedactions(gctx, d.stream, d.path+seg, 0, p); err != nil {
+						return err
+					}
+				}
 				if err := batch.Add(gctx, batchNo, []json.RawMessage{raw}); err != nil {
 					return err
 				}

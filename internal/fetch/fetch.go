@@ -98,6 +98,9 @@ type Summary struct {
 	// arrived, a list that kept changing): nothing was marked deleted from them, and the run is
 	// partial.
 	Incomplete []string
+	// Redacted counts records whose text held the API key: stored redacted, flagged in
+	// data_quality_flags.
+	Redacted int
 
 	// ClockSource is the clock the run stored its times by (syncdata.ClockService or
 	// ClockMachine; "" when it stored none); ClockSetAside says the service's clock disagreed
@@ -105,6 +108,11 @@ type Summary struct {
 	ClockSource   string
 	ClockSetAside bool
 	ClockOffset   time.Duration
+	// ClockMachine and ClockService are the two clocks when the run decided (ClockService zero
+	// when no Date had arrived); ClockFlagged counts the records dated after this machine's
+	// clock by a service clock ahead, flagged in data_quality_flags.
+	ClockMachine, ClockService time.Time
+	ClockFlagged               int64
 
 	// Phase wall times: lists (every list and webhook history, read concurrently) are bound by
 	// records, the fan-outs by requests.
@@ -150,10 +158,12 @@ func (o *Options) defaults() {
 
 // Status is the run's outcome as sync_runs, the metrics and the log state it: "partial" when
 // the budget left credit histories or details for the next run, conflicting duplicates were
-// recorded, or a list was not read whole; "succeeded" otherwise. A failed run has no Summary
+// recorded, a list was not read whole, or the service's clock ran ahead of this machine's beyond
+// the bound (its records are dated by a clock that is off, some in this machine's future);
+// "succeeded" otherwise. A failed run has no Summary
 // status: the error says it.
 func (s Summary) Status() string {
-	if s.CreditPending > 0 || s.DetailPending > 0 || s.Conflicts > 0 || len(s.Incomplete) > 0 {
+	if s.CreditPending > 0 || s.DetailPending > 0 || s.Conflicts > 0 || len(s.Incomplete) > 0 || s.ClockAhead() {
 		return "partial"
 	}
 	return "succeeded"
@@ -166,6 +176,7 @@ func Account(ctx context.Context, c *api.Client, open Open, opts Options) (Summa
 	opts.defaults()
 	started := time.Now()
 	statsStart := c.Stats()
+	c.ResetClockRange() // the Date headers of this run: jumps within it stop it (clock.go)
 	// The run's observation time follows the one clock rule (clock.go), decided when the sink
 	// first needs it: after a response has arrived.
 	clk := &runClock{c: c, bound: opts.MaxClockSkew, log: opts.Log}
@@ -188,8 +199,20 @@ func Account(ctx context.Context, c *api.Client, open Open, opts Options) (Summa
 	sum, err := s.sync(ctx)
 	run := sink.Run()
 	sum.RunID, sum.Resumed = run.ID, run.Resumed
-	sum.ClockSource, sum.ClockSetAside = clk.report()
+	sum.Redacted = s.redacted
+	sum.ClockSource, sum.ClockSetAside, sum.ClockMachine, sum.ClockService = clk.report()
 	sum.ClockOffset, _ = c.ClockOffset()
+	if !sum.ClockService.IsZero() {
+		sum.ClockOffset = sum.ClockService.Sub(sum.ClockMachine)
+	}
+	if err == nil {
+		err = clk.consistent()
+	}
+	if err == nil && sum.ClockAhead() {
+		// records dated after this machine's clock (and the bound) were dated by the service's
+		// clock ahead: stored as they are, flagged
+		sum.ClockFlagged, err = sink.FlagServiceClock(ctx, time.Now().Add(opts.MaxClockSkew), sum.clockFlagNote())
+	}
 	c.FlushWaits(ctx)
 	st := c.Stats()
 	sum.Requests = st.Requests - s.statsStart.Requests
@@ -235,7 +258,8 @@ type syncer struct {
 	batchRequests int
 	batchAge      time.Duration
 
-	mu sync.Mutex // guards StreamResult tallies shared by a stream's page goroutines
+	mu       sync.Mutex // guards StreamResult tallies shared by a stream's page goroutines, and redacted
+	redacted int        // records stored with the API key redacted
 }
 
 func (s *syncer) sync(ctx context.Context) (Summary, error) {
@@ -367,6 +391,29 @@ func (s *syncer) budgetLeft() bool {
 }
 
 // count adds records to a stream's tally (streams page concurrently) and reports progress.
+// flagRedactions records the records of page p whose text held the API key (stored redacted: the
+// client replaced the runs) in data quality, and warns.
+func (s *syncer) flagRedactions(ctx context.Context, stream, path string, page int, p *api.ListPage) error {
+	if len(p.Redactions) == 0 {
+		return nil
+	}
+	flags := make([]syncdata.Flag, 0, len(p.Redactions))
+	for _, r := range p.Redactions {
+		for _, f := range r.Fields {
+			flags = append(flags, syncdata.Flag{Entity: stream, ID: r.ID, Kind: syncdata.FlagKeyRedacted, Field: f,
+				Detail: fmt.Sprintf("%s held the API key (or %d or more of its characters in a row): stored as %s, in the column and the raw JSON",
+					f, 8, api.Redacted),
+				Path: path, Page: page, Item: r.Item})
+		}
+	}
+	s.mu.Lock()
+	s.redacted += len(p.Redactions)
+	s.mu.Unlock()
+	s.opts.Log.Warn("records held the API key: stored redacted and flagged in data quality (data_quality_flags)",
+		"stream", stream, "path", path, "page", page, "records", len(p.Redactions))
+	return s.sink.Flag(ctx, flags)
+}
+
 func (s *syncer) count(stream string, res *StreamResult, records int64) {
 	s.mu.Lock()
 	res.Pages++
@@ -374,4 +421,34 @@ func (s *syncer) count(stream string, res *StreamResult, records int64) {
 	p := Progress{Stream: stream, Pages: res.Pages, Records: res.Records}
 	s.mu.Unlock()
 	s.progress(p)
+}
+
+// ClockAhead says whether the service's clock ran ahead of this machine's beyond the bound: its
+// records are stored as it dates them, those in this machine's future flagged. A service clock
+// behind is set aside too (one warning), but dates nothing in this machine's future.
+func (s Summary) ClockAhead() bool { return s.ClockSetAside && s.ClockOffset > 0 }
+
+// ClockNote says, for operators, how the service's clock ran ahead of this machine's in the run
+// and what the run did about it; "" when it did not.
+func (s Summary) ClockNote() string {
+	if !s.ClockAhead() {
+		return ""
+	}
+	way := "ahead of"
+	if s.ClockOffset < 0 {
+		way = "behind"
+	}
+	note := fmt.Sprintf("the service's clock (its Date header) read %s when this machine's clock read %s: %s %s it. "+
+		"Its records are stored as it dates them; billsync's own times (observation, credit reads, cursors) are this machine's",
+		clockText(s.ClockService), clockText(s.ClockMachine), roundOffset(s.ClockOffset.Abs()), way)
+	if s.ClockFlagged > 0 {
+		note += fmt.Sprintf("; %d records dated after this machine's clock are flagged in data quality (data_quality_flags)", s.ClockFlagged)
+	}
+	return note + ". Set the service's or this machine's clock right (NTP)."
+}
+
+// clockFlagNote ends the detail of each record flagged for the service's clock.
+func (s Summary) clockFlagNote() string {
+	return fmt.Sprintf("the service's clock (its Date header) ran %s ahead of this machine's; stored as the service dates it",
+		roundOffset(s.ClockOffset))
 }

@@ -173,6 +173,9 @@ func (s *syncer) listPage(ctx context.Context, stream string, li ListSink, path 
 	if _, err := g.check(page, p); err != nil {
 		return nil, err
 	}
+	if err := s.flagRedactions(ctx, stream, path, page, p); err != nil {
+		return nil, err
+	}
 	if err := li.Add(ctx, page, p.Items); err != nil {
 		return nil, err
 	}

@@ -52,6 +52,12 @@ func (m *memSink) Run() syncdata.Run { return syncdata.Run{ID: 1, Account: m.acc
 
 func (m *memSink) SetRunClock(c syncdata.RunClock) error { m.clock = c; return nil }
 
+func (m *memSink) Flag(context.Context, []syncdata.Flag) error { return nil }
+
+func (m *memSink) SetTimeBound(syncdata.TimeBound) {}
+
+func (m *memSink) FlagServiceClock(context.Context, time.Time, string) (int64, error) { return 0, nil }
+
 func (m *memSink) ObservedAt() time.Time {
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -22,6 +22,12 @@ type Sink interface {
 	SetRunClock(syncdata.RunClock) error
 	// ObservedAt is the run's time, fixed at its first call (from the Open's now).
 	ObservedAt() time.Time
+	// SetTimeBound sets the latest time a record of the run may carry (the clock rule decides it
+	// with the observation time, from within the Open's now).
+	SetTimeBound(syncdata.TimeBound)
+	// FlagServiceClock flags the records the run stored dated after `after` (this machine's
+	// clock plus the bound) by a service whose clock ran ahead; note ends each flag's detail.
+	FlagServiceClock(ctx context.Context, after time.Time, note string) (int64, error)
 	// RepairFutureTimes forgets credit read times and cursors stored after latest.
 	RepairFutureTimes(ctx context.Context, latest time.Time) (credit, cursors int64, err error)
 	// FanoutBatch is when a fan-out batch closes: after this many requests or this long.
@@ -46,6 +52,9 @@ type Sink interface {
 	DetailTargets(ctx context.Context, e entity.Name) ([]string, error)
 	// NewestCreated is the latest creation time of e's records this run read (ok false: none).
 	NewestCreated(ctx context.Context, e entity.Name) (t time.Time, ok bool, err error)
+
+	// Flag records records the run stored but flags for data quality.
+	Flag(ctx context.Context, flags []syncdata.Flag) error
 
 	// Flush waits for every write queued so far and reports the first failure (a
 	// *syncdata.WriteError when the sink's writer failed).

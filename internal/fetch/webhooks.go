@@ -3,6 +3,7 @@ package fetch
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strconv"
 
 	"github.com/billsync/billsync/internal/entity"
@@ -55,6 +56,9 @@ func (s *syncer) webhookStream(ctx context.Context) (StreamResult, error) {
 		if _, err := g.check(page, p); err != nil {
 			return res, err
 		}
+		if err := s.flagRedactions(ctx, webhookStream, "/hl/v2/webhooks/new-history", page, p); err != nil {
+			return res, err
+		}
 		if err := li.Add(ctx, page, p.Items); err != nil {
 			return res, err
 		}
@@ -87,10 +91,18 @@ func (s *syncer) webhookStream(ctx context.Context) (StreamResult, error) {
 	if ok {
 		newest = max(newest, read.UnixMilli())
 	}
-	// The cursor never advances past the server's clock: a delivery dated in the future (which the
-	// merge refuses beyond a day) must not make the next runs skip everything until then.
+	// The cursor never advances past the run's clock (the service's when it agrees with this
+	// machine's, else this machine's): a delivery dated in the future (which the merge refuses
+	// beyond a day) must not make the next runs skip everything until then. Under a service
+	// clock ahead, its deliveries are dated ahead of this machine's clock as a rule: the run's one
+	// warning said so already.
 	if now := s.sink.ObservedAt().UnixMilli(); newest > now {
-		s.opts.Log.Warn("webhook cursor held at the server's clock", "newest_createdAt", newest, "server_clock", now)
+		level := slog.LevelWarn
+		if _, setAside, _, _ := s.clock.report(); setAside {
+			level = slog.LevelInfo
+		}
+		s.opts.Log.Log(ctx, level, "webhook cursor held at the run's clock: a delivery is dated after it",
+			"newest_createdAt", newest, "run_clock", now)
 		newest = now
 	}
 	if newest > 0 {

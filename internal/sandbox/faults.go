@@ -52,6 +52,8 @@ const (
 	FaultDotIDs               FaultKind = "dot_ids"               // lists: page 1's first two records have the ids "." and ".."
 	FaultDateAhead            FaultKind = "date_ahead"            // the Date header 5 years ahead of the simulated clock; records as they are
 	FaultRepeatedKey          FaultKind = "repeated_key"          // lists: the page's first record gives "id" twice, with two values
+	FaultEchoKeyRecord        FaultKind = "echo_key_record"       // lists: page 1's first record's name carries the request's API key
+	FaultInvalidUTF8          FaultKind = "invalid_utf8"          // lists: page 1's first record's name holds bytes that are not UTF-8
 
 	// A service whose clock or identity is off (clockfaults.go), against which a write's lost answer is
 	// reconciled. The Date offsets and the add-credit entry's faults are Faults fields, set for every answer.
@@ -99,6 +101,8 @@ type Faults struct {
 	DateAhead            float64 `json:"dateAhead"`
 
 	RepeatedKey         float64 `json:"repeatedKey"`
+	EchoKeyRecord       float64 `json:"echoKeyRecord"`
+	InvalidUTF8         float64 `json:"invalidUtf8"`
 	WildDate            float64 `json:"wildDate"`
 	ForeignCredit       float64 `json:"foreignCredit"`
 	OtherCustomerCredit float64 `json:"otherCustomerCredit"`
@@ -144,7 +148,8 @@ func (f *Faults) fractions() []struct {
 		{FaultFutureTime, f.FutureTime}, {FaultRedirect, f.Redirect}, {FaultEchoKey500, f.EchoKey500},
 		{FaultHasMoreString, f.HasMoreString}, {FaultNullData, f.NullData}, {FaultUnannouncedEndless, f.UnannouncedEndless},
 		{FaultDotIDs, f.DotIDs}, {FaultDateAhead, f.DateAhead},
-		{FaultRepeatedKey, f.RepeatedKey}, {FaultWildDate, f.WildDate}, {FaultForeignCredit, f.ForeignCredit}, {FaultOtherCustomerCredit, f.OtherCustomerCredit},
+		{FaultRepeatedKey, f.RepeatedKey}, {FaultEchoKeyRecord, f.EchoKeyRecord}, {FaultInvalidUTF8, f.InvalidUTF8},
+		{FaultWildDate, f.WildDate}, {FaultForeignCredit, f.ForeignCredit}, {FaultOtherCustomerCredit, f.OtherCustomerCredit},
 	}
 }
 
@@ -174,7 +179,7 @@ func (k FaultKind) appliesTo(post bool) bool {
 		FaultEndlessList, FaultSamePageForever, FaultInflatedPageCount, FaultConflictingDuplicate, FaultCursorLoop,
 		FaultEndlessCredit, FaultEpochSeconds, FaultEpochZero, FaultEpochMicros, FaultFutureTime,
 		FaultHasMoreString, FaultNullData, FaultUnannouncedEndless, FaultDotIDs,
-		FaultForeignCredit, FaultOtherCustomerCredit, FaultRepeatedKey:
+		FaultForeignCredit, FaultOtherCustomerCredit, FaultRepeatedKey, FaultEchoKeyRecord, FaultInvalidUTF8:
 		return !post
 	}
 	return true

@@ -23,7 +23,7 @@ var listBytesFaults = []FaultKind{
 	FaultConflictingDuplicate, FaultCursorLoop, FaultEndlessCredit, FaultEpochSeconds, FaultEpochZero,
 	FaultEpochMicros, FaultFutureTime, FaultRedirect, FaultEchoKey500, FaultHasMoreString, FaultNullData,
 	FaultUnannouncedEndless, FaultDotIDs, FaultDateAhead, FaultRepeatedKey, FaultWildDate,
-	FaultForeignCredit, FaultOtherCustomerCredit,
+	FaultForeignCredit, FaultOtherCustomerCredit, FaultEchoKeyRecord, FaultInvalidUTF8,
 }
 
 // listBytesCollections are the collections whose Dump the guard holds: those there were when its

@@ -222,6 +222,12 @@ func serveList[T keyed](s *Server, c *reqCtx, l list[T]) {
 	if sh.dotIDs {
 		e.b = dotIDs(e.b, dataAt)
 	}
+	if sh.echoKey {
+		e.b = intoFirstName(e.b, dataAt, echoedKey(c.r))
+	}
+	if sh.badUTF8 {
+		e.b = intoFirstName(e.b, dataAt, notUTF8)
+	}
 	c.send(e.b)
 	putEnc(e)
 }

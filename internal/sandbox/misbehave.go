@@ -33,6 +33,9 @@ type listShape struct {
 	// a page count of 0; unannounced sends neither pageCount nor a total; dotIDs gives page 1's
 	// first two records the ids "." and "..".
 	hasMoreString, nullData, unannounced, dotIDs bool
+	// echoKey puts the request's API key into page 1's first name; badUTF8 puts bytes that are not
+	// UTF-8 there.
+	echoKey, badUTF8 bool
 }
 
 // dateAheadYears is how far ahead of the simulated clock the date_ahead fault dates its answers.
@@ -68,6 +71,10 @@ func (c *reqCtx) shapeList(pg pageReq, pageCount, total int, off *int) listShape
 		sh.hasMore, sh.unannounced, sh.synthetic = true, true, true
 	case FaultDotIDs:
 		sh.dotIDs = pg.page == 1
+	case FaultEchoKeyRecord:
+		sh.echoKey = pg.page == 1
+	case FaultInvalidUTF8:
+		sh.badUTF8 = pg.page == 1
 	}
 	return sh
 }
@@ -90,6 +97,32 @@ func dotIDs(b []byte, at int) []byte {
 	}
 	return b
 }
+
+// intoFirstName appends add to the first "name" value of a page body from at on (customers, products,
+// invoices and the other lists with a name: a service that echoes what it was sent, or stores bytes it
+// never checked).
+func intoFirstName(b []byte, at int, add []byte) []byte {
+	i := bytes.Index(b[at:], []byte(`"name":"`))
+	if i < 0 {
+		return b
+	}
+	start := at + i + len(`"name":"`)
+	end := bytes.IndexByte(b[start:], '"')
+	if end < 0 {
+		return b
+	}
+	cut := start + end
+	return append(b[:cut:cut], append(append([]byte(nil), add...), b[cut:]...)...)
+}
+
+// echoedKey is what the echo_key_record fault adds to a name: the key the request carried, as a
+// service that stored it in a free-text field would show it.
+func echoedKey(r *http.Request) []byte {
+	return []byte(" " + strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "))
+}
+
+// notUTF8 is what the invalid_utf8 fault adds to a name: "é" in Latin-1, a lone continuation byte.
+var notUTF8 = []byte(" Jos\xe9 \x80")
 
 // idOffset is where a record's id value starts: every record the simulator encodes begins {"id":"
 const idOffset = len(`{"id":"`)

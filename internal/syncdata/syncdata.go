@@ -76,6 +76,28 @@ type Conflict struct {
 	SecondRaw             json.RawMessage
 }
 
+// TimeBound is the latest time a record of a run may carry (a day after the later of the
+// service's clock and this machine's), and Clocks the words naming them with their times, for
+// the message of a record dated after it: "is more than a day after <Clocks>".
+type TimeBound struct {
+	Latest time.Time
+	Clocks string
+}
+
+// Flag kinds of data_quality_flags.
+const (
+	FlagKeyRedacted  = "api_key_redacted" // the record held the API key, stored redacted
+	FlagServiceClock = "service_clock"    // the record is dated after this machine's clock by a service clock ahead
+)
+
+// Flag is one record the run stored but flags for data quality: its entity and id, the kind of
+// flag, the field concerned, what was found (in words) and where it was read.
+type Flag struct {
+	Entity, ID, Kind, Field, Detail string
+	Path                            string
+	Page, Item                      int
+}
+
 // MergeResult counts what a merge did to the entity's table.
 type MergeResult struct {
 	Inserted, Updated, Unchanged, Deleted, Restored int64

@@ -46,7 +46,7 @@ func TestServiceClockAheadSetAside(t *testing.T) {
 		t.Errorf("clock %q set aside %t offset %s: want this machine's, the service's set aside five years ahead",
 			sum.ClockSource, sum.ClockSetAside, sum.ClockOffset)
 	}
-	if n := strings.Count(e.logs.String(), "the billing service's clock disagrees with this machine's"); n != 1 {
+	if n := strings.Count(e.logs.String(), "the service's clock (its Date header) is "); n != 1 {
 		t.Errorf("%d warnings, want 1", n)
 	}
 	for _, q := range []string{

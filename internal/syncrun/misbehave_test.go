@@ -127,7 +127,10 @@ func TestMisbehavingService(t *testing.T) {
 		{"createdAt in epoch microseconds", sandbox.Faults{PathPrefix: "/hl/v1/invoice", EpochMicros: 1}, "",
 			[]string{"invoices page 1 item 0 (id ", "looks like epoch microseconds, not milliseconds"}},
 		{"a webhook delivery dated 2999", sandbox.Faults{PathPrefix: "/hl/v2/webhooks"}, sandbox.FaultFutureTime,
-			[]string{"webhook_deliveries page 1 item 0 (id ", `createdAt "2999-01-01T00:00:00.000Z" is more than a day after the server's clock`}},
+			[]string{"webhook_deliveries page 1 item 0 (id ", `createdAt "2999-01-01T00:00:00.000Z" is more than a day after the service's clock (its Date header: 2026-11-01 04:00 UTC`}},
+		{"a customer's name not UTF-8", sandbox.Faults{PathPrefix: "/hl/v1/customer", InvalidUTF8: 1}, "",
+			[]string{`customers: page 1 of /hl/v1/customer: GET /hl/v1/customer page 1: item 0 (id "`, `the text in "name" is not UTF-8 (byte 0xe9 at byte `,
+				"the service sent it in another encoding"}},
 		{"a customer giving its id twice", sandbox.Faults{PathPrefix: "/hl/v1/customer"}, sandbox.FaultRepeatedKey,
 			[]string{"GET /hl/v1/customer page 1 item 0 (id ", `gives "id" twice, so it has no single reading; stopped`}},
 		{"302 to another port", sandbox.Faults{RedirectTo: catcher.URL, Redirect: 1}, "",
@@ -348,7 +351,7 @@ func TestCursorHeldAtServerClock(t *testing.T) {
 	if len(cur) != 1 || cur[0][0] != fmt.Sprint(testNow.UnixMilli()) {
 		t.Fatalf("cursor %v, want the server's clock %d, not the future delivery's time", cur, testNow.UnixMilli())
 	}
-	if !strings.Contains(e.logs.String(), "webhook cursor held at the server's clock") {
+	if !strings.Contains(e.logs.String(), "webhook cursor held at the run's clock") {
 		t.Error("no warning logged")
 	}
 	e.sb.Advance(3 * time.Hour)

@@ -126,9 +126,9 @@ func projectSQL(d *entity.Decl) (string, error) {
 			checks = append(checks, bad)
 			continue
 		}
-		latest := "c.observed_at + INTERVAL 1 DAY"
+		latest := "c.latest_at, c.clocks"
 		if f.Future {
-			latest = "NULL::TIMESTAMPTZ"
+			latest = "NULL::TIMESTAMPTZ, NULL::VARCHAR"
 		}
 		times = append(times, bad, fmt.Sprintf("bs_when(%s, %s, %s, %s)", label, text, q(f.Col), latest))
 	}

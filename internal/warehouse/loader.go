@@ -27,6 +27,7 @@ type loader struct {
 	runID      int64
 	account    string
 	observedAt time.Time
+	bound      syncdata.TimeBound // the latest time a record may carry; zero: a day after observedAt
 
 	conn   *sql.Conn // staging and merge temp tables live on this connection
 	app    *duckdb.Appender
@@ -43,7 +44,19 @@ type loader struct {
 const stageFlushBytes = 4 << 20
 
 // createMergeCtx holds what every merge statement reads of its run (see merge/common.sql).
-const createMergeCtx = `CREATE OR REPLACE TEMP TABLE merge_ctx AS SELECT ?::VARCHAR AS account, ?::BIGINT AS run_id, ?::TIMESTAMPTZ AS observed_at`
+// latest_at and clocks are the plausibility bound of the records' times and the clocks it comes
+// from, in words (bs_when; syncdata.TimeBound).
+const createMergeCtx = `CREATE OR REPLACE TEMP TABLE merge_ctx AS SELECT ?::VARCHAR AS account, ?::BIGINT AS run_id, ?::TIMESTAMPTZ AS observed_at,
+    ?::TIMESTAMPTZ AS latest_at, ?::VARCHAR AS clocks`
+
+// mergeCtxArgs are createMergeCtx's arguments; a zero bound is a day after observedAt, named
+// the run's clock.
+func mergeCtxArgs(account string, runID int64, observedAt time.Time, bound syncdata.TimeBound) []any {
+	if bound.Latest.IsZero() {
+		bound = RunClockBound(observedAt)
+	}
+	return []any{account, runID, observedAt.UTC(), bound.Latest.UTC(), bound.Clocks}
+}
 
 // createStage: the record's hash is staged as two UBIGINT halves (rawHash), which the Appender
 // takes as plain integers; merge/common.sql's `staged` joins them into the tables' UHUGEINT.
@@ -271,7 +284,7 @@ const (
 
 // setContext creates what every merge statement reads: merge_ctx and the staged view.
 func (l *loader) setContext(ctx context.Context, checked bool) error {
-	_, err := l.conn.ExecContext(ctx, createMergeCtx, l.account, l.runID, l.observedAt)
+	_, err := l.conn.ExecContext(ctx, createMergeCtx, mergeCtxArgs(l.account, l.runID, l.observedAt, l.bound)...)
 	if err != nil {
 		return fmt.Errorf("merge context: %w", err)
 	}

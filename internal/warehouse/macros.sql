@@ -77,10 +77,11 @@ CREATE OR REPLACE MACRO bs_shown(s) AS
 
 -- bs_when: a validation message when a time parsed (v, from text s) is implausible: before
 -- 2000-01-01 (epoch seconds or 0 read as milliseconds land in 1970), or later than `latest`,
--- the server's clock plus a day (epoch microseconds land in the year 57971; a record dated
--- 2999 would freeze a cursor). latest NULL checks only the lower bound (expiry times may lie
--- in the future).
-CREATE OR REPLACE MACRO bs_when(field, s, v, latest) AS
+-- a day after the later of the service's clock (its Date header, when consistent) and this
+-- machine's (epoch microseconds land in the year 57971; a record dated 2999 would freeze a
+-- cursor). `clocks` names the clocks latest comes from, with their times, for the message.
+-- latest NULL checks only the lower bound (expiry times may lie in the future).
+CREATE OR REPLACE MACRO bs_when(field, s, v, latest, clocks) AS
     CASE
         WHEN v IS NULL THEN NULL
         WHEN v < TIMESTAMPTZ '2000-01-01 00:00:00+00' THEN
@@ -90,8 +91,7 @@ CREATE OR REPLACE MACRO bs_when(field, s, v, latest) AS
         WHEN v > latest THEN
             field || ' ' || bs_shown(s) ||
             CASE WHEN regexp_full_match(trim(s), '\d{15,17}') THEN ' looks like epoch microseconds, not milliseconds'
-                 ELSE ' is more than a day after the server''s clock (' ||
-                      strftime(timezone('UTC', latest - INTERVAL 1 DAY), '%Y-%m-%d %H:%M UTC') || ')' END
+                 ELSE ' is more than a day after ' || clocks END
     END;
 
 -- Per account and entity: when a stream of it last completed, how many records

@@ -19,8 +19,8 @@ func TestImplausibleTimeMatchesMerge(t *testing.T) {
 		"2026-11-01T10:00:00+0700", "1970-01-21T06:00:00Z"} {
 		var v sql.NullTime
 		var sqlMsg sql.NullString
-		if err := b.DB().QueryRow(`SELECT bs_ts(?::VARCHAR), bs_when('createdAt', ?::VARCHAR, bs_ts(?::VARCHAR), ?::TIMESTAMPTZ + INTERVAL 1 DAY)`,
-			raw, raw, raw, server).Scan(&v, &sqlMsg); err != nil {
+		if err := b.DB().QueryRow(`SELECT bs_ts(?::VARCHAR), bs_when('createdAt', ?::VARCHAR, bs_ts(?::VARCHAR), ?::TIMESTAMPTZ, ?::VARCHAR)`,
+			raw, raw, raw, ServiceClockBound(server).Latest, ServiceClockBound(server).Clocks).Scan(&v, &sqlMsg); err != nil {
 			t.Fatal(err)
 		}
 		if !v.Valid {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/billsync/billsync/internal/entity"
+	"github.com/billsync/billsync/internal/syncdata"
 )
 
 // seenInRun counts the rows of account that the merges of run runID have seen in e's table. A
@@ -59,7 +60,7 @@ func (b *Build) markDeletedOn(ctx context.Context, def *entityDef, account strin
 		_, derr := conn.ExecContext(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS temp.merge_ctx")
 		err = errors.Join(err, derr, conn.Close())
 	}()
-	if _, err := conn.ExecContext(ctx, createMergeCtx, account, runID, observedAt.UTC()); err != nil {
+	if _, err := conn.ExecContext(ctx, createMergeCtx, mergeCtxArgs(account, runID, observedAt, syncdata.TimeBound{})...); err != nil {
 		return 0, fmt.Errorf("merge context: %w", err)
 	}
 	tx, err := conn.BeginTx(ctx, nil)

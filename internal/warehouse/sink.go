@@ -86,6 +86,10 @@ type Sink struct {
 	err      error                                // first asynchronous failure; later submissions return it
 	observed time.Time                            // the run's observation time, fixed when first needed
 	merged   map[entity.Name]syncdata.MergeResult // what this run's merges did, per entity
+
+	// bound is set from within now (under mu), so it has a lock of its own
+	boundMu sync.Mutex
+	bound   syncdata.TimeBound
 }
 
 // StartSink starts (or resumes) account's run in the build and returns its sink. now gives the
@@ -312,7 +316,26 @@ func (s *Sink) runOnSlot(fn func(context.Context) error, skip func()) error {
 // newLoader opens a loader of e for this run. Loaders stage on their own connections, so any
 // goroutine may open and fill one; merging it is the sink's.
 func (s *Sink) newLoader(ctx context.Context, e entity.Name) (*loader, error) {
-	return s.b.newLoader(ctx, e, s.run.ID, s.run.Account, s.ObservedAt())
+	l, err := s.b.newLoader(ctx, e, s.run.ID, s.run.Account, s.ObservedAt())
+	if l != nil {
+		l.bound = s.TimeBound()
+	}
+	return l, err
+}
+
+// SetTimeBound sets the latest time a record of the run may carry (fetch's clock rule decides
+// it with the observation time); unset, a day after the observation time.
+func (s *Sink) SetTimeBound(b syncdata.TimeBound) {
+	s.boundMu.Lock()
+	defer s.boundMu.Unlock()
+	s.bound = b
+}
+
+// TimeBound is the run's bound of the records' times, zero when none was set.
+func (s *Sink) TimeBound() syncdata.TimeBound {
+	s.boundMu.Lock()
+	defer s.boundMu.Unlock()
+	return s.bound
 }
 
 // merge merges l, counting what it did.

@@ -31,8 +31,8 @@ SELECT c.account, bs_blank(r.id) AS id,
            bs_bad('debit', r.debit, debit_in, 'a number'),
            bs_bad('amount', r.amount, amount_in, 'a number'),
            bs_bad('createdAt', r.createdAt, created_at, 'a timestamp'),
-           bs_when('createdAt', r.createdAt, created_at, c.observed_at + INTERVAL 1 DAY),
+           bs_when('createdAt', r.createdAt, created_at, c.latest_at, c.clocks),
            bs_bad('expiredAt', r.expiredAt, expired_at, 'a timestamp'),
-           bs_when('expiredAt', r.expiredAt, expired_at, NULL::TIMESTAMPTZ)
+           bs_when('expiredAt', r.expiredAt, expired_at, NULL::TIMESTAMPTZ, NULL::VARCHAR)
        ], x -> x IS NOT NULL) AS x_problems
 FROM t, merge_ctx c;

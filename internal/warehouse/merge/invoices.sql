@@ -28,9 +28,9 @@ SELECT c.account, bs_blank(r.id) AS id,
            CASE WHEN r IS NOT NULL AND bs_blank(r.id) IS NULL THEN 'id: missing' END,
            bs_bad('amount', r.amount, amount, 'an integer'),
            bs_bad('createdAt', r.createdAt, created_at, 'a timestamp'),
-           bs_when('createdAt', r.createdAt, created_at, c.observed_at + INTERVAL 1 DAY),
+           bs_when('createdAt', r.createdAt, created_at, c.latest_at, c.clocks),
            bs_bad('expiredAt', r.expiredAt, expired_at, 'a timestamp'),
-           bs_when('expiredAt', r.expiredAt, expired_at, NULL::TIMESTAMPTZ),
+           bs_when('expiredAt', r.expiredAt, expired_at, NULL::TIMESTAMPTZ, NULL::VARCHAR),
            CASE WHEN r.transactions IS NOT NULL AND json_type(r.transactions) <> 'ARRAY'
                 THEN 'transactions: not an array' END
        ], x -> x IS NOT NULL) AS x_problems

@@ -32,7 +32,7 @@ SELECT c.account, bs_blank(r.id) AS id,
            bs_bad('amount', r.amount, amount, 'an integer'),
            bs_bad('limit', r."limit", purchase_limit, 'an integer'),
            bs_bad('createdAt', r.createdAt, created_at, 'a timestamp'),
-           bs_when('createdAt', r.createdAt, created_at, c.observed_at + INTERVAL 1 DAY),
+           bs_when('createdAt', r.createdAt, created_at, c.latest_at, c.clocks),
            CASE WHEN json_type(r.variant) = 'VARCHAR' AND variants IS NULL
                 THEN 'variant: not a JSON-encoded array' END
        ], x -> x IS NOT NULL) AS x_problems

@@ -37,10 +37,10 @@ SELECT c.account, bs_blank(r.id) AS id,
            -- the cursor moves with the newest createdAt the run stored, parsed here only
            CASE WHEN r IS NOT NULL AND r.createdAt IS NULL THEN 'createdAt: missing' END,
            bs_bad('createdAt', r.createdAt, created_at, 'a timestamp'),
-           bs_when('createdAt', r.createdAt, created_at, c.observed_at + INTERVAL 1 DAY),
+           bs_when('createdAt', r.createdAt, created_at, c.latest_at, c.clocks),
            bs_bad('updatedAt', r.updatedAt, updated_at, 'a timestamp'),
-           bs_when('updatedAt', r.updatedAt, updated_at, c.observed_at + INTERVAL 1 DAY),
+           bs_when('updatedAt', r.updatedAt, updated_at, c.latest_at, c.clocks),
            bs_bad('nextDelivery', r.nextDelivery, next_delivery, 'a timestamp'),
-           bs_when('nextDelivery', r.nextDelivery, next_delivery, NULL::TIMESTAMPTZ)
+           bs_when('nextDelivery', r.nextDelivery, next_delivery, NULL::TIMESTAMPTZ, NULL::VARCHAR)
        ], x -> x IS NOT NULL) AS x_problems
 FROM t, merge_ctx c;

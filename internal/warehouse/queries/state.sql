@@ -73,3 +73,24 @@ SELECT max(created_at) FROM __TABLE__ WHERE account = ? AND last_seen_run = ?;
 SELECT s.records FROM sync_streams s JOIN sync_runs r ON r.id = s.run_id
 WHERE r.account = ? AND s.stream = ? AND s.complete AND r.status IN ('succeeded', 'partial')
 ORDER BY s.run_id DESC LIMIT 1;
+
+-- name: insert_flag
+-- A record flagged for data quality; a resumed attempt that reads the page again adds nothing.
+INSERT INTO data_quality_flags (account, run_id, observed_at, entity, record_id, flag, field, detail, path, page, item)
+SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11
+WHERE NOT EXISTS (SELECT 1 FROM data_quality_flags f
+                  WHERE f.account = $1 AND f.run_id = $2 AND f.entity = $4 AND f.record_id IS NOT DISTINCT FROM $5
+                    AND f.flag = $6 AND f.field IS NOT DISTINCT FROM $7);
+
+-- name: flag_service_clock
+-- The records of an account this run stored with a time (__COL__, its JSON name $6) after $8,
+-- this machine's clock at the run plus the skew bound: dated by a service whose clock ran ahead.
+-- __TABLE__ and __COL__ are an entity's constant table and time column.
+INSERT INTO data_quality_flags (account, run_id, observed_at, entity, record_id, flag, field, detail)
+SELECT t.account, $2, $3, $4, t.id, $5, $6,
+       $6 || ' ' || strftime(timezone('UTC', t.__COL__), '%Y-%m-%d %H:%M UTC') || ' is after this machine''s clock (' ||
+       strftime(timezone('UTC', $3::TIMESTAMPTZ), '%Y-%m-%d %H:%M UTC') || '): ' || $7
+FROM __TABLE__ t
+WHERE t.account = $1 AND t.last_seen_run = $2 AND t.__COL__ > $8
+  AND NOT EXISTS (SELECT 1 FROM data_quality_flags f WHERE f.account = $1 AND f.run_id = $2 AND f.entity = $4
+                  AND f.record_id = t.id AND f.flag = $5 AND f.field = $6);
