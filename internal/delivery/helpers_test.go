@@ -108,6 +108,9 @@ type mailpit struct {
 	smtpPort int
 	api      string
 	roots    *x509.CertPool
+	bin      string
+	args     []string
+	cmd      *exec.Cmd
 }
 
 // mailpitBinary finds mailpit: on PATH or in GOPATH/bin (.ci/run installs it). Without it the
@@ -173,17 +176,33 @@ func startMailpit(t *testing.T, user, password string, implicit bool) *mailpit {
 	if implicit {
 		tlsFlag = "--smtp-require-tls"
 	}
-	cmd := exec.Command(bin, "--listen", fmt.Sprintf("127.0.0.1:%d", httpPort), "--smtp", fmt.Sprintf("127.0.0.1:%d", m.smtpPort),
+	m.bin = bin
+	m.args = []string{"--listen", fmt.Sprintf("127.0.0.1:%d", httpPort), "--smtp", fmt.Sprintf("127.0.0.1:%d", m.smtpPort),
 		"--database", filepath.Join(dir, "mailpit.db"), "--smtp-auth-file", auth, "--smtp-tls-cert", certFile,
-		"--smtp-tls-key", keyFile, tlsFlag, "--smtp-disable-rdns", "--quiet")
+		"--smtp-tls-key", keyFile, tlsFlag, "--smtp-disable-rdns", "--quiet"}
+	t.Cleanup(m.stop)
+	m.start(t)
+	return m
+}
+
+// stop ends the server: its messages stay in its database file for the next start.
+func (m *mailpit) stop() {
+	if m.cmd != nil {
+		m.cmd.Process.Kill()
+		m.cmd.Wait()
+		m.cmd = nil
+	}
+}
+
+// start runs the server (again, on the same ports and database) and waits until it answers.
+func (m *mailpit) start(t *testing.T) {
+	t.Helper()
+	cmd := exec.Command(m.bin, m.args...)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
+	m.cmd = cmd
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		resp, err := http.Get(m.api + "/api/v1/messages")
@@ -199,7 +218,6 @@ func startMailpit(t *testing.T, user, password string, implicit bool) *mailpit {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	return m
 }
 
 // smtp is the server as billsync is configured for it.
