@@ -51,10 +51,10 @@ const monthSchedule = `deliveries:
 
 // The month's events, as days after the first (a simulated day runs 00:00-24:00 WIB).
 const (
-	monthDays      = 36
-	failNight      = 9  // the 02:00 sync fails: the service answers 500s
-	smtpDownDay    = 15 // mailpit is stopped from 00:00 to 24:00
-	restartDay     = 20 // the daemon restarts at 12:30: new Scheduler and Alerter, same files
+	monthDays   = 36
+	failNight   = 9  // the 02:00 sync fails: the service answers 500s
+	smtpDownDay = 15 // mailpit is stopped from 00:00 to 24:00
+	restartDay  = 20 // the daemon restarts at 12:30: new Scheduler and Alerter, same files
 )
 
 // TestMonthInTheLife: see the top of this file and docs/delivery.md's "A month in the life".
