@@ -124,6 +124,9 @@ type Report struct {
 	Locale     string `env:"BILLSYNC_LOCALE, default=id" flag:"locale" help:"language of the reports: id or en"`
 	CSVDialect string `env:"BILLSYNC_CSV_DIALECT, default=rfc" flag:"csv-dialect" help:"CSV files: rfc (commas, ISO 8601 times; for programs) or id (semicolons, decimal commas; for a spreadsheet with Indonesian settings)"`
 	ReportsOut string `env:"BILLSYNC_REPORTS_OUT, default=./out" flag:"reports-out" help:"directory the reports are written to"`
+	// An analyst's SQL (report -sql) reads files only in the warehouse's folder and ReportsOut and
+	// writes them only in ReportsOut; these folders widen both, explicitly (docs/warehouse.md).
+	SQLFiles string `env:"BILLSYNC_SQL_FILES" flag:"sql-files" help:"more folders an analyst's ad-hoc SQL may read files in and COPY into, separated by ':' like PATH; unset = only the warehouse's folder (read) and the reports' folder (read and write)"`
 }
 
 // DefaultTZ is the zone of schedules, dates and day boundaries unless BILLSYNC_TZ says

@@ -40,6 +40,10 @@ func unresolvedJobs(ctx context.Context, path string) (int, []string, error) {
 	} else if err != nil {
 		return 0, nil, fmt.Errorf("job journal %s: %w", path, err)
 	}
+	// attached read-only, and no statement re-attaches it or reaches a file
+	if err := duckfile.Confine(ctx, db, duckfile.Confinement{}); err != nil {
+		return 0, nil, fmt.Errorf("job journal %s: %w", path, err)
+	}
 	rows, err := db.QueryContext(ctx, checkStmts.Get("unresolved_rows"))
 	if err != nil {
 		return 0, nil, fmt.Errorf("job journal %s: %w", path, err)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/billsync/billsync/internal/duckfile"
 	"github.com/billsync/billsync/internal/report"
 	"github.com/billsync/billsync/internal/sqlfile"
 	"github.com/billsync/billsync/internal/warehouse"
@@ -48,7 +49,7 @@ func (f Freshness) Age(now time.Time) time.Duration {
 // ("" = nothing).
 func freshness(ctx context.Context, db, account string, asOf, now time.Time, maxAge time.Duration, loc *time.Location,
 	locale, failed string) (Freshness, error) {
-	h, err := warehouse.OpenReadOnly(ctx, db)
+	h, err := openWarehouse(ctx, db)
 	if err != nil {
 		return Freshness{}, fmt.Errorf("warehouse: %w", err)
 	}
@@ -123,7 +124,7 @@ func codeWord(status, locale string) string {
 // lastSuccess is when every account of the warehouse at db last synced successfully (zero:
 // never).
 func lastSuccess(ctx context.Context, db string) (time.Time, error) {
-	h, err := warehouse.OpenReadOnly(ctx, db)
+	h, err := openWarehouse(ctx, db)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("warehouse: %w", err)
 	}
@@ -133,4 +134,18 @@ func lastSuccess(ctx context.Context, db string) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("warehouse sync runs: %w", err)
 	}
 	return t.Time, nil
+}
+
+// openWarehouse opens the published warehouse read-only and confined: deliveries read its sync
+// runs and reach no file nor setting through it.
+func openWarehouse(ctx context.Context, db string) (*sql.DB, error) {
+	h, err := warehouse.OpenReadOnly(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	if err := duckfile.Confine(ctx, h, duckfile.Confinement{}); err != nil {
+		h.Close()
+		return nil, err
+	}
+	return h, nil
 }

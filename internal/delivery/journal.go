@@ -40,8 +40,11 @@ type journal struct {
 	lock *duckfile.Lock
 }
 
+// openJournal opens the journal for the one code path that writes it (a delivery, an alert), under
+// its lock. Like the job journal it is its owner's alone (duckfile.PrivateDir, duckfile.Private):
+// it says what was sent to whom. List reads it read-only.
 func openJournal(ctx context.Context, path string) (*journal, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := duckfile.PrivateDir(filepath.Dir(path)); err != nil {
 		return nil, fmt.Errorf("delivery journal directory: %w", err)
 	}
 	lock, err := duckfile.Acquire(path)
@@ -58,7 +61,16 @@ func openJournal(ctx context.Context, path string) (*journal, error) {
 		db, err = duckfile.Open(path, duckfile.Options{})
 		if err == nil {
 			db.SetMaxOpenConns(1)
-			if err = sqlfile.Migrate(ctx, db, sqlFS, "migrations"); err != nil {
+			// DuckDB creates the file at its first use: narrow it before anything is written
+			if err = db.PingContext(ctx); err == nil {
+				if err = duckfile.Private(path); err == nil {
+					err = sqlfile.Migrate(ctx, db, sqlFS, "migrations")
+				}
+			}
+			if err == nil {
+				err = duckfile.Private(path)
+			}
+			if err != nil {
 				db.Close()
 			}
 		}
@@ -74,7 +86,7 @@ func openJournal(ctx context.Context, path string) (*journal, error) {
 func (j *journal) close() error {
 	_, cerr := j.db.Exec("CHECKPOINT")
 	err := j.db.Close()
-	return errors.Join(cerr, err, j.lock.Release())
+	return errors.Join(cerr, err, duckfile.Private(j.path), j.lock.Release())
 }
 
 // attemptRow is one journal row of an occurrence, as the next attempt weighs it.
@@ -159,6 +171,9 @@ func (j *journal) insert(ctx context.Context, r row) (int64, error) {
 		}
 		return nil
 	})
+	if err == nil {
+		err = duckfile.Private(j.path) // the write-ahead log DuckDB may have re-created
+	}
 	if err != nil {
 		return 0, fmt.Errorf("delivery journal: record %s %s: %w", r.name, r.asOf, err)
 	}
@@ -244,11 +259,17 @@ func List(ctx context.Context, path, name string, limit int) ([]Entry, error) {
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
-	j, err := openJournal(ctx, path)
+	// read-only and confined: listing takes no lock and cannot change what it lists
+	db, err := duckfile.OpenReadOnly(path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("delivery journal %s: %w", path, err)
 	}
-	defer j.close()
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	if err := duckfile.Confine(ctx, db, duckfile.Confinement{}); err != nil {
+		return nil, fmt.Errorf("delivery journal %s: %w", path, err)
+	}
+	j := &journal{path: path, db: db}
 	rows, err := j.db.QueryContext(ctx, stmts.Get("list"), name, name, limit)
 	if err != nil {
 		return nil, fmt.Errorf("delivery journal: %w", err)

@@ -87,3 +87,68 @@ func pidText(b []byte) string {
 	}
 	return s
 }
+
+// PrivateDir makes dir ready for a file only its owner may read and write (a journal): created
+// 0750 when missing, and refused when every user may write in it, since anyone could then put a
+// file of their own (a DuckDB .wal that would be replayed into the journal) or a link in its place.
+func PrivateDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return err
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return err
+	}
+	if fi.Mode().Perm()&0o002 != 0 {
+		return fmt.Errorf("folder %s is writable by every user (%v): anyone could replace or add to the files kept there; chmod o-w %s, or keep them in a folder of their own",
+			dir, fi.Mode().Perm(), dir)
+	}
+	return nil
+}
+
+// Private narrows a DuckDB file and its write-ahead log (file+".wal", which holds its latest
+// changes) to their owner (0600). DuckDB creates both with the process's umask and re-creates the
+// log after each checkpoint, so a writer calls it after opening and after each write.
+func Private(file string) error { return narrow(file, 0o600) }
+
+// GroupDir is PrivateDir for a file its owner's group shares (the job journal, which each person
+// who plans or approves writes under their own login): created 0770 when missing, and refused
+// when every user may write in it.
+func GroupDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o770); err != nil {
+		return err
+	}
+	return PrivateDir(dir)
+}
+
+// GroupPrivate narrows a DuckDB file and its write-ahead log to their owner and group (0660):
+// never any access for others. Only a file's owner may change its mode, so a group member's
+// process leaves a file that already gives others nothing as it is, and says so when it cannot
+// narrow one that does.
+func GroupPrivate(file string) error {
+	for _, p := range []string{file, file + ".wal"} {
+		fi, err := os.Stat(p)
+		if os.IsNotExist(err) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if fi.Mode().Perm()&^0o660 == 0 {
+			continue
+		}
+		if err := os.Chmod(p, 0o660); err != nil {
+			return fmt.Errorf("%s is %v and cannot be narrowed by this login: its owner runs chmod o-rwx %s (%w)", p, fi.Mode().Perm(), p, err)
+		}
+	}
+	return nil
+}
+
+func narrow(file string, mode os.FileMode) error {
+	for _, p := range []string{file, file + ".wal"} {
+		if err := os.Chmod(p, mode); err != nil && !os.IsNotExist(err) {
+			return err
+		}
+	}
+	return nil
+}

@@ -180,6 +180,9 @@ type run struct {
 func (r *run) start() error {
 	err := r.j.db.QueryRowContext(r.jctx, journalSQL.Get("insert_run"), r.p.ID, r.p.Hash, string(r.p.Kind), r.p.Account,
 		r.o.BaseURL, r.o.Now().UTC(), r.o.User, r.o.Host, os.Getpid()).Scan(&r.id)
+	if err == nil {
+		err = r.j.private()
+	}
 	if err != nil {
 		return fmt.Errorf("job journal: start run of plan %s: %w", r.p.ID, err)
 	}
@@ -453,7 +456,7 @@ func (r *run) record(a *Action, st State, serverAt time.Time, detail map[string]
 	if errText != "" {
 		e = errText
 	}
-	err := inTx(r.jctx, r.j.db, func(tx *sql.Tx) error {
+	err := r.j.inTx(r.jctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(r.jctx, journalSQL.Get("insert_transition"), r.p.ID, a.ID, a.Seq, r.id, string(st),
 			r.o.Now().UTC(), nullTime(serverAt), det, e); err != nil {
 			return err
@@ -512,7 +515,7 @@ func (r *run) finish(runErr error) (*RunResult, error) {
 	} else if r.stopped != "" {
 		errText = r.stopped
 	}
-	if _, err := r.j.db.ExecContext(r.jctx, journalSQL.Get("finish_run"), r.o.Now().UTC(), res.Status, res.Sent,
+	if err := r.j.exec(r.jctx, journalSQL.Get("finish_run"), r.o.Now().UTC(), res.Status, res.Sent,
 		res.Run.Succeeded, res.Run.Failed, res.Run.Unresolved, res.Run.Held, errText, r.id); err != nil {
 		return res, errors.Join(runErr, fmt.Errorf("job journal: finish run %d: %w", r.id, err))
 	}

@@ -82,7 +82,7 @@ func (j *Journal) Approve(ctx context.Context, id string, o ApproveOptions) (*Pl
 	}
 	a := &Approval{At: o.Now.UTC(), By: o.By, Host: o.Host, Self: self, Account: p.Account, BaseURL: o.BaseURL,
 		Production: o.Production}
-	err = inTx(ctx, j.db, func(tx *sql.Tx) error {
+	err = j.inTx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, journalSQL.Get("insert_approval"), p.ID, a.At, a.By, a.Host, p.CreatedBy, a.Self,
 			a.Account, a.BaseURL, a.Production, o.Summary); err != nil {
 			return err

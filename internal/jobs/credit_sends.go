@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"time"
+
+	"github.com/billsync/billsync/internal/duckfile"
 )
 
 // CreditSend is a customer billsync sent credit to: its credit history has moved (or may have)
@@ -29,6 +31,9 @@ func CreditSends(ctx context.Context, path string) ([]CreditSend, error) {
 		return nil, fmt.Errorf("job journal %s: %w", path, err)
 	}
 	defer db.Close()
+	if err := duckfile.Confine(ctx, db, duckfile.Confinement{}); err != nil {
+		return nil, fmt.Errorf("job journal %s: %w", path, err)
+	}
 	rows, err := db.QueryContext(ctx, journalSQL.Get("credit_sends"), string(CreditTopup))
 	if err != nil {
 		return nil, fmt.Errorf("job journal %s: credit sends: %w", path, err)

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/billsync/billsync/internal/duckfile"
@@ -27,9 +26,15 @@ type Journal struct {
 	lock *duckfile.Lock
 }
 
-// OpenJournal locks, opens (creating it if needed) and migrates the journal at path.
+// OpenJournal locks, opens (creating it if needed) and migrates the journal at path. The journal is
+// the record of intent (who planned, who approved, what was sent), so it is its owner's and their
+// group's alone (the people who plan and approve share one group, four eyes being two logins): its
+// folder is refused when every user may write in it, and the file and its write-ahead log are
+// kept 0660 (no access for others), a journal an older billsync left readable narrowed at open. Only this (the
+// writer: syncer job, the daemon's job path) opens it writable; every reader attaches it read-only
+// (journalfile.Attach, CreditSends), confined so it cannot re-attach it writable.
 func OpenJournal(ctx context.Context, path string) (*Journal, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil { // less the umask: a group may share it
+	if err := duckfile.GroupDir(filepath.Dir(path)); err != nil {
 		return nil, fmt.Errorf("job journal directory: %w", err)
 	}
 	lock, err := duckfile.Acquire(path)
@@ -42,7 +47,12 @@ func OpenJournal(ctx context.Context, path string) (*Journal, error) {
 	}
 	db, err := openDuckDB(path, false)
 	if err == nil {
-		err = migrate(ctx, db)
+		// DuckDB creates the file at its first use: narrow it before anything is written
+		if err = db.PingContext(ctx); err == nil {
+			if err = duckfile.GroupPrivate(path); err == nil {
+				err = migrate(ctx, db)
+			}
+		}
 		if err != nil {
 			db.Close()
 		}
@@ -51,7 +61,37 @@ func OpenJournal(ctx context.Context, path string) (*Journal, error) {
 		lock.Release()
 		return nil, fmt.Errorf("job journal %s: %w", path, err)
 	}
-	return &Journal{path: path, db: db, lock: lock}, nil
+	j := &Journal{path: path, db: db, lock: lock}
+	if err := j.private(); err != nil {
+		j.Close()
+		return nil, err
+	}
+	return j, nil
+}
+
+// private keeps the journal's file and its write-ahead log, which DuckDB re-creates after a
+// checkpoint with the process's umask, 0600: after every write.
+func (j *Journal) private() error {
+	if err := duckfile.GroupPrivate(j.path); err != nil {
+		return fmt.Errorf("job journal %s: keep it private: %w", j.path, err)
+	}
+	return nil
+}
+
+// inTx runs a journal transaction and keeps the journal private after it (apply.go, plan.go).
+func (j *Journal) inTx(ctx context.Context, fn func(*sql.Tx) error) error {
+	if err := duckfile.InTx(ctx, j.db, fn); err != nil {
+		return err
+	}
+	return j.private()
+}
+
+// exec runs one journal write outside a transaction and keeps the journal private after it.
+func (j *Journal) exec(ctx context.Context, query string, args ...any) error {
+	if _, err := j.db.ExecContext(ctx, query, args...); err != nil {
+		return err
+	}
+	return j.private()
 }
 
 // Path is the journal's file.
@@ -64,7 +104,7 @@ func (j *Journal) DB() *sql.DB { return j.db }
 func (j *Journal) Close() error {
 	_, cerr := j.db.Exec("CHECKPOINT")
 	err := j.db.Close()
-	return errors.Join(cerr, err, j.lock.Release())
+	return errors.Join(cerr, err, duckfile.GroupPrivate(j.path), j.lock.Release())
 }
 
 // openDuckDB opens the journal file with one connection: the journal is written by one
@@ -82,6 +122,3 @@ func openDuckDB(path string, readOnly bool) (*sql.DB, error) {
 func migrate(ctx context.Context, db *sql.DB) error {
 	return sqlfile.Migrate(ctx, db, sqlFS, "migrations")
 }
-
-// inTx runs a journal transaction (apply.go, plan.go).
-var inTx = duckfile.InTx

@@ -320,7 +320,7 @@ func (j *Journal) planIDByHash(ctx context.Context, hash string) (string, error)
 }
 
 func (j *Journal) storePlan(ctx context.Context, p *Plan) error {
-	return inTx(ctx, j.db, func(tx *sql.Tx) error {
+	return j.inTx(ctx, func(tx *sql.Tx) error {
 		skipped, _ := json.Marshal(append([]int{}, p.SkippedLines...))
 		if _, err := tx.ExecContext(ctx, journalSQL.Get("insert_plan"), p.ID, string(p.Kind), p.Account, p.Hash, p.Input,
 			p.InputSHA256, len(p.Actions), p.CreatedAt, p.CreatedBy, p.Host, nullTime(p.WarehouseSyncedAt), p.Again,

@@ -97,7 +97,7 @@ func (j *Journal) Resolve(ctx context.Context, planID string, seq int, outcome, 
 		now = o.Now
 	}
 	b, _ := json.Marshal(detail)
-	if _, err := j.db.ExecContext(ctx, journalSQL.Get("insert_transition"), p.ID, a.ID, a.Seq, sql.NullInt64{}, string(to),
+	if err := j.exec(ctx, journalSQL.Get("insert_transition"), p.ID, a.ID, a.Seq, sql.NullInt64{}, string(to),
 		now().UTC(), sql.NullTime{}, string(b), nil); err != nil {
 		return nil, fmt.Errorf("job journal: resolve row %d of plan %s: %w", seq, p.ID, err)
 	}

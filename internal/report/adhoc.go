@@ -16,6 +16,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	duckdb "github.com/duckdb/duckdb-go/v2"
+
 	"github.com/billsync/billsync/internal/cellsafe"
 	"github.com/billsync/billsync/internal/duckfile"
 	"github.com/billsync/billsync/internal/report/csvout"
@@ -26,8 +28,10 @@ import (
 // tableRowLimit bounds what the terminal table shows; csv and xlsx have no limit.
 const tableRowLimit = 10000
 
-// Query runs one ad-hoc statement on the warehouse, read-only, with the
-// as_of and tz variables set and the journal visible as credit_balance_reports.
+// Query runs an analyst's SQL on the warehouse with least privilege (analyst.go): the warehouse
+// and the journal read-only, files only in the folders analystFiles allows, each statement
+// checked before it runs. The as_of and tz variables are set and the journal is visible as
+// credit_balance_reports; the last statement's rows are the result.
 // Format "csv" and "table" write to w; "xlsx" writes a workbook into
 // o.ReportsOut and returns its path.
 func Query(ctx context.Context, o Options, text, format string, w io.Writer) (string, error) {
@@ -73,10 +77,9 @@ func Query(ctx context.Context, o Options, text, format string, w io.Writer) (st
 	if err := setSessionZone(ctx, conn, s.TZ); err != nil {
 		return "", err
 	}
-	run, names := asText(ctx, conn, text)
-	rows, err := conn.QueryContext(ctx, run)
+	rows, names, err := runAnalyst(ctx, db, conn, s, text)
 	if err != nil {
-		return "", fmt.Errorf("query: %w", err)
+		return "", err
 	}
 	defer rows.Close()
 	a := adhocRows{rows, names}
@@ -103,6 +106,63 @@ func setSessionZone(ctx context.Context, conn *sql.Conn, tz string) error {
 	return nil
 }
 
+// runAnalyst confines the instance, then runs text's statements one by one, each checked before
+// it runs, and returns the last one's rows.
+func runAnalyst(ctx context.Context, db *sql.DB, conn *sql.Conn, s *settings, text string) (*sql.Rows, []string, error) {
+	// the folder a COPY writes into, as the reports' files
+	if err := os.MkdirAll(s.ReportsOut, 0o755); err != nil {
+		return nil, nil, fmt.Errorf("output directory: %w", err)
+	}
+	files, err := newAnalystFiles(s)
+	if err != nil {
+		return nil, nil, fmt.Errorf("query: %w", err)
+	}
+	if err := files.confine(ctx, db); err != nil {
+		return nil, nil, err
+	}
+	stmts, err := splitSQL(text)
+	if err != nil {
+		return nil, nil, fmt.Errorf("query: %w", err)
+	}
+	if len(stmts) == 0 {
+		return nil, nil, fmt.Errorf("empty query")
+	}
+	failed := func(err error) error {
+		if strings.Contains(err.Error(), "Permission Error") {
+			return fmt.Errorf("query: %w (%s)", err, files.hint())
+		}
+		return fmt.Errorf("query: %w", err)
+	}
+	last := len(stmts) - 1
+	var typ duckdb.StmtType
+	for i, st := range stmts {
+		if err := files.allowText(st.toks, i+1); err != nil {
+			return nil, nil, fmt.Errorf("query: %w", err)
+		}
+		if typ, err = statementKind(conn, st.text); err != nil {
+			return nil, nil, failed(err)
+		}
+		if err := files.allowKind(st.toks, typ, i+1); err != nil {
+			return nil, nil, fmt.Errorf("query: %w", err)
+		}
+		if i == last {
+			break
+		}
+		if _, err := conn.ExecContext(ctx, st.text); err != nil {
+			return nil, nil, failed(err)
+		}
+	}
+	run, names := stmts[last].text, []string(nil)
+	if typ == duckdb.STATEMENT_TYPE_SELECT {
+		run, names = asText(ctx, conn, run)
+	}
+	rows, err := conn.QueryContext(ctx, run)
+	if err != nil {
+		return nil, nil, failed(err)
+	}
+	return rows, names, nil
+}
+
 // adhocRows are a query's rows with the names its header shows (the names the query gave its
 // columns, also where asText renamed nothing but wrapped the query).
 type adhocRows struct {
@@ -115,8 +175,8 @@ type adhocRows struct {
 // 1795646446556 came out as 1.795646446556e+12), nested values (lists, structs, maps, unions),
 // 128-bit integers (more digits than a float64 holds), UUIDs, blobs, bits and times of day. The
 // query runs as a subquery and its columns are taken by position, so names given twice stay as
-// the query wrote them. A statement DuckDB cannot describe (SET, PRAGMA, several statements)
-// runs as written.
+// the query wrote them. It is given one SELECT (runAnalyst); one DuckDB cannot describe runs as
+// written.
 func asText(ctx context.Context, conn *sql.Conn, text string) (string, []string) {
 	rows, err := conn.QueryContext(ctx, "DESCRIBE "+text)
 	if err != nil {

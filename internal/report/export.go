@@ -45,6 +45,10 @@ func ExportParquet(ctx context.Context, dbPath, outDir string) (string, []Export
 		return "", nil, fmt.Errorf("export directory: %w", err)
 	}
 	defer os.RemoveAll(work)
+	// the export's COPY writes only into its work folder
+	if err := duckfile.Confine(ctx, db, duckfile.Confinement{Dirs: []string{work}}); err != nil {
+		return "", nil, err
+	}
 	tables, err := exportTables(ctx, db)
 	if err != nil {
 		return "", nil, err

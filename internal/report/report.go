@@ -30,6 +30,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/billsync/billsync/internal/duckfile"
 	"github.com/billsync/billsync/internal/gcgoal"
 	"github.com/billsync/billsync/internal/warehouse"
 	"github.com/billsync/billsync/queries"
@@ -89,6 +90,11 @@ func generate(ctx context.Context, o Options, digests bool) ([]string, []Digest,
 		s.Log.Warn(w.text(nil))
 	}
 	if err := s.proveZone(ctx, db); err != nil {
+		return nil, nil, err
+	}
+	// The reports' own SQL reads only what is attached: no file, no setting but the memory
+	// purge's (memory.go) from here on, on every connection the sheets open.
+	if err := duckfile.Confine(ctx, db, duckfile.Confinement{Configs: []string{"memory_limit"}}); err != nil {
 		return nil, nil, err
 	}
 	return generateReports(ctx, db, s, defs)

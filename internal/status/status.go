@@ -158,6 +158,10 @@ func Gather(ctx context.Context, src Sources) (*Report, error) {
 	}
 	defer db.Close()
 	db.SetMaxOpenConns(1) // the attachments belong to the connection
+	// the handle reaches these three files, read-only, and nothing else (docs/warehouse.md)
+	if err := duckfile.Confine(ctx, db, duckfile.Confinement{Files: []string{src.DB, src.JobJournal, src.DeliveryJournal}}); err != nil {
+		return nil, err
+	}
 	// Each source is attached, read and detached in turn: a writer (the daemon's journals, syncer
 	// job) cannot open a file while a reader holds it, so none is held longer than its queries.
 	read := func(alias, path, what string, fn func() error) {
