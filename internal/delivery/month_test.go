@@ -13,8 +13,10 @@ package delivery
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -26,7 +28,9 @@ import (
 	"github.com/billsync/billsync/internal/config"
 	"github.com/billsync/billsync/internal/duckfile"
 	"github.com/billsync/billsync/internal/fetch"
+	"github.com/billsync/billsync/internal/jobs"
 	"github.com/billsync/billsync/internal/sandbox"
+	"github.com/billsync/billsync/internal/syncdata"
 	"github.com/billsync/billsync/internal/syncrun"
 )
 
@@ -55,6 +59,8 @@ const (
 	failNight   = 9  // the 02:00 sync fails: the service answers 500s
 	smtpDownDay = 15 // mailpit is stopped from 00:00 to 24:00
 	restartDay  = 20 // the daemon restarts at 12:30: new Scheduler and Alerter, same files
+	topupDay    = 11 // alice plans a top-up at 12:30, bob approves it; the daemon applies it after the next night's sync
+	topupAmount = 123457
 )
 
 // TestMonthInTheLife: see the top of this file and docs/delivery.md's "A month in the life".
@@ -68,7 +74,7 @@ func TestMonthInTheLife(t *testing.T) {
 	day0 := time.Date(2026, 6, 1, 0, 0, 0, 0, loc)
 	install := day0.Add(30 * time.Minute)
 
-	sb, err := sandbox.New(sandbox.Options{Seed: 11, Scale: 0.1, Now: install.UTC(), Key: testKey})
+	sb, err := sandbox.New(sandbox.Options{Seed: 11, Scale: 0.05, Now: install.UTC(), Key: testKey})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,14 +114,41 @@ func TestMonthInTheLife(t *testing.T) {
 	s.reportMissed(ctx, simNow)
 
 	syncOpts := syncrun.Options{Options: fetch.Options{Fetch: config.Fetch{PageSize: 100, Concurrency: 4, Details: true}, Account: "main", Log: quiet}}
-	// sync is the daemon's job: a sync, its runs at the simulated time, then the scheduler told.
+	journal := jobs.DefaultJournalPath(db)
+	var applied []*jobs.RunResult
+	// sync is the daemon's job (cmd/syncer): the customers a job topped up re-read, a sync, its
+	// runs at the simulated time, the scheduler told, then the approved plans applied.
 	sync := func() error {
+		if _, err := os.Stat(journal); err == nil {
+			sends, err := jobs.CreditSends(ctx, journal)
+			if err != nil {
+				t.Fatal(err)
+			}
+			syncOpts.CreditHints = nil
+			for _, c := range sends {
+				syncOpts.CreditHints = append(syncOpts.CreditHints, syncdata.CreditHint{Account: c.Account, CustomerID: c.CustomerID, At: c.At})
+			}
+		}
 		_, err := syncrun.Run(ctx, db, []syncrun.Account{{Name: "main", Client: client}}, syncOpts)
 		at := simNow.UTC().Format(time.RFC3339)
 		execJournal(t, db, "UPDATE sync_runs SET started_at = '"+at+"'::TIMESTAMPTZ, finished_at = '"+at+
 			"'::TIMESTAMPTZ WHERE started_at > '"+at+"'::TIMESTAMPTZ")
+		// the credit histories' reads too: a top-up sent on the simulated clock is after them
+		execJournal(t, db, "UPDATE credit_fetch_state SET last_fetched_at = '"+at+"'::TIMESTAMPTZ WHERE last_fetched_at > '"+at+"'::TIMESTAMPTZ")
 		s.SyncFinished(err, "", simNow)
-		return err
+		if err != nil {
+			return err
+		}
+		if _, err := os.Stat(journal); err != nil {
+			return nil // no job planned yet
+		}
+		res, err := jobs.ApplyApproved(ctx, journal, jobs.ApplyOptions{Client: client, Account: "main", BaseURL: srv.URL,
+			User: "syncer daemon as billsync", Log: quiet, Now: func() time.Time { return simNow }, Location: loc, Warehouse: db})
+		if err != nil {
+			t.Fatalf("apply approved: %v", err)
+		}
+		applied = append(applied, res...)
+		return nil
 	}
 
 	s.Check(ctx, simNow)
@@ -179,11 +212,33 @@ func TestMonthInTheLife(t *testing.T) {
 					t.Fatalf("day %d: sync: %v", d, err)
 				}
 			}
+			if d == topupDay && hm == 12*time.Hour+30*time.Minute {
+				planTopup(t, ctx, db, journal, srv.URL, simNow, loc)
+			}
 			s.Check(ctx, simNow)
 			if d != smtpDownDay {
 				readNew()
 			}
 		}
+	}
+
+	// The top-up: applied once, by the daemon, the night after bob approved it; the warehouse has
+	// it from the sync after, so the credit tables read above (the reader's SQL) include it.
+	if len(applied) != 1 || applied[0].Status != jobs.RunCompleted || applied[0].Succeeded != 1 {
+		t.Errorf("the daemon applied %d plans, want the top-up once: %+v", len(applied), applied)
+	}
+	conn, err := duckfile.OpenReadOnly(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	var when time.Time
+	if err := conn.QueryRow(`SELECT count(*), max(created_at) FROM credit_ledger WHERE credit = ?`, topupAmount).Scan(&n, &when); err != nil {
+		t.Fatal(err)
+	}
+	conn.Close()
+	if wantDay := day0.AddDate(0, 0, topupDay+1).Format(time.DateOnly); n != 1 || when.In(loc).Format(time.DateOnly) != wantDay {
+		t.Errorf("the warehouse has %d credits of %d (the newest at %s), want the top-up once, made on %s", n, topupAmount, when, wantDay)
 	}
 
 	var got []string
@@ -293,5 +348,40 @@ func checkMonthMessage(t *testing.T, mp *mailpit, db string, m mpSummary) {
 	for _, rd := range []*reading{readTextPart(msg.Text, title, locale, headings), readHTMLPart(t, msg.HTML, title, locale)} {
 		rd.where = m.Subject + ": " + rd.where
 		checkTable(t, rd.where, tc, locale, rd.tables[lookup(rd, tc.heading[locale], tc.tab[locale])], src, true, true)
+	}
+}
+
+// planTopup is two people's part of a top-up: alice plans it from a file for a customer with
+// credit history, bob (another login) approves it for the simulator.
+func planTopup(t *testing.T, ctx context.Context, db, journal, baseURL string, now time.Time, loc *time.Location) {
+	t.Helper()
+	wh, err := duckfile.OpenReadOnly(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wh.Close()
+	var customer, product string
+	if err := wh.QueryRow(`SELECT l.customer_id, l.product_id FROM credit_ledger l JOIN products p ON p.account = l.account AND p.id = l.product_id
+		WHERE p.status = 'active' AND p.sub_type = 'credit_usage' AND p.deleted_upstream_at IS NULL ORDER BY l.customer_id, l.product_id LIMIT 1`).Scan(&customer, &product); err != nil {
+		t.Fatalf("a customer with credit history: %v", err)
+	}
+	in := filepath.Join(t.TempDir(), "topup.csv")
+	if err := os.WriteFile(in, []byte(fmt.Sprintf("customerId,productId,amount\n%s,%s,%d\n", customer, product, topupAmount)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	j, err := jobs.OpenJournal(ctx, journal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	p, err := j.Plan(ctx, wh, jobs.PlanOptions{Kind: jobs.CreditTopup, Input: in, Account: "main", Location: loc, Now: now, User: "alice", Host: "finance-pc"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := j.Approve(ctx, p.ID, jobs.ApproveOptions{By: "alice", Host: "finance-pc", Account: "main", BaseURL: baseURL, Now: now}); !errors.Is(err, jobs.ErrSelfApproval) {
+		t.Fatalf("alice approved her own plan: %v", err)
+	}
+	if _, err := j.Approve(ctx, p.ID, jobs.ApproveOptions{By: "bob", Host: "ops-pc", Account: "main", BaseURL: baseURL, Now: now}); err != nil {
+		t.Fatal(err)
 	}
 }
