@@ -118,7 +118,9 @@ func TestMonthInTheLife(t *testing.T) {
 	var applied []*jobs.RunResult
 	// sync is the daemon's job (cmd/syncer): the customers a job topped up re-read, a sync, its
 	// runs at the simulated time, the scheduler told, then the approved plans applied.
+	var syncTook, checkTook, readTook time.Duration
 	sync := func() error {
+		defer func(start time.Time) { syncTook += time.Since(start) }(time.Now())
 		if _, err := os.Stat(journal); err == nil {
 			sends, err := jobs.CreditSends(ctx, journal)
 			if err != nil {
@@ -162,6 +164,7 @@ func TestMonthInTheLife(t *testing.T) {
 
 	checked := map[string]bool{} // mailpit IDs whose figures were read
 	readNew := func() {
+		defer func(start time.Time) { readTook += time.Since(start) }(time.Now())
 		for _, m := range mpAll(t, mp) {
 			if checked[m.ID] {
 				continue
@@ -215,13 +218,17 @@ func TestMonthInTheLife(t *testing.T) {
 			if d == topupDay && hm == 12*time.Hour+30*time.Minute {
 				planTopup(t, ctx, db, journal, srv.URL, simNow, loc)
 			}
+			start := time.Now()
 			s.Check(ctx, simNow)
+			checkTook += time.Since(start)
 			if d != smtpDownDay {
 				readNew()
 			}
 		}
 	}
 
+	t.Logf("%d days: the syncs (and the top-up) took %s, the deliveries and alerts %s, reading the messages %s",
+		monthDays, syncTook.Round(time.Second), checkTook.Round(time.Second), readTook.Round(time.Second))
 	// The top-up: applied once, by the daemon, the night after bob approved it; the warehouse has
 	// it from the sync after, so the credit tables read above (the reader's SQL) include it.
 	if len(applied) != 1 || applied[0].Status != jobs.RunCompleted || applied[0].Succeeded != 1 {
