@@ -108,6 +108,9 @@ type mailpit struct {
 	smtpPort int
 	api      string
 	roots    *x509.CertPool
+	bin      string
+	args     []string
+	cmd      *exec.Cmd
 }
 
 // mailpitBinary finds mailpit: on PATH or in GOPATH/bin (.ci/run installs it). Without it the
@@ -195,15 +198,30 @@ func startMailpitTLS(t *testing.T, user, password, tlsMode string) *mailpit {
 	case "tls":
 		args = append(args, "--smtp-tls-cert", certFile, "--smtp-tls-key", keyFile, "--smtp-require-tls")
 	}
-	cmd := exec.Command(bin, args...)
+	m.bin, m.args = bin, args
+	t.Cleanup(m.stop)
+	m.start(t)
+	return m
+}
+
+// stop ends the server: its messages stay in its database file for the next start.
+func (m *mailpit) stop() {
+	if m.cmd != nil {
+		m.cmd.Process.Kill()
+		m.cmd.Wait()
+		m.cmd = nil
+	}
+}
+
+// start runs the server (again, on the same ports and database) and waits until it answers.
+func (m *mailpit) start(t *testing.T) {
+	t.Helper()
+	cmd := exec.Command(m.bin, m.args...)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
+	m.cmd = cmd
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		resp, err := http.Get(m.api + "/api/v1/messages")
@@ -219,7 +237,6 @@ func startMailpitTLS(t *testing.T, user, password, tlsMode string) *mailpit {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	return m
 }
 
 // smtp is the server as billsync is configured for it.

@@ -334,15 +334,19 @@ var readerSums = []sumCase{
 		total: loc{"id": "= Total terutang, umur piutang", "en": "= Outstanding in aging"}},
 }
 
-// sqlText is a case's SQL for the locale.
-func sqlText(q, locale string) string {
-	next := readerAsOf.AddDate(0, 0, 1)
+// sqlText is a case's SQL for the locale, as of readerAsOf.
+func sqlText(q, locale string) string { return sqlTextAt(q, locale, readerAsOf) }
+
+// sqlTextAt is a case's SQL for the locale as of asOf (the month in the life reads each
+// message as of its own date).
+func sqlTextAt(q, locale string, asOf time.Time) string {
+	next := asOf.AddDate(0, 0, 1)
 	r := []string{
-		"{as_of}", readerAsOf.Format(time.DateOnly),
+		"{as_of}", asOf.Format(time.DateOnly),
 		"{next}", next.Format(time.DateOnly),
-		"{start}", time.Date(readerAsOf.Year(), readerAsOf.Month(), 1, 0, 0, 0, 0, time.UTC).Format(time.DateOnly),
+		"{start}", time.Date(asOf.Year(), asOf.Month(), 1, 0, 0, 0, 0, time.UTC).Format(time.DateOnly),
 		"{window_start}", next.AddDate(0, 0, -90).Format(time.DateOnly),
-		"{first_month}", time.Date(readerAsOf.Year(), readerAsOf.Month()-11, 1, 0, 0, 0, 0, time.UTC).Format(time.DateOnly),
+		"{first_month}", time.Date(asOf.Year(), asOf.Month()-11, 1, 0, 0, 0, 0, time.UTC).Format(time.DateOnly),
 	}
 	for code, w := range readerWords {
 		r = append(r, "{"+code+"}", strings.ReplaceAll(w[locale], "'", "''"))
