@@ -1,7 +1,7 @@
 # The two commands of a fresh clone: `make test` and `make demo`.
 GO ?= go
 
-.PHONY: test demo build bench
+.PHONY: test check demo build bench
 
 # test is exactly what CI runs (.ci/run calls it). It includes docs/docs_test.go, which runs
 # every command of README.md and docs/*.md against a fresh demo warehouse.
@@ -17,6 +17,24 @@ test:
 	BILLSYNC_TEST_LIST_ORDER=updated $(GO) test -count=1 -timeout 20m -skip 'TestMisbehavingService' $(E2E)
 	BILLSYNC_TEST_LIST_ORDER=shuffle $(GO) test -count=1 -timeout 20m -skip 'TestMisbehavingService' $(E2E)
 	$(GO) test -count=1 -timeout 20m -run '^$$' -bench . -benchtime 1x ./...
+
+# check is the quick loop between edits: vet, staticcheck and every test but the end-to-end ones
+# CHECK_SKIP names (real syncs at scale, LibreOffice, the docs test, ...). docs/development.md lists
+# each with why; docs/check_test.go fails when the list, that table and the tests that exist differ.
+# -short skips the few parts of fast tests that build or run for minutes. make test runs everything.
+CHECK_SKIP = TestDocCommands \
+	TestDaemonDeliveriesNeverFailTheSync \
+	TestFourEyesAsPeopleRunIt \
+	TestRenderedAsPrinted \
+	TestCSVDialectsImportAsNumbers \
+	TestHostileWorkbooksReadInBoundedMemory \
+	TestServiceClockIdentityTiming
+empty :=
+space := $(empty) $(empty)
+check:
+	$(GO) vet ./...
+	$(GO) tool staticcheck ./...
+	$(GO) test -count=1 -short -skip '^($(subst $(space),|,$(strip $(CHECK_SKIP))))$$' ./...
 
 # build puts syncer, report and sandbox into bin/.
 build:
