@@ -26,7 +26,7 @@ type deliverConfig struct {
 
 // deliverFlags are report deliver's and report deliveries' own flags.
 type deliverFlags struct {
-	asOf          string
+	asOf, testTo  string
 	dryRun, again bool
 	limit         int
 }
@@ -37,6 +37,7 @@ func (f *deliverFlags) flagSet(sub string, c *deliverConfig) *flag.FlagSet {
 	fs.Usage = func() {
 		w := fs.Output()
 		fmt.Fprintln(w, "usage: report deliver NAME [-as-of DATE] [-dry-run] [-again]   send one delivery of BILLSYNC_DELIVERIES now")
+		fmt.Fprintln(w, "       report deliver NAME [-as-of DATE] -test-to ADDR          send it to ADDR only, marked as a test; consumes nothing")
 		fmt.Fprintln(w, "       report deliveries [NAME] [-n 20]                        the delivery journal, newest first")
 		fmt.Fprintln(w, "\nWithout BILLSYNC_SMTP_URL messages go to the outbox (BILLSYNC_OUTBOX) as .eml files.")
 		fmt.Fprintln(w, "The outbox is a rehearsal: once BILLSYNC_SMTP_URL is set, an occurrence written there goes to its recipients.")
@@ -46,13 +47,14 @@ func (f *deliverFlags) flagSet(sub string, c *deliverConfig) *flag.FlagSet {
 	}
 	if sub == "deliver" {
 		// The locale is each delivery's (the schedule file), alerts are the daemon's.
-		conf.Bind(fs, c, "db", "journal", "tz", "currency", "reports-out", "deliveries", "smtp-url",
+		conf.Bind(fs, c, "db", "journal", "tz", "currency", "reports-out", "deliveries", "smtp-url", "smtp-tls",
 			"smtp-password-file", "mail-from", "outbox")
 		fs.StringVar(&f.asOf, "as-of", "", "the occurrence's as-of date YYYY-MM-DD (default: the delivery's as_of rule, today)")
 		fs.BoolVar(&f.dryRun, "dry-run", false, "write the message as an .eml into the outbox; send and journal nothing")
 		fs.BoolVar(&f.again, "again", false, "send it even if the journal has it sent (journaled as again)")
+		fs.StringVar(&f.testTo, "test-to", "", "send the occurrence to these addresses only (comma-separated), [UJI]/[TEST] in the subject; journaled as a test, it consumes nothing")
 	} else {
-		conf.Bind(fs, c, "db")
+		conf.Bind(fs, c, "db", "tz")
 		fs.IntVar(&f.limit, "n", 20, "rows to show")
 	}
 	return fs
@@ -81,7 +83,8 @@ func deliverCommand(ctx context.Context, sub string, args []string, lookup envco
 		args = fs.Args()[1:]
 	}
 	asOf, dryRun, again, limit := f.asOf, f.dryRun, f.again, f.limit
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{ReplaceAttr: logfmt.Durations}))
+	var testTo []string
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{ReplaceAttr: logfmt.In(c.TZ)}))
 	if sub == "deliveries" {
 		if len(names) > 1 {
 			return cli.Usagef(fs, "want at most one delivery name, got %s", strings.Join(names, " "))
@@ -90,7 +93,11 @@ func deliverCommand(ctx context.Context, sub string, args []string, lookup envco
 		if len(names) == 1 {
 			name = names[0]
 		}
-		return listDeliveries(ctx, c, name, limit, stdout)
+		loc, err := time.LoadLocation(c.TZ)
+		if err != nil || c.TZ == "" || c.TZ == "Local" {
+			return cli.Usagef(fs, "time zone %q (BILLSYNC_TZ / -tz): want an IANA name such as %s", c.TZ, conf.DefaultTZ)
+		}
+		return listDeliveries(ctx, c, name, limit, loc, stdout)
 	}
 	if len(names) != 1 {
 		return cli.Usagef(fs, "want one delivery name, got %d", len(names))
@@ -112,6 +119,14 @@ func deliverCommand(ctx context.Context, sub string, args []string, lookup envco
 	if dryRun && again {
 		errs = append(errs, errors.New("-dry-run sends nothing: -again goes without it"))
 	}
+	if f.testTo != "" {
+		if testTo, err = delivery.CheckAddresses(f.testTo); err != nil {
+			errs = append(errs, fmt.Errorf("-test-to: %w", err))
+		}
+		if dryRun || again {
+			errs = append(errs, errors.New("-test-to sends a test whatever the journal says: -dry-run and -again go without it"))
+		}
+	}
 	if err := errors.Join(errs...); err != nil {
 		return cli.Usage(fs, err)
 	}
@@ -124,8 +139,17 @@ func deliverCommand(ctx context.Context, sub string, args []string, lookup envco
 			return cli.Usage(fs, err)
 		}
 	}
-	res, err := delivery.Deliver(ctx, o, delivery.Occurrence{Delivery: d, AsOf: date, Again: again, DryRun: dryRun})
+	res, err := delivery.Deliver(ctx, o, delivery.Occurrence{Delivery: d, AsOf: date, Again: again, DryRun: dryRun, TestTo: testTo})
 	day := date.Format(time.DateOnly)
+	if len(testTo) > 0 && (res.State == "sent" || res.State == "outbox") {
+		where := "sent via " + o.SMTP.String()
+		if res.State == "outbox" {
+			where = "written to the outbox: " + res.EML
+		}
+		fmt.Fprintf(stdout, "%s as of %s: a test to %s only, %s\n  subject: %s\n  journaled as a test: the occurrence is still owed to %s\n",
+			d.Name, day, strings.Join(testTo, ", "), where, res.Subject, strings.Join(append(append([]string{}, d.To...), d.Cc...), ", "))
+		res.State = "test"
+	}
 	switch res.State {
 	case "already":
 		fmt.Fprintf(stdout, "%s as of %s: already sent (report deliveries %s; -again sends it once more)\n", d.Name, day, d.Name)
@@ -160,7 +184,9 @@ func deliverCommand(ctx context.Context, sub string, args []string, lookup envco
 	return err
 }
 
-func listDeliveries(ctx context.Context, c deliverConfig, name string, limit int, w io.Writer) error {
+// listDeliveries prints the journal, each time in loc (BILLSYNC_TZ) with its zone named, as
+// the schedule and the messages say them.
+func listDeliveries(ctx context.Context, c deliverConfig, name string, limit int, loc *time.Location, w io.Writer) error {
 	path := delivery.JournalPath(c.DB)
 	es, err := delivery.List(ctx, path, name, limit)
 	if err != nil {
@@ -170,10 +196,10 @@ func listDeliveries(ctx context.Context, c deliverConfig, name string, limit int
 		fmt.Fprintf(w, "no deliveries in %s\n", path)
 		return nil
 	}
-	fmt.Fprintf(w, "%-4s %-12s %-10s %-9s %-7s %-8s %-19s %s\n", "id", "delivery", "as_of", "kind", "state", "attempts", "started (UTC)", "subject")
+	fmt.Fprintf(w, "%-4s %-12s %-10s %-9s %-7s %-8s %-20s %s\n", "id", "delivery", "as_of", "kind", "state", "attempts", "started", "subject")
 	for _, e := range es {
-		fmt.Fprintf(w, "%-4d %-12s %-10s %-9s %-7s %-8d %-19s %s\n", e.ID, e.Name, e.AsOf, e.Kind, e.State, e.Attempts,
-			e.Started.UTC().Format("2006-01-02 15:04:05"), e.Subject)
+		fmt.Fprintf(w, "%-4d %-12s %-10s %-9s %-7s %-8d %-20s %s\n", e.ID, e.Name, e.AsOf, e.Kind, e.State, e.Attempts,
+			e.Started.In(loc).Format("2006-01-02 15:04 MST"), e.Subject)
 		fmt.Fprintf(w, "     to %s via %s, %d files (%d bytes)", e.Recipients, e.Transport, e.Files, e.Bytes)
 		if e.MessageID != "" {
 			fmt.Fprintf(w, ", <%s>", e.MessageID)

@@ -181,7 +181,7 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdin io
 	if err != nil {
 		return err
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{ReplaceAttr: logfmt.Durations}))
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{ReplaceAttr: logfmt.In(cfg.TZ)}))
 	for _, w := range cfg.warnings {
 		log.Warn(w)
 	}

@@ -318,7 +318,7 @@ func (f *jobFlags) send(ctx context.Context, j *jobs.Journal, p *jobs.Plan, stdo
 	if err != nil {
 		return err
 	}
-	log := newLogger(os.Stderr, f.cfg.LogFormat, isTerminal(os.Stderr), false)
+	log := newLogger(os.Stderr, f.cfg.LogFormat, f.cfg.TZ, isTerminal(os.Stderr), false)
 	c, err := api.New(api.Config{BaseURL: f.cfg.BaseURL, APIKey: key, RatePerMin: f.cfg.RatePerMin,
 		Unlimited: f.cfg.RatePerMin == 0, Logger: log})
 	if err != nil {
@@ -564,7 +564,7 @@ func (f *jobFlags) client() (*api.Client, error) {
 		return nil, err
 	}
 	return api.New(api.Config{BaseURL: f.cfg.BaseURL, APIKey: key, RatePerMin: f.cfg.RatePerMin, Unlimited: f.cfg.RatePerMin == 0,
-		Logger: newLogger(os.Stderr, f.cfg.LogFormat, isTerminal(os.Stderr), false)})
+		Logger: newLogger(os.Stderr, f.cfg.LogFormat, f.cfg.TZ, isTerminal(os.Stderr), false)})
 }
 
 // localTime shows a time in the configured zone (BILLSYNC_TZ), as the finance team reads it.
@@ -595,15 +595,14 @@ func (f *jobFlags) list(ctx context.Context, stdout io.Writer) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
-	zone, _ := time.Now().In(loc).Zone()
-	fmt.Fprintf(tw, "PLAN\tKIND\tACCOUNT\tCREATED (%s)\tBY\tACTIONS\tPLANNED\tHELD\tSENT\tSUCCEEDED\tFAILED\tUNRESOLVED\tSKIPPED\tAPPROVED\t\n", zone)
+	fmt.Fprintf(tw, "PLAN\tKIND\tACCOUNT\tCREATED\tBY\tACTIONS\tPLANNED\tHELD\tSENT\tSUCCEEDED\tFAILED\tUNRESOLVED\tSKIPPED\tAPPROVED\t\n")
 	for _, s := range ps {
 		approved := "no"
 		if s.Approved {
 			approved = "yes"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", s.ID, s.Kind, s.Account,
-			s.CreatedAt.In(loc).Format("2006-01-02 15:04"), s.CreatedBy, group(s.Actions), group(s.Planned), group(s.Held),
+			s.CreatedAt.In(loc).Format("2006-01-02 15:04 MST"), s.CreatedBy, group(s.Actions), group(s.Planned), group(s.Held),
 			group(s.Sent), group(s.Succeeded), group(s.Failed), group(s.Unresolved), group(s.Skipped), approved)
 	}
 	return tw.Flush()

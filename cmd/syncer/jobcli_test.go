@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/billsync/billsync/internal/cli/clitest"
 	"github.com/billsync/billsync/internal/sandbox"
 	"github.com/sethvargo/go-envconfig"
 )
@@ -215,9 +216,19 @@ func TestJobCommandAsAFinanceUserRunsIt(t *testing.T) {
 	out, _, code = syncer(t, vars, "job", "list")
 	t.Logf("job list prints:\n%s", out)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if code != 0 || len(lines) != 3 || !strings.Contains(lines[0], "CREATED (WIB)") || !strings.Contains(lines[0], "UNRESOLVED") ||
-		!strings.Contains(out, id[1]) || !strings.Contains(out, "yes") {
+	if code != 0 || len(lines) != 3 || !strings.Contains(lines[0], "CREATED") || !strings.Contains(lines[1], " WIB ") ||
+		!strings.Contains(lines[0], "UNRESOLVED") || !strings.Contains(out, id[1]) || !strings.Contains(out, "yes") {
 		t.Errorf("job list: exit %d\n%s", code, out)
+	}
+	// One clock for people: every time job list, job show and syncer status print (and their
+	// logs) is in BILLSYNC_TZ with its zone named, none in UTC, none without a zone. (status
+	// -json is for programs: RFC 3339 in UTC, "Z".)
+	jkt, _ := time.LoadLocation("Asia/Jakarta")
+	for _, args := range [][]string{{"job", "list"}, {"job", "show", id[1]}, {"job", "show", m[1]}, {"status"}} {
+		out, errs, _ := syncer(t, vars, args...)
+		if bad := clitest.Unzoned(out+errs, jkt, time.Now()); len(bad) > 0 {
+			t.Errorf("syncer %s prints %q: times a person cannot place on the WIB clock\n%s%s", strings.Join(args, " "), bad, out, errs)
+		}
 	}
 	out, _, code = syncer(t, vars, "job", "products")
 	if code != 0 || !strings.HasPrefix(out, "PRODUCT ID") || !strings.Contains(out, prod) {

@@ -61,7 +61,7 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdout, 
 	}
 	tty := isTerminal(stderr)
 	// The demo is read by a person even through a pipe (make demo | tee): plain text, no JSON.
-	log := newLogger(stderr, cfg.LogFormat, tty, cfg.demo)
+	log := newLogger(stderr, cfg.LogFormat, cfg.TZ, tty, cfg.demo)
 
 	var accounts []syncrun.Account
 	baseURLs := map[string]string{}
@@ -329,16 +329,17 @@ func startDemoSandbox(scale float64, log *slog.Logger) (*sandbox.Server, string,
 	return sb, base, func() { srv.Close() }, nil
 }
 
-// newLogger logs JSON for cron and containers, text when asked or on a terminal. Where a person
+// newLogger logs JSON for cron and containers, text when asked or on a terminal, its times in
+// the zone tz (BILLSYNC_TZ) with the offset, as every other output shows them. Where a person
 // watches (a terminal with its progress display, the demo with its summary) the log keeps to
 // warnings; anywhere else it logs at Info whatever the format, so text logs off a terminal still
 // say when the syncer started, how each run ended and when it stopped.
-func newLogger(w io.Writer, format string, tty, demo bool) *slog.Logger {
+func newLogger(w io.Writer, format, tz string, tty, demo bool) *slog.Logger {
 	level := slog.LevelInfo
 	if tty || demo {
 		level = slog.LevelWarn
 	}
-	opts := &slog.HandlerOptions{Level: level, ReplaceAttr: logfmt.Durations}
+	opts := &slog.HandlerOptions{Level: level, ReplaceAttr: logfmt.In(tz)}
 	if format == "text" || format == "auto" && (tty || demo) {
 		return slog.New(slog.NewTextHandler(w, opts))
 	}

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/billsync/billsync/internal/cli"
+	"github.com/billsync/billsync/internal/cli/clitest"
 	conf "github.com/billsync/billsync/internal/config"
 	"github.com/billsync/billsync/internal/logbuf"
 	"github.com/billsync/billsync/internal/sandbox"
@@ -464,6 +465,23 @@ func TestTextLogsOffATerminal(t *testing.T) {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("text log lacks %q:\n%s", want, stderr.String())
 		}
+	}
+	// The log's times are on the clock of every other output: BILLSYNC_TZ (the default, Jakarta),
+	// RFC 3339 with the offset, text and JSON alike.
+	jkt, _ := time.LoadLocation("Asia/Jakarta")
+	if bad := clitest.Unzoned(stderr.String(), jkt, time.Now()); len(bad) > 0 || !strings.Contains(stderr.String(), "+07:00 level=INFO") {
+		t.Errorf("text log times %q off the WIB clock:\n%s", bad, stderr.String())
+	}
+	stderr.Reset()
+	jsonEnv := envconfig.MapLookuper(map[string]string{
+		"BILLSYNC_BASE_URL": srv.URL, "BILLSYNC_API_KEY": secret, "BILLSYNC_DB": filepath.Join(t.TempDir(), "w.duckdb"),
+		"BILLSYNC_RATE_PER_MIN": "0", "BILLSYNC_LOG_FORMAT": "json", "BILLSYNC_MAX_CLOCK_SKEW": "8760h",
+	})
+	if err := run(context.Background(), []string{"-once"}, jsonEnv, &stdout, &stderr); err != nil {
+		t.Fatalf("run: %v\n%s", err, stderr.String())
+	}
+	if bad := clitest.Unzoned(stderr.String(), jkt, time.Now()); len(bad) > 0 || !regexp.MustCompile(`"time":"[0-9-]+T[0-9:.]+\+07:00"`).MatchString(stderr.String()) {
+		t.Errorf("JSON log times %q off the WIB clock:\n%s", bad, stderr.String())
 	}
 }
 

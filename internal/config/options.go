@@ -141,6 +141,8 @@ var DefaultLocale = defaultOf(Report{}, "Locale")
 type Delivery struct {
 	Deliveries string `env:"BILLSYNC_DELIVERIES" flag:"deliveries" help:"the schedule file of e-mail deliveries (YAML, docs/delivery.md); unset = none"`
 	SMTPURL    string `env:"BILLSYNC_SMTP_URL" flag:"smtp-url" help:"smtp://USER@HOST:587 (STARTTLS) or smtps://USER@HOST:465 (implicit TLS); unset = .eml files in the outbox"`
+	// An office relay on port 25 often speaks no TLS at all: none says so on purpose.
+	SMTPTLS string `env:"BILLSYNC_SMTP_TLS" flag:"smtp-tls" help:"starttls, tls or none; unset = the URL's scheme decides (smtp:// starttls, smtps:// tls); none (smtp:// only) sends without TLS, to a relay inside the network"`
 	// The password is never a flag (flags show in ps) nor a variable: a file, like the API key.
 	SMTPPasswordFile string        `env:"BILLSYNC_SMTP_PASSWORD_FILE" flag:"smtp-password-file" help:"file holding the SMTP password"`
 	MailFrom         string        `env:"BILLSYNC_MAIL_FROM, default=billsync@localhost" flag:"mail-from" help:"sender address of deliveries and alerts"`

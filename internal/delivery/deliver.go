@@ -10,11 +10,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/mail"
 	"net/textproto"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -61,7 +63,10 @@ func (o *Options) journalPath() string {
 // SMTP is an SMTP server to send through: BILLSYNC_SMTP_URL and the password of
 // BILLSYNC_SMTP_PASSWORD_FILE.
 type SMTP struct {
-	Implicit bool // smtps://: TLS from the first byte; else STARTTLS, required
+	Implicit bool // smtps://: TLS from the first byte; else STARTTLS, required (unless Plain)
+	// Plain (BILLSYNC_SMTP_TLS=none): no TLS at all, for a relay inside the network. A
+	// password then only ever goes to a loopback address (ParseSMTP refuses the rest).
+	Plain    bool
 	Host     string
 	Port     int
 	User     string
@@ -84,14 +89,32 @@ func (s *SMTP) String() string {
 	if s.User != "" {
 		user = url.QueryEscape(s.User) + "@"
 	}
-	return fmt.Sprintf("%s://%s%s:%d", scheme, user, s.Host, s.Port)
+	plain := ""
+	if s.Plain {
+		plain = " (no TLS)"
+	}
+	return fmt.Sprintf("%s://%s%s:%d%s", scheme, user, s.Host, s.Port, plain)
 }
 
-// ParseSMTP reads BILLSYNC_SMTP_URL and the password file; "" is no SMTP (the outbox).
-func ParseSMTP(raw, passwordFile string) (*SMTP, error) {
+// TLSModes are BILLSYNC_SMTP_TLS's values ("" = the URL's scheme decides).
+var TLSModes = []string{"starttls", "tls", "none"}
+
+// ParseSMTP reads BILLSYNC_SMTP_URL, BILLSYNC_SMTP_TLS (mode) and the password file; "" is no
+// SMTP (the outbox). The setting and the scheme must agree: unset, the scheme decides
+// (smtp:// STARTTLS, smtps:// TLS from the first byte); starttls goes with smtp://, tls with
+// smtps://, none with smtp:// only (port 25 unless the URL names one). Anything else
+// contradicts itself and is refused, as is a password over plain text to anything but a
+// loopback address.
+func ParseSMTP(raw, passwordFile, mode string) (*SMTP, error) {
+	if mode != "" && !slices.Contains(TLSModes, mode) {
+		return nil, fmt.Errorf("BILLSYNC_SMTP_TLS %q: want one of %s (or unset: the URL's scheme decides)", mode, strings.Join(TLSModes, ", "))
+	}
 	if raw == "" {
 		if passwordFile != "" {
 			return nil, errors.New("BILLSYNC_SMTP_PASSWORD_FILE is set without BILLSYNC_SMTP_URL")
+		}
+		if mode != "" {
+			return nil, fmt.Errorf("BILLSYNC_SMTP_TLS=%s is set without BILLSYNC_SMTP_URL", mode)
 		}
 		return nil, nil
 	}
@@ -107,6 +130,16 @@ func ParseSMTP(raw, passwordFile string) (*SMTP, error) {
 		s.Implicit, s.Port = true, 465
 	default:
 		return nil, fmt.Errorf("BILLSYNC_SMTP_URL: scheme %q: want smtp:// (STARTTLS) or smtps:// (implicit TLS)", u.Scheme)
+	}
+	switch {
+	case mode == "tls" && !s.Implicit:
+		return nil, errors.New("BILLSYNC_SMTP_TLS=tls contradicts BILLSYNC_SMTP_URL's smtp:// (STARTTLS): use smtps://, or unset BILLSYNC_SMTP_TLS")
+	case mode == "starttls" && s.Implicit:
+		return nil, errors.New("BILLSYNC_SMTP_TLS=starttls contradicts BILLSYNC_SMTP_URL's smtps:// (TLS from the first byte): use smtp://, or unset BILLSYNC_SMTP_TLS")
+	case mode == "none" && s.Implicit:
+		return nil, errors.New("BILLSYNC_SMTP_TLS=none contradicts BILLSYNC_SMTP_URL's smtps:// (TLS from the first byte): use smtp://HOST:25")
+	case mode == "none":
+		s.Plain, s.Port = true, 25
 	}
 	if _, set := u.User.Password(); set {
 		return nil, errors.New("BILLSYNC_SMTP_URL holds a password: put it in BILLSYNC_SMTP_PASSWORD_FILE")
@@ -139,7 +172,22 @@ func ParseSMTP(raw, passwordFile string) (*SMTP, error) {
 	if s.User == "" && s.Password != "" {
 		return nil, errors.New("BILLSYNC_SMTP_PASSWORD_FILE is set but BILLSYNC_SMTP_URL names no user (smtp://USER@HOST:587)")
 	}
+	if s.Plain && s.Password != "" && !loopback(s.Host) {
+		return nil, fmt.Errorf("BILLSYNC_SMTP_TLS=none with user %q: the password would cross the network to %s in plain text; "+
+			"a relay without TLS takes mail without AUTH (drop the user and BILLSYNC_SMTP_PASSWORD_FILE), or use TLS (unset BILLSYNC_SMTP_TLS)",
+			s.User, s.Host)
+	}
 	return s, nil
+}
+
+// loopback says whether host is this machine by its name alone (no DNS: a name that resolves
+// to a loopback address today may not tomorrow).
+func loopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 func redact(s string) string {
@@ -159,6 +207,10 @@ type Occurrence struct {
 	Late      bool
 	Again     bool // send even if sent (report deliver -again)
 	DryRun    bool // write the .eml into the outbox, send and journal nothing
+	// TestTo (report deliver -test-to): send the occurrence to these addresses only, marked
+	// as a test in the subject; journaled as kind test, which no later attempt counts (it
+	// consumes nothing: the occurrence is still owed to its recipients).
+	TestTo []string
 	// SyncFailed is what the caller knows of a sync that failed after the published one
 	// ("" = nothing): it makes the occurrence stale.
 	SyncFailed string
@@ -204,6 +256,12 @@ func Deliver(ctx context.Context, o Options, occ Occurrence) (Result, error) {
 	if !occ.Scheduled.IsZero() {
 		kind = "scheduled"
 	}
+	if len(occ.TestTo) > 0 {
+		// The same occurrence, to the tester alone: a copy, so the schedule's stays as it is.
+		td := *d
+		td.To, td.Cc = occ.TestTo, nil
+		d, kind = &td, "test"
+	}
 	var j *journal
 	// prevID is the Message-ID of an attempt whose outcome is unknown: its resend carries it
 	// too, so a mail client that has both shows one.
@@ -219,6 +277,8 @@ func Deliver(ctx context.Context, o Options, occ Occurrence) (Result, error) {
 				log.Error("closing the delivery journal", "err", err)
 			}
 		}()
+	}
+	if !occ.DryRun && kind != "test" {
 		rows, err := j.attempts(ctx, d.Name, asOf)
 		if err != nil {
 			return Result{State: "failed"}, err
@@ -301,8 +361,8 @@ func Deliver(ctx context.Context, o Options, occ Occurrence) (Result, error) {
 	switch {
 	case occ.DryRun:
 		dir += "_dry-run"
-	case kind == "again" || kind == "resend":
-		dir += "_" + kind + "_" + time.Now().UTC().Format("20060102T150405Z")
+	case kind == "again" || kind == "resend" || kind == "test":
+		dir += "_" + kind + "_" + stamp(time.Now(), o.Loc)
 	}
 	formats := []string{d.Format}
 	if d.Format == "both" {
@@ -339,7 +399,8 @@ func Deliver(ctx context.Context, o Options, occ Occurrence) (Result, error) {
 	if res.MessageID == "" {
 		res.MessageID = messageID(d.Name, asOf, o.From)
 	}
-	msg, err := compose(content{d: d, asOf: occ.AsOf, loc: o.Loc, now: now, fresh: fresh, scheduled: occ.Scheduled,
+	msg, err := compose(content{d: d, recipients: append(append([]string{}, occ.Delivery.To...), occ.Delivery.Cc...),
+		asOf: occ.AsOf, loc: o.Loc, now: now, fresh: fresh, scheduled: occ.Scheduled,
 		late: occ.Late, kind: kind, digests: digests, files: res.Files, attached: attach, dir: dir,
 		totalBytes: total, messageID: res.MessageID})
 	if err != nil {
@@ -357,7 +418,7 @@ func Deliver(ctx context.Context, o Options, occ Occurrence) (Result, error) {
 	}
 	if occ.DryRun {
 		res.State = "dry-run"
-		res.EML, err = toOutbox(m, o.Outbox, d.Name, asOf)
+		res.EML, err = toOutbox(m, o.Outbox, d.Name, asOf, o.Loc)
 		if err != nil {
 			return res, err
 		}
@@ -380,7 +441,7 @@ func Deliver(ctx context.Context, o Options, occ Occurrence) (Result, error) {
 		}
 		if o.SMTP == nil {
 			var p string
-			if p, sendErr = toOutbox(m, o.Outbox, d.Name, asOf); sendErr == nil {
+			if p, sendErr = toOutbox(m, o.Outbox, d.Name, asOf, o.Loc); sendErr == nil {
 				res.EML = p
 			}
 		} else {
@@ -536,9 +597,24 @@ func writeEML(m *gomail.Msg, path string) error {
 	return os.Rename(tmp, path)
 }
 
-// toOutbox writes the message into the outbox under a name that sorts by time.
-func toOutbox(m *gomail.Msg, dir, name, asOf string) (string, error) {
-	p := filepath.Join(dir, fmt.Sprintf("%s_%s_%s.eml", time.Now().UTC().Format("20060102T150405.000000Z"), name, asOf))
+// stampLayout is the time in the names of outbox files and of a resend's, again's or test's
+// directory: local time (BILLSYNC_TZ) to the microsecond, with the offset, so it reads as the
+// clock every other output shows and sorts by time (within one offset: a zone with DST
+// sorts by the local clock across the change).
+const stampLayout = "20060102T150405.000000-0700"
+
+// stamp is now in loc (UTC when none) as stampLayout.
+func stamp(now time.Time, loc *time.Location) string {
+	if loc == nil {
+		loc = time.UTC
+	}
+	return now.In(loc).Format(stampLayout)
+}
+
+// toOutbox writes the message into the outbox under a name that sorts by time, the time in
+// loc with its offset.
+func toOutbox(m *gomail.Msg, dir, name, asOf string, loc *time.Location) (string, error) {
+	p := filepath.Join(dir, fmt.Sprintf("%s_%s_%s.eml", stamp(time.Now(), loc), name, asOf))
 	if err := writeEML(m, p); err != nil {
 		return "", fmt.Errorf("outbox: %w", err)
 	}
@@ -556,7 +632,9 @@ func toOutbox(m *gomail.Msg, dir, name, asOf string) (string, error) {
 //     stored it and delivered it.
 type SendError struct {
 	Outcome string
-	Err     error
+	// Lacks: the server lacks what the settings asked of it (lacking); its Err says it whole.
+	Lacks bool
+	Err   error
 }
 
 func (e *SendError) Error() string {
@@ -564,6 +642,9 @@ func (e *SendError) Error() string {
 	case "unknown":
 		return "the server took the whole message and gave no answer (it may have been delivered): " + e.Err.Error()
 	case "refused":
+		if e.Lacks {
+			return e.Err.Error()
+		}
 		return "the server refused it: " + e.Err.Error()
 	}
 	return e.Err.Error()
@@ -611,10 +692,17 @@ func send(ctx context.Context, s *SMTP, m *gomail.Msg) error {
 	if timeout <= 0 {
 		timeout = time.Minute
 	}
+	if s.Plain && s.Password != "" && !loopback(s.Host) {
+		// ParseSMTP refuses this at start; an SMTP built otherwise must not leak either.
+		return &SendError{Outcome: "refused", Lacks: true, Err: fmt.Errorf("smtp server %s: no password goes in plain text to anything but a loopback address (BILLSYNC_SMTP_TLS=none)", s)}
+	}
 	opts := []gomail.Option{gomail.WithPort(s.Port), gomail.WithTimeout(timeout)}
-	if s.Implicit {
+	switch {
+	case s.Plain:
+		opts = append(opts, gomail.WithTLSPolicy(gomail.NoTLS))
+	case s.Implicit:
 		opts = append(opts, gomail.WithSSL())
-	} else {
+	default:
 		opts = append(opts, gomail.WithTLSPolicy(gomail.TLSMandatory))
 	}
 	tc := s.TLS
@@ -622,7 +710,13 @@ func send(ctx context.Context, s *SMTP, m *gomail.Msg) error {
 		tc = &tls.Config{ServerName: s.Host, MinVersion: tls.VersionTLS12}
 	}
 	opts = append(opts, gomail.WithTLSConfig(tc))
-	if s.User != "" {
+	switch {
+	case s.User != "" && s.Plain:
+		// Without TLS ParseSMTP let a password through to a loopback address only; go-mail's
+		// discovery skips PLAIN and LOGIN there, so they are named.
+		opts = append(opts, gomail.WithOpportunisticSMTPAuth(gomail.SMTPAuthCramMD5, gomail.SMTPAuthPlainNoEnc,
+			gomail.SMTPAuthLoginNoEnc), gomail.WithUsername(s.User), gomail.WithPassword(s.Password))
+	case s.User != "":
 		opts = append(opts, gomail.WithSMTPAuth(gomail.SMTPAuthAutoDiscover), gomail.WithUsername(s.User),
 			gomail.WithPassword(s.Password))
 	}
@@ -633,6 +727,9 @@ func send(ctx context.Context, s *SMTP, m *gomail.Msg) error {
 	client, err := c.DialToSMTPClientWithContext(ctx)
 	if err != nil {
 		// The connection, the greeting, STARTTLS or AUTH: the message has not left.
+		if lack := lacking(s, err); lack != nil {
+			return lack
+		}
 		return classify(fmt.Errorf("smtp %s: %w", s, err))
 	}
 	err = c.SendWithSMTPClient(client, m)
@@ -653,4 +750,30 @@ func send(ctx context.Context, s *SMTP, m *gomail.Msg) error {
 		return &SendError{Outcome: "unknown", Err: err}
 	}
 	return classify(err)
+}
+
+// lacking is a server that lacks what billsync was told to ask of it (STARTTLS, AUTH, TLS
+// from the first byte), said in billsync's words with the setting that asked: refused, since
+// the same server answers the same until a person changes the server or the setting. nil
+// for any other error.
+func lacking(s *SMTP, err error) *SendError {
+	var rec tls.RecordHeaderError
+	msg := err.Error()
+	var why string
+	switch {
+	case s.Implicit && errors.As(err, &rec):
+		// go-mail's tls.Dialer met a server that does not speak TLS first.
+		why = "does not speak TLS from the first byte (smtps://): it may want STARTTLS (smtp://HOST:587) " +
+			"or no TLS (smtp://HOST:25 with BILLSYNC_SMTP_TLS=none, inside the network only)"
+	case strings.Contains(msg, "does not support STARTTLS"):
+		// go-mail v0.8's words when EHLO offers no STARTTLS under TLSMandatory (no sentinel).
+		why = "offers no STARTTLS, and smtp:// requires it: BILLSYNC_SMTP_TLS=none sends without TLS " +
+			"(a relay inside the network), smtps:// speaks TLS from the first byte"
+	case strings.Contains(msg, "server does not support SMTP AUTH"):
+		why = fmt.Sprintf("offers no AUTH (no login), and BILLSYNC_SMTP_URL names user %q: "+
+			"a relay that takes mail without a login wants no user (and no BILLSYNC_SMTP_PASSWORD_FILE)", s.User)
+	default:
+		return nil
+	}
+	return &SendError{Outcome: "refused", Lacks: true, Err: fmt.Errorf("smtp server %s %s", s, why)}
 }

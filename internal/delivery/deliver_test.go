@@ -244,20 +244,35 @@ func TestParseSMTP(t *testing.T) {
 	os.WriteFile(pw, []byte("app-password-123\n"), 0o600)
 	for _, tc := range []struct {
 		url, file, want, err string
+		mode                 string // BILLSYNC_SMTP_TLS
 	}{
-		{"smtp://bot@mail.example:2525", pw, "smtp://bot@mail.example:2525", ""},
-		{"smtps://bot%40toko.example@smtp.example", pw, "smtps://bot%40toko.example@smtp.example:465", ""},
-		{"smtp://relay.internal", "", "smtp://relay.internal:587", ""},
-		{"smtp://billing@toko.co.id@smtp.gmail.com:587", pw, "smtp://billing%40toko.co.id@smtp.gmail.com:587", ""},
-		{"", "", "", ""},
-		{"http://x", "", "", "scheme \"http\""},
-		{"smtp://bot:pw@x", "", "", "holds a password"},
-		{"smtp://bot@x", "", "", "set BILLSYNC_SMTP_PASSWORD_FILE"},
-		{"smtp://bot@x", filepath.Join(dir, "missing"), "", "no such file"},
-		{"smtp://x", pw, "", "names no user"},
-		{"", pw, "", "without BILLSYNC_SMTP_URL"},
+		{"smtp://bot@mail.example:2525", pw, "smtp://bot@mail.example:2525", "", ""},
+		{"smtps://bot%40toko.example@smtp.example", pw, "smtps://bot%40toko.example@smtp.example:465", "", ""},
+		{"smtp://relay.internal", "", "smtp://relay.internal:587", "", ""},
+		{"smtp://billing@toko.co.id@smtp.gmail.com:587", pw, "smtp://billing%40toko.co.id@smtp.gmail.com:587", "", ""},
+		{"", "", "", "", ""},
+		{"http://x", "", "", "scheme \"http\"", ""},
+		{"smtp://bot:pw@x", "", "", "holds a password", ""},
+		{"smtp://bot@x", "", "", "set BILLSYNC_SMTP_PASSWORD_FILE", ""},
+		{"smtp://bot@x", filepath.Join(dir, "missing"), "", "no such file", ""},
+		{"smtp://x", pw, "", "names no user", ""},
+		{"", pw, "", "without BILLSYNC_SMTP_URL", ""},
+		// BILLSYNC_SMTP_TLS: agreeing with the scheme, none for a relay, contradictions refused.
+		{"smtp://relay.internal", "", "smtp://relay.internal:25 (no TLS)", "", "none"},
+		{"smtp://relay.internal:2525", "", "smtp://relay.internal:2525 (no TLS)", "", "none"},
+		{"smtp://bot@127.0.0.1:1025", pw, "smtp://bot@127.0.0.1:1025 (no TLS)", "", "none"},
+		{"smtp://bot@localhost", pw, "smtp://bot@localhost:25 (no TLS)", "", "none"},
+		{"smtp://bot@relay.internal", pw, "", "BILLSYNC_SMTP_TLS=none with user \"bot\": the password would cross the network to relay.internal in plain text", "none"},
+		{"smtp://bot@10.0.0.25", pw, "", "in plain text", "none"},
+		{"smtp://bot@x", pw, "smtp://bot@x:587", "", "starttls"},
+		{"smtps://bot@x", pw, "smtps://bot@x:465", "", "tls"},
+		{"smtp://x", "", "", "BILLSYNC_SMTP_TLS=tls contradicts BILLSYNC_SMTP_URL's smtp://", "tls"},
+		{"smtps://x", "", "", "BILLSYNC_SMTP_TLS=starttls contradicts BILLSYNC_SMTP_URL's smtps://", "starttls"},
+		{"smtps://x", "", "", "BILLSYNC_SMTP_TLS=none contradicts", "none"},
+		{"smtp://x", "", "", "BILLSYNC_SMTP_TLS \"plain\": want one of starttls, tls, none", "plain"},
+		{"", "", "", "BILLSYNC_SMTP_TLS=none is set without BILLSYNC_SMTP_URL", "none"},
 	} {
-		s, err := ParseSMTP(tc.url, tc.file)
+		s, err := ParseSMTP(tc.url, tc.file, tc.mode)
 		switch {
 		case tc.err != "":
 			if err == nil || !strings.Contains(err.Error(), tc.err) {

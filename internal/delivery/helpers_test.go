@@ -157,25 +157,45 @@ func freePorts(t *testing.T, n int) []int {
 // (user, password): STARTTLS required, or implicit TLS when implicit is set.
 func startMailpit(t *testing.T, user, password string, implicit bool) *mailpit {
 	t.Helper()
+	mode := "starttls"
+	if implicit {
+		mode = "tls"
+	}
+	return startMailpitTLS(t, user, password, mode)
+}
+
+// startMailpitTLS starts mailpit speaking tls (TLS from the first byte), starttls (required)
+// or none (no certificate: no STARTTLS offered); with a user, AUTH is offered and required,
+// without one no AUTH is offered.
+func startMailpitTLS(t *testing.T, user, password, tlsMode string) *mailpit {
+	t.Helper()
 	bin := mailpitBinary(t)
 	dir := t.TempDir()
 	certFile, keyFile, roots := selfSigned(t, dir)
-	sum := sha1.Sum([]byte(password))
-	auth := filepath.Join(dir, "smtp-users")
-	if err := os.WriteFile(auth, []byte(user+":{SHA}"+base64.StdEncoding.EncodeToString(sum[:])+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
 	ports := freePorts(t, 2)
 	m := &mailpit{smtpPort: ports[0], roots: roots}
 	httpPort := ports[1]
 	m.api = fmt.Sprintf("http://127.0.0.1:%d", httpPort)
-	tlsFlag := "--smtp-require-starttls"
-	if implicit {
-		tlsFlag = "--smtp-require-tls"
+	args := []string{"--listen", fmt.Sprintf("127.0.0.1:%d", httpPort), "--smtp", fmt.Sprintf("127.0.0.1:%d", m.smtpPort),
+		"--database", filepath.Join(dir, "mailpit.db"), "--smtp-disable-rdns", "--quiet"}
+	if user != "" {
+		sum := sha1.Sum([]byte(password))
+		auth := filepath.Join(dir, "smtp-users")
+		if err := os.WriteFile(auth, []byte(user+":{SHA}"+base64.StdEncoding.EncodeToString(sum[:])+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, "--smtp-auth-file", auth)
+		if tlsMode == "none" {
+			args = append(args, "--smtp-auth-allow-insecure")
+		}
 	}
-	cmd := exec.Command(bin, "--listen", fmt.Sprintf("127.0.0.1:%d", httpPort), "--smtp", fmt.Sprintf("127.0.0.1:%d", m.smtpPort),
-		"--database", filepath.Join(dir, "mailpit.db"), "--smtp-auth-file", auth, "--smtp-tls-cert", certFile,
-		"--smtp-tls-key", keyFile, tlsFlag, "--smtp-disable-rdns", "--quiet")
+	switch tlsMode {
+	case "starttls":
+		args = append(args, "--smtp-tls-cert", certFile, "--smtp-tls-key", keyFile, "--smtp-require-starttls")
+	case "tls":
+		args = append(args, "--smtp-tls-cert", certFile, "--smtp-tls-key", keyFile, "--smtp-require-tls")
+	}
+	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

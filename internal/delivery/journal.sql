@@ -1,5 +1,6 @@
 -- name: states
-SELECT id, state, transport, message_id FROM deliveries WHERE name = ? AND as_of = ?::DATE ORDER BY id;
+-- A test (report deliver -test-to) went to a tester, not the recipients: it counts for nothing.
+SELECT id, state, transport, message_id FROM deliveries WHERE name = ? AND as_of = ?::DATE AND kind <> 'test' ORDER BY id;
 
 -- name: insert
 INSERT INTO deliveries (name, as_of, kind, scheduled_at, late, stale, recipients, subject, message_id,
@@ -18,7 +19,7 @@ UPDATE deliveries SET state = ?, attempts = ?, error = ?, finished_at = ? WHERE 
 
 -- name: interrupted
 UPDATE deliveries SET state = 'unknown', error = ?, finished_at = ?
-WHERE name = ? AND as_of = ?::DATE AND state = 'sending';
+WHERE name = ? AND as_of = ?::DATE AND state = 'sending' AND kind <> 'test';
 
 -- name: list
 SELECT d.id, d.name, strftime(d.as_of, '%Y-%m-%d'), d.kind, d.late, coalesce(d.stale, ''), d.state, d.attempts,
@@ -35,7 +36,7 @@ LIMIT ?;
 SELECT path, bytes, sha256, attached FROM delivery_files WHERE delivery_id = ? ORDER BY path;
 
 -- name: last_as_of
-SELECT strftime(max(as_of), '%Y-%m-%d') FROM deliveries WHERE name = ?;
+SELECT strftime(max(as_of), '%Y-%m-%d') FROM deliveries WHERE name = ? AND kind <> 'test';
 
 -- name: alert_states
 SELECT key, active FROM alert_states ORDER BY key;

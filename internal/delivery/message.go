@@ -20,6 +20,8 @@ var words = map[string]map[string]string{
 		"late_tag":     " (terlambat)",
 		"resent_tag":   " (dikirim ulang)",
 		"again_tag":    " (dikirim lagi)",
+		"test_tag":     "[UJI] ",
+		"test":         "Ini pesan uji (report deliver %s -as-of %s -test-to %s), hanya untuk alamat itu. Penerima sebenarnya (%s) belum menerimanya, dan pengiriman ini tidak dihitung.",
 		"intro":        "Laporan pengiriman %q per %s (akhir hari, %s).",
 		"sync":         "Data dari sinkronisasi %d (%s), selesai %s: %s sebelum pesan ini dibuat.",
 		"sync_none":    "Basis data billsync belum berisi sinkronisasi.",
@@ -50,6 +52,8 @@ var words = map[string]map[string]string{
 		"late_tag":     " (late)",
 		"resent_tag":   " (dikirim ulang / resent)",
 		"again_tag":    " (sent again)",
+		"test_tag":     "[TEST] ",
+		"test":         "This is a test (report deliver %s -as-of %s -test-to %s), for that address only. Its recipients (%s) have not been sent it, and this send does not count.",
 		"intro":        "The reports of delivery %q as of %s (end of day, %s).",
 		"sync":         "Figures from sync run %d (%s), finished %s: %s before this message was made.",
 		"sync_none":    "The warehouse holds no sync yet.",
@@ -97,7 +101,8 @@ type content struct {
 	fresh      Freshness
 	scheduled  time.Time // zero unless late
 	late       bool
-	kind       string // scheduled, manual, again, resend
+	kind       string   // scheduled, manual, again, resend, test
+	recipients []string // the delivery's own To and Cc (a test goes elsewhere)
 	digests    []report.Digest
 	files      []fileInfo
 	attached   bool
@@ -122,6 +127,8 @@ func compose(c content) (message, error) {
 		subject += t["resent_tag"]
 	case "again":
 		subject += t["again_tag"]
+	case "test":
+		subject = t["test_tag"] + subject
 	}
 	v := view{Subject: subject, T: t}
 	v.Intro = fmt.Sprintf(t["intro"], c.d.Name, date, c.loc.String())
@@ -145,6 +152,8 @@ func compose(c content) (message, error) {
 		v.Notes = append(v.Notes, t["resent"])
 	case "again":
 		v.Notes = append(v.Notes, fmt.Sprintf(t["again"], c.d.Name, c.asOf.Format(time.DateOnly)))
+	case "test":
+		v.Notes = append(v.Notes, fmt.Sprintf(t["test"], c.d.Name, c.asOf.Format(time.DateOnly), strings.Join(c.d.To, ","), strings.Join(c.recipients, ", ")))
 	}
 	// The staleness is said once at the top, not again among each report's warnings.
 	for _, dg := range c.digests {

@@ -27,8 +27,12 @@ func Setup(files config.Files, rep config.Report, del config.Delivery, log *slog
 	if _, err := CheckAddresses(del.AlertsTo); err != nil {
 		errs = append(errs, fmt.Errorf("BILLSYNC_ALERTS_TO: %w", err))
 	}
-	if o.SMTP, err = ParseSMTP(del.SMTPURL, del.SMTPPasswordFile); err != nil {
+	if o.SMTP, err = ParseSMTP(del.SMTPURL, del.SMTPPasswordFile, del.SMTPTLS); err != nil {
 		errs = append(errs, err)
+	} else if o.SMTP != nil && o.SMTP.Plain && log != nil {
+		// Loud on purpose: every message, attachments and all, crosses the network readable.
+		log.Warn("BILLSYNC_SMTP_TLS=none: messages go to the SMTP server WITHOUT TLS, readable by anyone on the network between; "+
+			"only for a relay inside the network", "smtp", o.SMTP.String())
 	}
 	if del.Outbox == "" && o.SMTP == nil {
 		errs = append(errs, errors.New("BILLSYNC_OUTBOX is empty and BILLSYNC_SMTP_URL unset: messages have nowhere to go"))

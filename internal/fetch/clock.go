@@ -76,7 +76,7 @@ func (rc *runClock) now() time.Time {
 
 func (rc *runClock) warn(off time.Duration, machine time.Time) {
 	rc.log.Warn("the billing service's clock disagrees with this machine's: the run stores this machine's times",
-		"service_ahead_by", off.Round(time.Second), "machine_clock", machine.UTC().Format(time.RFC3339),
+		"service_ahead_by", off.Round(time.Second), "machine_clock", machine,
 		"bound", rc.bound, "remedy", "set the service's or this machine's clock right (NTP); "+
 			"BILLSYNC_MAX_CLOCK_SKEW raises the bound, for a simulator whose clock is simulated")
 }

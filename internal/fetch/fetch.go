@@ -218,7 +218,7 @@ func repairFutureTimes(ctx context.Context, sink Sink, opts Options) error {
 	if credit > 0 || cursors > 0 {
 		opts.Log.Warn("stored read times were after this machine's clock (an earlier run took a service clock ahead of it): "+
 			"those customers' credit histories are read again in full, and the webhook history from its start",
-			"account", opts.Account, "credit_reads_forgotten", credit, "webhook_cursors_forgotten", cursors, "latest_allowed", latest.UTC().Format(time.RFC3339))
+			"account", opts.Account, "credit_reads_forgotten", credit, "webhook_cursors_forgotten", cursors, "latest_allowed", latest)
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/billsync/billsync/internal/jobs"
+	"github.com/billsync/billsync/internal/sheetfmt"
 	"github.com/xuri/excelize/v2"
 )
 
@@ -77,10 +78,10 @@ func TestPlanAndResultWorkbooks(t *testing.T) {
 	for _, tc := range []struct {
 		locale                                    string
 		summary, planSheet, resultSheet, rowTitle string
-		total, product                            string
+		total, product, balance                   string
 	}{
-		{"id", "Ringkasan", "Rencana", "Hasil", "Baris", "Total", "Produk"},
-		{"en", "Summary", "Plan", "Result", "Row", "Total", "Product"},
+		{"id", "Ringkasan", "Rencana", "Hasil", "Baris", "Total", "Produk", "Saldo dilaporkan"},
+		{"en", "Summary", "Plan", "Result", "Row", "Total", "Product", "Reported balance"},
 	} {
 		o := jobs.FileOptions{Locale: tc.locale, Location: jakarta(t)}
 		path := filepath.Join(e.dir, "plan-"+tc.locale+".xlsx")
@@ -109,9 +110,12 @@ func TestPlanAndResultWorkbooks(t *testing.T) {
 		if v, _ := f.GetCellValue(tc.planSheet, "A2"); v != "1" {
 			t.Errorf("%s: A2 = %q", tc.locale, v)
 		}
-		// Printed like the reports: landscape, one page wide, the header row on every page, a footer.
+		// Printed like the reports: landscape, at a scale that keeps 11 pt text at 8 pt or more (never
+		// fit to width, which shrinks a wide sheet below it), the header row on every page, a footer
+		// (TestJobFilesPrinted measures the pages).
 		layout, _ := f.GetPageLayout(tc.planSheet)
-		if layout.Orientation == nil || *layout.Orientation != "landscape" || layout.FitToWidth == nil || *layout.FitToWidth != 1 {
+		if layout.Orientation == nil || *layout.Orientation != "landscape" || layout.AdjustTo == nil ||
+			*layout.AdjustTo < sheetfmt.MinScale || layout.FitToWidth != nil && *layout.FitToWidth > 0 {
 			t.Errorf("%s: page layout %+v", tc.locale, layout)
 		}
 		names := f.GetDefinedName()
@@ -166,7 +170,7 @@ func TestPlanAndResultWorkbooks(t *testing.T) {
 			t.Fatal(err)
 		}
 		rrows := sheetRows(t, rf, tc.resultSheet)
-		bal := col(t, rrows[0], "balance")
+		bal := col(t, rrows[0], tc.balance)
 		cell, _ := excelize.CoordinatesToCellName(bal+1, 2)
 		if isNum, format := numberCell(t, rf, tc.resultSheet, cell); !isNum || strings.Contains(format, "Rp") || rrows[1][bal] == "" {
 			t.Errorf("%s: result balance %s = %q: number %v format %q", tc.locale, cell, rrows[1][bal], isNum, format)

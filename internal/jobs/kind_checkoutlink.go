@@ -52,9 +52,9 @@ func (checkoutLink) check(q request, w *world, r *rowReader) (string, string, ma
 	if q["creditAmount"] != "" && !p.creditUsage() {
 		r.fail("creditAmount", "product %s (%s) is not a credit-usage product: leave creditAmount empty", p.id, p.name)
 	}
-	change := "new checkout link"
+	change := r.lang.f("change.checkout")
 	if q["creditAmount"] != "" {
-		change += " for " + r.lang.number(q["creditAmount"]) + " credit"
+		change = r.lang.f("change.checkout_for", r.lang.number(q["creditAmount"]))
 	}
 	return fmt.Sprintf("%s <%s> · %s", q["name"], q["email"], p.name), change,
 		map[string]string{"productName": p.name, "productStatus": p.status}

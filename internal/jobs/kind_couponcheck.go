@@ -51,8 +51,8 @@ func (couponCheck) check(q request, w *world, r *rowReader) (string, string, map
 			q["paymentLinkId"], stamp(w.syncedAt))
 		return "", "", nil
 	}
-	return fmt.Sprintf("%s %s (%s)", l.what, l.id, l.name),
-		fmt.Sprintf("check coupon %s at %s", q["couponCode"], r.lang.number(q["finalAmount"])),
+	return fmt.Sprintf("%s %s (%s)", r.lang.f("what."+l.what), l.id, l.name),
+		r.lang.f("change.coupon", q["couponCode"], r.lang.number(q["finalAmount"])),
 		map[string]string{"linkType": l.what, "linkName": l.name, "linkAmount": l.amount}
 }
 

@@ -80,8 +80,8 @@ func (creditTopup) check(q request, w *world, r *rowReader) (string, string, map
 	if b, err := strconv.ParseFloat(bal, 64); err == nil {
 		after = strconv.FormatFloat(b+float64(amount), 'f', -1, 64)
 	}
-	return fmt.Sprintf("customer %s (%s) · %s", c.id, c.name, p.name),
-		fmt.Sprintf("balance %s → %s (+%s)", r.lang.number(bal), r.lang.number(after), r.lang.number(q["amount"])),
+	return r.lang.f("target.customer_of", c.id, c.name, p.name),
+		r.lang.f("change.balance", r.lang.number(bal), r.lang.number(after), r.lang.number(q["amount"])),
 		map[string]string{"balance": bal, "customerName": c.name, "customerEmail": c.email, "productName": p.name}
 }
 
@@ -225,8 +225,8 @@ func (creditTopup) reconcile(rc *reconciler, ctx context.Context, a *Action) (ve
 		case "before":
 			continue
 		case "either":
-			doubts = append(doubts, fmt.Sprintf("entry %s of %s at %s has no time zone: it may be before or after the send at %s",
-				e.ID, a.Request["amount"], string(e.CreatedAt), pl.since.UTC().Format(time.RFC3339)))
+			doubts = append(doubts, fmt.Sprintf("entry %s of %s at %s has no time zone: it may be before or after the send (%s)",
+				e.ID, a.Request["amount"], string(e.CreatedAt), send.when(rc.loc)))
 			rc.found = append(rc.found, candidate{e.ID, fmt.Sprintf("entry %s of %s at %s (no time zone)", e.ID, a.Request["amount"],
 				string(e.CreatedAt))})
 			continue
@@ -273,8 +273,8 @@ func (creditTopup) reconcile(rc *reconciler, ctx context.Context, a *Action) (ve
 		ev["claimed"], ev["ledgerCreatedAt"] = hits[0].id, hits[0].at.UTC().Format(time.RFC3339Nano)
 		return applied, ev, nil
 	}
-	ev["reconciled"] = fmt.Sprintf("no unaccounted ledger entry of %s for product %s since %s in the complete history",
-		a.Request["amount"], prod, pl.since.UTC().Format(time.RFC3339))
+	ev["reconciled"] = fmt.Sprintf("no unaccounted ledger entry of %s for product %s %s in the complete history",
+		a.Request["amount"], prod, rc.since(send, pl))
 	return absent, ev, nil
 }
 

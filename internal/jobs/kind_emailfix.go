@@ -70,11 +70,11 @@ func (emailFix) check(q request, w *world, r *rowReader) (string, string, map[st
 	for i, c := range cs {
 		ids[i] = c.id
 	}
-	target := fmt.Sprintf("customer %s (%s)", cs[0].id, cs[0].name)
+	target := r.lang.f("target.customer", cs[0].id, cs[0].name)
 	if len(cs) > 1 {
-		target = fmt.Sprintf("one of %d customers sharing the e-mail: %s", len(cs), strings.Join(ids, ", "))
+		target = r.lang.f("target.shared_email", len(cs), strings.Join(ids, ", "))
 	}
-	return target, fmt.Sprintf("e-mail %s → %s", q["fromEmail"], q["toEmail"]),
+	return target, r.lang.f("change.email", q["fromEmail"], q["toEmail"]),
 		map[string]string{"customerId": strings.Join(ids, " "), "name": cs[0].name, "email": cs[0].email}
 }
 

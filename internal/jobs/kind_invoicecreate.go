@@ -79,7 +79,7 @@ func (invoiceCreate) check(q request, w *world, r *rowReader) (string, string, m
 		cur["customerId"], cur["customerName"] = cs[0].id, cs[0].name
 	}
 	return fmt.Sprintf("%s <%s>", q["name"], q["email"]),
-		fmt.Sprintf("new invoice %s × %s = %s, expires %s", r.lang.number(q["quantity"]), r.lang.number(q["rate"]),
+		r.lang.f("change.invoice", r.lang.number(q["quantity"]), r.lang.number(q["rate"]),
 			r.lang.group(invoiceAmount(q)), r.localTime(q["expiredAt"])), cur
 }
 
@@ -227,7 +227,7 @@ func (invoiceCreate) reconcile(rc *reconciler, ctx context.Context, a *Action) (
 		ev["missing"] = strings.Join(doubts, "; ")
 		return inconclusive, ev, nil
 	}
-	ev["reconciled"] = "no matching invoice created since " + since.UTC().Format(time.RFC3339) + " in the complete invoice list"
+	ev["reconciled"] = "no matching invoice created " + rc.since(send, pl) + " in the complete invoice list"
 	return absent, ev, nil
 }
 

@@ -2,7 +2,6 @@ package jobs
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/billsync/billsync/internal/api"
 )
@@ -53,7 +52,7 @@ func (l license) check(q request, w *world, r *rowReader) (string, string, map[s
 	if p.typ != "saas" {
 		r.fail("productId", "product %s (%s) is of type %s: licenses belong to saas products", p.id, p.name, p.typ)
 	}
-	return fmt.Sprintf("license %s of %s", q["licenseCode"], p.name), "status → " + status,
+	return r.lang.f("target.license", q["licenseCode"], p.name), r.lang.f("change.status", status),
 		map[string]string{"productName": p.name}
 }
 

@@ -60,11 +60,11 @@ func (paymentEdit) check(q request, w *world, r *rowReader) (string, string, map
 	for _, f := range [][3]string{{"name", p.name, q["name"]}, {"amount", p.amount, q["amount"]},
 		{"description", p.description, q["description"]}, {"redirectUrl", p.redirect, q["redirectUrl"]}} {
 		if f[1] != f[2] {
-			changes = append(changes, fmt.Sprintf("%s %q → %q", f[0], f[1], f[2]))
+			changes = append(changes, r.lang.f("change.field", f[0], f[1], f[2]))
 		}
 	}
-	changes = append(changes, "expires "+r.localTime(q["expiredAt"]))
-	return fmt.Sprintf("payment request %s (%s, %s)", p.id, p.name, p.status), strings.Join(changes, "; "),
+	changes = append(changes, r.lang.f("change.expires", r.localTime(q["expiredAt"])))
+	return r.lang.f("target.payment_request", p.id, p.name, p.status), strings.Join(changes, "; "),
 		map[string]string{"name": p.name, "amount": p.amount, "description": p.description, "status": p.status,
 			"redirectUrl": p.redirect}
 }

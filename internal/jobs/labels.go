@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -80,8 +81,13 @@ var words = map[string][2]string{
 	"error": {"Galat", "Error"}, "reconciled": {"Hasil pemeriksaan", "Reconciled"}, "read": {"Yang dibaca", "Read"},
 	"missing": {"Yang kurang", "Missing"}, "settle": {"Cara menyelesaikan", "To settle"},
 	"current":         {"%s (saat rencana)", "%s (at planning)"},
-	"current.balance": {"Saldo saat rencana", "Balance at planning"}, "current.customerName": {"Nama pelanggan", "Customer name"},
+	"current.balance": {"Saldo per sinkronisasi", "Balance at last sync"}, "current.customerName": {"Nama pelanggan", "Customer name"},
 	"current.customerEmail": {"E-mail pelanggan", "Customer e-mail"}, "current.productName": {"Nama produk", "Product name"},
+	// what the service answered (the kinds' results); links and IDs keep their field names
+	"result.balance": {"Saldo dilaporkan", "Reported balance"}, "result.message": {"Pesan layanan", "Service message"},
+	"result.valid": {"Berlaku", "Valid"}, "result.discountType": {"Jenis diskon", "Discount type"},
+	"result.discountValue": {"Nilai diskon", "Discount value"}, "result.minimumPurchase": {"Pembelian minimum", "Minimum purchase"},
+	"result.eligibleCustomerType": {"Pelanggan yang berhak", "Eligible customers"},
 	// sheets
 	"sheet.plan": {"Rencana", "Plan"}, "sheet.result": {"Hasil", "Result"}, "sheet.summary": {"Ringkasan", "Summary"},
 	// summary
@@ -102,6 +108,90 @@ var words = map[string][2]string{
 	"sum_to_send.money":  {"Jumlah yang masih dikirim (Rp)", "Amount still to send (Rp)"},
 	"sum_to_send.credit": {"Kredit yang masih dikirim (unit)", "Credit still to send (units)"},
 	"page_footer":        {"dibuat", "made"},
+}
+
+// phrases are the sentences of the plan's texts (target, change) and of the files' cells, as format
+// strings: {id, en}. A plan's target and change are written in its locale, as its digits are.
+var phrases = map[string][2]string{
+	// targets and changes (the kinds' check)
+	"target.customer":        {"pelanggan %s (%s)", "customer %s (%s)"},
+	"target.customer_of":     {"pelanggan %s (%s) · %s", "customer %s (%s) · %s"},
+	"target.shared_email":    {"salah satu dari %d pelanggan dengan e-mail yang sama: %s", "one of %d customers sharing the e-mail: %s"},
+	"target.license":         {"lisensi %s untuk %s", "license %s of %s"},
+	"target.payment_request": {"permintaan pembayaran %s (%s, %s)", "payment request %s (%s, %s)"},
+	"what.product":           {"produk", "product"}, "what.payment request": {"permintaan pembayaran", "payment request"},
+	"what.invoice":        {"invoice", "invoice"},
+	"change.balance":      {"saldo %s → %s (+%s)", "balance %s → %s (+%s)"},
+	"change.email":        {"e-mail %s → %s", "e-mail %s → %s"},
+	"change.invoice":      {"invoice baru %s × %s = %s, kedaluwarsa %s", "new invoice %s × %s = %s, expires %s"},
+	"change.status":       {"status → %s", "status → %s"},
+	"change.coupon":       {"periksa kupon %s pada %s", "check coupon %s at %s"},
+	"change.checkout":     {"tautan checkout baru", "new checkout link"},
+	"change.checkout_for": {"tautan checkout baru untuk %s kredit", "new checkout link for %s credit"},
+	"change.field":        {"%s %q → %q", "%s %q → %q"},
+	"change.expires":      {"kedaluwarsa %s", "expires %s"},
+	// held rows (PlanTable)
+	"held.note": {"tidak dikirim; untuk tetap mengirimnya tulis yes di kolom repeat lalu rencanakan lagi (atau seluruh berkas dengan -again)",
+		"not sent; to send it anyway write yes in its repeat column and plan again (or the whole file with -again)"},
+	"held.balance": {"saldo %s menurut jawaban layanan atas kiriman itu (%s); tidak dikirim lagi",
+		"balance %s as the service answered that send (%s); not sent again"},
+	"held.balance_sync": {"saldo %s per sinkronisasi %s (kiriman itu tidak mencatat saldo); tidak dikirim lagi",
+		"balance %s as of the sync of %s (that send recorded no balance); not sent again"},
+	"held.balance_service": {"saldo %s per sinkronisasi %s, yang sudah memuat catatan layanan itu; tidak dikirim lagi",
+		"balance %s as of the sync of %s, which holds that record of the service; not sent again"},
+	"on_service": {"catatan layanan sendiri menunjukkan perubahan yang sama: %s", "the service's own records show the same change: %s"},
+	"repeat_of":  {"rencana %s baris %s (baris berkas %s%s), %s: %s", "plan %s row %s (line %s%s), %s: %s"},
+	"of_file":    {" dari %s", " of %s"},
+	"and_more":   {" (dan %s kiriman lain yang sama sebelumnya)", " (and %s earlier send(s) of the same)"},
+	// a send's moment, from the journal: before the request and after its answer
+	"sent_between": {"dikirim antara %s dan %s", "sent between %s and %s"},
+	"sent_after":   {"dikirim setelah %s (jawabannya tidak tercatat)", "sent after %s (no answer journaled)"},
+}
+
+// f is a phrase in the locale with its arguments.
+func (l lang) f(key string, args ...any) string {
+	p, ok := phrases[key]
+	if !ok {
+		return key
+	}
+	if l == "en" {
+		return fmt.Sprintf(p[1], args...)
+	}
+	return fmt.Sprintf(p[0], args...)
+}
+
+// runStatuses are a run's statuses as the files say them.
+var runStatuses = map[string][2]string{
+	"running": {"berjalan", "running"}, "completed": {"selesai", "completed"},
+	"completed_with_failures": {"selesai dengan kegagalan", "completed with failures"},
+	"incomplete":              {"belum selesai", "incomplete"}, "aborted": {"dihentikan", "aborted"},
+}
+
+func (l lang) runStatus(s string) string {
+	t, ok := runStatuses[s]
+	if !ok {
+		return s
+	}
+	if l == "en" {
+		return t[1]
+	}
+	return t[0]
+}
+
+// sentWhen says when a send happened as the journal knows it: between the transition written before the
+// request and the one written after its answer, in loc; after the first when no answer was journaled.
+func (l lang) sentWhen(before, after time.Time, loc *time.Location) string {
+	if loc == nil {
+		loc = time.UTC
+	}
+	if after.IsZero() {
+		return l.f("sent_after", before.In(loc).Format("2006-01-02 15:04:05 MST"))
+	}
+	end := after.In(loc).Format("15:04:05 MST")
+	if a, b := before.In(loc), after.In(loc); a.YearDay() != b.YearDay() || a.Year() != b.Year() {
+		end = after.In(loc).Format("2006-01-02 15:04:05 MST")
+	}
+	return l.f("sent_between", before.In(loc).Format("2006-01-02 15:04:05"), end)
 }
 
 // lang is the locale of a file or a printed summary.

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/billsync/billsync/internal/cellsafe"
@@ -82,6 +83,9 @@ func PlanTable(p *Plan, o FileOptions) *Table {
 			Column{Key: "send." + c, Title: c, Unit: fieldUnit(p.Kind, c), Ref: isReference(c)}})
 	}
 	for _, c := range curCols {
+		if shownInTarget(p, c) {
+			continue // the target says it already (the customer's and the product's names): no column repeats another
+		}
 		name := fmt.Sprintf(l.w("current"), c)
 		if _, ok := words["current."+c]; ok {
 			name = l.w("current." + c)
@@ -89,7 +93,7 @@ func PlanTable(p *Plan, o FileOptions) *Table {
 		cols = append(cols, src{func(a *Action) string { return a.Current[c] },
 			Column{Key: "current." + c, Title: name, Unit: fieldUnit(p.Kind, c), Ref: isReference(c)}})
 	}
-	cols = append(cols, src{func(a *Action) string { return localTimes(note(a), o.loc()) }, Column{Key: "note", Title: l.w("note")}})
+	cols = append(cols, src{func(a *Action) string { return planNote(p, a, l, o.loc()) }, Column{Key: "note", Title: l.w("note")}})
 	// What a reviewer reads first, the references after it.
 	sort.SliceStable(cols, func(i, k int) bool { return !cols[i].col.Ref && cols[k].col.Ref })
 	for _, c := range cols {
@@ -97,20 +101,103 @@ func PlanTable(p *Plan, o FileOptions) *Table {
 	}
 	t.Columns = append(t.Columns, Column{Key: "action_id", Title: l.w("action_id"), Ref: true})
 	for _, a := range p.Actions {
-		row := []string{strconv.Itoa(a.Seq), strconv.Itoa(a.Line), l.state(a.State), a.Target, a.Change}
+		row := []string{strconv.Itoa(a.Seq), strconv.Itoa(a.Line), l.state(a.State), a.Target, planChange(p, a, l, o.loc())}
 		for _, c := range cols {
 			row = append(row, c.m(a))
 		}
 		t.Rows = append(t.Rows, append(row, a.ID))
 	}
 	t.Facts = planFacts(p, o)
-	withRepeats(p, t, l)
+	withRepeats(p, t, l, o.loc())
 	return t
+}
+
+// shownInTarget says whether every row's warehouse value of a text field (a name) is part of its target
+// already. Numbers are never taken as shown: "0" is part of many a target.
+func shownInTarget(p *Plan, field string) bool {
+	if fieldUnit(p.Kind, field) != unitNone {
+		return false
+	}
+	for _, a := range p.Actions {
+		v := a.Current[field]
+		if !strings.ContainsFunc(v, unicode.IsLetter) || !strings.Contains(a.Target, v) {
+			return false
+		}
+	}
+	return len(p.Actions) > 0
+}
+
+// planNote explains a row in its state, in the file's language where billsync words it: a held row
+// says why it is not sent and how to send it (what it repeats is in its own column).
+func planNote(p *Plan, a *Action, l lang, loc *time.Location) string {
+	if a.State == Held {
+		return l.f("held.note")
+	}
+	return localTimes(note(a), loc)
+}
+
+// planChange is a row's change; a held row's, for a kind that journals the balance the service reports,
+// is the balance as of the evidence it names: the one the service answered the earlier send with, or
+// else the balance of the sync the plan was checked against, that sync named.
+func planChange(p *Plan, a *Action, l lang, loc *time.Location) string {
+	s, err := kindOf(p.Kind)
+	if a.State != Held || err != nil || !s.traits().journalsBalance {
+		return a.Change
+	}
+	if b := a.Detail["repeatOfBalance"]; b != "" {
+		return l.f("held.balance", l.number(b), repeatWhen(a, l, loc))
+	}
+	if a.Detail["onService"] != "" {
+		// held by the service's own record, synced: that sync's balance holds it
+		return l.f("held.balance_service", l.number(a.Current["balance"]), clockOr(p.WarehouseSyncedAt, loc, l.w("never")))
+	}
+	return l.f("held.balance_sync", l.number(a.Current["balance"]), clockOr(p.WarehouseSyncedAt, loc, l.w("never")))
+}
+
+// repeatWhen is when the send a row repeats happened, as the journal knows it ("sent between … and …").
+func repeatWhen(a *Action, l lang, loc *time.Location) string {
+	at, err := time.Parse(time.RFC3339Nano, a.Detail["repeatOfSentAt"])
+	if err != nil {
+		return ""
+	}
+	answered, _ := time.Parse(time.RFC3339Nano, a.Detail["repeatOfAnsweredAt"])
+	return l.sentWhen(at, answered, loc)
+}
+
+// repeatText is what a row repeats, in the file's language: plan, row, input line and file, when it was
+// sent and how it ended. Rows journaled before these details were kept show the journal's words.
+func repeatText(a *Action, l lang, loc *time.Location) string {
+	d := a.Detail
+	when := repeatWhen(a, l, loc)
+	var parts []string
+	switch {
+	case d["repeatOfPlan"] != "" && when != "":
+		file := ""
+		if d["repeatOfFile"] != "" {
+			file = l.f("of_file", d["repeatOfFile"])
+		}
+		s := l.f("repeat_of", d["repeatOfPlan"], d["repeatOfSeq"], d["repeatOfLine"], file, when, l.state(State(d["repeatOfState"])))
+		if n, _ := strconv.Atoi(d["repeatOfN"]); n > 1 {
+			s += l.f("and_more", l.group(int64(n-1)))
+		}
+		parts = append(parts, s)
+	case d["onService"] == "" || l == "en":
+		return localTimes(d["repeatOf"], loc) // the journal's words (an old row), or English records
+	}
+	switch {
+	case d["onService"] == "":
+	case l == "en":
+		parts = append(parts, d["onService"])
+	default:
+		// the records by their IDs: the journal's description of them is English (it is in the CLI's)
+		parts = append(parts, l.f("on_service", d["onServiceIds"]))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // withRepeats adds the repeat columns when a row is held or marked to repeat: whether it may repeat, and the
 // earlier send it repeats (plan, row, line, time, outcome). They go before the reference columns.
-func withRepeats(p *Plan, t *Table, l lang) {
+func withRepeats(p *Plan, t *Table, l lang, loc *time.Location) {
 	has := false
 	for _, a := range p.Actions {
 		has = has || a.AllowRepeat || a.Detail["repeatOf"] != ""
@@ -130,7 +217,7 @@ func withRepeats(p *Plan, t *Table, l lang) {
 			mark = "yes"
 		}
 		row := t.Rows[i]
-		t.Rows[i] = append(row[:at:at], append([]string{mark, a.Detail["repeatOf"]}, row[at:]...)...)
+		t.Rows[i] = append(row[:at:at], append([]string{mark, repeatText(a, l, loc)}, row[at:]...)...)
 	}
 }
 
@@ -163,7 +250,7 @@ func ResultTable(p *Plan, run *Run, o FileOptions) *Table {
 			refs = append(refs, c)
 			continue
 		}
-		t.Columns = append(t.Columns, Column{Key: "result." + c, Title: c, Unit: fieldUnit(p.Kind, c)})
+		t.Columns = append(t.Columns, Column{Key: "result." + c, Title: l.w("result." + c), Unit: fieldUnit(p.Kind, c)})
 	}
 	for _, k := range []string{"reconciled", "read", "missing", "settle", "note"} {
 		t.add(l, k, unitNone)
@@ -181,7 +268,7 @@ func ResultTable(p *Plan, run *Run, o FileOptions) *Table {
 		}
 		loc := o.loc()
 		row = append(row, localTimes(a.Detail["reconciled"], loc), localTimes(a.Detail["read"], loc),
-			localTimes(a.Detail["missing"], loc), a.Detail["settle"], localTimes(note(a), loc))
+			localTimes(a.Detail["missing"], loc), a.Detail["settle"], planNote(p, a, l, loc))
 		for _, c := range refs {
 			row = append(row, a.Detail[c])
 		}
@@ -192,10 +279,10 @@ func ResultTable(p *Plan, run *Run, o FileOptions) *Table {
 		t.Facts = append(t.Facts,
 			[2]string{l.w("run"), fmt.Sprintf(l.w("run_of"), run.N, run.ID, clock(run.Started, o.loc()), run.By)},
 			[2]string{l.w("service"), run.BaseURL},
-			[2]string{l.w("run_status"), run.Status},
+			[2]string{l.w("run_status"), l.runStatus(run.Status)},
 			[2]string{l.w("sent_n"), l.group(int64(run.Sent))})
 	}
-	withRepeats(p, t, l)
+	withRepeats(p, t, l, o.loc())
 	return t
 }
 
@@ -467,12 +554,44 @@ func defuse(r []string) []string {
 // maxColWidth is the widest a column gets, in characters; longer text runs on into the empty cells.
 const maxColWidth = 48
 
+// wrapColWidth is the width of a printed text column of a plan or result (target, change, note …), in
+// characters: longer text wraps.
+const wrapColWidth = 22
+
+// wrapLines is how many lines s takes wrapped at word boundaries to lines of at most width characters
+// (a longer word is broken).
+func wrapLines(s string, width int) int {
+	n := 0
+	for _, para := range strings.Split(s, "\n") {
+		n++
+		used := 0
+		for _, word := range strings.Fields(para) {
+			w := utf8.RuneCountInString(word)
+			switch {
+			case used == 0:
+			case used+1+w <= width:
+				used++
+			default:
+				n++
+				used = 0
+			}
+			for w > width {
+				n++
+				w -= width
+			}
+			used += w
+		}
+	}
+	return n
+}
+
 // writeXLSX writes a workbook a reviewer can use: a summary sheet (what the plan is, who planned and approved
 // it for which service, the total per product) and the rows, numbers as numbers in the reports' formats,
 // columns as wide as their contents, printed like the reports (A4 landscape, one page wide, the header row
 // on every page, a footer).
 func writeXLSX(path string, t *Table, o FileOptions) error {
 	l := o.lang()
+	t = emptyOutOfPrint(t)
 	cur := o.Currency
 	if cur == "" {
 		cur = "IDR"
@@ -504,10 +623,61 @@ func writeXLSX(path string, t *Table, o FileOptions) error {
 	return writeAtomic(path, buf.Bytes())
 }
 
+// saysWhy are the columns that explain a row (an error, a reconciliation's evidence, a note): the workbook
+// prints them only when a row of the file has something in them.
+var saysWhy = map[string]bool{"error": true, "reconciled": true, "read": true, "missing": true, "settle": true, "note": true}
+
+// emptyOutOfPrint is the table with its explaining columns that are empty in every row moved among the
+// reference columns, out of print: five empty columns of a result that succeeded would otherwise print as
+// wide as their headers and push the rest onto a second page across. The CSV keeps the order it has.
+func emptyOutOfPrint(t *Table) *Table {
+	empty := func(i int) bool {
+		for _, r := range t.Rows {
+			if i < len(r) && r[i] != "" {
+				return false
+			}
+		}
+		return true
+	}
+	var order, moved, refs []int
+	for i, c := range t.Columns {
+		switch {
+		case c.Ref:
+			refs = append(refs, i)
+		case saysWhy[c.Key] && empty(i):
+			moved = append(moved, i)
+		default:
+			order = append(order, i)
+		}
+	}
+	if len(moved) == 0 {
+		return t
+	}
+	order = append(append(order, moved...), refs...)
+	out := *t
+	out.Columns = make([]Column, len(order))
+	for k, i := range order {
+		out.Columns[k] = t.Columns[i]
+		if slices.Contains(moved, i) {
+			out.Columns[k].Ref = true
+		}
+	}
+	out.Rows = make([][]string, len(t.Rows))
+	for r, row := range t.Rows {
+		out.Rows[r] = make([]string, len(order))
+		for k, i := range order {
+			if i < len(row) {
+				out.Rows[r][k] = row[i]
+			}
+		}
+	}
+	return &out
+}
+
 // sheetStyles are the workbook's cell styles: the reports' header, numbers per unit, bold totals.
 type sheetStyles struct {
-	header, text, title, label, totalText int
-	number, total                         map[unit]int
+	header, text, wrap, title, label, totalText int
+	number, total                               map[unit]int
 }
 
 func newSheetStyles(f *excelize.File, currency string, l lang) (*sheetStyles, error) {
@@ -518,6 +688,9 @@ func newSheetStyles(f *excelize.File, currency string, l lang) (*sheetStyles, er
 	}
 	top := &excelize.Alignment{Vertical: "top"}
 	if st.text, err = f.NewStyle(&excelize.Style{Alignment: &excelize.Alignment{Horizontal: "left", Vertical: "top", Indent: 1}}); err != nil {
+		return nil, err
+	}
+	if st.wrap, err = f.NewStyle(&excelize.Style{Alignment: &excelize.Alignment{Horizontal: "left", Vertical: "top", Indent: 1, WrapText: true}}); err != nil {
 		return nil, err
 	}
 	if st.title, err = f.NewStyle(&excelize.Style{Font: &excelize.Font{Family: "Calibri", Bold: true, Size: 16, Color: "1F4E79"}}); err != nil {
@@ -586,7 +759,11 @@ func writeRowsSheet(f *excelize.File, t *Table, st *sheetStyles, l lang, footer 
 	if err := f.SetCellStyle(sh, "A1", last, st.header); err != nil {
 		return err
 	}
+	// Printed text columns wrap at wrapColWidth, each row as tall as its longest text: the page keeps
+	// every column at a readable size (sheetfmt.MinScale) instead of shrinking or cutting them.
+	wraps := func(c Column) bool { return c.Unit == unitNone && !c.Ref }
 	for r, row := range t.Rows {
+		lines := 1
 		for i, v := range row {
 			c := t.Columns[i]
 			cell, _ := excelize.CoordinatesToCellName(i+1, r+2)
@@ -598,13 +775,25 @@ func writeRowsSheet(f *excelize.File, t *Table, st *sheetStyles, l lang, footer 
 				return err
 			}
 			style := st.text
-			if isNum {
+			switch {
+			case isNum:
 				style = st.number[c.Unit]
+			case wraps(c):
+				style = st.wrap
+				lines = max(lines, wrapLines(v, wrapColWidth))
 			}
 			if err := f.SetCellStyle(sh, cell, cell, style); err != nil {
 				return err
 			}
 			widths[i] = max(widths[i], min(maxColWidth, shownWidth(v, c.Unit, l)+3))
+			if wraps(c) {
+				widths[i] = min(widths[i], max(wrapColWidth, headerWidth(c.Title)))
+			}
+		}
+		if lines > 1 {
+			if err := f.SetRowHeight(sh, r+2, float64(15*lines)); err != nil {
+				return err
+			}
 		}
 	}
 	for i, w := range widths {
@@ -623,11 +812,18 @@ func writeRowsSheet(f *excelize.File, t *Table, st *sheetStyles, l lang, footer 
 	if err := f.AutoFilter(sh, "A1:"+end, nil); err != nil {
 		return err
 	}
-	if err := printSetup(f, sh, footer, true); err != nil {
+	printed := slices.IndexFunc(t.Columns, func(c Column) bool { return c.Ref })
+	if printed < 0 {
+		printed = len(t.Columns)
+	}
+	page := sheetfmt.Page{TitleFirst: 1, TitleLast: 1}
+	for _, w := range widths[:printed] {
+		page.Widths = append(page.Widths, float64(w))
+	}
+	if err := printSetup(f, sh, footer, page); err != nil {
 		return err
 	}
-	printed := slices.IndexFunc(t.Columns, func(c Column) bool { return c.Ref })
-	if printed <= 0 {
+	if printed == 0 {
 		return nil
 	}
 	lastCol, _ := excelize.ColumnNumberToName(printed)
@@ -641,22 +837,19 @@ func headerWidth(title string) int {
 	for _, word := range strings.Fields(title) {
 		w = max(w, utf8.RuneCountInString(word))
 	}
-	if n := utf8.RuneCountInString(title); n <= 14 {
+	if n := utf8.RuneCountInString(title); n <= 8 {
 		w = n
 	}
 	return w + 3
 }
 
-// printSetup is the reports' page setup, with the header row repeated on every page.
-func printSetup(f *excelize.File, sh, footer string, titles bool) error {
-	if err := sheetfmt.PageSetup(f, sh, footer); err != nil {
+// printSetup is the reports' page setup: the scale the printed columns need (never below
+// sheetfmt.MinScale), the title rows repeated on every page.
+func printSetup(f *excelize.File, sh, footer string, p sheetfmt.Page) error {
+	if err := sheetfmt.PageSetup(f, sh, footer, p); err != nil {
 		return err
 	}
-	if !titles {
-		return nil
-	}
-	ref := "'" + strings.ReplaceAll(sh, "'", "''") + "'!$1:$1"
-	return f.SetDefinedName(&excelize.DefinedName{Name: "_xlnm.Print_Titles", RefersTo: ref, Scope: sh})
+	return sheetfmt.PrintTitles(f, sh, p)
 }
 
 // writeSummarySheet writes the plan's facts and its total per product (or the kind's grouping).
@@ -739,7 +932,16 @@ func writeSummarySheet(f *excelize.File, sh string, t *Table, st *sheetStyles, l
 	if err := f.SetRowHeight(sh, headRow, 48); err != nil {
 		return err
 	}
-	return printSetup(f, sh, footer, false)
+	page := sheetfmt.Page{TitleFirst: 1, TitleLast: 1}
+	for i := 1; i <= max(len(head), 2); i++ {
+		col, _ := excelize.ColumnNumberToName(i)
+		w, err := f.GetColWidth(sh, col)
+		if err != nil {
+			return err
+		}
+		page.Widths = append(page.Widths, w)
+	}
+	return printSetup(f, sh, footer, page)
 }
 
 func setRow(f *excelize.File, sh string, row int, vals []any, styles []int) error {

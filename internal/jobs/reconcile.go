@@ -132,19 +132,30 @@ func resendSafe(why string) (verdict, map[string]string, error) {
 
 // sent is the moment of an action's last send: billsync's clock, and the service's Date known then.
 type sent struct {
-	at     time.Time // billsync's clock (recorded_at)
+	at     time.Time // billsync's clock (recorded_at), journaled before the request left
 	server time.Time // the Date of the answer before the send; zero when none
+	after  time.Time // the next transition, journaled after the answer (or its absence); zero when none
+}
+
+// when is the send's moment in words, in the zone people read: between the journal's times before and
+// after it, never one instant (sentWhen).
+func (s sent) when(loc *time.Location) string { return lang("en").sentWhen(s.at, s.after, loc) }
+
+// since says from when the read counted records as the send's: the send's moment and the margin for clocks.
+func (rc *reconciler) since(send sent, pl placed) string {
+	return fmt.Sprintf("since the send (%s; records from %s on counted, %s before it for the clocks)",
+		send.when(rc.loc), rc.local(pl.since), clockMargin)
 }
 
 func (rc *reconciler) sendMoment(ctx context.Context, a *Action) (sent, error) {
-	var at, server sql.NullTime
-	if err := rc.j.db.QueryRowContext(ctx, journalSQL.Get("last_send"), rc.p.ID, a.ID).Scan(&at, &server); err != nil {
+	var at, server, after sql.NullTime
+	if err := rc.j.db.QueryRowContext(ctx, journalSQL.Get("last_send"), rc.p.ID, a.ID).Scan(&at, &server, &after); err != nil {
 		return sent{}, fmt.Errorf("job journal: send time of action %d: %w", a.Seq, err)
 	}
 	if !at.Valid {
 		return sent{}, fmt.Errorf("action %d was never journaled as sent", a.Seq)
 	}
-	return sent{at: at.Time, server: server.Time}, nil
+	return sent{at: at.Time, server: server.Time, after: after.Time}, nil
 }
 
 // placed is where a read stands against billsync's clock: since is the earliest time, by the service's clock,

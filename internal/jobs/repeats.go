@@ -46,8 +46,10 @@ type earlier struct {
 	plan, file string
 	seq, line  int
 	state      State
-	sentAt     time.Time // billsync's clock when it was last sent
+	sentAt     time.Time // billsync's clock when it was last sent, journaled before the request
 	sentID     int64     // the sent transition's place in the journal
+	answeredAt time.Time // journaled after its answer (or its absence); zero when nothing was
+	balance    string    // the balance the service reported in the answer, when it did
 }
 
 // repeats finds earlier sends of the same content, by the kind's repeat key.
@@ -68,9 +70,11 @@ func loadRepeats(ctx context.Context, db *sql.DB, s jobKind, account, planID str
 	err := queryEach(ctx, db, journalSQL.Get("repeat_candidates"), func(r *sql.Rows) error {
 		var e earlier
 		var req, state string
-		if err := r.Scan(&e.plan, &e.seq, &e.line, &e.file, &req, &state, &e.sentAt, &e.sentID); err != nil {
+		var answered sql.NullTime
+		if err := r.Scan(&e.plan, &e.seq, &e.line, &e.file, &req, &state, &e.sentAt, &e.sentID, &answered, &e.balance); err != nil {
 			return err
 		}
+		e.answeredAt = answered.Time
 		var q request
 		if err := json.Unmarshal([]byte(req), &q); err != nil {
 			return fmt.Errorf("plan %s row %d: %w", e.plan, e.seq, err)
@@ -115,14 +119,20 @@ func (rp *repeats) detail(e earlier, n int) map[string]string {
 	if e.file != "" {
 		where += " of " + e.file
 	}
-	human := fmt.Sprintf("plan %s row %d (%s), sent %s: %s", e.plan, e.seq, where,
-		e.sentAt.In(loc).Format("2006-01-02 15:04 MST"), e.state)
+	human := fmt.Sprintf("plan %s row %d (%s), %s: %s", e.plan, e.seq, where, lang("en").sentWhen(e.sentAt, e.answeredAt, loc), e.state)
 	if n > 1 {
 		human += fmt.Sprintf(" (and %d earlier send(s) of the same)", n-1)
 	}
-	return map[string]string{"repeatOf": human, "repeatOfPlan": e.plan, "repeatOfSeq": strconv.Itoa(e.seq),
-		"repeatOfLine": strconv.Itoa(e.line), "repeatOfSentAt": e.sentAt.UTC().Format(time.RFC3339),
-		"repeatOfState": string(e.state)}
+	d := map[string]string{"repeatOf": human, "repeatOfPlan": e.plan, "repeatOfSeq": strconv.Itoa(e.seq),
+		"repeatOfLine": strconv.Itoa(e.line), "repeatOfFile": e.file, "repeatOfN": strconv.Itoa(n),
+		"repeatOfSentAt": e.sentAt.UTC().Format(time.RFC3339Nano), "repeatOfState": string(e.state)}
+	if !e.answeredAt.IsZero() {
+		d["repeatOfAnsweredAt"] = e.answeredAt.UTC().Format(time.RFC3339Nano)
+	}
+	if e.balance != "" {
+		d["repeatOfBalance"] = e.balance
+	}
+	return d
 }
 
 // hold returns the held detail of a row that repeats an earlier send, or nil when it does not (or may repeat it).

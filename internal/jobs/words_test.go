@@ -8,7 +8,8 @@ import (
 )
 
 // TestIndonesianWordsFollowTheGlossary: the job files' and printed summaries' Indonesian
-// words use the glossary of docs/reports.md, as the reports do (log tugas, not jurnal).
+// words, the sentences of their cells (targets, changes, held rows) and the runs' statuses use the
+// glossary of docs/reports.md, as the reports do (log tugas, not jurnal).
 func TestIndonesianWordsFollowTheGlossary(t *testing.T) {
 	terms, err := glossary.Load("../../docs/reports.md")
 	if err != nil {
@@ -20,6 +21,12 @@ func TestIndonesianWordsFollowTheGlossary(t *testing.T) {
 	}
 	for s, v := range stateTexts {
 		texts["state "+string(s)] = v.id
+	}
+	for k, v := range phrases {
+		texts["phrase "+k] = v[0]
+	}
+	for k, v := range runStatuses {
+		texts["run status "+k] = v[0]
 	}
 	if len(texts) < 50 {
 		t.Fatalf("only %d Indonesian texts", len(texts))

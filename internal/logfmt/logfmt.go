@@ -1,5 +1,7 @@
 // Package logfmt keeps billsync's log records alike in every handler: durations print as Go
-// writes them ("1.2s", "33ms"), never as JSON nanoseconds.
+// writes them ("1.2s", "33ms"), never as JSON nanoseconds; times print as RFC 3339 in the
+// configured zone (BILLSYNC_TZ) with its offset, so a log line reads on the clock the finance
+// team and every other output use ("07:00:00.000+07:00" is the 07:00 WIB delivery).
 package logfmt
 
 import (
@@ -21,4 +23,28 @@ func Durations(_ []string, a slog.Attr) slog.Attr {
 		d = d.Round(100 * time.Microsecond)
 	}
 	return slog.String(a.Key, d.String())
+}
+
+// TimeLayout is how a log writes a time: RFC 3339, milliseconds, the zone's offset.
+const TimeLayout = "2006-01-02T15:04:05.000Z07:00"
+
+// In is a slog.HandlerOptions.ReplaceAttr for the zone named tz (an IANA name, BILLSYNC_TZ):
+// Durations, and every time (the record's own and any attribute's) in that zone as
+// TimeLayout. A zone that does not load leaves times in UTC ("Z"): the command reports the
+// bad BILLSYNC_TZ itself, and its log must not guess a zone meanwhile.
+func In(tz string) func([]string, slog.Attr) slog.Attr {
+	loc, err := time.LoadLocation(tz)
+	if err != nil || tz == "" || tz == "Local" {
+		loc = time.UTC
+	}
+	return func(groups []string, a slog.Attr) slog.Attr {
+		if a.Value.Kind() == slog.KindTime {
+			t := a.Value.Time()
+			if t.IsZero() {
+				return a
+			}
+			return slog.String(a.Key, t.In(loc).Format(TimeLayout))
+		}
+		return Durations(groups, a)
+	}
 }

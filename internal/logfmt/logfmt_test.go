@@ -25,3 +25,38 @@ func TestDurationsInJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestTimesInTheZone: the record's time and a time attribute print as RFC 3339 with the
+// configured zone's offset, in JSON and in text, never as UTC "Z" when the zone is Jakarta's;
+// an unknown zone keeps UTC rather than guess.
+func TestTimesInTheZone(t *testing.T) {
+	at := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC) // 07:00 WIB
+	for _, tc := range []struct {
+		tz, want string
+	}{
+		{"Asia/Jakarta", "2026-11-29T07:00:00.000+07:00"},
+		{"Asia/Makassar", "2026-11-29T08:00:00.000+08:00"},
+		{"Nowhere/Else", "2026-11-29T00:00:00.000Z"},
+	} {
+		for _, json := range []bool{true, false} {
+			var buf bytes.Buffer
+			opts := &slog.HandlerOptions{ReplaceAttr: In(tc.tz)}
+			var h slog.Handler = slog.NewTextHandler(&buf, opts)
+			if json {
+				h = slog.NewJSONHandler(&buf, opts)
+			}
+			r := slog.NewRecord(at, slog.LevelInfo, "delivery sent", 0)
+			r.AddAttrs(slog.Time("due", at), slog.Duration("took", 1500*time.Microsecond))
+			if err := h.Handle(t.Context(), r); err != nil {
+				t.Fatal(err)
+			}
+			out := buf.String()
+			if strings.Count(out, tc.want) != 2 || !strings.Contains(out, "1.5ms") {
+				t.Errorf("%s json=%v: %s\nwant the time and due as %s, took 1.5ms", tc.tz, json, out, tc.want)
+			}
+			if tc.tz == "Asia/Jakarta" && strings.Contains(out, "Z") {
+				t.Errorf("%s: a UTC time in %s", tc.tz, out)
+			}
+		}
+	}
+}

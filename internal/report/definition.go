@@ -120,7 +120,7 @@ type Column struct {
 	Name   string  `yaml:"name"`
 	Title  Text    `yaml:"title"`
 	Format string  `yaml:"format"`
-	Width  float64 `yaml:"width"` // most characters; the content decides below it
+	Width  float64 `yaml:"width"` // most characters; the content decides below it, longer text wraps
 	Total  Total   `yaml:"total"`
 	Codes  bool    `yaml:"codes"` // values are service codes: shown by their friendly name
 	Empty  Text    `yaml:"empty"` // shown in place of a NULL (why there is no value)

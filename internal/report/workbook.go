@@ -10,11 +10,11 @@ import (
 	"sort"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/billsync/billsync/internal/cellsafe"
 	"github.com/billsync/billsync/internal/report/sheetxml"
 	"github.com/billsync/billsync/internal/report/value"
+	"github.com/billsync/billsync/internal/sheetfmt"
 	"github.com/billsync/billsync/queries"
 	"github.com/xuri/excelize/v2"
 )
@@ -292,10 +292,9 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 	noteCol, _ := excelize.ColumnNumberToName(2 + summaryTableCols)
 	f.SetColWidth(sh, "B", valueCols, summaryTableWidth)
 	f.SetColWidth(sh, noteCol, noteCol, noteExtraWidth)
-	if err := pageSetup(f, sh, w.footer); err != nil {
+	if err := summaryPrint(f, sh, w.footer); err != nil {
 		return err
 	}
-	f.SetPageLayout(sh, &excelize.PageLayoutOptions{Orientation: strPtr("portrait")})
 	if d.Chart != nil {
 		if err := w.chart(d.Chart, outs, chartRow); err != nil {
 			return fmt.Errorf("chart: %w", err)
@@ -459,7 +458,8 @@ func (w *workbook) chart(c *Chart, outs []sheetOutput, row int) error {
 	if len(series) == 1 {
 		legend.Position = "none"
 	}
-	dark := excelize.Font{Color: "262626", Size: 9}
+	// 10 pt: the summary prints at 85 %, and the chart's text with it (8.5 pt, not below sheetfmt.MinBodyPt)
+	dark := excelize.Font{Color: "262626", Size: 10}
 	axis := excelize.ChartAxis{MajorGridLines: true, NumFmt: excelize.ChartNumFmt{CustomNumFmt: w.l.lcid + "#,##0"}, Font: dark}
 	if col := o.cols[slices.IndexFunc(o.cols, func(col column) bool { return col.name == c.Columns[0] })]; col.format == "money" {
 		// Amounts run to billions of rupiah: the axis counts millions, in
@@ -491,10 +491,51 @@ func (w *workbook) chart(c *Chart, outs []sheetOutput, row int) error {
 	})
 }
 
-// summaryPageHeight is how many points of summary rows print on one A4 page at the scale
-// that fits the summary's columns to the page width: LibreOffice prints 1,340 to 1,370; less,
-// for readers whose fonts run wider.
-const summaryPageHeight = 1300
+// summaryPrint prints the summary portrait, its used columns at the scale they need (never below
+// sheetfmt.MinScale), its title on every page. The print area is the used columns: a value
+// longer than its cell wraps (fitHeight) rather than running off the page.
+func summaryPrint(f *excelize.File, sh, footer string) error {
+	p, err := summaryPage(f, sh)
+	if err != nil {
+		return err
+	}
+	if err := pageSetup(f, sh, footer, p); err != nil {
+		return err
+	}
+	if err := sheetfmt.PrintTitles(f, sh, p); err != nil {
+		return err
+	}
+	rows, err := f.GetRows(sh)
+	if err != nil {
+		return err
+	}
+	ref := "'" + strings.ReplaceAll(sh, "'", "''") + "'!"
+	return f.SetDefinedName(&excelize.DefinedName{Name: "_xlnm.Print_Area", RefersTo: ref + absRange(1, 1, len(p.Widths), max(len(rows), 1)+chartRows), Scope: sh})
+}
+
+// summaryPage is the summary's printed page: portrait, the widths of the columns it uses (at
+// least the label, value and notes' columns), the title row repeated.
+func summaryPage(f *excelize.File, sh string) (sheetfmt.Page, error) {
+	cols, err := f.GetCols(sh)
+	if err != nil {
+		return sheetfmt.Page{}, err
+	}
+	p := sheetfmt.Page{Portrait: true, TitleFirst: 1, TitleLast: 1}
+	for i := 1; i <= max(len(cols), 2+summaryTableCols); i++ {
+		name, _ := excelize.ColumnNumberToName(i)
+		w, err := f.GetColWidth(sh, name)
+		if err != nil {
+			return p, err
+		}
+		p.Widths = append(p.Widths, w)
+	}
+	return p, nil
+}
+
+// summaryPageHeight is how many points of summary rows print on one A4 page at the scale the
+// summary's three columns print at, less a tenth for the title repeated on the next page and for
+// readers whose fonts run taller.
+var summaryPageHeight = sheetfmt.PrintableHeight(true) * 100 / float64(sheetfmt.Scale([]float64{labelWidth, summaryWidth, noteExtraWidth}, true)) * 0.9
 
 // chartRows is how many summary rows of the default 15 points the chart floats over: its
 // 360 pixels (270 points) and a margin below it, as LibreOffice prints it a little taller.
@@ -513,16 +554,6 @@ func summaryHeight(f *excelize.File, row int) float64 {
 	return h
 }
 
-// summaryWidth is the width of the summary sheet's values, in characters: summaryTableCols
-// columns, merged for a line of text, one a figure of a headline table.
-const summaryWidth = summaryTableCols * summaryTableWidth
-
-// summaryTableCols is how many figures a headline table has room for.
-const summaryTableCols = 5
-
-// summaryTableWidth is the width of each of the summary's value columns, in characters.
-const summaryTableWidth = 16
-
 // cellNumber is a figure as a typed cell value: a DECIMAL as the float the sheets write.
 func cellNumber(v any) any {
 	if d, ok := v.(value.Decimal); ok {
@@ -530,13 +561,6 @@ func cellNumber(v any) any {
 	}
 	return v
 }
-
-// noteExtraWidth is the width of the summary's third column, in characters,
-// into which notes are merged.
-const noteExtraWidth = 20
-
-// labelWidth is the summary sheet's label column width, in characters.
-const labelWidth = 34
 
 // fitHeight makes a summary row tall enough for its wrapped label and text
 // (text is width characters wide); readers do not grow rows of files they did
@@ -548,31 +572,4 @@ func fitHeight(f *excelize.File, row int, label, text string, width int) {
 	if n := max(wrappedLines(label, labelWidth-1), wrappedLines(text, width)); n > 1 {
 		f.SetRowHeight(summarySheet, row, float64(15*n))
 	}
-}
-
-// wrappedLines is how many lines s takes wrapped at word boundaries to lines
-// of at most width characters (a longer word is broken).
-func wrappedLines(s string, width int) int {
-	n := 0
-	for _, para := range strings.Split(s, "\n") {
-		n++
-		used := 0
-		for _, word := range strings.Fields(para) {
-			w := utf8.RuneCountInString(word)
-			switch {
-			case used == 0:
-			case used+1+w <= width:
-				used++
-			default:
-				n++
-				used = 0
-			}
-			for w > width {
-				n++
-				w -= width
-			}
-			used += w
-		}
-	}
-	return n
 }

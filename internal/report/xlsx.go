@@ -28,6 +28,9 @@ const maxCellText = 32767
 // styles holds the workbook's style ids by column format, for body and totals rows.
 type styles struct {
 	header, title, subtitle, label, wrap, check, checkBad, dateLeft, text int
+	// textWrap is text of a column given a width (Column.Width): it wraps within it, the row
+	// as tall as it needs, rather than running under the next column or widening the page.
+	textWrap int
 	// sumCheck and sumCheckBad are check and checkBad on the summary: they wrap, as
 	// a long line there (the as-of warning) would otherwise run on over the columns
 	// beside it and shrink the printed page to fit. A data sheet's check row does
@@ -89,7 +92,7 @@ func newStyles(f *excelize.File, currency string, l *lang) (*styles, error) {
 		Alignment: &excelize.Alignment{Vertical: "top", WrapText: true}})
 	s.title = add(&excelize.Style{Font: &excelize.Font{Family: "Calibri", Bold: true, Size: 16, Color: "1F4E79"}})
 	s.subtitle = add(&excelize.Style{Font: &excelize.Font{Family: "Calibri", Bold: true, Size: 12, Color: "1F4E79"}, Alignment: &excelize.Alignment{Vertical: "top"}})
-	s.value = add(&excelize.Style{Alignment: &excelize.Alignment{Vertical: "top"}})
+	s.value = add(&excelize.Style{Alignment: &excelize.Alignment{Vertical: "top", WrapText: true}})
 	s.label = add(&excelize.Style{Font: &excelize.Font{Family: "Calibri", Bold: true}, Alignment: &excelize.Alignment{Vertical: "top", WrapText: true}})
 	s.wrap = add(&excelize.Style{Alignment: &excelize.Alignment{WrapText: true, Vertical: "top"}})
 	// Body text does not wrap: readers do not grow the rows of a file they
@@ -97,6 +100,7 @@ func newStyles(f *excelize.File, currency string, l *lang) (*styles, error) {
 	// The indent keeps text clear of a right-aligned number beside it; spreadsheets apply an
 	// indent only to text aligned left explicitly, not to the general alignment.
 	s.text = add(&excelize.Style{Alignment: &excelize.Alignment{Horizontal: "left", Vertical: "top", Indent: 1}})
+	s.textWrap = add(&excelize.Style{Alignment: &excelize.Alignment{Horizontal: "left", Vertical: "top", Indent: 1, WrapText: true}})
 	s.reason = add(&excelize.Style{Alignment: &excelize.Alignment{Horizontal: "right", Vertical: "top"}})
 	dateFmt, _ := numFmt("date", currency, l)
 	s.dateLeft = add(&excelize.Style{CustomNumFmt: &dateFmt, Alignment: &excelize.Alignment{Horizontal: "left"}})
@@ -110,7 +114,7 @@ func newStyles(f *excelize.File, currency string, l *lang) (*styles, error) {
 	}
 	s.addFormat(add, "money", currency, l, border)
 	s.quoted = map[int]int{}
-	for _, id := range append(slices.Sorted(maps.Values(s.body)), s.text, s.value, s.wrap, s.label) {
+	for _, id := range append(slices.Sorted(maps.Values(s.body)), s.text, s.textWrap, s.value, s.wrap, s.label) {
 		if s.quoted[id], err = quotePrefixed(f, id); err != nil {
 			return nil, err
 		}
@@ -187,10 +191,23 @@ func newXLSXSheet(f *excelize.File, st *styles, loc *time.Location, l *lang, nam
 	return x
 }
 
-// pageSetup prints a sheet on A4 landscape, one page wide, with a footer;
-// it must come before the sheet is streamed.
-func pageSetup(f *excelize.File, sheet, footer string) error {
-	return sheetfmt.PageSetup(f, sheet, footer)
+// pageSetup prints a sheet on A4 at the scale its printed columns need, never below
+// sheetfmt.MinScale, with a footer; it must come before the sheet is streamed.
+func pageSetup(f *excelize.File, sheet, footer string, p sheetfmt.Page) error {
+	return sheetfmt.PageSetup(f, sheet, footer, p)
+}
+
+// page is how the data sheet prints: landscape, its printed columns (all but the reference
+// columns) at their widths, at most at sheetfmt.ListScale, the header row repeated.
+func (x *xlsxSheet) page() sheetfmt.Page {
+	p := sheetfmt.Page{TitleFirst: 1, TitleLast: 1, MaxScale: sheetfmt.ListScale}
+	for i, c := range x.cols {
+		if c.reference {
+			break
+		}
+		p.Widths = append(p.Widths, x.widths[i])
+	}
+	return p
 }
 
 // footerText is the printed footer: report and as-of left, sheet centre,
@@ -254,8 +271,15 @@ func (x *xlsxSheet) put(vals []any) error {
 	if x.row == nil {
 		x.row = make([]sheetxml.Cell, len(x.cols))
 	}
+	lines := 1
 	for i, v := range vals {
 		x.row[i] = x.cell(v, &x.cols[i], x.cells[i].StyleID)
+		if x.cells[i].StyleID == x.st.textWrap && x.row[i].Type == sheetxml.String {
+			lines = max(lines, wrappedLines(x.row[i].Str, int(min(x.widths[i], x.cols[i].width))-3))
+		}
+	}
+	if lines > 1 {
+		return x.rows.PutTall(x.row, float64(15*lines))
 	}
 	return x.rows.Put(x.row)
 }
@@ -389,6 +413,9 @@ func (x *xlsxSheet) startRows(tot *totals) error {
 		x.cells[i].StyleID = x.st.body[c.format]
 		if c.format == "text" || c.format == "" {
 			x.cells[i].StyleID = x.st.text
+			if c.width > 0 {
+				x.cells[i].StyleID = x.st.textWrap
+			}
 		}
 	}
 	var err error
@@ -410,18 +437,6 @@ func (x *xlsxSheet) header() error {
 	if _, err := x.f.NewSheet(x.name); err != nil {
 		return err
 	}
-	if err := pageSetup(x.f, x.name, x.footer); err != nil {
-		return err
-	}
-	sw, err := x.f.NewStreamWriter(x.name)
-	if err != nil {
-		return err
-	}
-	x.sw = sw
-	// Panes and widths must come before the first row of a stream sheet.
-	if err := sw.SetPanes(&excelize.Panes{Freeze: true, YSplit: 1, TopLeftCell: "A2", ActivePane: "bottomLeft"}); err != nil {
-		return err
-	}
 	lines := 1
 	for i, c := range x.cols {
 		w := x.widths[i]
@@ -434,10 +449,24 @@ func (x *xlsxSheet) header() error {
 			w = min(w, maxTextWidth+2)
 		}
 		x.widths[i] = w
+		lines = max(lines, int(math.Ceil(float64(utf8.RuneCountInString(c.title))*1.1/(w-1))))
+	}
+	if err := pageSetup(x.f, x.name, x.footer, x.page()); err != nil {
+		return err
+	}
+	sw, err := x.f.NewStreamWriter(x.name)
+	if err != nil {
+		return err
+	}
+	x.sw = sw
+	// Panes and widths must come before the first row of a stream sheet.
+	if err := sw.SetPanes(&excelize.Panes{Freeze: true, YSplit: 1, TopLeftCell: "A2", ActivePane: "bottomLeft"}); err != nil {
+		return err
+	}
+	for i, w := range x.widths {
 		if err := sw.SetColWidth(i+1, i+1, w); err != nil {
 			return err
 		}
-		lines = max(lines, int(math.Ceil(float64(utf8.RuneCountInString(c.title))*1.1/(w-1))))
 	}
 	head := make([]any, len(x.cols))
 	for i, c := range x.cols {
@@ -537,12 +566,13 @@ func (x *xlsxSheet) assemble(s *Sheet, tot *totals, chk checkResult) error {
 	return x.sw.Flush()
 }
 
-// printArea repeats the header on every printed page and leaves the
+// printArea repeats the header on every printed page (and the first column on
+// each page of a sheet too wide for one) and leaves the
 // reference columns (IDs, URLs) out of print, so amounts are not shrunk to
 // make room for them.
 func (x *xlsxSheet) printArea(last int) error {
 	ref := "'" + strings.ReplaceAll(x.name, "'", "''") + "'!"
-	if err := x.f.SetDefinedName(&excelize.DefinedName{Name: "_xlnm.Print_Titles", RefersTo: ref + "$1:$1", Scope: x.name}); err != nil {
+	if err := sheetfmt.PrintTitles(x.f, x.name, x.page()); err != nil {
 		return fmt.Errorf("print titles: %w", err)
 	}
 	printed := slices.IndexFunc(x.cols, func(c column) bool { return c.reference })
@@ -610,8 +640,6 @@ func tableName(sheet string) string {
 }
 
 func boolPtr(b bool) *bool { return &b }
-
-func strPtr(s string) *string { return &s }
 
 func absRange(c1, r1, c2, r2 int) string {
 	a, _ := excelize.CoordinatesToCellName(c1, r1, true)

@@ -69,7 +69,7 @@ type Runner struct {
 
 // announce says when the next run is, in the schedule's zone.
 func (r *Runner) announce(log *slog.Logger, next time.Time) {
-	log.Info("next run at", "at", next.Format(time.RFC3339), "in", time.Until(next).Round(time.Second))
+	log.Info("next run at", "at", next, "in", time.Until(next).Round(time.Second))
 	if r.Announce != nil {
 		r.Announce(next)
 	}
@@ -190,7 +190,7 @@ func (l *cronLog) Info(msg string, kv ...any) {
 		l.mu.Lock()
 		tick := l.wake
 		l.mu.Unlock()
-		l.log.Warn("previous run still going; skipping this tick", "tick", tick.Format(time.RFC3339))
+		l.log.Warn("previous run still going; skipping this tick", "tick", tick)
 		return
 	case "wake":
 		if len(kv) == 2 {

@@ -46,6 +46,7 @@ ORDER BY p.created_at;
 SELECT name, arg_max(as_of::VARCHAR, id), arg_max(kind, id), arg_max(state, id), arg_max(started_at, id),
        arg_max(coalesce(error, ''), id), arg_max(coalesce(stale, ''), id)
 FROM dl.deliveries
+WHERE kind <> 'test' -- a test (report deliver -test-to) is nobody's delivery
 GROUP BY name
 ORDER BY name;
 

@@ -76,9 +76,13 @@ INSERT INTO credit_balance_reports (account, customer_id, product_id, balance, r
 VALUES (?, ?, ?, ?, ?, ?, ?);
 
 -- name: last_send
--- When the action was last journaled as sent, by billsync's clock, and the service's Date known then.
-SELECT arg_max(recorded_at, id), arg_max(server_at, id)
-FROM job_actions WHERE plan_id = ? AND action_id = ? AND state = 'sent';
+-- When the action was last journaled as sent, by billsync's clock, and the service's Date known then;
+-- and when the transition after it (the answer, or its absence) was journaled: the send happened between
+-- the two. NULL when nothing followed it.
+SELECT s.at, s.server, (SELECT min(n.recorded_at) FROM job_actions n
+                        WHERE n.plan_id = $1 AND n.action_id = $2 AND n.id > s.id)
+FROM (SELECT arg_max(recorded_at, id) AS at, arg_max(server_at, id) AS server, max(id) AS id
+      FROM job_actions WHERE plan_id = $1 AND action_id = $2 AND state = 'sent') s;
 
 -- name: claimed_ids
 -- Records (ledger entries, invoices) already attributed to an action of this account and kind.
@@ -142,8 +146,13 @@ ORDER BY id;
 -- name: repeat_candidates
 -- Rows of the account's other plans of a kind that billsync sent and that succeeded or may have been applied
 -- (sent, unknown, unresolved), last sent at or after a time: a row with the same content repeats them.
--- sent_id orders the sends within the journal whatever the clocks say.
-SELECT a.plan_id, a.seq, a.line, coalesce(p.input_file, ''), a.request::VARCHAR, s.state, x.sent_at, x.sent_id
+-- sent_id orders the sends within the journal whatever the clocks say. answered_at is the transition
+-- journaled after the send's answer (NULL when none was: the send is only known to be after sent_at);
+-- balance the balance the service reported in that answer, when it did (credit top-ups).
+SELECT a.plan_id, a.seq, a.line, coalesce(p.input_file, ''), a.request::VARCHAR, s.state, x.sent_at, x.sent_id,
+       (SELECT min(n.recorded_at) FROM job_actions n
+        WHERE n.plan_id = a.plan_id AND n.action_id = a.action_id AND n.id > x.sent_id) AS answered_at,
+       coalesce(s.detail->>'$.balance', '') AS balance
 FROM job_plan_actions a
 JOIN job_plans p ON p.id = a.plan_id
 JOIN job_action_state s ON s.plan_id = a.plan_id AND s.action_id = a.action_id

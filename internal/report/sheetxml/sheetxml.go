@@ -81,6 +81,8 @@ type Rows struct {
 	mode Mode
 	n    int // rows written
 	held [][]excelize.Cell
+	// heights of the held rows that are taller than the default, by index in held
+	heights map[int]float64
 	// Spliced
 	z    chunks // the rows as deflate blocks, ending at a byte boundary when finished
 	fw   *flate.Writer
@@ -138,12 +140,22 @@ func (r *Rows) attr(s int) []byte {
 }
 
 // Put writes a row of cells.
-func (r *Rows) Put(cells []Cell) error {
+func (r *Rows) Put(cells []Cell) error { return r.PutTall(cells, 0) }
+
+// PutTall writes a row of cells height points tall (0: the default height), for a row whose
+// text wraps: spreadsheets do not grow the rows of a file they did not write.
+func (r *Rows) PutTall(cells []Cell, height float64) error {
 	r.n++
 	if r.mode == Stream {
 		row := make([]excelize.Cell, len(cells))
 		for i := range cells {
 			row[i] = cells[i].excelize()
+		}
+		if height > 0 {
+			if r.heights == nil {
+				r.heights = map[int]float64{}
+			}
+			r.heights[len(r.held)] = height
 		}
 		r.held = append(r.held, row)
 		return nil
@@ -152,6 +164,12 @@ func (r *Rows) Put(cells []Cell) error {
 	row := strconv.AppendInt(num[:0], int64(r.n+1), 10)
 	b := append(r.buf[:0], `<row r="`...)
 	b = append(b, row...)
+	if height > 0 {
+		// as excelize's StreamWriter writes RowOpts.Height
+		b = append(b, `" ht="`...)
+		b = strconv.AppendFloat(b, height, 'f', -1, 64)
+		b = append(b, `" customHeight="1`...)
+	}
 	b = append(b, `">`...)
 	for i := range cells {
 		c := &cells[i]
@@ -212,11 +230,15 @@ func (r *Rows) WriteStream(sw *excelize.StreamWriter) error {
 		if err != nil {
 			return err
 		}
-		if err := sw.SetRow(cell, ref); err != nil {
+		var opts []excelize.RowOpts
+		if h, ok := r.heights[k]; ok {
+			opts = append(opts, excelize.RowOpts{Height: h})
+		}
+		if err := sw.SetRow(cell, ref, opts...); err != nil {
 			return err
 		}
 	}
-	r.held = nil
+	r.held, r.heights = nil, nil
 	return nil
 }
 

@@ -41,8 +41,8 @@ func awkwardRows() [][]Cell {
 	return rows
 }
 
-// TestSplicedAsStream writes awkward cells as Spliced rows and as excelize's StreamWriter
-// writes them (Stream), and wants the same row XML.
+// TestSplicedAsStream writes awkward cells, some rows taller than the default, as Spliced rows
+// and as excelize's StreamWriter writes them (Stream), and wants the same row XML.
 func TestSplicedAsStream(t *testing.T) {
 	rows := awkwardRows()
 	spliced := sheetBody(t, Spliced, rows)
@@ -87,8 +87,9 @@ func sheetBody(t *testing.T, mode Mode, rows [][]Cell) []byte {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	for _, row := range rows {
-		if err := r.Put(row); err != nil {
+	for k, row := range rows {
+		// some rows taller, as wrapped text makes them (PutTall)
+		if err := r.PutTall(row, []float64{0, 30, 0, 45.75}[k%4]); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -134,7 +135,7 @@ func sheetBody(t *testing.T, mode Mode, rows [][]Cell) []byte {
 	return part(t, buf.Bytes(), "xl/worksheets/sheet1.xml")
 }
 
-var rowRe = regexp.MustCompile(`(?s)<row r="\d+">.*?</row>`)
+var rowRe = regexp.MustCompile(`(?s)<row r="\d+"[^>]*>.*?</row>`)
 
 // part is a part of a zip file.
 func part(t *testing.T, file []byte, name string) []byte {
