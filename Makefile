@@ -32,7 +32,8 @@ CHECK_SKIP = TestDocCommands \
 	TestCSVDialectsImportAsNumbers \
 	TestHostileWorkbooksReadInBoundedMemory \
 	TestServiceClockIdentityTiming \
-	TestExactlyOnceUnderEveryVariant
+	TestExactlyOnceUnderEveryVariant \
+	TestCreditReadsWaitForAReason
 empty :=
 space := $(empty) $(empty)
 check:
