@@ -33,7 +33,9 @@ CHECK_SKIP = TestDocCommands \
 	TestHostileWorkbooksReadInBoundedMemory \
 	TestServiceClockIdentityTiming \
 	TestExactlyOnceUnderEveryVariant \
-	TestCreditReadsWaitForAReason
+	TestCreditReadsWaitForAReason \
+	TestCreditTargetsLevel \
+	TestCreditTargetsBoundsHold
 empty :=
 space := $(empty) $(empty)
 check:
