@@ -34,6 +34,8 @@ CHECK_SKIP = TestDocCommands \
 	TestServiceClockIdentityTiming \
 	TestExactlyOnceUnderEveryVariant \
 	TestCreditReadsWaitForAReason \
+	TestCreditBudgetReadsInReasonOrder \
+	TestCreditOwedLeftIsSaid \
 	TestCreditTargetsLevel \
 	TestCreditTargetsBoundsHold
 empty :=
