@@ -21,94 +21,120 @@ func alive(pid int) bool {
 
 // WriteText writes the report for a person: every time in loc, its zone named.
 func (r *Report) WriteText(w io.Writer, loc *time.Location) {
-	at := func(t time.Time) string {
-		if t.IsZero() {
-			return "-"
-		}
-		return t.In(loc).Format("2006-01-02 15:04 MST")
-	}
-	ago := func(t time.Time) string { return " (" + roughly(r.At.Sub(t)) + " ago)" }
+	p := printer{w: w, loc: loc, now: r.At}
 	zone := loc.String()
 	if abbr, _ := r.At.In(loc).Zone(); abbr != zone {
 		zone += ", " + abbr
 	}
-	fmt.Fprintf(w, "billsync status at %s (times in %s)\n", at(r.At), zone)
+	fmt.Fprintf(w, "billsync status at %s (times in %s)\n", p.at(r.At), zone)
+	for _, section := range []func(printer){r.writeSyncer, r.writeAccounts, r.writeTables, r.writeDeliveries,
+		r.writeJobs, r.writeAlerts, r.writeNeeds} {
+		section(p)
+	}
+}
 
-	fmt.Fprintln(w, "\nSyncer")
+// printer writes one section of the text: times in loc, ages from now.
+type printer struct {
+	w   io.Writer
+	loc *time.Location
+	now time.Time
+}
+
+func (p printer) at(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.In(p.loc).Format("2006-01-02 15:04 MST")
+}
+
+func (p printer) ago(t time.Time) string { return " (" + roughly(p.now.Sub(t)) + " ago)" }
+
+func (p printer) f(format string, args ...any) { fmt.Fprintf(p.w, format, args...) }
+
+func (r *Report) writeSyncer(p printer) {
+	p.f("\nSyncer\n")
 	s := r.Syncer
 	switch {
 	case s.Running && !s.RunningSince.IsZero():
-		fmt.Fprintf(w, "  %s, pid %d: a sync runs since %s%s\n", s.Mode, s.PID, at(s.RunningSince), ago(s.RunningSince))
+		p.f("  %s, pid %d: a sync runs since %s%s\n", s.Mode, s.PID, p.at(s.RunningSince), p.ago(s.RunningSince))
 	case s.Running:
-		fmt.Fprintf(w, "  %s, pid %d, started %s\n", s.Mode, s.PID, at(s.StartedAt))
+		p.f("  %s, pid %d, started %s\n", s.Mode, s.PID, p.at(s.StartedAt))
 	case s.Mode == "once":
-		fmt.Fprintf(w, "  no daemon runs; the last sync with -once started %s\n", at(s.StartedAt))
+		p.f("  no daemon runs; the last sync with -once started %s\n", p.at(s.StartedAt))
 	case s.Mode != "" && !s.StoppedAt.IsZero():
-		fmt.Fprintf(w, "  no daemon runs; the last one stopped %s\n", at(s.StoppedAt))
+		p.f("  no daemon runs; the last one stopped %s\n", p.at(s.StoppedAt))
 	case s.Mode != "":
-		fmt.Fprintf(w, "  no daemon runs: pid %d, started %s, ended without stopping (killed?)\n", s.PID, at(s.StartedAt))
+		p.f("  no daemon runs: pid %d, started %s, ended without stopping (killed?)\n", s.PID, p.at(s.StartedAt))
 	default:
-		fmt.Fprintln(w, "  no syncer has run with this warehouse yet")
+		p.f("  no syncer has run with this warehouse yet\n")
 	}
 	switch {
 	case s.NextRun.IsZero():
 	case s.Running && s.Mode == "daemon":
-		fmt.Fprintf(w, "  next scheduled sync: %s (in %s)\n", at(s.NextRun), roughly(s.NextRun.Sub(r.At)))
+		p.f("  next scheduled sync: %s (in %s)\n", p.at(s.NextRun), roughly(s.NextRun.Sub(r.At)))
 	default:
-		fmt.Fprintf(w, "  BILLSYNC_SCHEDULE's next tick: %s (in %s), for a daemon to take\n", at(s.NextRun), roughly(s.NextRun.Sub(r.At)))
+		p.f("  BILLSYNC_SCHEDULE's next tick: %s (in %s), for a daemon to take\n", p.at(s.NextRun), roughly(s.NextRun.Sub(r.At)))
 	}
+}
 
-	fmt.Fprintln(w, "\nAccounts")
+func (r *Report) writeAccounts(p printer) {
+	p.f("\nAccounts\n")
 	if len(r.Accounts) == 0 {
-		fmt.Fprintln(w, "  none synced yet")
+		p.f("  none synced yet\n")
 	}
 	for _, a := range r.Accounts {
-		if a.Published != nil {
-			p := a.Published
-			fmt.Fprintf(w, "  %-12s published run %d %s, finished %s%s, %d records\n", a.Name, p.ID, p.Status,
-				at(p.FinishedAt), ago(p.FinishedAt), p.Records)
+		if pub := a.Published; pub != nil {
+			p.f("  %-12s published run %d %s, finished %s%s, %d records\n", a.Name, pub.ID, pub.Status,
+				p.at(pub.FinishedAt), p.ago(pub.FinishedAt), pub.Records)
 		}
-		if at2 := a.Attempt; at2 != nil && (a.Published == nil || at2.ID != a.Published.ID || at2.Status != a.Published.Status) {
-			fmt.Fprintf(w, "  %-12s latest attempt %s, finished %s%s\n", a.Name, at2.Status, at(at2.FinishedAt), ago(at2.FinishedAt))
-			if at2.Problem != "" {
-				fmt.Fprintf(w, "  %-12s   %s\n", "", at2.Problem)
+		if at := a.Attempt; at != nil && (a.Published == nil || at.ID != a.Published.ID || at.Status != a.Published.Status) {
+			p.f("  %-12s latest attempt %s, finished %s%s\n", a.Name, at.Status, p.at(at.FinishedAt), p.ago(at.FinishedAt))
+			if at.Problem != "" {
+				p.f("  %-12s   %s\n", "", at.Problem)
 			}
 		}
 	}
+}
 
-	if len(r.Tables) > 0 {
-		fmt.Fprintln(w, "\nTables (last complete read, and the records it read)")
-		for _, t := range r.Tables {
-			mark := ""
-			if t.Stale {
-				mark = "  STALE"
-			}
-			fmt.Fprintf(w, "  %-12s %-26s %s%s %9d records%s\n", t.Account, t.Entity, at(t.LastComplete), ago(t.LastComplete), t.Records, mark)
-		}
+func (r *Report) writeTables(p printer) {
+	if len(r.Tables) == 0 {
+		return
 	}
+	p.f("\nTables (last complete read, and the records it read)\n")
+	for _, t := range r.Tables {
+		mark := ""
+		if t.Stale {
+			mark = "  STALE"
+		}
+		p.f("  %-12s %-26s %s%s %9d records%s\n", t.Account, t.Entity, p.at(t.LastComplete), p.ago(t.LastComplete), t.Records, mark)
+	}
+}
 
-	fmt.Fprintln(w, "\nDeliveries")
+func (r *Report) writeDeliveries(p printer) {
+	p.f("\nDeliveries\n")
 	if len(r.Deliveries) == 0 {
-		fmt.Fprintln(w, "  none configured")
+		p.f("  none configured\n")
 	}
 	for _, d := range r.Deliveries {
 		last := "never sent"
 		if d.LastState != "" {
-			last = fmt.Sprintf("last: as of %s, %s %s at %s", d.LastAsOf, d.LastKind, d.LastState, at(d.LastAt))
+			last = fmt.Sprintf("last: as of %s, %s %s at %s", d.LastAsOf, d.LastKind, d.LastState, p.at(d.LastAt))
 		}
 		next := ""
 		if !d.Next.IsZero() {
-			next = "next " + at(d.Next) + "; "
+			next = "next " + p.at(d.Next) + "; "
 		}
-		fmt.Fprintf(w, "  %-14s %s%s\n", d.Name, next, last)
+		p.f("  %-14s %s%s\n", d.Name, next, last)
 		if d.Error != "" {
-			fmt.Fprintf(w, "  %-14s   %s\n", "", d.Error)
+			p.f("  %-14s   %s\n", "", d.Error)
 		}
 	}
+}
 
-	fmt.Fprintln(w, "\nJob rows waiting for a person")
+func (r *Report) writeJobs(p printer) {
+	p.f("\nJob rows waiting for a person\n")
 	if len(r.Jobs) == 0 {
-		fmt.Fprintln(w, "  none")
+		p.f("  none\n")
 	}
 	for _, j := range r.Jobs {
 		var parts []string
@@ -121,25 +147,29 @@ func (r *Report) WriteText(w io.Writer, loc *time.Location) {
 		if j.ToSend > 0 {
 			parts = append(parts, fmt.Sprintf("%d to send, not approved (syncer job approve %s, or apply)", j.ToSend, j.Plan))
 		}
-		fmt.Fprintf(w, "  plan %s (%s, %s, by %s %s): %s\n", j.Plan, j.Kind, j.Account, j.CreatedBy, at(j.CreatedAt), strings.Join(parts, ", "))
+		p.f("  plan %s (%s, %s, by %s %s): %s\n", j.Plan, j.Kind, j.Account, j.CreatedBy, p.at(j.CreatedAt), strings.Join(parts, ", "))
 	}
+}
 
-	fmt.Fprintln(w, "\nAlerts active")
+func (r *Report) writeAlerts(p printer) {
+	p.f("\nAlerts active\n")
 	if len(r.Alerts) == 0 {
-		fmt.Fprintln(w, "  none")
+		p.f("  none\n")
 	}
 	for _, a := range r.Alerts {
-		fmt.Fprintf(w, "  %s since %s: %s\n", a.Key, at(a.Since), a.What)
+		p.f("  %s since %s: %s\n", a.Key, p.at(a.Since), a.What)
 	}
+}
 
-	fmt.Fprintln(w)
+func (r *Report) writeNeeds(p printer) {
+	p.f("\n")
 	if len(r.Needs) == 0 {
-		fmt.Fprintln(w, "All is well: nothing needs a person.")
+		p.f("All is well: nothing needs a person.\n")
 		return
 	}
-	fmt.Fprintf(w, "Needs a person (%d):\n", len(r.Needs))
+	p.f("Needs a person (%d):\n", len(r.Needs))
 	for _, n := range r.Needs {
-		fmt.Fprintf(w, "  - %s\n", n)
+		p.f("  - %s\n", n)
 	}
 }
 
