@@ -34,6 +34,7 @@ CHECK_SKIP = TestDocCommands \
 	TestServiceClockIdentityTiming \
 	TestExactlyOnceUnderEveryVariant \
 	TestCreditReadsWaitForAReason \
+	TestMisbehavingService \
 	TestCreditBudgetReadsInReasonOrder \
 	TestCreditOwedLeftIsSaid \
 	TestCreditTargetsLevel \
