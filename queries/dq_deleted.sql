@@ -22,25 +22,10 @@ deleted AS (
     WHERE c.field = '_deleted' AND c.observed_at > p.window_start AND c.observed_at <= p.cutoff
       AND (p.account IS NULL OR c.account = p.account)
 ),
--- each table's rows of the deleted records only (the semi joins), so labels are built for those
--- and not for every record
+-- deleted_record_labels: one branch per declared table a whole list writes, generated from
+-- internal/entity; it names only rows ever marked deleted
 labels AS (
-    SELECT x.account, 'customers' AS entity, x.id, coalesce(x.name, '') || ' <' || coalesce(x.email, '') || '>' AS label, NULL::BIGINT AS amount, x.first_seen_at, x.last_seen_at
-    FROM customers x SEMI JOIN deleted d ON d.account = x.account AND d.entity = 'customers' AND d.record_id = x.id
-    UNION ALL SELECT x.account, 'products', x.id, x.name, x.amount, x.first_seen_at, x.last_seen_at
-    FROM products x SEMI JOIN deleted d ON d.account = x.account AND d.entity = 'products' AND d.record_id = x.id
-    UNION ALL SELECT x.account, 'product_variants', x.id, x.name, x.amount, x.first_seen_at, x.last_seen_at
-    FROM product_variants x SEMI JOIN deleted d ON d.account = x.account AND d.entity = 'product_variants' AND d.record_id = x.id
-    UNION ALL SELECT x.account, 'payment_requests', x.id, x.name, x.amount, x.first_seen_at, x.last_seen_at
-    FROM payment_requests x SEMI JOIN deleted d ON d.account = x.account AND d.entity = 'payment_requests' AND d.record_id = x.id
-    UNION ALL SELECT x.account, 'invoices', x.id, x.name, x.amount, x.first_seen_at, x.last_seen_at
-    FROM invoices x SEMI JOIN deleted d ON d.account = x.account AND d.entity = 'invoices' AND d.record_id = x.id
-    UNION ALL SELECT x.account, 'invoice_transactions', x.id, 'Invoice ' || x.invoice_id, NULL, x.first_seen_at, x.last_seen_at
-    FROM invoice_transactions x SEMI JOIN deleted d ON d.account = x.account AND d.entity = 'invoice_transactions' AND d.record_id = x.id
-    UNION ALL SELECT x.account, 'unpaid_transactions', x.id, x.payment_link_name, x.amount, x.first_seen_at, x.last_seen_at
-    FROM unpaid_transactions x SEMI JOIN deleted d ON d.account = x.account AND d.entity = 'unpaid_transactions' AND d.record_id = x.id
-    UNION ALL SELECT x.account, 'reviews', x.id, x.product_name || ' (' || x.rating || ' ★)', NULL, x.first_seen_at, x.last_seen_at
-    FROM reviews x SEMI JOIN deleted d ON d.account = x.account AND d.entity = 'reviews' AND d.record_id = x.id
+    SELECT account, entity, id, label, amount, first_seen_at, last_seen_at FROM deleted_record_labels
 )
 SELECT d.account, d.entity, d.record_id, l.label, l.amount, d.deleted_at, d.run_id,
        l.first_seen_at,

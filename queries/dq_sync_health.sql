@@ -31,15 +31,9 @@ failing AS (
     WHERE s.error IS NOT NULL AND s.started_at < p.cutoff AND (p.account_filter IS NULL OR r.account = p.account_filter)
     GROUP BY r.account, s.entity
 ),
+-- entity_rows: one branch per declared list's table, generated from internal/entity
 held AS (
-    SELECT account, 'customers' AS entity, count(*) AS rows, count(deleted_upstream_at) AS deleted_rows FROM customers GROUP BY ALL
-    UNION ALL SELECT account, 'products', count(*), count(deleted_upstream_at) FROM products GROUP BY ALL
-    UNION ALL SELECT account, 'payment_requests', count(*), count(deleted_upstream_at) FROM payment_requests GROUP BY ALL
-    UNION ALL SELECT account, 'invoices', count(*), count(deleted_upstream_at) FROM invoices GROUP BY ALL
-    UNION ALL SELECT account, 'unpaid_transactions', count(*), count(deleted_upstream_at) FROM unpaid_transactions GROUP BY ALL
-    UNION ALL SELECT account, 'reviews', count(*), count(deleted_upstream_at) FROM reviews GROUP BY ALL
-    UNION ALL SELECT account, 'credit_ledger', count(*), count(deleted_upstream_at) FROM credit_ledger GROUP BY ALL
-    UNION ALL SELECT account, 'webhook_deliveries', count(*), count(deleted_upstream_at) FROM webhook_deliveries GROUP BY ALL
+    SELECT account, entity, rows, deleted_rows FROM entity_rows
 ),
 keys AS (
     SELECT account, entity FROM latest UNION SELECT account, entity FROM failing

@@ -15,6 +15,7 @@ import (
 
 	"github.com/billsync/billsync/internal/config"
 	"github.com/billsync/billsync/internal/duckfile"
+	"github.com/billsync/billsync/internal/entity"
 	"github.com/billsync/billsync/internal/jobs/journalfile"
 )
 
@@ -55,7 +56,18 @@ var (
 // Macros are the report macros and views in an order DuckDB can create them in: each after
 // the ones its statement calls (DuckDB binds a macro's body when it creates it), report_zone
 // first.
-var Macros = mustMacros(macroFS)
+var Macros = append(mustMacros(macroFS), entityViews()...)
+
+// entityViews are the views that list the entity tables, generated from internal/entity's
+// declarations rather than written by hand: a declared table is counted and named in the
+// data-quality reports without a line in their SQL.
+func entityViews() []Macro {
+	decls := entity.All()
+	return []Macro{
+		{Name: entity.HeldRowsView, SQL: entity.RowsViewSQL(decls)},
+		{Name: entity.DeletedLabelsView, SQL: entity.DeletedLabelsSQL(decls)},
+	}
+}
 
 // Version identifies Macros: a warehouse whose billsync_report_macros_version() returns it has
 // exactly these definitions.

@@ -32,6 +32,7 @@ import (
 
 	"github.com/billsync/billsync/internal/api"
 	"github.com/billsync/billsync/internal/config"
+	"github.com/billsync/billsync/internal/entity"
 	"github.com/billsync/billsync/internal/fetch"
 	"github.com/billsync/billsync/internal/sandbox"
 	"github.com/billsync/billsync/internal/syncrun"
@@ -133,8 +134,10 @@ func runServer(scale string) {
 func minimumRequests(sb *sandbox.Server, details bool) int {
 	pages := func(n, size int) int { return max(1, (n+size-1)/size) }
 	n := 0
-	for _, c := range []string{"customers", "payment_requests", "invoices", "unpaid_transactions", "reviews"} {
-		n += pages(len(sb.Dump(c)), 100)
+	for _, d := range entity.All() { // every paged list of one path; products (by type) below
+		if d.Paging == entity.Pages && len(d.Paths) == 1 {
+			n += pages(len(sb.Dump(d.TableName())), 100)
+		}
 	}
 	byType := map[string]int{}
 	live := 0

@@ -14,6 +14,7 @@ import (
 	conf "github.com/billsync/billsync/internal/config"
 	"github.com/billsync/billsync/internal/delivery"
 	"github.com/billsync/billsync/internal/logfmt"
+	"github.com/billsync/billsync/internal/report"
 	"github.com/sethvargo/go-envconfig"
 )
 
@@ -46,8 +47,9 @@ func (f *deliverFlags) flagSet(sub string, c *deliverConfig) *flag.FlagSet {
 		fs.PrintDefaults()
 	}
 	if sub == "deliver" {
-		// The locale is each delivery's (the schedule file), alerts are the daemon's.
-		conf.Bind(fs, c, "db", "journal", "tz", "currency", "reports-out", "deliveries", "smtp-url", "smtp-tls",
+		// report's settings (a delivery's own locale, csv_dialect and vars override them), and how
+		// messages leave; alerts are the daemon's.
+		conf.Bind(fs, c, "db", "journal", "tz", "currency", "locale", "csv-dialect", "reports-out", "deliveries", "smtp-url", "smtp-tls",
 			"smtp-password-file", "mail-from", "outbox")
 		fs.StringVar(&f.asOf, "as-of", "", "the occurrence's as-of date YYYY-MM-DD (default: the delivery's as_of rule, today)")
 		fs.BoolVar(&f.dryRun, "dry-run", false, "write the message as an .eml into the outbox; send and journal nothing")
@@ -66,7 +68,7 @@ func (f *deliverFlags) flagSet(sub string, c *deliverConfig) *flag.FlagSet {
 func deliverCommand(ctx context.Context, sub string, args []string, lookup envconfig.Lookuper, stdout, stderr io.Writer) error {
 	var c deliverConfig
 	if _, err := conf.Load(ctx, &c, lookup); err != nil {
-		return err
+		return cli.Config(err)
 	}
 	var f deliverFlags
 	fs := f.flagSet(sub, &c)
@@ -84,7 +86,15 @@ func deliverCommand(ctx context.Context, sub string, args []string, lookup envco
 	}
 	asOf, dryRun, again, limit := f.asOf, f.dryRun, f.again, f.limit
 	var testTo []string
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{ReplaceAttr: logfmt.In(c.TZ)}))
+	if err := errors.Join(conf.Check(&c), report.CheckSettings(c.Report)); err != nil {
+		return cli.Usage(fs, err)
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{ReplaceAttr: logfmt.In(c.TZ.Location())}))
+	// The schedule file and how messages leave, checked for both subcommands: one environment.
+	file, o, err := delivery.Setup(c.Files, c.Report, c.Delivery, log)
+	if err != nil {
+		return cli.Usage(fs, err)
+	}
 	if sub == "deliveries" {
 		if len(names) > 1 {
 			return cli.Usagef(fs, "want at most one delivery name, got %s", strings.Join(names, " "))
@@ -93,11 +103,7 @@ func deliverCommand(ctx context.Context, sub string, args []string, lookup envco
 		if len(names) == 1 {
 			name = names[0]
 		}
-		loc, err := time.LoadLocation(c.TZ)
-		if err != nil || c.TZ == "" || c.TZ == "Local" {
-			return cli.Usagef(fs, "time zone %q (BILLSYNC_TZ / -tz): want an IANA name such as %s", c.TZ, conf.DefaultTZ)
-		}
-		return listDeliveries(ctx, c, name, limit, loc, stdout)
+		return listDeliveries(ctx, c, name, limit, c.TZ.Location(), stdout)
 	}
 	if len(names) != 1 {
 		return cli.Usagef(fs, "want one delivery name, got %d", len(names))
@@ -105,10 +111,6 @@ func deliverCommand(ctx context.Context, sub string, args []string, lookup envco
 	var errs []error
 	if c.Deliveries == "" {
 		errs = append(errs, errors.New("BILLSYNC_DELIVERIES (-deliveries) is not set: name the schedule file"))
-	}
-	file, o, err := delivery.Setup(c.Files, c.Report, c.Delivery, log)
-	if err != nil {
-		errs = append(errs, err)
 	}
 	var date time.Time
 	if asOf != "" {
@@ -120,7 +122,7 @@ func deliverCommand(ctx context.Context, sub string, args []string, lookup envco
 		errs = append(errs, errors.New("-dry-run sends nothing: -again goes without it"))
 	}
 	if f.testTo != "" {
-		if testTo, err = delivery.CheckAddresses(f.testTo); err != nil {
+		if testTo, err = conf.CheckAddresses(f.testTo); err != nil {
 			errs = append(errs, fmt.Errorf("-test-to: %w", err))
 		}
 		if dryRun || again {
@@ -135,7 +137,7 @@ func deliverCommand(ctx context.Context, sub string, args []string, lookup envco
 		return cli.Usage(fs, err)
 	}
 	if date.IsZero() {
-		if date, err = delivery.AsOfDate(d.AsOf, time.Now(), o.Loc); err != nil {
+		if date, err = delivery.AsOfDate(d.AsOf, time.Now(), o.Report.TZ.Location()); err != nil {
 			return cli.Usage(fs, err)
 		}
 	}

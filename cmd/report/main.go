@@ -61,7 +61,7 @@ func loadConfig(ctx context.Context, args []string, lookup envconfig.Lookuper) (
 	c := config{vars: varFlags{}}
 	var err error
 	if c.warnings, err = conf.Load(ctx, &c, lookup, conf.ReportAccountAlias); err != nil {
-		return nil, err
+		return nil, cli.Config(err)
 	}
 	fs := c.flagSet()
 	if err := cli.Parse(fs, args); err != nil {
@@ -99,7 +99,7 @@ func (c *config) flagSet() *flag.FlagSet {
 }
 
 func (c *config) validate() error {
-	var errs []error
+	errs := []error{conf.Check(c), report.CheckSettings(c.Report)}
 	modes := 0
 	for _, on := range []bool{c.list, c.sql != "", c.export != ""} {
 		if on {
@@ -125,9 +125,6 @@ func (c *config) validate() error {
 			errs = append(errs, fmt.Errorf("-var as_of=%q: want YYYY-MM-DD", v))
 		}
 	}
-	if _, err := time.LoadLocation(c.TZ); err != nil {
-		errs = append(errs, fmt.Errorf("-tz %q: not a time zone (e.g. %s)", c.TZ, conf.DefaultTZ))
-	}
 	if c.formats != "" {
 		want := []string{"xlsx", "csv"}
 		if c.sql != "" {
@@ -141,7 +138,7 @@ func (c *config) validate() error {
 		}
 	}
 	if c.DB == "" {
-		errs = append(errs, errors.New("BILLSYNC_DB is empty"))
+		errs = append(errs, errors.New("BILLSYNC_DB (-db) is empty"))
 	}
 	if !c.list && c.export == "" {
 		if err := report.CheckVars(c.names, c.vars, c.sql != ""); err != nil {
@@ -170,7 +167,11 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], envconfig.OsLookuper(), os.Stdin, os.Stdout, os.Stderr)
 	stop()
-	os.Exit(cli.Exit("report", err, os.Stdout, os.Stderr))
+	name := "report"
+	if len(os.Args) > 1 && (os.Args[1] == "deliver" || os.Args[1] == "deliveries") {
+		name += " " + os.Args[1] // its -h lists the flags it reads
+	}
+	os.Exit(cli.Exit(name, err, os.Stdout, os.Stderr))
 }
 
 func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -181,7 +182,7 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdin io
 	if err != nil {
 		return err
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{ReplaceAttr: logfmt.In(cfg.TZ)}))
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{ReplaceAttr: logfmt.In(cfg.TZ.Location())}))
 	for _, w := range cfg.warnings {
 		log.Warn(w)
 	}

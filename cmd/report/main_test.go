@@ -25,7 +25,7 @@ func TestConfig(t *testing.T) {
 		wantErr string
 	}{
 		{"defaults", nil, nil, func(c *config) bool {
-			return c.DB == "./data/billsync.duckdb" && c.TZ == "Asia/Jakarta" && c.Currency == "IDR" && c.ReportsOut == "./out"
+			return c.DB == "./data/billsync.duckdb" && c.TZ.String() == "Asia/Jakarta" && c.Currency == "IDR" && c.ReportsOut == "./out"
 		}, ""},
 		{"env", map[string]string{"BILLSYNC_DB": "/d/w.duckdb", "BILLSYNC_REPORTS_OUT": "/r", "BILLSYNC_JOURNAL": "/d/j.duckdb"}, nil,
 			func(c *config) bool {
@@ -33,7 +33,7 @@ func TestConfig(t *testing.T) {
 			}, ""},
 		{"flags override env", map[string]string{"BILLSYNC_TZ": "UTC"}, []string{"-tz", "Asia/Makassar", "-var", "bucket_1=15", "aging", "credit"},
 			func(c *config) bool {
-				return c.TZ == "Asia/Makassar" && c.vars["bucket_1"] == "15" && strings.Join(c.names, ",") == "aging,credit"
+				return c.TZ.String() == "Asia/Makassar" && c.vars["bucket_1"] == "15" && strings.Join(c.names, ",") == "aging,credit"
 			}, ""},
 		{"account", map[string]string{"BILLSYNC_ACCOUNT": "prod"}, nil, func(c *config) bool { return c.Account == "prod" && len(c.warnings) == 0 }, ""},
 		{"old account variable", map[string]string{"BILLSYNC_REPORT_ACCOUNT": "prod"}, nil, func(c *config) bool {
@@ -79,7 +79,7 @@ func TestExitStatus(t *testing.T) {
 		{[]string{"-format", "pdf", "aging"}, 2, "", "-format \"pdf\""},
 		{[]string{"-var", "bucket_1=100", "aging"}, 2, "", "bucket_2=60 must be above bucket_1=100"},
 		{[]string{"-list", "aging"}, 2, "", "go without -list"},
-		{[]string{"-tz", "Jakarta", "-list"}, 2, "", "not a time zone"},
+		{[]string{"-tz", "Jakarta", "-list"}, 2, "", `invalid value "Jakarta" for flag -tz: time zone "Jakarta": want an IANA name`},
 		{[]string{"-db", "/nonexistent/w.duckdb", "aging"}, 1, "", "does not exist yet"},
 		{[]string{"-db", "/nonexistent/w.duckdb", "-sql", "@/nonexistent/q.sql"}, 1, "", "/nonexistent/q.sql"},
 	} {

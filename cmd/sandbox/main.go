@@ -8,26 +8,34 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
+	"github.com/billsync/billsync/internal/cli"
 	"github.com/billsync/billsync/internal/sandbox"
 )
 
 func main() {
-	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "sandbox:", err)
-		os.Exit(1)
-	}
+	err := run(os.Args[1:], os.Stdout, os.Stderr)
+	os.Exit(cli.Exit("sandbox", err, os.Stdout, os.Stderr))
 }
 
+// run is the whole command. A flag the simulator cannot run with is a usage error (exit 2, the
+// problem and a pointer to -h), as in billsync's own commands; only a failure while serving is 1.
 func run(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("sandbox", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: sandbox [flags]     serve the simulated billing service over HTTP\n\nflags:")
+		fs.PrintDefaults()
+	}
 	var (
 		addr    = fs.String("addr", "127.0.0.1:8080", "listen address")
 		opts    sandbox.Options
@@ -63,26 +71,14 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.Float64Var(&f.ApplyThenReset, "fault-apply-reset", 0, "fraction of POSTs applied, then reset")
 	fs.Float64Var(&f.ApplyThenHang, "fault-apply-hang", 0, "fraction of POSTs applied, then never answered")
 	fs.IntVar(&f.HangMs, "fault-hang-ms", 60000, "how long apply-hang holds the request, ms")
-	if err := fs.Parse(args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
-	if *clock != "live" && *clock != "frozen" {
-		return fmt.Errorf("-clock %q: want live or frozen", *clock)
+	if fs.NArg() > 0 {
+		return cli.Usagef(fs, "unexpected argument %q", fs.Arg(0))
 	}
-	o, err := sandbox.ParseListOrder(*order)
-	if err != nil {
-		return fmt.Errorf("-list-order: %w", err)
-	}
-	opts.ListOrder = o
-	if opts.CreditTimes, err = sandbox.ParseCreditTimeFormat(*times); err != nil {
-		return fmt.Errorf("-credit-times: %w", err)
-	}
-	if *now != "" {
-		t, err := time.Parse(time.RFC3339, *now)
-		if err != nil {
-			return fmt.Errorf("-now: %w", err)
-		}
-		opts.Now = t.UTC()
+	if err := checkFlags(fs, &opts, *addr, *clock, *order, *times, *now); err != nil {
+		return cli.Usage(fs, err)
 	}
 	level := slog.LevelInfo
 	if *verbose {
@@ -97,7 +93,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	start := time.Now()
 	s, err := sandbox.New(opts)
 	if err != nil {
-		return err
+		return cli.Usage(fs, err) // checkFlags let through what only New knows
 	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
@@ -124,6 +120,65 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	return nil
+}
+
+// checkFlags reads the flags that are words or times into opts and says what no simulator can
+// run with: every mistake at once, each naming its flag. A 0 or a negative number is refused
+// where it means nothing (a page size, a scale, a delay); a fraction is within [0, 1].
+func checkFlags(fs *flag.FlagSet, opts *sandbox.Options, addr, clock, order, times, now string) error {
+	var errs []error
+	bad := func(name string, format string, a ...any) {
+		errs = append(errs, fmt.Errorf("-%s %s: %s", name, fs.Lookup(name).Value, fmt.Sprintf(format, a...)))
+	}
+	if _, port, err := net.SplitHostPort(addr); err != nil {
+		bad("addr", "want host:port, e.g. 127.0.0.1:8080")
+	} else if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		bad("addr", "port %q: want a number 0-65535", port)
+	}
+	if clock != "live" && clock != "frozen" {
+		bad("clock", "want live or frozen")
+	}
+	var err error
+	if opts.ListOrder, err = sandbox.ParseListOrder(order); err != nil {
+		bad("list-order", "%v", err)
+	}
+	if opts.CreditTimes, err = sandbox.ParseCreditTimeFormat(times); err != nil {
+		bad("credit-times", "%v", err)
+	}
+	if now != "" {
+		t, err := time.Parse(time.RFC3339, now)
+		if err != nil {
+			bad("now", "want an RFC 3339 time such as 2026-11-01T00:00:00Z")
+		}
+		opts.Now = t.UTC()
+	}
+	if opts.Scale <= 0 || opts.Scale > 1000 || math.IsNaN(opts.Scale) {
+		bad("scale", "want a number above 0, at most 1000")
+	}
+	if opts.Key == opts.ReadOnlyKey {
+		errs = append(errs, fmt.Errorf("-key and -read-only-key are the same %q: the keys must differ", opts.Key))
+	}
+	if opts.MaxPageSize < 1 {
+		bad("max-page-size", "want at least 1")
+	}
+	for name, v := range map[string]int{"rate": opts.RatePerMin, "fault-retry-after": opts.Faults.RetryAfter,
+		"fault-slow-ms": opts.Faults.SlowMs, "fault-hang-ms": opts.Faults.HangMs} {
+		if v < 0 {
+			bad(name, "cannot be negative")
+		}
+	}
+	fs.VisitAll(func(f *flag.Flag) {
+		if !strings.HasPrefix(f.Name, "fault-") {
+			return
+		}
+		if g, ok := f.Value.(flag.Getter); ok {
+			if p, ok := g.Get().(float64); ok && (p < 0 || p > 1 || math.IsNaN(p)) {
+				bad(f.Name, "a fraction: want a number from 0 to 1")
+			}
+		}
+	})
+	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
+	return errors.Join(errs...)
 }
 
 // runClock moves the simulated clock with the wall clock until ctx ends: a client that compares

@@ -2,9 +2,14 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net/http"
+	"os"
+	"os/exec"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -12,6 +17,15 @@ import (
 
 	"github.com/billsync/billsync/internal/sandbox"
 )
+
+func TestMain(m *testing.M) {
+	// Child mode: the test binary runs as the real command.
+	if os.Getenv("SANDBOX_TEST_MAIN") == "1" {
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
 
 // TestRunServesAndStops starts the command on a free port, calls it with the
 // printed key, and stops it with SIGTERM.
@@ -89,5 +103,80 @@ func TestLiveClockRuns(t *testing.T) {
 	}
 	if err := run([]string{"-clock", "stopped"}, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "live or frozen") {
 		t.Errorf("-clock stopped: %v", err)
+	}
+}
+
+// TestEveryFlagRefused walks every flag -h lists with each value it refuses: text its type
+// cannot read, a negative number where none has a meaning, a 0 where it means nothing, a word
+// outside its list. Each stops the simulator before it serves: exit 2, the flag named, one line
+// pointing to -h (as billsync's own commands do), never the exit 1 of a failure while serving.
+func TestEveryFlagRefused(t *testing.T) {
+	help := exec.Command(os.Args[0], "-h")
+	help.Env = append(os.Environ(), "SANDBOX_TEST_MAIN=1")
+	out, err := help.Output()
+	if err != nil {
+		t.Fatalf("-h: %v", err)
+	}
+	// what a flag of each kind refuses besides what its type cannot read; "" = any text
+	text := map[string]string{"addr": "nohost", "clock": "sometimes", "list-order": "oldest", "credit-times": "julian",
+		"now": "yesterday", "key": sandbox.DefaultReadOnlyKey, "read-only-key": sandbox.DefaultKey, "fault-path": ""}
+	negativeAllowed := map[string]bool{"seed": true, "fault-seed": true}
+	zeroRefused := map[string]bool{"scale": true, "max-page-size": true}
+	flagRE := regexp.MustCompile(`(?m)^  -(\S+)(?: (\w+))?$`)
+	walked := 0
+	for _, m := range flagRE.FindAllStringSubmatch(string(out), -1) {
+		name, typ := m[1], m[2]
+		var values []string
+		switch typ {
+		case "":
+			values = []string{"=maybe"}
+		case "int", "float", "duration":
+			values = []string{"abc"}
+			if !negativeAllowed[name] {
+				values = append(values, "-1")
+			}
+			if zeroRefused[name] {
+				values = append(values, "0")
+			}
+			if strings.HasPrefix(name, "fault-") && typ == "float" && name != "fault-seed" {
+				values = append(values, "1.5") // a fraction
+			}
+		case "string":
+			v, ok := text[name]
+			if !ok {
+				t.Errorf("-%s: a text flag this test does not know: say what it refuses", name)
+			}
+			if v != "" {
+				values = []string{v}
+			}
+		default:
+			t.Errorf("-%s: a %s flag this test does not know", name, typ)
+		}
+		for _, v := range values {
+			walked++
+			args := []string{"-" + name + v, "-addr", "127.0.0.1:0"}
+			if !strings.HasPrefix(v, "=") {
+				args = []string{"-" + name, v}
+				if name != "addr" {
+					args = append(args, "-addr", "127.0.0.1:0")
+				}
+			}
+			t.Run(name+"="+v, func(t *testing.T) {
+				t.Parallel()
+				cmd := exec.Command(os.Args[0], args...)
+				cmd.Env = append(os.Environ(), "SANDBOX_TEST_MAIN=1")
+				var stderr bytes.Buffer
+				cmd.Stderr = &stderr
+				err := cmd.Run()
+				var exit *exec.ExitError
+				if !errors.As(err, &exit) || exit.ExitCode() != 2 || !strings.Contains(stderr.String(), "-"+name) ||
+					!strings.Contains(stderr.String(), "run 'sandbox -h'") {
+					t.Errorf("%v: %v, want exit 2 naming -%s and pointing to -h; stderr:\n%s", args, err, name, stderr.String())
+				}
+			})
+		}
+	}
+	if walked < 30 {
+		t.Errorf("only %d invalid values walked from -h:\n%s", walked, out)
 	}
 }

@@ -27,7 +27,7 @@ func applyApproved(ctx context.Context, cfg *config, accounts []syncrun.Account,
 		results, err := jobs.ApplyApproved(ctx, journal, jobs.ApplyOptions{
 			Client: a.Client, Account: a.Name, BaseURL: baseURLs[a.Name],
 			Production: isProduction(baseURLs[a.Name], cfg.Environment), Confirmed: true, Approvals: cfg.Approvals,
-			User: "syncer daemon as " + login(), Log: log, Settle: cfg.JobSettle, RepeatWindow: cfg.RepeatWindow, Location: cfg.loc,
+			User: "syncer daemon as " + login(), Log: log, Settle: cfg.JobSettle, RepeatWindow: cfg.RepeatWindow, Location: cfg.TZ.Location(),
 			Warehouse: cfg.DB,
 		})
 		for _, r := range results {
@@ -66,11 +66,7 @@ func applyApproved(ctx context.Context, cfg *config, accounts []syncrun.Account,
 func writeReports(ctx context.Context, cfg *config, stdout io.Writer, log *slog.Logger) error {
 	var names []string
 	if cfg.Reports != "all" {
-		for _, n := range strings.Split(cfg.Reports, ",") {
-			if n = strings.TrimSpace(n); n != "" {
-				names = append(names, n)
-			}
-		}
+		names = reportNames(cfg.Reports)
 	}
 	files, err := report.Generate(ctx, report.Options{
 		Report: cfg.Report, DB: cfg.DB, Journal: cfg.Journal, Names: names, Log: log,

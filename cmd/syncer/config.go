@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/billsync/billsync/internal/cli"
 	conf "github.com/billsync/billsync/internal/config"
@@ -35,8 +34,7 @@ type config struct {
 	demo      bool
 	demoScale float64
 
-	loc   *time.Location // TZ, loaded by validate
-	sched cron.Schedule  // Schedule in loc, parsed by validate
+	sched cron.Schedule // Schedule in BILLSYNC_TZ, parsed by validate
 
 	deliveries *delivery.File   // BILLSYNC_DELIVERIES, loaded by validate; nil = none
 	delivery   delivery.Options // how deliveries and alerts leave, checked by validate
@@ -45,7 +43,7 @@ type config struct {
 func loadConfig(ctx context.Context, args []string, lookup envconfig.Lookuper) (*config, error) {
 	var c config
 	if _, err := conf.Load(ctx, &c, lookup); err != nil {
-		return nil, err
+		return nil, cli.Config(err)
 	}
 	fs := c.flagSet()
 	if err := cli.Parse(fs, args); err != nil {
@@ -87,52 +85,38 @@ flags:
 	return fs
 }
 
+// validate checks every setting before anything runs, and reads what the run needs of them (the
+// zone, the schedule, the schedule file; that a key file set is readable: the keys themselves
+// are read by accounts): each mistake at once, each naming the variable and flag to fix, for an
+// exit 2 a supervisor does not retry. syncer job checks the same environment the same way.
 func (c *config) validate() error {
-	var errs []error
-	if err := c.Fetch.Check(); err != nil {
-		errs = append(errs, err)
-	}
-	if err := report.CheckLocale(c.Locale); err != nil {
-		errs = append(errs, err)
-	}
-	if err := report.CheckCSVDialect(c.CSVDialect); err != nil {
-		errs = append(errs, err)
-	}
-	if c.RatePerMin < 0 {
-		errs = append(errs, fmt.Errorf("rate %g: must be 0 (off) or positive", c.RatePerMin))
-	}
-	switch c.LogFormat {
-	case "auto", "json", "text":
-	default:
-		errs = append(errs, fmt.Errorf("log format %q: want auto, json or text", c.LogFormat))
-	}
-	if err := c.Build.Check(); err != nil {
-		errs = append(errs, err)
-	}
+	errs := []error{conf.Check(c), report.CheckSettings(c.Report)}
 	if c.DB == "" {
-		errs = append(errs, errors.New("BILLSYNC_DB is empty"))
+		errs = append(errs, errors.New("BILLSYNC_DB (-db) is empty"))
 	}
-	if c.demoScale <= 0 {
-		errs = append(errs, fmt.Errorf("demo scale %g: must be positive", c.demoScale))
+	if c.demo && c.demoScale <= 0 {
+		errs = append(errs, fmt.Errorf("-demo-scale %g: must be positive", c.demoScale))
 	}
-	if c.MaxRequests < 0 || c.MaxDuration < 0 || c.StopGrace < 0 || c.CreditRefresh < 0 || c.MaxClockSkew < 0 {
-		errs = append(errs, errors.New("budgets, grace and refresh periods and the clock skew cannot be negative"))
-	}
-	// The zone and the schedule are checked in every mode, so a typo shows in a -once test run
-	// rather than when the daemon starts.
-	loc, err := time.LoadLocation(c.TZ)
-	if err != nil || c.TZ == "" || c.TZ == "Local" {
-		errs = append(errs, fmt.Errorf("time zone %q (BILLSYNC_TZ / -tz): want an IANA name such as %s", c.TZ, conf.DefaultTZ))
-	} else {
-		c.loc = loc
-		if c.sched, err = schedule.Parse(c.Schedule, loc); err != nil {
-			errs = append(errs, fmt.Errorf("schedule (BILLSYNC_SCHEDULE / -schedule): %w", err))
+	if c.Reports != "" && c.Reports != "all" {
+		if err := report.CheckVars(reportNames(c.Reports), nil, false); err != nil {
+			errs = append(errs, conf.Problem(c, "BILLSYNC_REPORTS", err))
 		}
-		// The schedule file, the SMTP settings and the addresses: a mistake stops the
-		// daemon at start, not the first delivery.
-		if c.deliveries, c.delivery, err = delivery.Setup(c.Files, c.Report, c.Delivery, nil); err != nil {
+	}
+	if c.APIKeyFile != "" && !c.demo {
+		if _, err := readKey("", c.APIKeyFile); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	// The schedule is checked in every mode, so a typo shows in a -once test run rather than when
+	// the daemon starts (the zone was read with the settings: conf.Zone).
+	var err error
+	if c.sched, err = schedule.Parse(c.Schedule, c.TZ.Location()); err != nil {
+		errs = append(errs, conf.Problem(c, "BILLSYNC_SCHEDULE", err))
+	}
+	// The schedule file, the SMTP settings and the addresses: a mistake stops the
+	// daemon at start, not the first delivery.
+	if c.deliveries, c.delivery, err = delivery.Setup(c.Files, c.Report, c.Delivery, nil); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
@@ -148,27 +132,23 @@ type accountSpec struct {
 func (c *config) accounts(lookup envconfig.Lookuper) ([]accountSpec, error) {
 	if c.Accounts == "" {
 		if c.BaseURL == "" {
-			return nil, errors.New("BILLSYNC_BASE_URL is not set (or run with -demo to sync from the embedded simulator)")
+			return nil, errors.New("BILLSYNC_BASE_URL (-base-url) is not set: the billing service's scheme and host (or run with -demo to sync from the embedded simulator)")
 		}
-		key, err := readKey(c.APIKey, c.APIKeyFile, "BILLSYNC_API_KEY")
+		key, err := readKey(c.APIKey, c.APIKeyFile)
 		if err != nil {
 			return nil, err
 		}
 		return []accountSpec{{name: c.Account, baseURL: c.BaseURL, key: key}}, nil
 	}
-	var out []accountSpec
-	seen := map[string]bool{}
-	for _, part := range strings.Split(c.Accounts, ",") {
-		name, base, ok := strings.Cut(strings.TrimSpace(part), "=")
-		if !ok || name == "" || base == "" {
-			return nil, fmt.Errorf("BILLSYNC_ACCOUNTS entry %q: want name=base-url", part)
-		}
-		if seen[name] {
-			return nil, fmt.Errorf("BILLSYNC_ACCOUNTS names account %q twice", name)
-		}
-		seen[name] = true
-		out = append(out, accountSpec{name: name, baseURL: base})
+	urls, err := conf.ParseAccounts(c.Accounts)
+	if err != nil {
+		return nil, conf.Problem(c, "BILLSYNC_ACCOUNTS", err)
 	}
+	var out []accountSpec
+	for _, a := range urls {
+		out = append(out, accountSpec{name: a.Name, baseURL: a.BaseURL})
+	}
+	var errs []error
 	for i, a := range out {
 		suffix := strings.ToUpper(strings.NewReplacer("-", "_", ".", "_").Replace(a.name))
 		keyVar, fileVar := "BILLSYNC_API_KEY_"+suffix, "BILLSYNC_API_KEY_FILE_"+suffix
@@ -176,15 +156,27 @@ func (c *config) accounts(lookup envconfig.Lookuper) ([]accountSpec, error) {
 		file, _ := lookup.Lookup(fileVar)
 		key, err := readKeyFrom(val, file, keyVar, fileVar)
 		if err != nil {
-			return nil, fmt.Errorf("account %s: %w", a.name, err)
+			errs = append(errs, fmt.Errorf("account %s: %w", a.name, err))
 		}
 		out[i].key = key
 	}
-	return out, nil
+	return out, errors.Join(errs...)
 }
 
-func readKey(val, file, env string) (string, error) {
-	return readKeyFrom(val, file, env, env+"_FILE")
+// reportNames are the names of a list such as BILLSYNC_REPORTS ("aging, credit").
+func reportNames(list string) []string {
+	var names []string
+	for _, n := range strings.Split(list, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
+// readKey is the key of the single account: BILLSYNC_API_KEY or the file of BILLSYNC_API_KEY_FILE.
+func readKey(val, file string) (string, error) {
+	return readKeyFrom(val, file, "BILLSYNC_API_KEY", "BILLSYNC_API_KEY_FILE (-api-key-file)")
 }
 
 func readKeyFrom(val, file, keyVar, fileVar string) (string, error) {
@@ -194,12 +186,14 @@ func readKeyFrom(val, file, keyVar, fileVar string) (string, error) {
 	if file != "" {
 		b, err := os.ReadFile(file)
 		if err != nil {
-			return "", fmt.Errorf("read API key file: %w", err)
+			return "", fmt.Errorf("%s %q: cannot read the key: %w", fileVar, file, errors.Unwrap(err))
 		}
-		val = strings.TrimSpace(string(b))
+		if val = strings.TrimSpace(string(b)); val == "" {
+			return "", fmt.Errorf("%s %q: the file is empty: write the API key in it", fileVar, file)
+		}
 	}
 	if val == "" {
-		return "", fmt.Errorf("no API key: set %s or %s", keyVar, fileVar)
+		return "", fmt.Errorf("no API key: set %s or %s (the key is never a flag)", keyVar, fileVar)
 	}
 	return val, nil
 }

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	conf "github.com/billsync/billsync/internal/config"
 	"github.com/billsync/billsync/internal/delivery"
 	"github.com/billsync/billsync/internal/fetch"
 	"github.com/billsync/billsync/internal/metrics"
@@ -41,12 +42,12 @@ func startDeliveries(ctx context.Context, cfg *config, log *slog.Logger, m *metr
 	o.Log = log
 	f := cfg.deliveries
 	if f == nil {
-		f = &delivery.File{Loc: cfg.loc} // alerts only
+		f = &delivery.File{Loc: cfg.TZ.Location()} // alerts only
 	}
 	s := &delivery.Scheduler{File: f, Options: o, Log: log, NoSyncAlert: cfg.AlertNoSync, DQMin: cfg.AlertDQMin, Observer: m}
 	// Without operators' addresses the alert states are still kept, logged and served as
 	// metrics.
-	to, _ := delivery.CheckAddresses(cfg.AlertsTo)
+	to, _ := conf.CheckAddresses(cfg.AlertsTo)
 	s.Alerts = &delivery.Alerter{To: to, Options: o, Log: log, Observer: m}
 	log.Info("deliveries scheduled", "file", cfg.Deliveries, "deliveries", len(f.Deliveries), "alerts_to", cfg.AlertsTo)
 	var wg sync.WaitGroup
@@ -69,7 +70,7 @@ func demoDelivery(ctx context.Context, cfg *config, stdout io.Writer, log *slog.
 	if _, err := os.Stat(demoSchedule); err != nil {
 		return // not in the repository's root
 	}
-	f, err := delivery.Load(demoSchedule, cfg.loc)
+	f, err := delivery.Load(demoSchedule, cfg.TZ.Location())
 	if err == nil && cfg.Outbox == "" {
 		err = errors.New("BILLSYNC_OUTBOX is empty")
 	}
@@ -79,7 +80,7 @@ func demoDelivery(ctx context.Context, cfg *config, stdout io.Writer, log *slog.
 	}
 	var asOf time.Time
 	if err == nil {
-		asOf, err = delivery.AsOfDate(d.AsOf, time.Now(), cfg.loc)
+		asOf, err = delivery.AsOfDate(d.AsOf, time.Now(), cfg.TZ.Location())
 	}
 	var res delivery.Result
 	if err == nil {

@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"github.com/billsync/billsync/internal/api"
+	"github.com/billsync/billsync/internal/cli"
 	conf "github.com/billsync/billsync/internal/config"
 	"github.com/billsync/billsync/internal/jobs"
-	"github.com/billsync/billsync/internal/report"
 	"github.com/billsync/billsync/internal/warehouse"
 	"github.com/sethvargo/go-envconfig"
 )
@@ -126,10 +126,10 @@ func jobCommand(ctx context.Context, args []string, lookup envconfig.Lookuper, s
 		}
 	}
 	if _, err := conf.Load(ctx, &f.cfg, lookup); err != nil {
-		return err
+		return cli.Config(err)
 	}
 	if _, err := conf.Load(ctx, &f.approvals, lookup); err != nil {
-		return err
+		return cli.Config(err)
 	}
 	fs = f.flagSet(sub) // defaults from the environment
 	pos, err := f.parse(sub, fs, args[1:])
@@ -224,15 +224,9 @@ func (f *jobFlags) parse(sub string, fs *flag.FlagSet, args []string) ([]string,
 	if f.max < 0 {
 		return nil, usageErr("syncer job %s: -max %d: must be 0 (no cap) or positive", sub, f.max)
 	}
-	if err := report.CheckLocale(f.cfg.Locale); err != nil {
-		return nil, usageErr("syncer job %s: %v", sub, err)
-	}
-	if _, err := f.location(); err != nil {
-		return nil, usageErr("syncer job %s: %v", sub, err)
-	}
-	if f.cfg.RepeatWindow <= 0 {
-		return nil, usageErr("syncer job %s: -repeat-window (BILLSYNC_JOB_REPEAT_WINDOW) %s: must be positive, e.g. 840h", sub,
-			f.cfg.RepeatWindow)
+	// The settings, as the daemon checks them: a job that cannot prove what it needs stops here.
+	if err := errors.Join(f.cfg.validate(), conf.Check(&f.approvals)); err != nil {
+		return nil, cli.Config(err)
 	}
 	return pos, nil
 }
@@ -283,10 +277,7 @@ func (f *jobFlags) planOrApply(ctx context.Context, sub string, pos []string, st
 }
 
 func (f *jobFlags) plan(ctx context.Context, j *jobs.Journal, stdout io.Writer) (*jobs.Plan, error) {
-	loc, err := f.location()
-	if err != nil {
-		return nil, err
-	}
+	loc := f.cfg.TZ.Location()
 	wh, err := warehouse.OpenReadOnly(ctx, f.cfg.DB)
 	if err != nil {
 		return nil, err
@@ -311,23 +302,12 @@ func (f *jobFlags) plan(ctx context.Context, j *jobs.Journal, stdout io.Writer) 
 }
 
 func (f *jobFlags) send(ctx context.Context, j *jobs.Journal, p *jobs.Plan, stdout io.Writer) error {
-	if f.cfg.BaseURL == "" {
-		return errors.New("BILLSYNC_BASE_URL is not set")
-	}
-	key, err := readKey(f.cfg.APIKey, f.cfg.APIKeyFile, "BILLSYNC_API_KEY")
+	c, err := f.client()
 	if err != nil {
 		return err
 	}
-	log := newLogger(os.Stderr, f.cfg.LogFormat, f.cfg.TZ, isTerminal(os.Stderr), false)
-	c, err := api.New(api.Config{BaseURL: f.cfg.BaseURL, APIKey: key, RatePerMin: f.cfg.RatePerMin,
-		Unlimited: f.cfg.RatePerMin == 0, Logger: log})
-	if err != nil {
-		return err
-	}
-	loc, err := time.LoadLocation(f.cfg.TZ)
-	if err != nil {
-		return fmt.Errorf("BILLSYNC_TZ %q: %w", f.cfg.TZ, err)
-	}
+	log := newLogger(os.Stderr, f.cfg.LogFormat, f.cfg.TZ.Location(), isTerminal(os.Stderr), false)
+	loc := f.cfg.TZ.Location()
 	res, err := j.Apply(ctx, p.ID, jobs.ApplyOptions{Client: c, Account: f.cfg.Account, BaseURL: f.cfg.BaseURL,
 		Max: f.max, Production: isProduction(f.cfg.BaseURL, f.cfg.Environment), Confirmed: f.confirm, Approvals: f.approvals,
 		User: login(), Log: log, Settle: f.cfg.JobSettle, RepeatWindow: f.cfg.RepeatWindow, Location: loc, Warehouse: f.cfg.DB})
@@ -401,17 +381,7 @@ func (f *jobFlags) writeFiles(j *jobs.Journal, path, base string, t *jobs.Table,
 
 // fileOptions are the locale, zone and currency of what a job prints and writes.
 func (f *jobFlags) fileOptions() jobs.FileOptions {
-	loc, _ := f.location() // checked when the flags were parsed
-	return jobs.FileOptions{Locale: f.cfg.Locale, Location: loc, Currency: f.cfg.Currency}
-}
-
-// location is the configured zone (BILLSYNC_TZ): every time a job prints is in it, its zone named.
-func (f *jobFlags) location() (*time.Location, error) {
-	loc, err := time.LoadLocation(f.cfg.TZ)
-	if err != nil || f.cfg.TZ == "" || f.cfg.TZ == "Local" {
-		return nil, fmt.Errorf("time zone %q (BILLSYNC_TZ / -tz): want an IANA name such as %s", f.cfg.TZ, conf.DefaultTZ)
-	}
-	return loc, nil
+	return jobs.FileOptions{Locale: f.cfg.Locale, Location: f.cfg.TZ.Location(), Currency: f.cfg.Currency}
 }
 
 // openActions counts the actions a run would still send or reconcile, and those waiting for a person.
@@ -465,7 +435,7 @@ func (f *jobFlags) approveOrShow(ctx context.Context, sub, id string, stdout io.
 func (f *jobFlags) approve(ctx context.Context, j *jobs.Journal, p *jobs.Plan, stdout io.Writer) error {
 	o := f.fileOptions()
 	if f.cfg.BaseURL == "" {
-		return errors.New("BILLSYNC_BASE_URL is not set: an approval is for one service, the one the plan will be sent to")
+		return cli.Config(errors.New("BILLSYNC_BASE_URL (-base-url) is not set: an approval is for one service, the one the plan will be sent to"))
 	}
 	prod := isProduction(f.cfg.BaseURL, f.cfg.Environment)
 	if a := p.ApprovalFor(f.cfg.BaseURL, prod); a != nil {
@@ -555,32 +525,27 @@ func (f *jobFlags) resolve(ctx context.Context, pos []string, stdout io.Writer) 
 }
 
 // client is the API client of the configured service, unpaced when BILLSYNC_RATE_PER_MIN is 0.
+// A missing service or key is a configuration error (exit 2).
 func (f *jobFlags) client() (*api.Client, error) {
 	if f.cfg.BaseURL == "" {
-		return nil, errors.New("BILLSYNC_BASE_URL is not set")
+		return nil, cli.Config(errors.New("BILLSYNC_BASE_URL (-base-url) is not set: the billing service's scheme and host"))
 	}
-	key, err := readKey(f.cfg.APIKey, f.cfg.APIKeyFile, "BILLSYNC_API_KEY")
+	key, err := readKey(f.cfg.APIKey, f.cfg.APIKeyFile)
 	if err != nil {
-		return nil, err
+		return nil, cli.Config(err)
 	}
 	return api.New(api.Config{BaseURL: f.cfg.BaseURL, APIKey: key, RatePerMin: f.cfg.RatePerMin, Unlimited: f.cfg.RatePerMin == 0,
-		Logger: newLogger(os.Stderr, f.cfg.LogFormat, f.cfg.TZ, isTerminal(os.Stderr), false)})
+		Logger: newLogger(os.Stderr, f.cfg.LogFormat, f.cfg.TZ.Location(), isTerminal(os.Stderr), false)})
 }
 
-// localTime shows a time in the configured zone (BILLSYNC_TZ), as the finance team reads it.
+// localTime shows a time in the configured zone (BILLSYNC_TZ, read and checked with the
+// settings: never another zone in its place), as the finance team reads it.
 func (f *jobFlags) localTime(t time.Time) string {
-	loc, err := time.LoadLocation(f.cfg.TZ)
-	if err != nil {
-		loc = time.UTC
-	}
-	return t.In(loc).Format("2006-01-02 15:04 MST")
+	return t.In(f.cfg.TZ.Location()).Format("2006-01-02 15:04 MST")
 }
 
 func (f *jobFlags) list(ctx context.Context, stdout io.Writer) error {
-	loc, err := f.location()
-	if err != nil {
-		return err
-	}
+	loc := f.cfg.TZ.Location()
 	j, err := jobs.OpenJournal(ctx, f.cfg.Journal)
 	if err != nil {
 		return err

@@ -41,7 +41,15 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	os.Exit(cli.Exit("syncer", err, os.Stdout, os.Stderr))
+	// a subcommand's -h lists the flags it reads
+	name := "syncer"
+	switch {
+	case len(os.Args) > 2 && os.Args[1] == "job":
+		name = "syncer job " + os.Args[2]
+	case len(os.Args) > 1 && os.Args[1] == "status":
+		name = "syncer status"
+	}
+	os.Exit(cli.Exit(name, err, os.Stdout, os.Stderr))
 }
 
 // run is the whole command; tests call it with their own environment and output streams.
@@ -61,7 +69,7 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdout, 
 	}
 	tty := isTerminal(stderr)
 	// The demo is read by a person even through a pipe (make demo | tee): plain text, no JSON.
-	log := newLogger(stderr, cfg.LogFormat, cfg.TZ, tty, cfg.demo)
+	log := newLogger(stderr, cfg.LogFormat, cfg.TZ.Location(), tty, cfg.demo)
 
 	var accounts []syncrun.Account
 	baseURLs := map[string]string{}
@@ -91,7 +99,7 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdout, 
 	} else {
 		specs, err := cfg.accounts(lookup)
 		if err != nil {
-			return err
+			return cli.Config(err) // no key, a key file unread: exit 2, nothing to retry
 		}
 		for _, s := range specs {
 			c, err := api.New(api.Config{BaseURL: s.baseURL, APIKey: s.key, RatePerMin: cfg.RatePerMin,
@@ -128,7 +136,7 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdout, 
 	if cfg.once {
 		mode = "once"
 	}
-	rec := status.NewRecorder(status.StatePath(cfg.DB), mode, cfg.Schedule, cfg.TZ, log)
+	rec := status.NewRecorder(status.StatePath(cfg.DB), mode, cfg.Schedule, cfg.TZ.String(), log)
 	defer rec.Stopped()
 	journal := journalPath(cfg)
 	var deliveries *delivery.Scheduler
@@ -197,7 +205,7 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdout, 
 	defer waitDeliveries()
 	// the runner logs "stopping" and "stopped"
 	log.Info("syncer started", "mode", "daemon", "schedule", cfg.Schedule, "tz", cfg.TZ, "db", cfg.DB, "accounts", len(accounts))
-	r := &schedule.Runner{Schedule: cfg.sched, Location: cfg.loc, Job: job, Grace: cfg.StopGrace, Log: log, Now: asked}
+	r := &schedule.Runner{Schedule: cfg.sched, Location: cfg.TZ.Location(), Job: job, Grace: cfg.StopGrace, Log: log, Now: asked}
 	r.Announce = rec.Next
 	if _, err := os.Stat(cfg.DB); errors.Is(err, os.ErrNotExist) {
 		// A new install has nothing to serve until its first sync: that runs now, not at the
@@ -334,12 +342,12 @@ func startDemoSandbox(scale float64, log *slog.Logger) (*sandbox.Server, string,
 // watches (a terminal with its progress display, the demo with its summary) the log keeps to
 // warnings; anywhere else it logs at Info whatever the format, so text logs off a terminal still
 // say when the syncer started, how each run ended and when it stopped.
-func newLogger(w io.Writer, format, tz string, tty, demo bool) *slog.Logger {
+func newLogger(w io.Writer, format string, loc *time.Location, tty, demo bool) *slog.Logger {
 	level := slog.LevelInfo
 	if tty || demo {
 		level = slog.LevelWarn
 	}
-	opts := &slog.HandlerOptions{Level: level, ReplaceAttr: logfmt.In(tz)}
+	opts := &slog.HandlerOptions{Level: level, ReplaceAttr: logfmt.In(loc)}
 	if format == "text" || format == "auto" && (tty || demo) {
 		return slog.New(slog.NewTextHandler(w, opts))
 	}

@@ -53,7 +53,7 @@ func TestLoadConfig(t *testing.T) {
 			name: "defaults",
 			check: func(t *testing.T, c *config) {
 				if c.DB != "./data/billsync.duckdb" || c.RatePerMin != 20 || c.PageSize != 100 ||
-					c.Schedule != "0 2 * * *" || c.TZ != "Asia/Jakarta" || !c.Details || c.StopGrace != 30*time.Second ||
+					c.Schedule != "0 2 * * *" || c.TZ.String() != "Asia/Jakarta" || !c.Details || c.StopGrace != 30*time.Second ||
 					c.MemoryLimit != conf.DefaultMemoryLimit {
 					t.Errorf("defaults: %+v", c)
 				}
@@ -99,11 +99,11 @@ func TestLoadConfig(t *testing.T) {
 			},
 		},
 		{name: "bad number", env: map[string]string{"BILLSYNC_PAGE_SIZE": "many"}, wantErr: "BILLSYNC_PAGE_SIZE"},
-		{name: "bad duration", env: map[string]string{"BILLSYNC_STOP_GRACE": "soon"}, wantErr: "environment BILLSYNC_STOP_GRACE"},
-		{name: "zero page size", args: []string{"-page-size", "0"}, wantErr: "page size 0"},
-		{name: "negative rate", args: []string{"-rate", "-1"}, wantErr: "rate -1"},
-		{name: "log format", args: []string{"-log-format", "xml"}, wantErr: `log format "xml"`},
-		{name: "memory limit", env: map[string]string{"BILLSYNC_MEMORY_LIMIT": "lots"}, wantErr: `memory limit "lots"`},
+		{name: "bad duration", env: map[string]string{"BILLSYNC_STOP_GRACE": "soon"}, wantErr: `BILLSYNC_STOP_GRACE (-stop-grace) "soon"`},
+		{name: "zero page size", args: []string{"-page-size", "0"}, wantErr: "BILLSYNC_PAGE_SIZE (-page-size) 0"},
+		{name: "negative rate", args: []string{"-rate", "-1"}, wantErr: "BILLSYNC_RATE_PER_MIN (-rate) -1"},
+		{name: "log format", args: []string{"-log-format", "xml"}, wantErr: `BILLSYNC_LOG_FORMAT (-log-format) "xml"`},
+		{name: "memory limit", env: map[string]string{"BILLSYNC_MEMORY_LIMIT": "lots"}, wantErr: `BILLSYNC_MEMORY_LIMIT (-memory-limit) "lots"`},
 		{
 			name: "memory limit sizes",
 			env:  map[string]string{"BILLSYNC_MEMORY_LIMIT": "1.5 GiB"},
@@ -171,7 +171,7 @@ func TestAccounts(t *testing.T) {
 		want    []accountSpec
 		wantErr string
 	}{
-		{name: "no base url", wantErr: "BILLSYNC_BASE_URL is not set"},
+		{name: "no base url", wantErr: "BILLSYNC_BASE_URL (-base-url) is not set"},
 		{name: "no key", env: map[string]string{"BILLSYNC_BASE_URL": "http://x"}, wantErr: "no API key"},
 		{
 			name: "key file, trimmed",
@@ -200,10 +200,13 @@ func TestAccounts(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			lookup := envconfig.MapLookuper(tc.env)
 			c, err := loadConfig(context.Background(), nil, lookup)
-			if err != nil {
+			if err != nil && !strings.Contains(err.Error(), "BILLSYNC_ACCOUNTS") {
 				t.Fatal(err)
 			}
-			got, err := c.accounts(lookup)
+			var got []accountSpec
+			if err == nil {
+				got, err = c.accounts(lookup)
+			}
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("error %v, want it to contain %q", err, tc.wantErr)
@@ -492,8 +495,8 @@ func TestConfigErrorPointsToHelp(t *testing.T) {
 		env  map[string]string
 		want string
 	}{
-		{map[string]string{"BILLSYNC_PAGE_SIZE": "0"}, "syncer: page size 0: must be at least 1\n"},
-		{map[string]string{"BILLSYNC_MAX_CLOCK_SKEW": "-1m"}, "cannot be negative\n"},
+		{map[string]string{"BILLSYNC_PAGE_SIZE": "0"}, "syncer: BILLSYNC_PAGE_SIZE (-page-size) 0: 0 has no meaning here: want a value above 0; default 100\n"},
+		{map[string]string{"BILLSYNC_MAX_CLOCK_SKEW": "-1m"}, "syncer: BILLSYNC_MAX_CLOCK_SKEW (-max-clock-skew) -1m0s: cannot be negative; default 5m\n"},
 	} {
 		err := run(context.Background(), []string{"-once"}, envconfig.MapLookuper(tc.env), io.Discard, io.Discard)
 		var stdout, stderr bytes.Buffer

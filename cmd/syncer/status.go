@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	conf "github.com/billsync/billsync/internal/config"
 	"github.com/billsync/billsync/internal/delivery"
 	"github.com/billsync/billsync/internal/jobs"
+	"github.com/billsync/billsync/internal/report"
 	"github.com/billsync/billsync/internal/schedule"
 	"github.com/billsync/billsync/internal/status"
 	"github.com/sethvargo/go-envconfig"
@@ -22,7 +24,7 @@ import (
 type statusConfig struct {
 	conf.Files
 	conf.Report
-	Schedule string `env:"BILLSYNC_SCHEDULE, default=0 2 * * *" flag:"schedule" help:"cron spec of the daemon"`
+	Schedule string `env:"BILLSYNC_SCHEDULE, default=0 2 * * *" check:"cron" flag:"schedule" help:"cron spec of the daemon"`
 	conf.Delivery
 	conf.Jobs
 }
@@ -32,7 +34,7 @@ type statusConfig struct {
 func statusCommand(ctx context.Context, args []string, lookup envconfig.Lookuper, stdout io.Writer) error {
 	var c statusConfig
 	if _, err := conf.Load(ctx, &c, lookup); err != nil {
-		return err
+		return cli.Config(err)
 	}
 	fs := flag.NewFlagSet("syncer status", flag.ContinueOnError)
 	fs.Usage = func() {
@@ -55,13 +57,13 @@ flags:
 	if fs.NArg() > 0 {
 		return cli.Usagef(fs, "unexpected argument %q", fs.Arg(0))
 	}
-	loc, err := time.LoadLocation(c.TZ)
-	if err != nil || c.TZ == "" || c.TZ == "Local" {
-		return cli.Usagef(fs, "time zone %q (BILLSYNC_TZ / -tz): want an IANA name such as %s", c.TZ, conf.DefaultTZ)
+	if err := errors.Join(conf.Check(&c), report.CheckSettings(c.Report)); err != nil {
+		return cli.Usage(fs, err)
 	}
+	loc := c.TZ.Location() // read and checked with the settings
 	sched, err := schedule.Parse(c.Schedule, loc)
 	if err != nil {
-		return cli.Usagef(fs, "schedule (BILLSYNC_SCHEDULE / -schedule): %w", err)
+		return cli.Usage(fs, conf.Problem(&c, "BILLSYNC_SCHEDULE", err))
 	}
 	src := status.Sources{
 		DB: c.DB, JobJournal: c.Journal, DeliveryJournal: delivery.JournalPath(c.DB), State: status.StatePath(c.DB),
@@ -70,11 +72,12 @@ flags:
 	if src.JobJournal == "" {
 		src.JobJournal = jobs.DefaultJournalPath(c.DB)
 	}
-	if c.Deliveries != "" {
-		f, err := delivery.Load(c.Deliveries, loc)
-		if err != nil {
-			return cli.Usagef(fs, "%w", err)
-		}
+	// the delivery settings checked as the daemon checks them; the schedule file's deliveries listed
+	f, _, err := delivery.Setup(c.Files, c.Report, c.Delivery, nil)
+	if err != nil {
+		return cli.Usage(fs, err)
+	}
+	if f != nil {
 		for _, d := range f.Deliveries {
 			src.Deliveries = append(src.Deliveries, status.ScheduledDelivery{Name: d.Name, Next: d.Next})
 		}

@@ -1,6 +1,6 @@
 // Package cli gives every billsync command the Go tools' conventions: -h/--help prints the
-// usage to stdout and exits 0; a usage error (unknown flag, bad value, bad combination) prints
-// the error and one line pointing to -h on stderr and exits 2 (the problem, not a screenful of
+// usage to stdout and exits 0; a usage error (unknown flag, bad value, bad combination) or a
+// configuration error (Config) prints the error and one line pointing to -h on stderr and exits 2 (the problem, not a screenful of
 // usage it scrolls away); any other failure exits 1.
 package cli
 
@@ -23,6 +23,18 @@ func (e *UsageError) Unwrap() error { return e.Err }
 // Usagef makes a UsageError for a flag set.
 func Usagef(fs *flag.FlagSet, format string, args ...any) error {
 	return &UsageError{Err: fmt.Errorf(format, args...), Usage: usageOf(fs)}
+}
+
+// Config marks err (nil stays nil) as a mistake in the settings (a variable or a flag the
+// command cannot run with, a key it cannot read): Exit treats it as a usage error, exit 2 with
+// the pointer to -h, because trying again cannot help (a supervisor retries exit 1). An error
+// already marked stays as it is.
+func Config(err error) error {
+	var u *UsageError
+	if err == nil || errors.As(err, &u) {
+		return err
+	}
+	return &UsageError{Err: err}
 }
 
 // Usage wraps err (nil stays nil) as a usage error of fs.
@@ -91,7 +103,7 @@ func Exit(name string, err error, stdout, stderr io.Writer) int {
 	case errors.As(err, &code):
 		return code.Code
 	case errors.As(err, &usage):
-		fmt.Fprintf(stderr, "%s: %v\n", name, usage.Err)
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
 		fmt.Fprintf(stderr, "run '%s -h' for the flags and their environment variables\n", name)
 		return 2
 	}

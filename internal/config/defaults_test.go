@@ -157,3 +157,64 @@ func unquote(s string) (string, bool) {
 	v, err := strconv.Unquote(s)
 	return v, err == nil
 }
+
+// TestZoneLoadedOnce: a time zone is loaded in one place, LoadZone (a Zone when the setting is
+// read): every package takes the *time.Location of its settings and none parses BILLSYNC_TZ
+// again, with its own rules and its own fallback (one fell back to UTC without a word).
+func TestZoneLoadedOnce(t *testing.T) {
+	fset := token.NewFileSet()
+	checked := 0
+	for _, root := range []string{"../../internal", "../../cmd", "../../bench"} {
+		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() && (path == "../../internal/config" || d.Name() == "testdata") {
+				return filepath.SkipDir
+			}
+			if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+				return nil
+			}
+			f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+			if err != nil {
+				return err
+			}
+			checked++
+			ast.Inspect(f, func(n ast.Node) bool {
+				if s, ok := n.(*ast.SelectorExpr); ok && s.Sel.Name == "LoadLocation" {
+					if id, ok := s.X.(*ast.Ident); ok && id.Name == "time" {
+						t.Errorf("%s: time.LoadLocation: take the zone of the settings (config.Zone, config.LoadZone)", fset.Position(s.Pos()))
+					}
+				}
+				return true
+			})
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if checked < 100 {
+		t.Errorf("%d files checked: has the layout changed?", checked)
+	}
+}
+
+// TestWithDefaults: an option left unset by Go code gets its declared default whatever its type
+// (a number's 0 too, where 0 means nothing); a 0 the option declares (0 = off) and a boolean stay.
+func TestWithDefaults(t *testing.T) {
+	d := Defaults[Sync]()
+	got := WithDefaults(Sync{Fetch: Fetch{PageSize: 7}})
+	if got.PageSize != 7 || got.Concurrency != d.Concurrency || got.CreditRefresh != d.CreditRefresh ||
+		got.MaxClockSkew != d.MaxClockSkew || got.Schedule != d.Schedule || got.StopGrace != 0 || got.RatePerMin != 0 ||
+		got.MaxRequests != 0 || got.Details || got.MemoryLimit != d.MemoryLimit {
+		t.Errorf("WithDefaults: %+v", got)
+	}
+	r := WithDefaults(Report{Locale: "en"})
+	if r.TZ.Location() == nil || r.TZ.String() != DefaultTZ || r.Locale != "en" || r.Currency == "" || r.CSVDialect == "" {
+		t.Errorf("WithDefaults of a report: %+v", r)
+	}
+	j := WithDefaults(Jobs{})
+	if j != Defaults[Jobs]() || j.JobSettle <= 0 {
+		t.Errorf("WithDefaults of jobs: %+v", j)
+	}
+}

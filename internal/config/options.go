@@ -3,7 +3,6 @@ package config
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"time"
 )
 
@@ -36,24 +35,24 @@ var ReportAccountAlias = Alias{Old: "BILLSYNC_REPORT_ACCOUNT", New: "BILLSYNC_AC
 type Service struct {
 	// The key is never a flag: flags show in ps.
 	APIKey      string `env:"BILLSYNC_API_KEY"`
-	APIKeyFile  string `env:"BILLSYNC_API_KEY_FILE" flag:"api-key-file" help:"file holding the API key; the key itself is never a flag"`
-	BaseURL     string `env:"BILLSYNC_BASE_URL" flag:"base-url" help:"scheme and host of the billing service"`
-	Accounts    string `env:"BILLSYNC_ACCOUNTS" flag:"accounts" help:"several accounts into one warehouse: name=base-url,... with keys from BILLSYNC_API_KEY_<NAME> or BILLSYNC_API_KEY_FILE_<NAME>"`
-	Environment string `env:"BILLSYNC_ENVIRONMENT" flag:"environment" help:"sandbox marks a non-loopback base URL as not production for jobs"`
+	APIKeyFile  string `env:"BILLSYNC_API_KEY_FILE" check:"keyfile" flag:"api-key-file" help:"file holding the API key; the key itself is never a flag"`
+	BaseURL     string `env:"BILLSYNC_BASE_URL" check:"url" flag:"base-url" help:"scheme and host of the billing service"`
+	Accounts    string `env:"BILLSYNC_ACCOUNTS" check:"accounts" flag:"accounts" help:"several accounts into one warehouse: name=base-url,... with keys from BILLSYNC_API_KEY_<NAME> or BILLSYNC_API_KEY_FILE_<NAME>"`
+	Environment string `env:"BILLSYNC_ENVIRONMENT" check:"oneof sandbox production" flag:"environment" help:"sandbox marks a non-loopback base URL as not production for jobs; production (or unset) leaves it production"`
 }
 
 // Sync is how the syncer syncs and what it does after a sync.
 type Sync struct {
-	Schedule   string  `env:"BILLSYNC_SCHEDULE, default=0 2 * * *" flag:"schedule" help:"cron spec of the daemon"`
-	RatePerMin float64 `env:"BILLSYNC_RATE_PER_MIN, default=20" flag:"rate" help:"client-side request limit per minute; the real service allows about 20; 0 = off, for a local simulator"`
+	Schedule   string  `env:"BILLSYNC_SCHEDULE, default=0 2 * * *" check:"cron" flag:"schedule" help:"cron spec of the daemon"`
+	RatePerMin float64 `env:"BILLSYNC_RATE_PER_MIN, default=20" zero:"off" flag:"rate" help:"client-side request limit per minute; the real service allows about 20; 0 = off, for a local simulator"`
 	Fetch
 	Build
-	MetricsAddr string        `env:"BILLSYNC_METRICS_ADDR" flag:"metrics-addr" help:"serve Prometheus metrics on this address"`
-	LogFormat   string        `env:"BILLSYNC_LOG_FORMAT, default=auto" flag:"log-format" help:"auto, json or text"`
-	StopGrace   time.Duration `env:"BILLSYNC_STOP_GRACE, default=30s" flag:"stop-grace" help:"how long a stop waits for a running sync before cancelling it"`
+	MetricsAddr string        `env:"BILLSYNC_METRICS_ADDR" check:"addr" flag:"metrics-addr" help:"serve Prometheus metrics on this address"`
+	LogFormat   string        `env:"BILLSYNC_LOG_FORMAT, default=auto" check:"oneof auto json text" flag:"log-format" help:"auto, json or text"`
+	StopGrace   time.Duration `env:"BILLSYNC_STOP_GRACE, default=30s" zero:"cancel at once" flag:"stop-grace" help:"how long a stop waits for a running sync before cancelling it; 0 = cancel at once"`
 	// Reports names the reports to write after each successful sync: "all", or a comma-separated
 	// list (report -list); empty writes none.
-	Reports       string `env:"BILLSYNC_REPORTS" flag:"reports" help:"reports to write after each successful sync: \"all\" or names"`
+	Reports       string `env:"BILLSYNC_REPORTS" check:"reports" flag:"reports" help:"reports to write after each successful sync: \"all\" or names"`
 	ApplyApproved bool   `env:"BILLSYNC_APPLY_APPROVED, default=false" flag:"apply-approved" help:"after each successful sync, send the job plans approved with syncer job approve"`
 }
 
@@ -65,8 +64,8 @@ type Fetch struct {
 	Concurrency int `env:"BILLSYNC_CONCURRENCY, default=4" flag:"concurrency" help:"requests in flight"`
 	// PageSize is only asked for: the size the server applies is what the pager trusts.
 	PageSize    int           `env:"BILLSYNC_PAGE_SIZE, default=100" flag:"page-size" help:"requested page size"`
-	MaxRequests int64         `env:"BILLSYNC_MAX_REQUESTS, default=0" flag:"max-requests" help:"request budget of the fan-outs per run, 0 = none"`
-	MaxDuration time.Duration `env:"BILLSYNC_MAX_DURATION, default=0" flag:"max-duration" help:"time budget of the fan-outs per run, 0 = none"`
+	MaxRequests int64         `env:"BILLSYNC_MAX_REQUESTS, default=0" zero:"none" flag:"max-requests" help:"request budget of the fan-outs per run, 0 = none"`
+	MaxDuration time.Duration `env:"BILLSYNC_MAX_DURATION, default=0" zero:"none" flag:"max-duration" help:"time budget of the fan-outs per run, 0 = none"`
 	// CreditRefresh holds even without any sign of credit: a top-up can arrive with no other
 	// visible trace.
 	CreditRefresh time.Duration `env:"BILLSYNC_CREDIT_REFRESH, default=168h" flag:"credit-refresh" help:"re-read every customer's credit history at least this often"`
@@ -98,31 +97,27 @@ type Build struct {
 	// is chosen so a first sync of ~2M records stays within a 400 MB container: the process adds
 	// to it Go's heap, the binary's pages and C memory DuckDB does not track
 	// (docs/performance.md). The price is spilling, which costs the list phase CPU.
-	MemoryLimit string `env:"BILLSYNC_MEMORY_LIMIT, default=160MB" flag:"memory-limit" help:"DuckDB's memory limit while a sync builds the warehouse, e.g. 256MB"`
+	MemoryLimit string `env:"BILLSYNC_MEMORY_LIMIT, default=160MB" check:"size" flag:"memory-limit" help:"DuckDB's memory limit while a sync builds the warehouse, e.g. 256MB"`
 }
 
 // DefaultMemoryLimit is the build's memory limit unless BILLSYNC_MEMORY_LIMIT says otherwise:
 // the default of Build.MemoryLimit, for a build started without one (tests).
 var DefaultMemoryLimit = defaultOf(Build{}, "MemoryLimit")
 
-// memoryLimitRE is the size syntax DuckDB's memory_limit takes, checked before a sync so a typo
-// stops the syncer at start rather than fail the first sync.
-var memoryLimitRE = regexp.MustCompile(`(?i)^\s*\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KIB|MIB|GIB|TIB)\s*$`)
-
 // Check says which of b's settings no build can run with.
 func (b Build) Check() error {
-	if !memoryLimitRE.MatchString(b.MemoryLimit) {
-		return fmt.Errorf("memory limit %q: want a size such as 512MB or 1GB", b.MemoryLimit)
+	if err := checkSize(b.MemoryLimit); err != nil {
+		return fmt.Errorf("memory limit %q: %w", b.MemoryLimit, err)
 	}
 	return nil
 }
 
 // Report is how reports are made.
 type Report struct {
-	TZ         string `env:"BILLSYNC_TZ, default=Asia/Jakarta" flag:"tz" help:"time zone (IANA name) of the schedule and of report dates and day boundaries"`
-	Currency   string `env:"BILLSYNC_CURRENCY, default=IDR" flag:"currency" help:"currency code printed on amounts; formatting only, amounts are never converted"`
-	Locale     string `env:"BILLSYNC_LOCALE, default=id" flag:"locale" help:"language of the reports: id or en"`
-	CSVDialect string `env:"BILLSYNC_CSV_DIALECT, default=rfc" flag:"csv-dialect" help:"CSV files: rfc (commas, ISO 8601 times; for programs) or id (semicolons, decimal commas; for a spreadsheet with Indonesian settings)"`
+	TZ         Zone   `env:"BILLSYNC_TZ, default=Asia/Jakarta" check:"zone" flag:"tz" help:"time zone (IANA name) of the schedule and of report dates and day boundaries"`
+	Currency   string `env:"BILLSYNC_CURRENCY, default=IDR" check:"currency" flag:"currency" help:"currency code printed on amounts; formatting only, amounts are never converted"`
+	Locale     string `env:"BILLSYNC_LOCALE, default=id" check:"locale" flag:"locale" help:"language of the reports: id or en"`
+	CSVDialect string `env:"BILLSYNC_CSV_DIALECT, default=rfc" check:"dialect" flag:"csv-dialect" help:"CSV files: rfc (commas, ISO 8601 times; for programs) or id (semicolons, decimal commas; for a spreadsheet with Indonesian settings)"`
 	ReportsOut string `env:"BILLSYNC_REPORTS_OUT, default=./out" flag:"reports-out" help:"directory the reports are written to"`
 	// An analyst's SQL (report -sql) reads files only in the warehouse's folder and ReportsOut and
 	// writes them only in ReportsOut; these folders widen both, explicitly (docs/warehouse.md).
@@ -139,16 +134,16 @@ var DefaultLocale = defaultOf(Report{}, "Locale")
 
 // Delivery is how reports reach people by e-mail (docs/delivery.md).
 type Delivery struct {
-	Deliveries string `env:"BILLSYNC_DELIVERIES" flag:"deliveries" help:"the schedule file of e-mail deliveries (YAML, docs/delivery.md); unset = none"`
-	SMTPURL    string `env:"BILLSYNC_SMTP_URL" flag:"smtp-url" help:"smtp://USER@HOST:587 (STARTTLS) or smtps://USER@HOST:465 (implicit TLS); unset = .eml files in the outbox"`
+	Deliveries string `env:"BILLSYNC_DELIVERIES" check:"file" flag:"deliveries" help:"the schedule file of e-mail deliveries (YAML, docs/delivery.md); unset = none"`
+	SMTPURL    string `env:"BILLSYNC_SMTP_URL" check:"smtp" flag:"smtp-url" help:"smtp://USER@HOST:587 (STARTTLS) or smtps://USER@HOST:465 (implicit TLS); unset = .eml files in the outbox"`
 	// An office relay on port 25 often speaks no TLS at all: none says so on purpose.
-	SMTPTLS string `env:"BILLSYNC_SMTP_TLS" flag:"smtp-tls" help:"starttls, tls or none; unset = the URL's scheme decides (smtp:// starttls, smtps:// tls); none (smtp:// only) sends without TLS, to a relay inside the network"`
+	SMTPTLS string `env:"BILLSYNC_SMTP_TLS" check:"oneof starttls tls none" flag:"smtp-tls" help:"starttls, tls or none; unset = the URL's scheme decides (smtp:// starttls, smtps:// tls); none (smtp:// only) sends without TLS, to a relay inside the network"`
 	// The password is never a flag (flags show in ps) nor a variable: a file, like the API key.
-	SMTPPasswordFile string        `env:"BILLSYNC_SMTP_PASSWORD_FILE" flag:"smtp-password-file" help:"file holding the SMTP password"`
-	MailFrom         string        `env:"BILLSYNC_MAIL_FROM, default=billsync@localhost" flag:"mail-from" help:"sender address of deliveries and alerts"`
-	AlertsTo         string        `env:"BILLSYNC_ALERTS_TO" flag:"alerts-to" help:"operators' addresses, comma-separated, for alerts about syncs and deliveries"`
-	AlertNoSync      time.Duration `env:"BILLSYNC_ALERT_NO_SYNC, default=26h" flag:"alert-no-sync" help:"the daemon alerts the operators when no sync succeeded for this long; 0 = never"`
-	AlertDQMin       int           `env:"BILLSYNC_ALERT_DQ_MIN, default=1" flag:"alert-dq-min" help:"the daemon alerts the operators while the data-quality report lists at least this many exceptions (e-mail fixes, conflicting duplicates); 0 = never"`
+	SMTPPasswordFile string        `env:"BILLSYNC_SMTP_PASSWORD_FILE" check:"file" flag:"smtp-password-file" help:"file holding the SMTP password"`
+	MailFrom         string        `env:"BILLSYNC_MAIL_FROM, default=billsync@localhost" check:"email" flag:"mail-from" help:"sender address of deliveries and alerts"`
+	AlertsTo         string        `env:"BILLSYNC_ALERTS_TO" check:"emails" flag:"alerts-to" help:"operators' addresses, comma-separated, for alerts about syncs and deliveries"`
+	AlertNoSync      time.Duration `env:"BILLSYNC_ALERT_NO_SYNC, default=26h" zero:"never" flag:"alert-no-sync" help:"the daemon alerts the operators when no sync succeeded for this long; 0 = never"`
+	AlertDQMin       int           `env:"BILLSYNC_ALERT_DQ_MIN, default=1" zero:"never" flag:"alert-dq-min" help:"the daemon alerts the operators while the data-quality report lists at least this many exceptions (e-mail fixes, conflicting duplicates); 0 = never"`
 	Outbox           string        `env:"BILLSYNC_OUTBOX, default=./out/outbox" flag:"outbox" help:"where messages go as .eml files without BILLSYNC_SMTP_URL, and with -dry-run"`
 }
 

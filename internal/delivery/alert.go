@@ -340,7 +340,7 @@ func (a *Alerter) send(ctx context.Context, subject, body string) error {
 	m.SetUserAgent("billsync")
 	m.SetBodyString(gomail.TypeTextPlain, body+"\n\n-- \nbillsync alerts (BILLSYNC_ALERTS_TO), one per change of state.\n")
 	if a.Options.SMTP == nil {
-		_, err := toOutbox(m, a.Options.Outbox, "alert", "operators", a.Options.Loc)
+		_, err := toOutbox(m, a.Options.Outbox, "alert", "operators", a.Options.loc())
 		return err
 	}
 	if err := send(ctx, a.Options.SMTP, m); err != nil {

@@ -3,6 +3,7 @@ package delivery
 import (
 	"context"
 	"fmt"
+	"github.com/billsync/billsync/internal/config"
 	"io"
 	"net/http/httptest"
 	"os"
@@ -281,7 +282,7 @@ func alertChild() int {
 	testAfterAlertAccept = func() { syscall.Kill(os.Getpid(), syscall.SIGKILL) }
 	loc, _ := time.LoadLocation("Asia/Jakarta")
 	now := time.Date(2026, 12, 1, 1, 0, 0, 0, time.UTC)
-	o := Options{DB: os.Getenv("CHILD_DB"), Outbox: os.Getenv("CHILD_OUTBOX"), Loc: loc, From: "billsync@toko.example",
+	o := Options{Report: config.Report{TZ: config.MustZone("Asia/Jakarta")}, DB: os.Getenv("CHILD_DB"), Outbox: os.Getenv("CHILD_OUTBOX"), From: "billsync@toko.example",
 		Log: quiet, Now: func() time.Time { return now }}
 	s := &Scheduler{File: &File{Loc: loc}, Options: o, Log: quiet,
 		Alerts: &Alerter{To: []string{"ops@toko.example"}, Options: o, Log: quiet}}

@@ -13,10 +13,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/billsync/billsync/internal/config"
 	"github.com/billsync/billsync/internal/duckfile"
 	"github.com/billsync/billsync/internal/jobs/journalfile"
 	"github.com/billsync/billsync/internal/report"
+	"github.com/billsync/billsync/internal/report/csvout"
 	"github.com/billsync/billsync/internal/sqlfile"
 )
 
@@ -81,9 +81,12 @@ func dqExceptions(ctx context.Context, o Options, asOf time.Time) (int, string, 
 		return 0, "", err
 	}
 	defer os.RemoveAll(dir)
+	// report's settings, but read by code here: English sheet names and the CSV programs read
+	settings := o.Report
+	settings.ReportsOut, settings.Locale, settings.CSVDialect = dir, "en", csvout.RFC.Name()
 	paths, err := report.Generate(ctx, report.Options{
-		Report: config.Report{ReportsOut: dir, TZ: o.Loc.String(), Currency: o.Currency, Locale: "en"},
-		DB:     o.DB, Journal: o.JobJournal, Formats: []string{"csv"}, AsOf: asOf, Names: []string{"data-quality"}, Log: o.Log})
+		Report: settings, DB: o.DB, Journal: o.JobJournal, Formats: []string{"csv"}, AsOf: asOf,
+		Names: []string{"data-quality"}, Log: o.Log})
 	if err != nil {
 		return 0, "", fmt.Errorf("data-quality report: %w", err)
 	}

@@ -226,7 +226,7 @@ func (s *Scheduler) Check(ctx context.Context, now time.Time) {
 		s.mu.Unlock()
 		quiet := now.Sub(since) > s.NoSyncAlert
 		s.Alerts.State(ctx, KeyNoSync, !quiet, fmt.Sprintf("no successful sync for more than %s", s.NoSyncAlert),
-			fmt.Sprintf("The last successful sync: %s.", whenText(s.lastOK, s.Options.Loc)))
+			fmt.Sprintf("The last successful sync: %s.", whenText(s.lastOK, s.Options.loc())))
 	}
 	if s.Alerts != nil && ctx.Err() == nil {
 		s.jobAlerts(ctx)
@@ -277,7 +277,7 @@ func (s *Scheduler) one(ctx context.Context, now time.Time, occ Occurrence) {
 		return
 	}
 	if !s.failedAt.IsZero() {
-		occ.SyncFailed = fmt.Sprintf(texts(d.Locale)["stale_failed"], report.DateTime(s.failedAt, d.Locale, s.Options.Loc), s.failedErr)
+		occ.SyncFailed = fmt.Sprintf(texts(d.Locale)["stale_failed"], report.DateTime(s.failedAt, d.Locale, s.Options.loc()), s.failedErr)
 	}
 	occ.Late = now.Sub(occ.Scheduled) > s.LateAfter && !s.waited[k]
 	s.mu.Unlock()
@@ -434,7 +434,7 @@ func (s *Scheduler) dqAlerts(ctx context.Context, now time.Time) {
 	if err != nil {
 		return // no sync published yet
 	}
-	asOf := now.In(s.Options.Loc)
+	asOf := now.In(s.Options.loc())
 	stamp := fmt.Sprintf("%d %d %s", fi.ModTime().UnixNano(), fi.Size(), asOf.Format(time.DateOnly))
 	s.mu.Lock()
 	same := stamp == s.dqStamp

@@ -2,6 +2,7 @@ package delivery
 
 import (
 	"context"
+	"github.com/billsync/billsync/internal/config"
 	"os"
 	"os/exec"
 	"strings"
@@ -176,7 +177,7 @@ func childMain(kind string) int {
 		return 3
 	}
 	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC) // 07:00 WIB, when the daemon started
-	o := Options{DB: db, ReportsOut: outboxDir + "/..", Outbox: outboxDir, Loc: loc, From: "billsync@toko.example",
+	o := Options{Report: config.Report{TZ: config.MustZone(loc.String()), ReportsOut: outboxDir + "/.."}, DB: db, Outbox: outboxDir, From: "billsync@toko.example",
 		Log: quiet, Now: func() time.Time { return now }}
 	s := &Scheduler{File: f, Options: o, Log: quiet}
 	s.Check(context.Background(), now)

@@ -26,16 +26,21 @@ import (
 	gomail "github.com/wneessen/go-mail"
 )
 
-// Options are what every occurrence needs beyond its delivery: where the warehouse and the
-// files are, and how messages leave.
+// Options are what every occurrence needs beyond its delivery: the report settings, where the
+// warehouse and the files are, and how messages leave.
 type Options struct {
+	// Report are the settings report would use (the command's config.Report, whole, as it read
+	// and checked them): the zone of as-of dates and of the schedule, currency, locale, CSV
+	// dialect, report variables' defaults, and ReportsOut, under which an occurrence's files go
+	// (ReportsOut/deliveries/NAME/AS-OF/). A delivery renders with them, its own locale,
+	// csv_dialect and vars overriding theirs (Delivery.Settings); nothing is rebuilt field by
+	// field, so a new report setting reaches deliveries without a line here. An unset one is its
+	// declared default.
+	Report     config.Report
 	DB         string // the published warehouse
 	JobJournal string // the write-job journal the reports read; "" = beside DB
 	Journal    string // the delivery journal; "" = JournalPath(DB)
-	ReportsOut string // occurrences' files go under ReportsOut/deliveries/NAME/AS-OF/
 	Outbox     string // .eml files without SMTP, and of -dry-run
-	Loc        *time.Location
-	Currency   string
 	From       string
 	SMTP       *SMTP // nil: the outbox
 	// Retries is how many times a failed send is tried again, Backoff the wait before the first
@@ -44,6 +49,14 @@ type Options struct {
 	Backoff time.Duration
 	Log     *slog.Logger
 	Now     func() time.Time // nil: time.Now
+}
+
+// loc is the zone of the report settings (BILLSYNC_TZ).
+func (o *Options) loc() *time.Location {
+	if o.Report.TZ.IsZero() {
+		return config.WithDefaults(o.Report).TZ.Location()
+	}
+	return o.Report.TZ.Location()
 }
 
 func (o *Options) now() time.Time {
@@ -245,7 +258,8 @@ type Result struct {
 // the same Message-ID. A scheduled occurrence the server refused, or whose outcome was unknown
 // twice, is left to a person (report deliver).
 func Deliver(ctx context.Context, o Options, occ Occurrence) (Result, error) {
-	d := occ.Delivery
+	o.Report = config.WithDefaults(o.Report)
+	d := occ.Delivery.with(o.Report)
 	asOf := occ.AsOf.Format(time.DateOnly)
 	log := o.Log
 	if log == nil {
@@ -345,7 +359,7 @@ func Deliver(ctx context.Context, o Options, occ Occurrence) (Result, error) {
 		log.Info("delivery waits for the first sync", "until", occ.WaitUntil)
 		return Result{State: "waiting", Kind: kind, Stale: texts(d.Locale)["stale_none"]}, nil
 	}
-	fresh, err := freshness(ctx, o.DB, d.Account, occ.AsOf, now, d.MaxAge.Duration, o.Loc, d.Locale, occ.SyncFailed)
+	fresh, err := freshness(ctx, o.DB, d.Account, occ.AsOf, now, d.MaxAge.Duration, o.loc(), d.Locale, occ.SyncFailed)
 	if err != nil {
 		return fail(ctx, j, res, row{name: d.Name, asOf: asOf, kind: kind}, d, o, err)
 	}
@@ -357,12 +371,12 @@ func Deliver(ctx context.Context, o Options, occ Occurrence) (Result, error) {
 	}
 	// The files of an occurrence's first send stay as journaled: a dry run, -again and a
 	// resend write beside them.
-	dir := filepath.Join(o.ReportsOut, "deliveries", d.Name, asOf)
+	dir := filepath.Join(o.Report.ReportsOut, "deliveries", d.Name, asOf)
 	switch {
 	case occ.DryRun:
 		dir += "_dry-run"
 	case kind == "again" || kind == "resend" || kind == "test":
-		dir += "_" + kind + "_" + stamp(time.Now(), o.Loc)
+		dir += "_" + kind + "_" + stamp(time.Now(), o.loc())
 	}
 	formats := []string{d.Format}
 	if d.Format == "both" {
@@ -372,10 +386,11 @@ func Deliver(ctx context.Context, o Options, occ Occurrence) (Result, error) {
 	if fresh.Stale != "" {
 		notice = fmt.Sprintf(texts(d.Locale)["stale"], report.Date(occ.AsOf, d.Locale), fresh.Stale)
 	}
+	settings := d.Settings(o.Report)
+	settings.ReportsOut = dir
 	paths, digests, err := report.GenerateDigests(ctx, report.Options{
-		Report: config.Report{ReportsOut: dir, TZ: o.Loc.String(), Currency: o.Currency, Locale: d.Locale},
-		DB:     o.DB, Journal: o.JobJournal, Formats: formats, AsOf: occ.AsOf, Account: d.Account, Names: d.Reports,
-		Vars: d.Vars, Notice: notice, Log: log,
+		Report: settings, DB: o.DB, Journal: o.JobJournal, Formats: formats, AsOf: occ.AsOf, Account: d.Account,
+		Names: d.Reports, Vars: d.Vars, Notice: notice, Log: log,
 	})
 	base := row{name: d.Name, asOf: asOf, kind: kind, scheduledAt: occ.Scheduled, late: occ.Late, stale: fresh.Stale,
 		recipients: append(append([]string{}, d.To...), d.Cc...), syncRun: fresh.Run, syncFinished: fresh.Finished}
@@ -400,7 +415,7 @@ func Deliver(ctx context.Context, o Options, occ Occurrence) (Result, error) {
 		res.MessageID = messageID(d.Name, asOf, o.From)
 	}
 	msg, err := compose(content{d: d, recipients: append(append([]string{}, occ.Delivery.To...), occ.Delivery.Cc...),
-		asOf: occ.AsOf, loc: o.Loc, now: now, fresh: fresh, scheduled: occ.Scheduled,
+		asOf: occ.AsOf, loc: o.loc(), now: now, fresh: fresh, scheduled: occ.Scheduled,
 		late: occ.Late, kind: kind, digests: digests, files: res.Files, attached: attach, dir: dir,
 		totalBytes: total, messageID: res.MessageID})
 	if err != nil {
@@ -418,7 +433,7 @@ func Deliver(ctx context.Context, o Options, occ Occurrence) (Result, error) {
 	}
 	if occ.DryRun {
 		res.State = "dry-run"
-		res.EML, err = toOutbox(m, o.Outbox, d.Name, asOf, o.Loc)
+		res.EML, err = toOutbox(m, o.Outbox, d.Name, asOf, o.loc())
 		if err != nil {
 			return res, err
 		}
@@ -441,7 +456,7 @@ func Deliver(ctx context.Context, o Options, occ Occurrence) (Result, error) {
 		}
 		if o.SMTP == nil {
 			var p string
-			if p, sendErr = toOutbox(m, o.Outbox, d.Name, asOf, o.Loc); sendErr == nil {
+			if p, sendErr = toOutbox(m, o.Outbox, d.Name, asOf, o.loc()); sendErr == nil {
 				res.EML = p
 			}
 		} else {

@@ -141,7 +141,7 @@ func TestStaleAndLimits(t *testing.T) {
 	o := testOptions(t, db)
 	d := testDelivery(t, strings.Replace(daily, "    to:", "    max_attach_mb: 0.01\n    to:", 1))
 	// The warehouse's sync finished at the test's run time: tomorrow has not ended yet.
-	tomorrow := time.Now().In(o.Loc).AddDate(0, 0, 1)
+	tomorrow := time.Now().In(o.Report.TZ.Location()).AddDate(0, 0, 1)
 	asOf := time.Date(tomorrow.Year(), tomorrow.Month(), tomorrow.Day(), 0, 0, 0, 0, time.UTC)
 	res, err := Deliver(context.Background(), o, Occurrence{Delivery: d, AsOf: asOf})
 	if err != nil || res.State != "outbox" {
@@ -157,7 +157,7 @@ func TestStaleAndLimits(t *testing.T) {
 	if strings.Contains(eml, "Content-Disposition: attachment") {
 		t.Error("files above the limit were attached")
 	}
-	for _, want := range []string{"PERHATIAN: angka-angka ini mungkin belum mencerminkan", "Berkas tidak dilampirkan", filepath.Join(o.ReportsOut, "deliveries", "daily")} {
+	for _, want := range []string{"PERHATIAN: angka-angka ini mungkin belum mencerminkan", "Berkas tidak dilampirkan", filepath.Join(o.Report.ReportsOut, "deliveries", "daily")} {
 		if !strings.Contains(qpDecode(eml), want) {
 			t.Errorf("the message lacks %q", want)
 		}

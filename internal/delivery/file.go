@@ -11,7 +11,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"net/mail"
 	"os"
 	"regexp"
 	"slices"
@@ -34,10 +33,12 @@ type Delivery struct {
 	AsOf     string            `yaml:"as_of"`    // a rule (AsOfRules) or YYYY-MM-DD
 	Vars     map[string]string `yaml:"vars"`     // report variables (report -list)
 	Format   string            `yaml:"format"`   // xlsx, csv or both; default xlsx
-	Locale   string            `yaml:"locale"`   // id or en; default id
-	Account  string            `yaml:"account"`  // only this account; default all
-	To       []string          `yaml:"to"`
-	Cc       []string          `yaml:"cc"`
+	Locale   string            `yaml:"locale"`   // id or en; default BILLSYNC_LOCALE (Inherit)
+	// CSVDialect is the dialect of the delivery's CSV files, rfc or id; "" = BILLSYNC_CSV_DIALECT.
+	CSVDialect string   `yaml:"csv_dialect"`
+	Account    string   `yaml:"account"` // only this account; default all
+	To         []string `yaml:"to"`
+	Cc         []string `yaml:"cc"`
 	// MaxAttachMB: attachments above this many megabytes in all are not attached; the message
 	// says where the files are instead. Default 20.
 	MaxAttachMB float64 `yaml:"max_attach_mb"`
@@ -52,8 +53,41 @@ type Delivery struct {
 	// Default 12h.
 	MaxAge Duration `yaml:"max_age"`
 
-	line  int           // where it is declared, for errors found later
-	sched cron.Schedule // Schedule, parsed in the file's zone
+	line      int           // where it is declared, for errors found later
+	sched     cron.Schedule // Schedule, parsed in the file's zone
+	localeSet bool          // the file names the locale; else it is BILLSYNC_LOCALE's (Inherit)
+}
+
+// Inherit gives each delivery that names no locale of its own the locale of report's settings
+// (BILLSYNC_LOCALE): its messages, subjects and files are in that language, as report's would be.
+func (f *File) Inherit(rep config.Report) {
+	for i, d := range f.Deliveries {
+		f.Deliveries[i] = d.with(rep)
+	}
+}
+
+// with is d following rep where its file says nothing: its locale.
+func (d *Delivery) with(rep config.Report) *Delivery {
+	if d.localeSet || rep.Locale == "" || d.Locale == rep.Locale {
+		return d
+	}
+	c := *d
+	c.Locale = rep.Locale
+	return &c
+}
+
+// Settings are the report settings an occurrence of d renders with: report's (base, whole, as the
+// command read them) with the delivery's own locale and CSV dialect where its file names them.
+// Its vars go to the report as report -var does.
+func (d *Delivery) Settings(base config.Report) config.Report {
+	r := base
+	if d.localeSet || r.Locale == "" {
+		r.Locale = d.Locale
+	}
+	if d.CSVDialect != "" {
+		r.CSVDialect = d.CSVDialect
+	}
+	return r
 }
 
 // Duration is a time.Duration written as Go writes it ("90m", "24h").
@@ -102,7 +136,7 @@ func (f *File) Find(name string) (*Delivery, error) {
 func (d *Delivery) Next(t time.Time) time.Time { return d.sched.Next(t) }
 
 // fields are the keys a delivery accepts, in the order the reference lists them.
-var fields = []string{"name", "reports", "schedule", "as_of", "vars", "format", "locale", "account",
+var fields = []string{"name", "reports", "schedule", "as_of", "vars", "format", "locale", "csv_dialect", "account",
 	"to", "cc", "max_attach_mb", "late_window", "stale_wait", "max_age"}
 
 var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
@@ -228,18 +262,24 @@ func parseDelivery(path string, n *yaml.Node, loc *time.Location) (*Delivery, []
 	default:
 		at(where("format"), "format %q: want xlsx, csv or both", d.Format)
 	}
-	if d.Locale == "" {
-		d.Locale = config.DefaultLocale
+	d.localeSet = d.Locale != ""
+	if !d.localeSet {
+		d.Locale = config.DefaultLocale // until Inherit gives it BILLSYNC_LOCALE
 	}
 	if err := report.CheckLocale(d.Locale); err != nil {
 		at(where("locale"), "%v", err)
+	}
+	if d.CSVDialect != "" {
+		if err := report.CheckCSVDialect(d.CSVDialect); err != nil {
+			at(where("csv_dialect"), "%v", err)
+		}
 	}
 	if len(d.To) == 0 {
 		at(where("to"), "to: want at least one address")
 	}
 	for field, list := range map[string][]string{"to": d.To, "cc": d.Cc} {
 		for _, a := range list {
-			if err := CheckAddress(a); err != nil {
+			if err := config.CheckAddress(a); err != nil {
 				at(where(field), "%s: %v", field, err)
 			}
 		}
@@ -259,36 +299,6 @@ func parseDelivery(path string, n *yaml.Node, loc *time.Location) (*Delivery, []
 		d.MaxAge.Duration = DefaultMaxAge
 	}
 	return d, errs
-}
-
-// CheckAddress accepts one e-mail address, bare (finance@example.com) or with a name
-// ("Finance <finance@example.com>").
-func CheckAddress(a string) error {
-	p, err := mail.ParseAddress(a)
-	if err != nil {
-		return fmt.Errorf("address %q: %v", a, strings.TrimPrefix(err.Error(), "mail: "))
-	}
-	_, domain, _ := strings.Cut(p.Address, "@")
-	if !strings.Contains(domain, ".") && domain != "localhost" {
-		return fmt.Errorf("address %q: the domain %q has no dot", a, domain)
-	}
-	return nil
-}
-
-// CheckAddresses accepts a comma-separated list of addresses (BILLSYNC_ALERTS_TO); "" is none.
-func CheckAddresses(list string) ([]string, error) {
-	var out []string
-	var errs []error
-	for _, a := range strings.Split(list, ",") {
-		if a = strings.TrimSpace(a); a == "" {
-			continue
-		}
-		if err := CheckAddress(a); err != nil {
-			errs = append(errs, err)
-		}
-		out = append(out, a)
-	}
-	return out, errors.Join(errs...)
 }
 
 // AsOfRules are the relative as-of dates a delivery may name.

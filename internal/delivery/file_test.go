@@ -96,6 +96,7 @@ func TestParseErrors(t *testing.T) {
 		{"bad date", "deliveries:\n" + strings.Replace(good, "yesterday", "2026-02-30", 1), "x.yaml:5: as_of \"2026-02-30\""},
 		{"bad format", "deliveries:\n" + good + "    format: pdf\n", "x.yaml:7: format \"pdf\""},
 		{"bad locale", "deliveries:\n" + good + "    locale: fr\n", "x.yaml:7:"},
+		{"bad csv dialect", "deliveries:\n" + good + "    csv_dialect: excel\n", "x.yaml:7: CSV dialect \"excel\": want rfc or id"},
 		{"bad window", "deliveries:\n" + good + "    late_window: 3 days\n", "line 7: \"3 days\": want a duration"},
 		{"missing to", "deliveries:\n" + strings.Replace(good, "    to: [a@example.com]\n", "", 1), "x.yaml:2: to: want at least one address"},
 		{"twice", "deliveries:\n" + good + good, "x.yaml:7: delivery \"d\" declared twice (first on line 2)"},

@@ -315,13 +315,11 @@ func selfSigned(t *testing.T, dir string) (certFile, keyFile string, roots *x509
 // testOptions are Options for a test's warehouse, messages into the test's outbox.
 func testOptions(t *testing.T, db string) Options {
 	t.Helper()
-	loc, err := time.LoadLocation("Asia/Jakarta")
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := filepath.Dir(filepath.Dir(db))
-	return Options{DB: db, ReportsOut: filepath.Join(dir, "out"), Outbox: filepath.Join(dir, "out", "outbox"),
-		Loc: loc, Currency: "IDR", From: "billsync@toko.example", Log: quiet, Retries: 0, Backoff: time.Millisecond}
+	rep := config.Defaults[config.Report]() // report's settings as an unset environment gives them
+	rep.ReportsOut = filepath.Join(dir, "out")
+	return Options{Report: rep, DB: db, Outbox: filepath.Join(dir, "out", "outbox"),
+		From: "billsync@toko.example", Log: quiet, Retries: 0, Backoff: time.Millisecond}
 }
 
 // testDelivery parses one delivery of a schedule file's text.

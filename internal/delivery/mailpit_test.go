@@ -105,7 +105,7 @@ func TestMailpitSTARTTLS(t *testing.T) {
 	}
 
 	// The headline figure is the total of the report's own rows.
-	outstanding := csvTotal(t, filepath.Join(o.ReportsOut, "deliveries", "close", "2026-05-31",
+	outstanding := csvTotal(t, filepath.Join(o.Report.ReportsOut, "deliveries", "close", "2026-05-31",
 		"aging_2026-05-31_basis-due_by-customer.csv"), "Total terutang")
 	line := "Total terutang: Rp " + idThousands(outstanding)
 	if !strings.Contains(msg.Text, line) {

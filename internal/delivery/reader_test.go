@@ -1061,7 +1061,7 @@ func TestReaderChecksWhatPeopleRead(t *testing.T) {
 			}
 			// The id dialect's CSVs, made as report -csv-dialect id makes them.
 			idDir := t.TempDir()
-			idFiles, err := report.Generate(ctx, report.Options{Report: config.Report{Locale: locale, CSVDialect: "id", ReportsOut: idDir, TZ: "Asia/Jakarta"},
+			idFiles, err := report.Generate(ctx, report.Options{Report: config.Report{Locale: locale, CSVDialect: "id", ReportsOut: idDir, TZ: config.MustZone("Asia/Jakarta")},
 				DB: db, Formats: []string{"csv"}, AsOf: readerAsOf, Names: []string{"credit", "data-quality"}, Log: quiet})
 			if err != nil {
 				t.Fatal(err)

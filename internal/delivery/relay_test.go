@@ -216,7 +216,7 @@ func TestOutboxNamesInTheZone(t *testing.T) {
 		}
 	}
 	for _, n := range names {
-		if bad := clitest.Unzoned(n, o.Loc, before); len(bad) > 0 {
+		if bad := clitest.Unzoned(n, o.loc(), before); len(bad) > 0 {
 			t.Errorf("%s: %q is not on the WIB clock", n, bad)
 		}
 	}

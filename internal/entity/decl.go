@@ -39,7 +39,17 @@ type Decl struct {
 	Row     string // docs: what one row of the table is
 	Doc     string // docs: anything a reader must know beyond the columns (a detail: where its columns come from)
 	Fixture string // the spec's sample response whose `data` holds the entity's records (its merge golden)
+
+	// Label names the table (a detail: its read) in the reports, in both locales.
+	Label Label
+	// Deleted is how dq_deleted names a deleted row: a VARCHAR SQL expression over the row `x`.
+	// Empty: its name column (NULL without one). A list whose rows are never marked deleted
+	// has none.
+	Deleted string
 }
+
+// Label is a table's name in the reports' two locales.
+type Label struct{ ID, EN string }
 
 // Paging is how the records are read.
 type Paging string
@@ -114,6 +124,8 @@ type Child struct {
 	ParentKey string
 	Fields    []Field
 	Row, Doc  string
+	Label     Label
+	Deleted   string // as Decl.Deleted
 }
 
 // All returns every declaration, in declaration order (fetch starts its list streams in it).
@@ -180,7 +192,16 @@ func Check(decls []*Decl) error {
 				bad(d, "change-tracked column %q is no field", c)
 			}
 		}
+		if d.Label.ID == "" || d.Label.EN == "" {
+			bad(d, "a label in both locales (Label.ID, Label.EN) names it in the reports")
+		}
+		if d.Deleted != "" && d.Rule != FullRefresh {
+			bad(d, "only a whole list marks rows deleted: a Deleted label is for rule %q", FullRefresh)
+		}
 		for _, c := range d.Derived {
+			if c.Label.ID == "" || c.Label.EN == "" {
+				bad(d, "child table %q: a label in both locales names it in the reports", c.Table)
+			}
 			if !identRe.MatchString(c.Table) || !identRe.MatchString(c.ParentKey) {
 				bad(d, "child table %q: names are lower_snake_case", c.Table)
 			}

@@ -19,6 +19,8 @@ var all = []*Decl{
 		},
 		Changes: []string{"status", "name", "email", "mobile"},
 		Row:     "customer", Fixture: "Customers__customer-list-response.json",
+		Label:   Label{"Pelanggan", "Customers"},
+		Deleted: "coalesce(x.name, '') || ' <' || coalesce(x.email, '') || '>'",
 	},
 	{
 		Name: Products, Paging: Pages, Rule: FullRefresh, Paths: productTypePaths(),
@@ -48,6 +50,7 @@ var all = []*Decl{
 		Derived: []Child{productVariants},
 		SQL:     []string{"project"}, // variants come as an array or as a JSON-encoded string
 		Row:     "product (all 19 product types)", Fixture: "Products__product-list-response.json",
+		Label: Label{"Produk", "Products"},
 	},
 	{
 		Name: ProductDetails, Table: "products", Paging: Detail, Rule: FillDetail,
@@ -57,6 +60,7 @@ var all = []*Decl{
 			{Col: "detail_fetched_at", Type: Time},
 		},
 		Doc:     "from the product detail call",
+		Label:   Label{"Rincian produk", "Product details"},
 		Derived: []Child{productVariants},
 		SQL:     []string{"project", "classify", "counts", "lifecycle", "changes", "upsert"},
 		Fixture: "Products__product-detail-response.json",
@@ -80,6 +84,7 @@ var all = []*Decl{
 		},
 		Changes: []string{"status", "amount", "name"},
 		Row:     "single payment request", Fixture: "PaymentRequests__payment-request-list-response.json",
+		Label: Label{"Permintaan pembayaran", "Payment requests"},
 	},
 	{
 		Name: PaymentRequestDetails, Table: "payment_requests", Paging: Detail, Rule: FillDetail,
@@ -89,6 +94,7 @@ var all = []*Decl{
 			{Col: "detail_fetched_at", Type: Time},
 		},
 		Doc:     "from the detail call",
+		Label:   Label{"Rincian permintaan pembayaran", "Payment request details"},
 		SQL:     []string{"project", "classify", "counts", "lifecycle", "changes", "upsert"},
 		Fixture: "PaymentRequests__payment-request-detail-response.json",
 	},
@@ -113,11 +119,14 @@ var all = []*Decl{
 		Changes: []string{"status", "amount", "name"},
 		Derived: []Child{{
 			Table: "invoice_transactions", ParentKey: "invoice_id",
-			Fields: []Field{{Col: "status", Type: Text, JSON: []string{"status"}, Doc: "`created`/`paid`"}},
-			Row:    "payment attempt of an invoice",
+			Fields:  []Field{{Col: "status", Type: Text, JSON: []string{"status"}, Doc: "`created`/`paid`"}},
+			Row:     "payment attempt of an invoice",
+			Label:   Label{"Transaksi invoice", "Invoice transactions"},
+			Deleted: "'Invoice ' || x.invoice_id",
 		}},
 		SQL: []string{"project"}, // transactions must be an array: the child table's rows
 		Row: "invoice", Fixture: "Invoices__invoice-list-response.json",
+		Label: Label{"Invoice", "Invoices"},
 	},
 	{
 		Name: UnpaidTransactions, Paging: Pages, Rule: FullRefresh, Paths: []string{"/hl/v1/transactions/unpaid"},
@@ -139,6 +148,8 @@ var all = []*Decl{
 		Row:     "open (unpaid) transaction",
 		Doc:     "A row leaving the list was paid or expired: `deleted_upstream_at` says when billsync noticed",
 		Fixture: "Transactions__unpaid-list-response.json",
+		Label:   Label{"Transaksi belum dibayar", "Unpaid transactions"},
+		Deleted: "x.payment_link_name",
 	},
 	{
 		Name: Reviews, Paging: Pages, Rule: FullRefresh, Paths: []string{"/hl/v1/reviews"},
@@ -157,6 +168,8 @@ var all = []*Decl{
 		},
 		Changes: []string{"status", "rating"},
 		Row:     "product review", Fixture: "Reviews__review-list-response.json",
+		Label:   Label{"Ulasan", "Reviews"},
+		Deleted: "x.product_name || ' (' || x.rating || ' ★)'",
 	},
 	{
 		Name: CreditLedger, Paging: FanOut, Rule: Incremental,
@@ -178,6 +191,7 @@ var all = []*Decl{
 		Row:     "credit history entry",
 		Doc:     "Never marked deleted (fetched incrementally). Where the API sent one signed `amount`, credit = max(amount, 0) and debit = max(-amount, 0)",
 		Fixture: "CreditMembership__credit-paginate-history-response.json",
+		Label:   Label{"Mutasi kredit", "Credit ledger"},
 	},
 	{
 		Name: WebhookDeliveries, Paging: Cursor, Rule: Incremental,
@@ -201,6 +215,7 @@ var all = []*Decl{
 		SQL:     []string{"project"}, // payload is a JSON-encoded string, parsed once
 		Row:     "webhook delivery attempt record", Doc: "Never marked deleted",
 		Fixture: "Webhooks__webhook-history-list-response.json",
+		Label:   Label{"Pengiriman webhook", "Webhook deliveries"},
 	},
 }
 
@@ -217,7 +232,8 @@ var productVariants = Child{
 		{Col: "status", Type: Text, JSON: []string{"status"}},
 		{Col: "created_at", Type: Time, JSON: []string{"createdAt"}},
 	},
-	Row: "variant of a product",
+	Row:   "variant of a product",
+	Label: Label{"Varian produk", "Product variants"},
 }
 
 // productTypes are the 19 values of the spec's product-by-type path parameter. Products are

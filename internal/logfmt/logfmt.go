@@ -28,13 +28,11 @@ func Durations(_ []string, a slog.Attr) slog.Attr {
 // TimeLayout is how a log writes a time: RFC 3339, milliseconds, the zone's offset.
 const TimeLayout = "2006-01-02T15:04:05.000Z07:00"
 
-// In is a slog.HandlerOptions.ReplaceAttr for the zone named tz (an IANA name, BILLSYNC_TZ):
-// Durations, and every time (the record's own and any attribute's) in that zone as
-// TimeLayout. A zone that does not load leaves times in UTC ("Z"): the command reports the
-// bad BILLSYNC_TZ itself, and its log must not guess a zone meanwhile.
-func In(tz string) func([]string, slog.Attr) slog.Attr {
-	loc, err := time.LoadLocation(tz)
-	if err != nil || tz == "" || tz == "Local" {
+// In is a slog.HandlerOptions.ReplaceAttr for the zone loc (BILLSYNC_TZ, loaded with the
+// settings): Durations, and every time (the record's own and any attribute's) in that zone as
+// TimeLayout. A nil loc (settings not read yet) leaves times in UTC ("Z").
+func In(loc *time.Location) func([]string, slog.Attr) slog.Attr {
+	if loc == nil {
 		loc = time.UTC
 	}
 	return func(groups []string, a slog.Attr) slog.Attr {

@@ -52,7 +52,7 @@ func Query(ctx context.Context, o Options, text, format string, w io.Writer) (st
 	defer db.Close()
 	s.journal, s.hasJnl = attachJournal(ctx, db, s.Journal)
 	if !o.AsOf.IsZero() {
-		warnings, err := asOfWarnings(ctx, db, s.asOf, s.loc, s.TZ, s.Account)
+		warnings, err := asOfWarnings(ctx, db, s.asOf, s.loc, s.TZ.String(), s.Account)
 		if err != nil {
 			return "", err
 		}
@@ -74,7 +74,7 @@ func Query(ctx context.Context, o Options, text, format string, w io.Writer) (st
 	if err := setAdhocVars(ctx, conn, o.Vars); err != nil {
 		return "", err
 	}
-	if err := setSessionZone(ctx, conn, s.TZ); err != nil {
+	if err := setSessionZone(ctx, conn, s.TZ.String()); err != nil {
 		return "", err
 	}
 	rows, names, err := runAnalyst(ctx, db, conn, s, text)
@@ -400,7 +400,7 @@ func adhocXLSX(rows adhocRows, s *settings, text string) (string, error) {
 	l := s.lang
 	f.SetCellValue(summarySheet, "A1", l.w("adhoc"))
 	f.SetCellStyle(summarySheet, "A1", "A1", wb.st.title)
-	for i, kv := range [][2]string{{l.w("warehouse"), s.DB}, {l.w("as_of"), l.date(s.AsOf)}, {l.w("tz"), s.TZ},
+	for i, kv := range [][2]string{{l.w("warehouse"), s.DB}, {l.w("as_of"), l.date(s.AsOf)}, {l.w("tz"), s.TZ.String()},
 		{l.w("adhoc_rows"), l.number(int64(n))}, {l.w("generated"), l.dateTime(time.Now(), s.loc)}, {"SQL", text}} {
 		f.SetCellValue(summarySheet, cellName(1, i+3), kv[0])
 		f.SetCellStyle(summarySheet, cellName(1, i+3), cellName(1, i+3), wb.st.label)

@@ -58,7 +58,7 @@ func TestCSVDialectsImportAsNumbers(t *testing.T) {
 					numeric := map[string]string{} // title → format
 					for _, c := range sh.Columns {
 						if slices.Contains(tc.formats, c.Format) {
-							numeric[c.Title.In(defaults.Locale)] = c.Format
+							numeric[c.Title.In(config.DefaultLocale)] = c.Format
 						}
 					}
 					csvFile := ""

@@ -394,7 +394,6 @@ func TestBadInput(t *testing.T) {
 		{"value outside the list", Options{Vars: map[string]string{"aging_basis": "paid"}}, "aging_basis"},
 		{"unknown variable", Options{Names: []string{"reviews"}, Vars: map[string]string{"bucket_1": "10"}}, "bucket_1"},
 		{"not a number", Options{Names: []string{"aging"}, Vars: map[string]string{"bucket_1": "ten"}}, "bucket_1"},
-		{"time zone", Options{Report: config.Report{TZ: "Mars/Olympus"}}, "Mars/Olympus"},
 		{"format", Options{Formats: []string{"pdf"}}, `"pdf"`},
 		{"no warehouse", Options{DB: filepath.Join(t.TempDir(), "nothing.duckdb")}, "does not exist"},
 	} {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/billsync/billsync/internal/config"
+	"github.com/billsync/billsync/internal/entity"
 	"github.com/billsync/billsync/internal/sheetfmt"
 )
 
@@ -114,8 +115,9 @@ func (j journalNote) text(l *lang) string {
 }
 
 // codeNames are friendly names for the codes the service and billsync's own
-// queries put in text columns, per locale. A code not listed is shown as sent.
-var codeNames = map[string][2]string{ // code: {id, en}
+// queries put in text columns, per locale. A code not listed is shown as sent. The warehouse
+// tables' names (and the detail reads') are their declarations' labels (tableNames).
+var codeNames = withTableNames(map[string][2]string{ // code: {id, en}
 
 	// payment link types
 
@@ -173,24 +175,6 @@ var codeNames = map[string][2]string{ // code: {id, en}
 
 	"NEVER FETCHED": {"BELUM PERNAH DIAMBIL", "NEVER FETCHED"},
 
-	// warehouse tables
-
-	"customers": {"Pelanggan", "Customers"}, "invoices": {"Invoice", "Invoices"}, "products": {"Produk", "Products"},
-
-	"payment_requests": {"Permintaan pembayaran", "Payment requests"}, "reviews": {"Ulasan", "Reviews"},
-
-	"unpaid_transactions": {"Transaksi belum dibayar", "Unpaid transactions"}, "credit_ledger": {"Mutasi kredit", "Credit ledger"},
-
-	"webhook_deliveries": {"Pengiriman webhook", "Webhook deliveries"}, "product_variants": {"Varian produk", "Product variants"},
-
-	"invoice_transactions": {"Transaksi invoice", "Invoice transactions"},
-
-	// the detail reads a sync with details makes (sync health)
-
-	"payment_request_details": {"Rincian permintaan pembayaran", "Payment request details"},
-
-	"product_details": {"Rincian produk", "Product details"},
-
 	// data-quality e-mail problems (dq_email_fixes.sql)
 
 	"empty": {"kosong", "empty"}, "malformed": {"format salah", "malformed"}, "shared": {"dipakai bersama", "shared"},
@@ -222,6 +206,19 @@ var codeNames = map[string][2]string{ // code: {id, en}
 	// aging buckets (see bucketName)
 
 	"Current": {"Belum jatuh tempo", "Current"},
+})
+
+// withTableNames adds every declared table's label (internal/entity) to the code names: a new
+// entity is named in both locales by its declaration, with no entry here. A code listed by hand
+// too is a mistake the declarations would silently lose, so it panics at start.
+func withTableNames(m map[string][2]string) map[string][2]string {
+	for k, v := range entity.Labels(entity.All()) {
+		if _, dup := m[k]; dup {
+			panic("report: code " + k + " is both a declared table's label and a hand-written name")
+		}
+		m[k] = v
+	}
+	return m
 }
 
 var bucketRe = regexp.MustCompile(`^(?:(\d+)-(\d+)|Over (\d+))$`)

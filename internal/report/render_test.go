@@ -63,7 +63,7 @@ func TestRenderedAsPrinted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := langs[defaults.Locale]
+	l := langs[config.DefaultLocale]
 	vars := map[string]string{"as_of": asOf.Format(time.DateOnly)}
 	for _, d := range defs {
 		t.Run(d.Name, func(t *testing.T) {

@@ -83,7 +83,7 @@ func generate(ctx context.Context, o Options, digests bool) ([]string, []Digest,
 			return nil, nil, err
 		}
 	}
-	if s.warnings, err = asOfWarnings(ctx, db, s.asOf, s.loc, s.TZ, s.Account); err != nil {
+	if s.warnings, err = asOfWarnings(ctx, db, s.asOf, s.loc, s.TZ.String(), s.Account); err != nil {
 		return nil, nil, err
 	}
 	for _, w := range s.warnings {

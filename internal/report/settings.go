@@ -74,11 +74,8 @@ func (s *settings) sameNames(ctx context.Context, conn *sql.Conn) (*sameNames, e
 func (o Options) resolve() (*settings, error) {
 	s := &settings{Options: o, rowsMode: sheetRowsMode}
 	s.Report = withDefaults(s.Report)
-	loc, err := time.LoadLocation(s.TZ)
-	if err != nil {
-		return nil, fmt.Errorf("time zone %q: %w", s.TZ, err)
-	}
-	s.loc = loc
+	s.loc = s.TZ.Location() // loaded when the setting was read (config.Zone)
+	var err error
 	if s.lang, err = langOf(s.Locale); err != nil {
 		return nil, err
 	}
@@ -88,7 +85,7 @@ func (o Options) resolve() (*settings, error) {
 	}
 	s.Currency = strings.ToUpper(s.Currency)
 	if s.AsOf.IsZero() {
-		s.AsOf = time.Now().In(loc)
+		s.AsOf = time.Now().In(s.loc)
 	}
 	s.asOf = s.AsOf.Format(time.DateOnly)
 	if len(s.Formats) == 0 {
@@ -111,6 +108,24 @@ func (o Options) resolve() (*settings, error) {
 	return s, nil
 }
 
+// CheckSettings says which of r's settings no report can be made with (the kinds config.Check
+// leaves to this package: the locale and the CSV dialect), each error naming its variable and
+// flag. An empty one is its declared default.
+func CheckSettings(r config.Report) error {
+	var errs []error
+	if r.Locale != "" {
+		if _, err := langOf(r.Locale); err != nil {
+			errs = append(errs, config.Problem(&r, "BILLSYNC_LOCALE", fmt.Errorf("want %s", strings.Join(locales, " or "))))
+		}
+	}
+	if r.CSVDialect != "" {
+		if _, err := csvout.DialectOf(r.CSVDialect); err != nil {
+			errs = append(errs, config.Problem(&r, "BILLSYNC_CSV_DIALECT", fmt.Errorf("want %s", strings.Join(csvout.Dialects, " or "))))
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // proveZone sets s.zone: the interval around the as-of date in which the time zone's offset is
 // proven constant (proveFixedZone).
 func (s *settings) proveZone(ctx context.Context, db *sql.DB) error {
@@ -118,13 +133,13 @@ func (s *settings) proveZone(ctx context.Context, db *sql.DB) error {
 	if err != nil {
 		return err
 	}
-	if s.zone, err = proveFixedZone(ctx, db, s.TZ, s.loc, day); err != nil {
+	if s.zone, err = proveFixedZone(ctx, db, s.TZ.String(), s.loc, day); err != nil {
 		return err
 	}
 	if s.zone == nil {
-		s.Log.Debug("time zone offsets not proven constant: dates converted by ICU", "tz", s.TZ)
+		s.Log.Debug("time zone offsets not proven constant: dates converted by ICU", "tz", s.TZ.String())
 	} else {
-		s.Log.Debug("time zone offset proven constant", "tz", s.TZ, "from", s.zone.from, "until", s.zone.until, "offset", s.zone.offset)
+		s.Log.Debug("time zone offset proven constant", "tz", s.TZ.String(), "from", s.zone.from, "until", s.zone.until, "offset", s.zone.offset)
 	}
 	return nil
 }
@@ -132,7 +147,7 @@ func (s *settings) proveZone(ctx context.Context, db *sql.DB) error {
 // setReportVars sets as_of, tz, account and the report's variables on conn
 // and returns the values titles may use.
 func setReportVars(ctx context.Context, conn *sql.Conn, s *settings, d *Definition) (map[string]string, error) {
-	vals := map[string]string{"as_of": s.asOf, "tz": s.TZ, "currency": s.Currency}
+	vals := map[string]string{"as_of": s.asOf, "tz": s.TZ.String(), "currency": s.Currency}
 	set := func(name, typ, v string) error {
 		if err := setVar(ctx, conn, name, typ, v); err != nil {
 			return fmt.Errorf("variable %w", err)
@@ -143,7 +158,7 @@ func setReportVars(ctx context.Context, conn *sql.Conn, s *settings, d *Definiti
 	if err := set("as_of", "DATE", s.asOf); err != nil {
 		return nil, err
 	}
-	if err := set("tz", "VARCHAR", s.TZ); err != nil {
+	if err := set("tz", "VARCHAR", s.TZ.String()); err != nil {
 		return nil, err
 	}
 	if s.Account != "" {
@@ -151,7 +166,7 @@ func setReportVars(ctx context.Context, conn *sql.Conn, s *settings, d *Definiti
 			return nil, err
 		}
 	}
-	if s.zone != nil && s.zone.zone == s.TZ {
+	if s.zone != nil && s.zone.zone == s.TZ.String() {
 		if err := s.zone.setVars(ctx, conn); err != nil {
 			return nil, fmt.Errorf("variable %w", err)
 		}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"testing"
+	"time"
 
 	"github.com/billsync/billsync/internal/config"
 	"github.com/billsync/billsync/internal/report/csvout"
@@ -19,14 +20,14 @@ func TestZeroSettingsAreDeclaredDefaults(t *testing.T) {
 	if s.TZ != want.TZ || s.Currency != want.Currency || s.Locale != want.Locale || s.CSVDialect != want.CSVDialect {
 		t.Errorf("zero settings resolved to %+v, want the declared %+v", s.Report, want)
 	}
-	if s.loc.String() != want.TZ || s.lang != langs[want.Locale] || s.dialect != csvout.RFC {
+	if s.loc != want.TZ.Location() || s.lang != langs[want.Locale] || s.dialect != csvout.RFC {
 		t.Errorf("zero settings: zone %s, locale %s, dialect %v", s.loc, s.lang.code, s.dialect)
 	}
-	set := config.Report{ReportsOut: t.TempDir(), TZ: "UTC", Currency: "usd", Locale: "en", CSVDialect: "id"}
+	set := config.Report{ReportsOut: t.TempDir(), TZ: config.MustZone("UTC"), Currency: "usd", Locale: "en", CSVDialect: "id"}
 	if s, err = (Options{Report: set}).resolve(); err != nil {
 		t.Fatal(err)
 	}
-	if s.TZ != "UTC" || s.Currency != "USD" || s.Locale != "en" || s.CSVDialect != "id" || s.dialect != csvout.ID {
+	if s.TZ.String() != "UTC" || s.loc != time.UTC || s.Currency != "USD" || s.Locale != "en" || s.CSVDialect != "id" || s.dialect != csvout.ID {
 		t.Errorf("set settings resolved to %+v", s.Report)
 	}
 	if _, err := (Options{}).resolve(); err == nil || err.Error() != "no output directory" {

@@ -532,7 +532,7 @@ func TestReproduceLineReproduces(t *testing.T) {
 				}
 				again.AsOf = d
 			case "-tz":
-				again.TZ = v
+				again.TZ = config.MustZone(v)
 			case "-account":
 				again.Account = v
 			case "-locale":

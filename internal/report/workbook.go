@@ -264,7 +264,7 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 		runs = []string{l.w("no_run")}
 	}
 	line(l.w("runs"), strings.Join(runs, "\n"), w.st.wrap)
-	line(l.w("tz"), s.TZ, 0)
+	line(l.w("tz"), s.TZ.String(), 0)
 	if slices.ContainsFunc(outs, func(o sheetOutput) bool {
 		return slices.ContainsFunc(o.cols, func(c column) bool { return c.format == "money" })
 	}) {
@@ -352,7 +352,7 @@ func params(d *Definition, vars map[string]string, l *lang) string {
 // Every setting that shows in the workbook is spelled out, defaults included: the
 // reader's environment (BILLSYNC_LOCALE, BILLSYNC_CURRENCY, BILLSYNC_JOURNAL) may differ.
 func reproduce(d *Definition, s *settings) string {
-	args := []string{"report", "-db", s.DB, "-as-of", s.asOf, "-tz", s.TZ, "-locale", s.Locale}
+	args := []string{"report", "-db", s.DB, "-as-of", s.asOf, "-tz", s.TZ.String(), "-locale", s.Locale}
 	if slices.ContainsFunc(d.Sheets, func(x Sheet) bool {
 		return slices.ContainsFunc(x.Columns, func(c Column) bool { return c.Format == "money" })
 	}) {

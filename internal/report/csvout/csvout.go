@@ -66,6 +66,9 @@ var (
 	Dialects = []string{RFC.name, ID.name}
 )
 
+// Name is the dialect's name, as BILLSYNC_CSV_DIALECT says it.
+func (d *Dialect) Name() string { return d.name }
+
 // DialectOf is the dialect of a name.
 func DialectOf(name string) (*Dialect, error) {
 	switch name {
