@@ -25,6 +25,7 @@ import (
 // and every sync still succeeds on time. (The delivery is due a minute or so after the start:
 // an occurrence before the daemon's first start is owed to nobody.)
 func TestDaemonDeliveriesNeverFailTheSync(t *testing.T) {
+	t.Parallel() // waits on the wall clock for most of its time: the other waiting test runs meanwhile
 	srv := newSandbox(t)
 	dir := t.TempDir()
 	db := filepath.Join(dir, "w.duckdb")

@@ -152,6 +152,7 @@ func printedCommands(msg string) map[string][]string {
 // nothing. The same through the daemon (-apply-approved), and for a team of one with
 // BILLSYNC_ALLOW_SELF_APPROVE.
 func TestFourEyesAsPeopleRunIt(t *testing.T) {
+	t.Parallel() // its own simulator, files and child processes: runs while the delivery daemon test waits
 	for _, tc := range []struct {
 		name      string
 		daemon    bool
