@@ -88,6 +88,15 @@ var synthSQL = []string{
 		CASE WHEN i % 10 <> 0 THEN json_object('id', 'inv-' || i, 'status', 'active', 'amount', 10000 + i, 'name', 'Invoice ' || i) END,
 		2 + i // 100, i % 100, json_object('id', 'inv-' || i, 'status', 'paid', 'amount', 10000 + i, 'name', 'Invoice ' || i)
 		FROM range(0, 150000, 500) t(i)`,
+	// Records the syncer flagged (warehouse data_quality_flags): credit entries a service clock
+	// ahead dated after this machine's, and a few customers' names that echoed the key.
+	`INSERT INTO data_quality_flags (account, run_id, observed_at, entity, record_id, flag, field, detail, path, page, item)
+		SELECT 'bench', 1, TIMESTAMPTZ '2026-06-30 17:00:00+00', 'credit_ledger', 'led-' || i, 'service_clock', 'createdAt',
+		'dated 2026-07-02 00:00 UTC, after this machine''s clock by 31h', NULL, NULL, NULL FROM range(0, 200000, 100) t(i)`,
+	`INSERT INTO data_quality_flags (account, run_id, observed_at, entity, record_id, flag, field, detail, path, page, item)
+		SELECT 'bench', 1, TIMESTAMPTZ '2026-06-30 17:00:00+00', 'customers', 'cus-' || i, 'api_key_redacted', 'name',
+		'the API key (or 8 or more of its characters) replaced by [redacted]', '/hl/v1/customer', 1 + i // 100, i % 100
+		FROM range(0, 20000, 1000) t(i)`,
 }
 
 // benchWarehouse builds the synthetic warehouse once per benchmark binary;
