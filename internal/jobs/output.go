@@ -558,33 +558,6 @@ const maxColWidth = 48
 // characters: longer text wraps.
 const wrapColWidth = 22
 
-// wrapLines is how many lines s takes wrapped at word boundaries to lines of at most width characters
-// (a longer word is broken).
-func wrapLines(s string, width int) int {
-	n := 0
-	for _, para := range strings.Split(s, "\n") {
-		n++
-		used := 0
-		for _, word := range strings.Fields(para) {
-			w := utf8.RuneCountInString(word)
-			switch {
-			case used == 0:
-			case used+1+w <= width:
-				used++
-			default:
-				n++
-				used = 0
-			}
-			for w > width {
-				n++
-				w -= width
-			}
-			used += w
-		}
-	}
-	return n
-}
-
 // writeXLSX writes a workbook a reviewer can use: a summary sheet (what the plan is, who planned and approved
 // it for which service, the total per product) and the rows, numbers as numbers in the reports' formats,
 // columns as wide as their contents, printed like the reports (A4 landscape, one page wide, the header row
@@ -780,7 +753,7 @@ func writeRowsSheet(f *excelize.File, t *Table, st *sheetStyles, l lang, footer 
 				style = st.number[c.Unit]
 			case wraps(c):
 				style = st.wrap
-				lines = max(lines, wrapLines(v, wrapColWidth))
+				lines = max(lines, sheetfmt.WrappedLines(v, wrapColWidth))
 			}
 			if err := f.SetCellStyle(sh, cell, cell, style); err != nil {
 				return err

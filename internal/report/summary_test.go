@@ -15,6 +15,7 @@ import (
 
 	"github.com/billsync/billsync/internal/config"
 	"github.com/billsync/billsync/internal/report/value"
+	"github.com/billsync/billsync/internal/sheetfmt"
 	"github.com/xuri/excelize/v2"
 )
 
@@ -337,7 +338,7 @@ func TestWrappedLines(t *testing.T) {
 		{"aaaa bbbb\ncccc", 20, 2},
 		{"abcdefghijklmnopqrstuvwxy", 10, 3},
 	} {
-		if got := wrappedLines(tc.s, tc.width); got != tc.want {
+		if got := sheetfmt.WrappedLines(tc.s, tc.width); got != tc.want {
 			t.Errorf("%q at %d: %d lines, want %d", tc.s, tc.width, got, tc.want)
 		}
 	}

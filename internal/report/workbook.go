@@ -176,10 +176,10 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 		// A cell per figure, typed, in the sheet's number format, under its title; the label
 		// in its own cell; the sheet's totals row last.
 		put(cellName(1, row), t.labelTitle, w.st.tableHeadLabel)
-		lines := wrappedLines(t.labelTitle, labelWidth-1)
+		lines := sheetfmt.WrappedLines(t.labelTitle, labelWidth-1)
 		for k, c := range t.cols {
 			put(cellName(2+k, row), c.title, w.st.tableHead)
-			lines = max(lines, wrappedLines(c.title, summaryTableWidth-1))
+			lines = max(lines, sheetfmt.WrappedLines(c.title, summaryTableWidth-1))
 		}
 		if lines > 1 {
 			f.SetRowHeight(sh, row, float64(15*lines))
@@ -569,7 +569,7 @@ func fitHeight(f *excelize.File, row int, label, text string, width int) {
 	// As rendered, a bold label of labelWidth-1 characters fits its column and
 	// plain text about a fifth more than its width; counting plain text at its
 	// width leaves room for a wider font.
-	if n := max(wrappedLines(label, labelWidth-1), wrappedLines(text, width)); n > 1 {
+	if n := max(sheetfmt.WrappedLines(label, labelWidth-1), sheetfmt.WrappedLines(text, width)); n > 1 {
 		f.SetRowHeight(summarySheet, row, float64(15*n))
 	}
 }

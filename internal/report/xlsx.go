@@ -275,7 +275,7 @@ func (x *xlsxSheet) put(vals []any) error {
 	for i, v := range vals {
 		x.row[i] = x.cell(v, &x.cols[i], x.cells[i].StyleID)
 		if x.cells[i].StyleID == x.st.textWrap && x.row[i].Type == sheetxml.String {
-			lines = max(lines, wrappedLines(x.row[i].Str, int(min(x.widths[i], x.cols[i].width))-3))
+			lines = max(lines, sheetfmt.WrappedLines(x.row[i].Str, int(min(x.widths[i], x.cols[i].width))-3))
 		}
 	}
 	if lines > 1 {
