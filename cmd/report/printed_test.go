@@ -41,42 +41,16 @@ func reportGrammar(t *testing.T) *clitest.Command {
 // takes the arguments the command takes. The data-quality alert told operators to run
 // "report -name data-quality", a flag report does not have.
 func TestPrintedReportCommandsParse(t *testing.T) {
-	g := reportGrammar(t)
-	root, err := clitest.Root()
-	if err != nil {
-		t.Fatal(err)
-	}
-	printed, err := clitest.PrintedCommands(root, "report")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(printed) < 20 {
-		t.Fatalf("found %d printed report commands: the scan is broken", len(printed))
-	}
-	for _, p := range printed {
-		if err := g.Check(p); err != nil {
-			t.Error(err)
-		}
-	}
-	// The check itself: lines that cannot run fail it, lines that can pass.
-	for _, tc := range []struct {
-		line string
-		ok   bool
-	}{
-		{"report -name data-quality writes the list", false},
-		{"report deliver -again", false},
-		{"report deliver NAME -as-of", false},
-		{"report deliveries NAME OTHER", false},
-		{"report deliveries -n many", false},
-		{"report data-quality writes the list.", true},
-		{"report deliver NAME -as-of DATE sends one", true},
-		{"report deliver %s -as-of %s -again", true},
-		{"report deliveries %s; -again sends it once more", true},
-		{"report -list)", true},
-	} {
-		p := clitest.Printed{Pos: "case", Text: tc.line, Words: clitest.Words(tc.line)[1:]}
-		if err := g.Check(p); (err == nil) != tc.ok {
-			t.Errorf("%q: %v, want ok=%v", tc.line, err, tc.ok)
-		}
-	}
+	clitest.CheckPrinted(t, "report", reportGrammar(t), 20, []clitest.Case{
+		{Line: "report -name data-quality writes the list", OK: false},
+		{Line: "report deliver -again", OK: false},
+		{Line: "report deliver NAME -as-of", OK: false},
+		{Line: "report deliveries NAME OTHER", OK: false},
+		{Line: "report deliveries -n many", OK: false},
+		{Line: "report data-quality writes the list.", OK: true},
+		{Line: "report deliver NAME -as-of DATE sends one", OK: true},
+		{Line: "report deliver %s -as-of %s -again", OK: true},
+		{Line: "report deliveries %s; -again sends it once more", OK: true},
+		{Line: "report -list)", OK: true},
+	})
 }

@@ -27,38 +27,13 @@ func syncerGrammar() *clitest.Command {
 // alert, a hint, a log line, a usage text, a job's result) parses with syncer's own flag sets
 // and takes the arguments the command takes.
 func TestPrintedSyncerCommandsParse(t *testing.T) {
-	g := syncerGrammar()
-	root, err := clitest.Root()
-	if err != nil {
-		t.Fatal(err)
-	}
-	printed, err := clitest.PrintedCommands(root, "syncer")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(printed) < 20 {
-		t.Fatalf("found %d printed syncer commands: the scan is broken", len(printed))
-	}
-	for _, p := range printed {
-		if err := g.Check(p); err != nil {
-			t.Error(err)
-		}
-	}
-	for _, tc := range []struct {
-		line string
-		ok   bool
-	}{
-		{"syncer job resolve %s %d applied -why", false},
-		{"syncer job show", true}, // a command named, not a line to run
-		{"syncer job show PLAN_ID PLAN_ID", false},
-		{"syncer -once -nope", false},
-		{`syncer job resolve %s %d %s -why "..."`, true},
-		{"syncer job plan -kind KIND -in FILE -again", true},
-		{"syncer -now", true},
-	} {
-		p := clitest.Printed{Pos: "case", Text: tc.line, Words: clitest.Words(tc.line)[1:]}
-		if err := g.Check(p); (err == nil) != tc.ok {
-			t.Errorf("%q: %v, want ok=%v", tc.line, err, tc.ok)
-		}
-	}
+	clitest.CheckPrinted(t, "syncer", syncerGrammar(), 20, []clitest.Case{
+		{Line: "syncer job resolve %s %d applied -why", OK: false},
+		{Line: "syncer job show", OK: true}, // a command named, not a line to run
+		{Line: "syncer job show PLAN_ID PLAN_ID", OK: false},
+		{Line: "syncer -once -nope", OK: false},
+		{Line: `syncer job resolve %s %d %s -why "..."`, OK: true},
+		{Line: "syncer job plan -kind KIND -in FILE -again", OK: true},
+		{Line: "syncer -now", OK: true},
+	})
 }

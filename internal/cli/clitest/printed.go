@@ -18,6 +18,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"testing"
 )
 
 // Printed is a command line found in a string literal of the source: the words after the
@@ -246,5 +247,40 @@ func Root() (string, error) {
 			return "", errors.New("no go.mod above the test's directory")
 		}
 		dir = parent
+	}
+}
+
+// Case is a line and whether the grammar must take it: the check's own test.
+type Case struct {
+	Line string
+	OK   bool
+}
+
+// CheckPrinted parses every command line the source prints for the command name (at least min of
+// them, or the scan is broken) with g, then checks g itself against cases: lines that cannot run
+// fail it, lines that can pass.
+func CheckPrinted(t testing.TB, name string, g *Command, min int, cases []Case) {
+	t.Helper()
+	root, err := Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	printed, err := PrintedCommands(root, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(printed) < min {
+		t.Fatalf("found %d printed %s commands: the scan is broken", len(printed), name)
+	}
+	for _, p := range printed {
+		if err := g.Check(p); err != nil {
+			t.Error(err)
+		}
+	}
+	for _, tc := range cases {
+		p := Printed{Pos: "case", Text: tc.Line, Words: Words(tc.Line)[1:]}
+		if err := g.Check(p); (err == nil) != tc.OK {
+			t.Errorf("%q: %v, want ok=%v", tc.Line, err, tc.OK)
+		}
 	}
 }
