@@ -10,7 +10,8 @@ GO ?= go
 # order and run once, and neither do the subtests of TestExactlyOnceUnderEveryVariant that set the
 # simulator's list order themselves (the first run already ran each in every order: again they would
 # repeat the same runs, about 4/5 of that test's time). Every benchmark then runs once, so one that
-# no longer runs fails here rather than when someone measures (a migration once broke the reports benchmark's warehouse unnoticed).
+# no longer runs fails here rather than when someone measures (a migration once broke the reports benchmark's warehouse unnoticed);
+# with -short, each on a hundredth of its data (the figures come from make bench).
 REORDER_SKIP = TestMisbehavingService|TestExactlyOnceUnderEveryVariant/[^/]+/lists_
 E2E = ./internal/fetch/ ./internal/syncrun/ ./internal/jobs/ ./internal/report/ ./cmd/syncer/
 test:
@@ -19,7 +20,7 @@ test:
 	$(GO) test -count=1 -timeout 20m ./...
 	BILLSYNC_TEST_LIST_ORDER=updated $(GO) test -count=1 -timeout 20m -skip '$(REORDER_SKIP)' $(E2E)
 	BILLSYNC_TEST_LIST_ORDER=shuffle $(GO) test -count=1 -timeout 20m -skip '$(REORDER_SKIP)' $(E2E)
-	$(GO) test -count=1 -timeout 20m -run '^$$' -bench . -benchtime 1x ./...
+	$(GO) test -count=1 -timeout 20m -short -run '^$$' -bench . -benchtime 1x ./...
 
 # check is the quick loop between edits: vet, staticcheck and every test but the end-to-end ones
 # CHECK_SKIP names (real syncs at scale, LibreOffice, the docs test, ...). docs/development.md lists
