@@ -12,7 +12,9 @@ GO ?= go
 # simulator's list order themselves (the first run already ran each in every order: again they would
 # repeat the same runs, about 4/5 of that test's time). Every benchmark then runs once, so one that
 # no longer runs fails here rather than when someone measures (a migration once broke the reports benchmark's warehouse unnoticed);
-# with -short, each on a hundredth of its data (the figures come from make bench).
+# with -short, each on a hundredth of its data (the figures come from make bench), and only in the
+# packages declaring one (BENCH_PKGS, found when the recipe runs): go test links and starts every
+# other package's test binary for nothing, most of them with DuckDB linked in.
 REORDER_SKIP = TestMisbehavingService \
 	TestRenderedAsPrinted \
 	TestCSVDialectsImportAsNumbers \
@@ -22,13 +24,14 @@ empty :=
 space := $(empty) $(empty)
 # -skip: the names above whole, or the exactly-once matrix's cases with a list order of their own.
 REORDER_SKIP_RE = ^($(subst $(space),|,$(strip $(REORDER_SKIP))))$$|TestExactlyOnceUnderEveryVariant/[^/]+/lists_
+BENCH_PKGS = $(sort $(dir $(shell grep -rl --include='*_test.go' '^func Benchmark' .)))
 test:
 	$(GO) vet ./...
 	$(GO) tool staticcheck ./...
 	$(GO) test -count=1 -timeout 20m ./...
 	BILLSYNC_TEST_LIST_ORDER=updated $(GO) test -count=1 -timeout 20m -skip '$(REORDER_SKIP_RE)' $(E2E)
 	BILLSYNC_TEST_LIST_ORDER=shuffle $(GO) test -count=1 -timeout 20m -skip '$(REORDER_SKIP_RE)' $(E2E)
-	$(GO) test -count=1 -timeout 20m -short -run '^$$' -bench . -benchtime 1x ./...
+	$(GO) test -count=1 -timeout 20m -short -run '^$$' -bench . -benchtime 1x $(BENCH_PKGS)
 
 # check is the quick loop between edits: vet, staticcheck and every test but the end-to-end ones
 # CHECK_SKIP names (real syncs at scale, LibreOffice, the docs test, ...). docs/development.md lists
