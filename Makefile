@@ -18,6 +18,7 @@ GO ?= go
 REORDER_SKIP = TestMisbehavingService \
 	TestRenderedAsPrinted \
 	TestCSVDialectsImportAsNumbers \
+	TestJobFilesPrinted \
 	TestDaemonDeliveriesNeverFailTheSync
 E2E = ./internal/fetch/ ./internal/syncrun/ ./internal/jobs/ ./internal/report/ ./cmd/syncer/
 empty :=
@@ -42,6 +43,7 @@ CHECK_SKIP = TestDocCommands \
 	TestFourEyesAsPeopleRunIt \
 	TestRenderedAsPrinted \
 	TestCSVDialectsImportAsNumbers \
+	TestJobFilesPrinted \
 	TestHostileWorkbooksReadInBoundedMemory \
 	TestServiceClockIdentityTiming \
 	TestExactlyOnceUnderEveryVariant \
