@@ -37,6 +37,9 @@ type runClock struct {
 	machine  time.Time         // this machine's clock when the run decided
 	offset   time.Duration     // the service's clock minus this machine's then (known: a Date had arrived)
 	known    bool
+	// earlier is the latest the service's clock read in an earlier run that stored records it
+	// dated ahead of this machine's (zero: none); set before the run first needs the time.
+	earlier time.Time
 }
 
 // now is the sink's source of the run's observation time; the sink calls it once. It also sets
@@ -102,8 +105,24 @@ func (rc *runClock) outside(off time.Duration) bool { return off > rc.bound || o
 // clockText shows a clock's time in messages, to the minute, in UTC (the warehouse's words).
 func clockText(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") }
 
-// timeBound is the run's bound of its records' times, t being its observation time.
+// timeBound is the run's bound of its records' times, t being its observation time: a day after
+// the later of the run's clocks, or after the service's clock as an earlier run read it ahead of
+// this machine's, when that is later still. The service keeps the dates it gave by its clock
+// ahead after its clock is set right, and a record changed then (an invoice created while it was
+// ahead, paid after) carries its createdAt again: judged by this run's clocks alone it failed
+// every run until this machine's clock came within a day of it.
 func (rc *runClock) timeBound(t time.Time) syncdata.TimeBound {
+	b := rc.ownBound(t)
+	if rc.earlier.Add(plausibleAhead).After(b.Latest) {
+		b.Latest = rc.earlier.Add(plausibleAhead)
+		b.Clocks += fmt.Sprintf(", and after the service's clock as an earlier run read it ahead of this machine's (its Date header: %s), "+
+			"by which it dated records stored then", clockText(rc.earlier))
+	}
+	return b
+}
+
+// ownBound is the bound by the run's own clocks, t being its observation time.
+func (rc *runClock) ownBound(t time.Time) syncdata.TimeBound {
 	switch {
 	case rc.rule.Source == syncdata.ClockService:
 		agrees := fmt.Sprintf(", within %s of this machine's", rc.bound)

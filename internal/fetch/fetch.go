@@ -189,6 +189,9 @@ func Account(ctx context.Context, c *api.Client, open Open, opts Options) (Summa
 	if err := repairFutureTimes(ctx, sink, opts); err != nil {
 		return Summary{}, err
 	}
+	if clk.earlier, err = sink.AheadClockSeen(ctx); err != nil {
+		return Summary{}, err
+	}
 	s := &syncer{
 		c: c, sink: sink, opts: opts, clock: clk,
 		sem:        make(chan struct{}, opts.Concurrency),

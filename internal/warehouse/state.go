@@ -97,6 +97,19 @@ func (b *Build) repairFutureTimes(ctx context.Context, account string, latest ti
 	return credit, cursors, nil
 }
 
+// aheadClockSeen is the latest the service's clock read in an earlier run of account that stored
+// records it dated ahead of this machine's clock (state.sql, ahead_clock_seen); zero when none.
+func (b *Build) aheadClockSeen(ctx context.Context, account string) (time.Time, error) {
+	var t sql.NullTime
+	if err := b.db.QueryRowContext(ctx, stateSQL.Get("ahead_clock_seen"), account).Scan(&t); err != nil {
+		return time.Time{}, fmt.Errorf("the service's clock as earlier runs of %s read it: %w", account, err)
+	}
+	if !t.Valid {
+		return time.Time{}, nil
+	}
+	return t.Time.UTC(), nil
+}
+
 // streamDone reports whether the run already completed stream (resume skips it).
 func (b *Build) streamDone(ctx context.Context, runID int64, stream string) (bool, error) {
 	var done bool
