@@ -57,7 +57,7 @@ func (rc *runClock) now() time.Time {
 	var t time.Time
 	if stored.Source != "" {
 		rc.rule = stored
-		if !known && (stored.Source == syncdata.ClockService || stored.Offset != 0) {
+		if !known && !stored.NoDate {
 			off, known = stored.Offset, true // no answer yet: the offset the first attempt measured
 		}
 		switch {
@@ -72,7 +72,10 @@ func (rc *runClock) now() time.Time {
 	} else {
 		switch {
 		case !known:
-			rc.rule, t = syncdata.RunClock{Source: syncdata.ClockMachine}, machine
+			rc.rule, t = syncdata.RunClock{Source: syncdata.ClockMachine, NoDate: true}, machine
+			rc.log.Warn("the service's answers carry no Date header: billsync cannot tell how far its clock is from this machine's, "+
+				"so the run's times are this machine's, and the credit histories read in it are paced by signals and the refresh bound, "+
+				"not by each customer's own pace (read from the service's dates)", "machine_clock", machine)
 		case rc.outside(off):
 			rc.rule, t, rc.setAside = syncdata.RunClock{Source: syncdata.ClockMachine, Offset: off}, machine, true
 		default:
@@ -200,6 +203,17 @@ func (rc *runClock) toService(t time.Time) time.Time {
 		off = rc.rule.Offset
 	}
 	return t.Add(min(off, 0))
+}
+
+// serviceAhead is how far the service's clock is ahead of the run's own times: its offset when
+// the run stores this machine's times, 0 when the run is on the service's clock or has no Date.
+func (rc *runClock) serviceAhead() time.Duration {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if rc.rule.Source != syncdata.ClockMachine || rc.rule.NoDate {
+		return 0
+	}
+	return rc.rule.Offset
 }
 
 // report is the clock the run stored its times by, whether it set the service's aside, and the

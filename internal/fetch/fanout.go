@@ -56,7 +56,8 @@ func reasonReads(targets []syncdata.CreditTarget, done int) []ReasonReads {
 // important first, until the run's budget is spent; the rest stays due for the next run.
 func (s *syncer) creditFanout(ctx context.Context) (fanoutResult, error) {
 	res := fanoutResult{StreamResult: StreamResult{Stream: creditStream}}
-	targets, err := s.sink.CreditTargets(ctx, syncdata.CreditPlan{
+	s.sink.ObservedAt() // the run's clock decided (a resumed run may not have needed it yet)
+	targets, err := s.sink.CreditTargets(ctx, syncdata.CreditPlan{ServiceAhead: s.clock.serviceAhead(),
 		Overlap: s.opts.CreditOverlap, Refresh: s.opts.CreditRefresh, Hints: s.opts.CreditHints})
 	if err != nil {
 		return res, err

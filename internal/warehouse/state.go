@@ -26,7 +26,8 @@ func (b *Build) startRun(ctx context.Context, account string, startedAt time.Tim
 	case err == nil:
 		b.log.Info("resuming run", "run", id, "account", account)
 		return syncdata.Run{ID: id, Account: account, Resumed: true, Failure: failure.String,
-			Clock: syncdata.RunClock{Source: src.String, Offset: time.Duration(off.Int64) * time.Millisecond}}, nil
+			Clock: syncdata.RunClock{Source: src.String, Offset: time.Duration(off.Int64) * time.Millisecond,
+				NoDate: src.Valid && !off.Valid}}, nil
 	case !errors.Is(err, sql.ErrNoRows):
 		return syncdata.Run{}, fmt.Errorf("start run for %s: %w", account, err)
 	}
@@ -38,7 +39,8 @@ func (b *Build) startRun(ctx context.Context, account string, startedAt time.Tim
 
 // setRunClock records the clock a run decided to store its times by.
 func (b *Build) setRunClock(ctx context.Context, runID int64, c syncdata.RunClock) error {
-	if _, err := b.db.ExecContext(ctx, stateSQL.Get("set_run_clock"), c.Source, c.Offset.Milliseconds(), runID); err != nil {
+	off := sql.NullInt64{Int64: c.Offset.Milliseconds(), Valid: !c.NoDate}
+	if _, err := b.db.ExecContext(ctx, stateSQL.Get("set_run_clock"), c.Source, off, runID); err != nil {
 		return fmt.Errorf("record the clock of run %d: %w", runID, err)
 	}
 	return nil
