@@ -100,7 +100,7 @@ func TestCreditTargetsPaceUnderServiceClockAhead(t *testing.T) {
 			add(c, i, svc.Add(-40*time.Hour+time.Duration(i)*8*time.Hour-time.Minute), 0, 1, time.Time{})
 		}
 	}
-	add("expired-before-read", 0, svc.Add(-10*day), 1000, 0, prev.Add(30*time.Hour))
+	add("expired-before-read", 0, svc.Add(-10*day), 1000, 0, prev.Add(20*time.Hour))
 	add("expires-since", 0, svc.Add(-10*day), 1000, 0, svc.Add(12*time.Hour))
 	load(t, b, entity.CreditLedger, run, svc, false, ledger...)
 	if err := b.markCreditFetched(ctx, "acct", custs[:3], nil, prev, run.ID); err != nil {
