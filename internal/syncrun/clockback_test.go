@@ -119,9 +119,10 @@ func TestServiceClockCorrectedBackwards(t *testing.T) {
 				AND old_value = ? AND new_value = ?`, custID, oldEmail, newEmail); n != 1 {
 				t.Errorf("record_changes has %d rows for the e-mail change, want 1", n)
 			}
-			if got := e.query("SELECT created_at FROM invoices WHERE id = ?", inv.ID); len(got) != 1 ||
-				!got[0][0].(time.Time).Before(aheadMax) {
-				t.Errorf("the invoice created after the correction: %v, want stored, dated before %v", got, aheadMax)
+			// dated before what the service dated ahead, first seen after it: billsync's order is true
+			if got := e.query("SELECT created_at, first_seen_at FROM invoices WHERE id = ?", inv.ID); len(got) != 1 ||
+				!got[0][0].(time.Time).Before(aheadMax) || !within(got[0][1].(time.Time), now, time.Minute) {
+				t.Errorf("the invoice created after the correction: %v, want stored, dated before %v, first seen now", got, aheadMax)
 			}
 			if n := e.count(`SELECT count(*) FROM credit_ledger WHERE customer_id = ? AND credit = 12345 AND created_at < ?`,
 				topped, aheadMax); n != 1 {
