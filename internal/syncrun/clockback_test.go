@@ -3,6 +3,7 @@ package syncrun_test
 import (
 	"context"
 	"encoding/csv"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -157,7 +158,7 @@ func dqFlagRows(t *testing.T, e *env) int {
 	out := t.TempDir()
 	files, err := report.Generate(context.Background(), report.Options{
 		Report: config.Report{ReportsOut: out}, DB: e.path, Formats: []string{"csv"}, AsOf: time.Now(),
-		Names: []string{"data-quality"}})
+		Names: []string{"data-quality"}, Log: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
