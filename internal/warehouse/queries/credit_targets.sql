@@ -41,7 +41,8 @@
 -- service's when it agreed with this machine's, this machine's otherwise (fetch/clock.go); the
 -- ledger's createdAt and expiredAt are the service's dates. The service's dates are compared
 -- only with the service's clock: a read's, its time moved by how far the service's clock was
--- ahead in the run that read it (sync_runs.clock_offset_ms), and now's, by parameter 3. Under a
+-- ahead in the run that read it (sync_runs.clock_offset_ms) when that run found records dated by
+-- it (flagged service_clock), and now's, by parameter 3 (fetch decides it the same way). Under a
 -- service clock 48 hours ahead, comparing its dates with this machine's times put its last two
 -- days of entries after every read: the interval saw none of a customer's recent pace, and
 -- under a clock years ahead none at all. A read whose run could not tell the offset (answers
@@ -57,11 +58,16 @@ hinted AS (
 ),
 fetched AS (
     SELECT f.customer_id, f.last_fetched_at, epoch_us(f.last_fetched_at) AS last_us,
-           -- the service's clock at the read: the read's time when the run was on the service's
-           -- clock (or is older than the runs' clock columns), moved by the offset when it was on
-           -- this machine's; NULL when that run's answers had no Date to tell the offset
+           -- the service's clock at the read, as its dates show it: the read's time when the run
+           -- was on the service's clock (or is older than the runs' clock columns), moved by the
+           -- offset when it was on this machine's and the run found records the service dated
+           -- ahead by it (flagged: a proxy's wrong Date over records dated right moves nothing);
+           -- NULL when that run's answers had no Date to tell the offset
            CASE WHEN r.clock_source IS DISTINCT FROM 'machine' THEN epoch_us(f.last_fetched_at)
-                ELSE epoch_us(f.last_fetched_at) + r.clock_offset_ms * 1000 END AS svc_last_us
+                WHEN r.clock_offset_ms IS NULL THEN NULL
+                WHEN r.id IN (SELECT q.run_id FROM data_quality_flags q WHERE q.account = f.account AND q.flag = 'service_clock')
+                    THEN epoch_us(f.last_fetched_at) + r.clock_offset_ms * 1000
+                ELSE epoch_us(f.last_fetched_at) END AS svc_last_us
     FROM credit_fetch_state f JOIN acct ON f.account = acct.account
     LEFT JOIN sync_runs r ON r.id = f.run_id AND r.account = f.account
 ),
