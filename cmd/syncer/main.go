@@ -21,13 +21,10 @@ import (
 
 	"github.com/billsync/billsync/internal/api"
 	"github.com/billsync/billsync/internal/cli"
-	"github.com/billsync/billsync/internal/delivery"
 	"github.com/billsync/billsync/internal/fetch"
-	"github.com/billsync/billsync/internal/lake"
 	"github.com/billsync/billsync/internal/logfmt"
 	"github.com/billsync/billsync/internal/metrics"
 	"github.com/billsync/billsync/internal/sandbox"
-	"github.com/billsync/billsync/internal/schedule"
 	"github.com/billsync/billsync/internal/status"
 	"github.com/billsync/billsync/internal/syncrun"
 	"github.com/sethvargo/go-envconfig"
@@ -68,197 +65,50 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdout, 
 	if cfg.now {
 		return askDaemon(cfg.DB, stdout)
 	}
-	tty := isTerminal(stderr)
+	s := &syncCmd{cfg: cfg, stdout: stdout, stderr: stderr, tty: isTerminal(stderr), baseURLs: map[string]string{}}
 	// The demo is read by a person even through a pipe (make demo | tee): plain text, no JSON.
-	log := newLogger(stderr, cfg.LogFormat, cfg.TZ.Location(), tty, cfg.demo)
-
-	var accounts []syncrun.Account
-	baseURLs := map[string]string{}
-	var waits waitRelay
-	var demoSB *sandbox.Server
+	s.log = newLogger(stderr, cfg.LogFormat, cfg.TZ.Location(), s.tty, cfg.demo)
 	if cfg.demo {
-		if _, err := os.Stat(cfg.DB); err == nil {
-			// The simulator starts from its seed every time: synced into an older demo it would
-			// record its own past as changes. make demo removes the file first.
-			return fmt.Errorf("-demo builds a new warehouse and %s exists: remove it first (rm %s)", cfg.DB, cfg.DB)
-		}
-		sb, base, shutdown, err := startDemoSandbox(cfg.demoScale, log)
+		shutdown, err := s.connectDemo()
 		if err != nil {
 			return err
 		}
 		defer shutdown()
-		demoSB = sb
-		c, err := api.New(api.Config{BaseURL: base, APIKey: demoKey, Unlimited: true, Logger: log, OnWait: waits.wait})
-		if err != nil {
-			return err
-		}
-		accounts = []syncrun.Account{{Name: "demo", Client: c}}
-		cfg.once = true
-		if cfg.Reports == "" {
-			cfg.Reports = "all"
-		}
-	} else {
-		specs, err := cfg.accounts(lookup)
-		if err != nil {
-			return cli.Config(err) // no key, a key file unread: exit 2, nothing to retry
-		}
-		for _, s := range specs {
-			c, err := api.New(api.Config{BaseURL: s.baseURL, APIKey: s.key, RatePerMin: cfg.RatePerMin,
-				Unlimited: cfg.RatePerMin == 0, Logger: log, OnWait: waits.wait})
-			if err != nil {
-				return fmt.Errorf("account %s: %w", s.name, err)
-			}
-			if cfg.RatePerMin > 0 && isLoopback(s.baseURL) {
-				log.Warn("the request limit is on for a local service: a sync waits for it; -rate 0 (BILLSYNC_RATE_PER_MIN=0) turns it off",
-					"account", s.name, "base_url", s.baseURL, "rate_per_min", cfg.RatePerMin)
-			}
-			accounts = append(accounts, syncrun.Account{Name: s.name, Client: c})
-			baseURLs[s.name] = s.baseURL
-		}
+	} else if err := s.connectAccounts(lookup); err != nil {
+		return err
 	}
 	if err := os.MkdirAll(filepath.Dir(cfg.DB), 0o755); err != nil {
 		return fmt.Errorf("warehouse directory: %w", err)
 	}
-
-	var m metrics.Sync
 	if cfg.MetricsAddr != "" {
-		stopMetrics, err := serveMetrics(cfg.MetricsAddr, &m, log)
+		stopMetrics, err := serveMetrics(cfg.MetricsAddr, &s.m, s.log)
 		if err != nil {
 			return err
 		}
 		defer stopMetrics()
 	}
-	opts := syncrun.Options{Options: fetch.Options{Fetch: cfg.Fetch, Log: log}, Build: cfg.Build}
+	s.opts = syncrun.Options{Options: fetch.Options{Fetch: cfg.Fetch, Log: s.log}, Build: cfg.Build}
 	if cfg.demo {
 		// the demo's simulator syncs first a simulated day ago
-		opts.MaxClockSkew = max(opts.MaxClockSkew, demoDayAgo+time.Hour)
+		s.opts.MaxClockSkew = max(s.opts.MaxClockSkew, demoDayAgo+time.Hour)
 	}
 	mode := "daemon"
 	if cfg.once {
 		mode = "once"
 	}
-	// The lake is opened at the first run that needs it, and again after a failure: a lake that
-	// cannot be reached never stops a sync (its commit follows the publish).
-	var lk *lake.Lake
-	var lakeOutcome string
-	openLake := func(ctx context.Context) {
-		opts.Lake, lakeOutcome = nil, ""
-		if cfg.Lake.Root == "" {
-			return
-		}
-		if lk == nil {
-			var err error
-			if lk, err = lake.Open(ctx, cfg.Lake, log); err != nil {
-				log.Error("lake not opened: this run is not committed to it; the next run tries again", "err", err)
-				lakeOutcome = "failed: " + err.Error()
-				return
-			}
-		}
-		opts.Lake = lk
-		opts.LakeDone = func(r lake.Result, err error) {
-			n, retries := r.Snapshots()
-			lakeOutcome = fmt.Sprintf("committed %d snapshots (%d retries) in %s", n, retries, r.Took.Round(time.Millisecond))
-			if err != nil {
-				lakeOutcome = fmt.Sprintf("failed after %d snapshots: %v", n, err)
-			}
-		}
-	}
-	rec := status.NewRecorder(status.StatePath(cfg.DB), mode, cfg.Schedule, cfg.TZ.String(), log)
-	defer rec.Stopped()
-	journal := journalPath(cfg)
-	var deliveries *delivery.Scheduler
-	job := func(ctx context.Context) error {
-		// read at each run: a job applied between runs (or after the previous one) is seen
-		opts.CreditHints = creditHints(ctx, journal, log)
-		if tty {
-			p := newProgress(stderr)
-			opts.Progress = p.update
-			waits.set(p)
-			defer waits.set(nil)
-			defer p.close()
-		} else {
-			// Off a terminal a long sync (20 requests/minute) says how far it got every 30 s.
-			p := newProgressLog(log, 30*time.Second)
-			opts.Progress = p.update
-			defer p.close()
-		}
-		start := time.Now()
-		rec.RunStarted(start)
-		openLake(ctx)
-		sums, err := syncrun.Run(ctx, cfg.DB, accounts, opts)
-		err = explainKeyRefused(err, cfg)
-		err = explainForeignAnswer(err, cfg)
-		recordRun(ctx, &m, log, sums, err, start)
-		att := attempts(ctx, accounts, sums, err, start)
-		for name, a := range att {
-			a.Lake = lakeOutcome
-			att[name] = a
-		}
-		rec.RunFinished(att)
-		if deliveries != nil && ctx.Err() == nil {
-			if err == nil {
-				deliveries.SyncClock(clockNotes(accounts, sums))
-			}
-			deliveries.SyncFinished(err, partialAccounts(accounts, sums), time.Now())
-		}
-		if err != nil {
+	s.rec = status.NewRecorder(status.StatePath(cfg.DB), mode, cfg.Schedule, cfg.TZ.String(), s.log)
+	defer s.rec.Stopped()
+	s.journal = journalPath(cfg)
+	if s.demoSB != nil {
+		if err := s.demoYesterday(ctx); err != nil {
 			return err
 		}
-		if tty || cfg.demo {
-			printSummary(stdout, cfg.DB, sums, time.Since(start), !cfg.demo)
-		}
-		if cfg.ApplyApproved {
-			if err := applyApproved(ctx, cfg, accounts, baseURLs, log); err != nil {
-				return err
-			}
-		}
-		if cfg.Reports != "" {
-			return writeReports(ctx, cfg, stdout, log)
-		}
-		return nil
-	}
-	if demoSB != nil {
-		// A first sync a simulated day ago, then the day passes (invoices get paid, customers
-		// renamed, records deleted) and the main sync below finds the change history and the
-		// as-of answers the reports are built on.
-		fmt.Fprintln(stdout, "demo: syncing the simulator as it was yesterday, then as it is today")
-		if _, err := syncrun.Run(ctx, cfg.DB, accounts, opts); err != nil {
-			return fmt.Errorf("demo: first sync: %w", err)
-		}
-		demoSB.Advance(demoDayAgo)
 	}
 	if cfg.once {
-		log.Info("syncer started", "mode", "once", "db", cfg.DB, "accounts", len(accounts))
-		return job(ctx)
+		s.log.Info("syncer started", "mode", "once", "db", cfg.DB, "accounts", len(s.accounts))
+		return s.sync(ctx)
 	}
-
-	// SIGUSR1 (syncer -now) asks for one sync now: heard before the daemon says where it runs,
-	// so a request never meets a process that would die of the signal.
-	asked, release := listenForSyncNow(ctx, cfg.DB, log)
-	defer release()
-	var waitDeliveries func()
-	deliveries, waitDeliveries = startDeliveries(ctx, cfg, log, &m)
-	defer waitDeliveries()
-	// the runner logs "stopping" and "stopped"
-	log.Info("syncer started", "mode", "daemon", "schedule", cfg.Schedule, "tz", cfg.TZ, "db", cfg.DB, "accounts", len(accounts))
-	r := &schedule.Runner{Schedule: cfg.sched, Location: cfg.TZ.Location(), Job: job, Grace: cfg.StopGrace, Log: log, Now: asked}
-	r.Announce = rec.Next
-	if _, err := os.Stat(cfg.DB); errors.Is(err, os.ErrNotExist) {
-		// A new install has nothing to serve until its first sync: that runs now, not at the
-		// schedule's first time.
-		log.Info("no warehouse published yet: the first sync runs now", "db", cfg.DB)
-		r.Start = true
-	}
-	if tty {
-		// The log keeps to warnings on a terminal; the person watching still learns the plan.
-		fmt.Fprintf(stdout, "syncer: schedule %q in %s, warehouse %s\n", cfg.Schedule, cfg.TZ, cfg.DB)
-		r.Announce = func(next time.Time) {
-			rec.Next(next)
-			fmt.Fprintf(stdout, "next run at %s (in %s); Ctrl-C stops\n", next.Format("2006-01-02 15:04 MST"),
-				time.Until(next).Round(time.Second))
-		}
-	}
-	return r.Run(ctx)
+	return s.daemon(ctx)
 }
 
 // isLoopback says whether a base URL names this machine (a local simulator).
