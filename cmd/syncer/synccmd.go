@@ -6,7 +6,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/billsync/billsync/internal/api"
@@ -46,6 +50,54 @@ type syncCmd struct {
 	// cannot be reached never stops a sync (its commit follows the publish).
 	lk          *lake.Lake
 	lakeOutcome string
+}
+
+// run wires the command step by step: the accounts' clients (or -demo's simulator), the
+// warehouse's directory, metrics, the sync options and syncer status; then one sync (-once,
+// -demo) or the daemon.
+func (s *syncCmd) run(ctx context.Context, lookup envconfig.Lookuper) error {
+	cfg := s.cfg
+	if cfg.demo {
+		shutdown, err := s.connectDemo()
+		if err != nil {
+			return err
+		}
+		defer shutdown()
+	} else if err := s.connectAccounts(lookup); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(cfg.DB), 0o755); err != nil {
+		return fmt.Errorf("warehouse directory: %w", err)
+	}
+	if cfg.MetricsAddr != "" {
+		stopMetrics, err := serveMetrics(cfg.MetricsAddr, &s.m, s.log)
+		if err != nil {
+			return err
+		}
+		defer stopMetrics()
+	}
+	s.opts = syncrun.Options{Options: fetch.Options{Fetch: cfg.Fetch, Log: s.log}, Build: cfg.Build}
+	if cfg.demo {
+		// the demo's simulator syncs first a simulated day ago
+		s.opts.MaxClockSkew = max(s.opts.MaxClockSkew, demoDayAgo+time.Hour)
+	}
+	mode := "daemon"
+	if cfg.once {
+		mode = "once"
+	}
+	s.rec = status.NewRecorder(status.StatePath(cfg.DB), mode, cfg.Schedule, cfg.TZ.String(), s.log)
+	defer s.rec.Stopped()
+	s.journal = journalPath(cfg)
+	if s.demoSB != nil {
+		if err := s.demoYesterday(ctx); err != nil {
+			return err
+		}
+	}
+	if cfg.once {
+		s.log.Info("syncer started", "mode", "once", "db", cfg.DB, "accounts", len(s.accounts))
+		return s.sync(ctx)
+	}
+	return s.daemon(ctx)
 }
 
 // connectDemo starts -demo's simulator and its one account; the returned function stops it.
@@ -236,4 +288,147 @@ func (s *syncCmd) daemon(ctx context.Context) error {
 		}
 	}
 	return r.Run(ctx)
+}
+
+// isLoopback says whether a base URL names this machine (a local simulator).
+func isLoopback(base string) bool {
+	u, err := url.Parse(base)
+	if err != nil {
+		return false
+	}
+	h := u.Hostname()
+	if h == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+// attempts is how the run ended for each account it tried, for syncer status. A run publishes
+// all its accounts or none, so a failure is every tried account's; the error names the account
+// that failed.
+func attempts(ctx context.Context, accounts []syncrun.Account, sums []fetch.Summary, err error, start time.Time) map[string]status.Attempt {
+	out := map[string]status.Attempt{}
+	for i, s := range sums {
+		a := status.Attempt{RunID: s.RunID, Status: s.Status(), StartedAt: start, FinishedAt: time.Now(), Records: s.Records}
+		switch {
+		case err != nil && (errors.Is(err, context.Canceled) || ctx.Err() != nil):
+			a.Status = "cancelled"
+		case err != nil:
+			a.Status, a.Error = "failed", err.Error()
+		}
+		out[accounts[i].Name] = a
+	}
+	return out
+}
+
+// recordRun tells the metrics and the log how a run ended: its status, records, requests and
+// retries, and the service clock it measured.
+func recordRun(ctx context.Context, m *metrics.Sync, log *slog.Logger, sums []fetch.Summary, err error, start time.Time) {
+	var records, requests, retries int64
+	status := "succeeded"
+	for _, s := range sums {
+		records += s.Records
+		requests += s.Requests
+		retries += s.Retries
+		if s.Status() == "partial" {
+			status = "partial"
+		}
+	}
+	// A stop cancels the run's context; what the run returns then (a limiter wait, an
+	// interrupted query) is the stop's doing, whatever its wording.
+	cancelled := err != nil && (errors.Is(err, context.Canceled) || ctx.Err() != nil)
+	switch {
+	case cancelled:
+		status = "cancelled"
+	case err != nil:
+		status = "failed"
+	}
+	m.RunFinished(status, records, requests, retries, time.Since(start), time.Now())
+	for _, s := range sums {
+		if s.ClockSource != "" {
+			m.Clock(s.ClockOffset, s.ClockSetAside)
+		}
+	}
+	attrs := []any{"status", status, "records", records, "requests", requests, "retries", retries,
+		"took", time.Since(start)}
+	switch {
+	case cancelled:
+		// A stop asked for it: not a failure. The unpublished build is resumed by the next run.
+		log.Info("sync cancelled", attrs...)
+		return
+	case err != nil:
+		log.Error("sync failed", append(attrs, "err", err)...)
+		return
+	}
+	log.Info("sync finished", attrs...)
+}
+
+// serveMetrics serves the metrics on addr (BILLSYNC_METRICS_ADDR); the returned function stops it.
+func serveMetrics(addr string, m *metrics.Sync, log *slog.Logger) (func(), error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("metrics address: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", m)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("metrics server", "err", err)
+		}
+	}()
+	log.Info("metrics served", "addr", ln.Addr().String())
+	return func() { srv.Close() }, nil
+}
+
+const demoKey = "demo-key"
+
+// demoDayAgo is how far in the past the demo simulator's clock starts.
+const demoDayAgo = 24 * time.Hour
+
+// startDemoSandbox serves the simulator on a loopback port for -demo, its clock a day back.
+func startDemoSandbox(scale float64, log *slog.Logger) (*sandbox.Server, string, func(), error) {
+	sb, err := sandbox.New(sandbox.Options{Seed: 42, Scale: scale, Key: demoKey,
+		Now: time.Now().UTC().Add(-demoDayAgo).Truncate(time.Second)})
+	if err != nil {
+		return nil, "", nil, fmt.Errorf("demo simulator: %w", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, "", nil, fmt.Errorf("demo simulator: %w", err)
+	}
+	srv := &http.Server{Handler: sb, ReadHeaderTimeout: 5 * time.Second}
+	go srv.Serve(ln)
+	base := "http://" + ln.Addr().String()
+	log.Info("demo simulator serving", "url", base, "scale", scale)
+	return sb, base, func() { srv.Close() }, nil
+}
+
+// explainKeyRefused makes a refused key the run's whole error, with the variable to check: it
+// is about the key, whichever endpoint asked first.
+func explainKeyRefused(err error, cfg *config) error {
+	var auth *api.AuthError
+	if !errors.As(err, &auth) {
+		return err
+	}
+	vars := "BILLSYNC_API_KEY or BILLSYNC_API_KEY_FILE"
+	if cfg.Accounts != "" {
+		vars = "BILLSYNC_API_KEY_<ACCOUNT> or BILLSYNC_API_KEY_FILE_<ACCOUNT>"
+	}
+	return fmt.Errorf("%w: check the key in %s (a key for this service and environment, without spaces or quotes)", err, vars)
+}
+
+// explainForeignAnswer points at the base URL when the answers cannot be the billing service's:
+// a typo or a proxy serves another site's pages, and the person must fix the setting, not wait.
+func explainForeignAnswer(err error, cfg *config) error {
+	why := api.NotTheService(err)
+	if why == "" {
+		return err
+	}
+	vars := "BILLSYNC_BASE_URL (-base-url)"
+	if cfg.Accounts != "" {
+		vars = "the account's base URL in BILLSYNC_ACCOUNTS"
+	}
+	return fmt.Errorf("%w: the answer is %s, not the billing service's: check %s, the scheme and host of the service only (the /hl/v1/... paths are added)", err, why, vars)
 }
