@@ -22,10 +22,13 @@ func TestDefusedCellsReadBack(t *testing.T) {
 	}
 	dir := t.TempDir()
 
-	csvPath := filepath.Join(dir, "in.csv")
-	tab := &Table{Columns: []Column{{Title: header[0]}, {Title: header[1]}}, Rows: rows[1:]}
-	if err := writeCSV(csvPath, tab); err != nil {
-		t.Fatal(err)
+	// The CSV and the workbook as a job's result file writes them.
+	csvPath, resultPath := filepath.Join(dir, "in.csv"), filepath.Join(dir, "result.xlsx")
+	tab := &Table{Name: "Hasil", Columns: []Column{{Title: header[0]}, {Title: header[1]}}, Rows: rows[1:]}
+	for _, p := range []string{csvPath, resultPath} {
+		if err := WriteTableFile(p, tab, FileOptions{}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	// The workbook as a report writes it: every text cell through cellsafe.Text.
 	xlsxPath := filepath.Join(dir, "in.xlsx")
@@ -41,8 +44,8 @@ func TestDefusedCellsReadBack(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	for _, path := range []string{csvPath, xlsxPath} {
-		tab, err := readTable(path, func([]string) bool { return true })
+	for _, path := range []string{csvPath, xlsxPath, resultPath} {
+		tab, err := readTable(path, func(h []string) bool { return slices.Equal(h, header) })
 		if err != nil {
 			t.Fatalf("%s: %v", filepath.Base(path), err)
 		}

@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"io/fs"
 	"slices"
 	"sort"
@@ -15,6 +14,7 @@ import (
 	"github.com/billsync/billsync/internal/report/sheetxml"
 	"github.com/billsync/billsync/internal/report/value"
 	"github.com/billsync/billsync/internal/sheetfmt"
+	"github.com/billsync/billsync/internal/tablefile"
 	"github.com/billsync/billsync/queries"
 	"github.com/xuri/excelize/v2"
 )
@@ -63,42 +63,13 @@ func (w *workbook) close() {
 	w.f.Close()
 }
 
-// sheetRows are the data sheets' body rows by the path of their sheet's part,
-// which excelize names after the sheet's id.
-func (w *workbook) sheetRows() (map[string]*sheetxml.Rows, error) {
-	ids := map[string]int{}
-	for id, name := range w.f.GetSheetMap() {
-		ids[name] = id
-	}
-	parts := map[string]*sheetxml.Rows{}
-	for _, x := range w.sheets {
-		id, ok := ids[x.name]
-		if !ok || x.rows == nil {
-			return nil, fmt.Errorf("sheet %q was not written", x.name)
-		}
-		parts[fmt.Sprintf("xl/worksheets/sheet%d.xml", id)] = x.rows
-	}
-	return parts, nil
-}
-
+// save writes the workbook to path, each data sheet's body rows spliced into its part.
 func (w *workbook) save(path string) error {
-	f, err := createAtomic(path)
-	if err != nil {
-		return err
+	rows := map[string]*sheetxml.Rows{}
+	for _, x := range w.sheets {
+		rows[x.name] = x.rows
 	}
-	// excelize builds the whole zip in a buffer before writing it out; a zip
-	// writer on the file itself writes each part as it is compressed.
-	rows, err := w.sheetRows()
-	if err != nil {
-		f.abort()
-		return err
-	}
-	w.f.SetZipWriter(func(io.Writer) excelize.ZipWriter { return sheetxml.NewZipWriter(f, rows) })
-	if _, err := w.f.WriteTo(io.Discard); err != nil {
-		f.abort()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return f.commit()
+	return tablefile.Save(w.f, path, rows)
 }
 
 // summary fills the first sheet: what the report is, what it is based on,
@@ -127,15 +98,15 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 		}
 		f.SetCellValue(sh, cell, v)
 		if style == 0 {
-			style = w.st.value
+			style = w.st.Value
 		}
-		if t, ok := v.(string); ok && cellsafe.StartsLikeFormula(t) && w.st.quoted[style] != 0 {
-			style = w.st.quoted[style] // a product named "-Promo": text as it is, kept text when edited
+		if t, ok := v.(string); ok && cellsafe.StartsLikeFormula(t) && w.st.Quoted[style] != 0 {
+			style = w.st.Quoted[style] // a product named "-Promo": text as it is, kept text when edited
 		}
 		f.SetCellStyle(sh, cell, cell, style)
 	}
 	line := func(label string, v any, style int) {
-		put(cellName(1, row), label, w.st.label)
+		put(cellName(1, row), label, w.st.Label)
 		put(cellName(2, row), v, style)
 		// The value spans the columns a headline table's figures take.
 		f.MergeCell(sh, cellName(2, row), cellName(1+summaryTableCols, row))
@@ -145,13 +116,13 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 	}
 	subtitle := func(text string) {
 		row++
-		put(cellName(1, row), text, w.st.subtitle)
+		put(cellName(1, row), text, w.st.Subtitle)
 		row++
 	}
 	title := d.Title.In(l.code)
-	put("A1", title, w.st.title)
+	put("A1", title, w.st.Title)
 	desc := strings.Join(strings.Fields(d.Description.In(l.code)), " ")
-	put("A2", desc, w.st.wrap)
+	put("A2", desc, w.st.Wrap)
 	f.MergeCell(sh, "A2", cellName(2+summaryTableCols, 2)) // across the label, value and notes' columns
 	f.SetRowHeight(sh, 2, 36)
 	row = 4
@@ -164,7 +135,7 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 		for _, a := range s.warnings {
 			texts = append(texts, a.text(l))
 		}
-		line(l.w("warning"), strings.Join(texts, "\n"), w.st.sumCheckBad)
+		line(l.w("warning"), strings.Join(texts, "\n"), w.st.SumCheckBad)
 	}
 	// What the report says comes first, for the reader who stops at the first screen: the
 	// headline figures and the checks, the chart, the notes that say what the figures mean.
@@ -175,10 +146,10 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 	table := func(t headTable) {
 		// A cell per figure, typed, in the sheet's number format, under its title; the label
 		// in its own cell; the sheet's totals row last.
-		put(cellName(1, row), t.labelTitle, w.st.tableHeadLabel)
+		put(cellName(1, row), t.labelTitle, w.st.TableHeadLabel)
 		lines := sheetfmt.WrappedLines(t.labelTitle, labelWidth-1)
 		for k, c := range t.cols {
-			put(cellName(2+k, row), c.title, w.st.tableHead)
+			put(cellName(2+k, row), c.title, w.st.TableHead)
 			lines = max(lines, sheetfmt.WrappedLines(c.title, summaryTableWidth-1))
 		}
 		if lines > 1 {
@@ -191,9 +162,9 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 				cell := cellName(2+k, row)
 				switch v := values[k]; {
 				case blank != nil && !blank[k]:
-					put(cell, "", w.st.tableTotal)
+					put(cell, "", w.st.TableTotal)
 				case v == nil:
-					put(cell, c.empty, w.st.reason) // why there is none, as the sheet says
+					put(cell, c.empty, w.st.Reason) // why there is none, as the sheet says
 				default:
 					put(cell, cellNumber(v), styles[c.format])
 				}
@@ -202,25 +173,25 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 			row++
 		}
 		for _, r := range t.rows {
-			cells(r.label, r.values, w.st.label, w.st.body, nil)
+			cells(r.label, r.values, w.st.Label, w.st.Body, nil)
 		}
 		if t.total != nil {
-			cells(t.total.label, t.total.values, w.st.tableTotal, w.st.total, t.totalOf)
+			cells(t.total.label, t.total.values, w.st.TableTotal, w.st.Total, t.totalOf)
 		}
 		if more := t.moreText(l); more != "" {
 			line("…", more, 0)
 		}
 	}
 	text.headlines(outs, subtitle, styled, func(label string, v any, c column) {
-		line(label, v, w.st.left[c.format])
+		line(label, v, w.st.Left[c.format])
 	}, table)
 	text.checkLines(outs, subtitle, func(label, text string, ok bool, plain bool) {
-		style := w.st.sumCheck
+		style := w.st.SumCheck
 		switch {
 		case plain:
-			style = w.st.wrap
+			style = w.st.Wrap
 		case !ok:
-			style = w.st.sumCheckBad
+			style = w.st.SumCheckBad
 		}
 		line(label, text, style)
 	})
@@ -235,9 +206,9 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 	sheetsRow := row + 1 // subtitle leaves a row empty first
 	subtitle(l.w("notes"))
 	for _, n := range d.Notes {
-		put(cellName(1, row), "•", w.st.label)
+		put(cellName(1, row), "•", w.st.Label)
 		text := expand(n.In(l.code), vals)
-		put(cellName(2, row), text, w.st.wrap)
+		put(cellName(2, row), text, w.st.Wrap)
 		f.MergeCell(sh, cellName(2, row), cellName(2+summaryTableCols, row)) // noteExtraWidth wider
 		fitHeight(f, row, "", text, summaryWidth+noteExtraWidth)
 		row++
@@ -263,7 +234,7 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 	if len(runs) == 0 {
 		runs = []string{l.w("no_run")}
 	}
-	line(l.w("runs"), strings.Join(runs, "\n"), w.st.wrap)
+	line(l.w("runs"), strings.Join(runs, "\n"), w.st.Wrap)
 	line(l.w("tz"), s.TZ.String(), 0)
 	if slices.ContainsFunc(outs, func(o sheetOutput) bool {
 		return slices.ContainsFunc(o.cols, func(c column) bool { return c.format == "money" })
@@ -272,12 +243,12 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 	}
 	line(l.w("warehouse"), s.DB, 0)
 	if readsJournal(d) {
-		line(l.w("journal"), s.journal.text(l), w.st.wrap)
+		line(l.w("journal"), s.journal.text(l), w.st.Wrap)
 	}
 	line(l.w("generated"), l.dateTime(time.Now(), w.loc), 0)
-	line(l.w("params"), params(d, vars, l), w.st.wrap)
-	line(l.w("reproduce"), reproduce(d, s), w.st.wrap)
-	line(l.w("queries"), queryDigests(d), w.st.wrap)
+	line(l.w("params"), params(d, vars, l), w.st.Wrap)
+	line(l.w("reproduce"), reproduce(d, s), w.st.Wrap)
+	line(l.w("queries"), queryDigests(d), w.st.Wrap)
 	if summaryHeight(f, row) > summaryPageHeight && summaryHeight(f, sheetsRow) <= summaryPageHeight {
 		// Too long for one page: what the report says (headline, checks, chart) on the first,
 		// what the figures mean and how they were made from the top of the next, not a few
@@ -321,9 +292,9 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 func (w *workbook) style(ls lineStyle) int {
 	switch ls {
 	case labelLine:
-		return w.st.label
+		return w.st.Label
 	case wrapLine:
-		return w.st.wrap
+		return w.st.Wrap
 	}
 	return 0
 }
@@ -408,10 +379,10 @@ func (w *workbook) chart(c *Chart, outs []sheetOutput, row int) error {
 	o := outs[i]
 	if o.rows == 0 {
 		w.f.SetCellValue(summarySheet, cellName(1, row), w.l.w("no_chart"))
-		w.f.SetCellStyle(summarySheet, cellName(1, row), cellName(1, row), w.st.value)
+		w.f.SetCellStyle(summarySheet, cellName(1, row), cellName(1, row), w.st.Value)
 		return nil
 	}
-	ref := "'" + strings.ReplaceAll(o.sheet.tab(w.l.code), "'", "''") + "'!"
+	ref := tablefile.SheetRef(o.sheet.tab(w.l.code))
 	colOf := func(name string) (int, error) {
 		j := slices.IndexFunc(o.cols, func(col column) bool { return col.name == name })
 		if j < 0 {
@@ -499,7 +470,7 @@ func summaryPrint(f *excelize.File, sh, footer string) error {
 	if err != nil {
 		return err
 	}
-	if err := pageSetup(f, sh, footer, p); err != nil {
+	if err := sheetfmt.PageSetup(f, sh, footer, p); err != nil {
 		return err
 	}
 	if err := sheetfmt.PrintTitles(f, sh, p); err != nil {
@@ -509,7 +480,7 @@ func summaryPrint(f *excelize.File, sh, footer string) error {
 	if err != nil {
 		return err
 	}
-	ref := "'" + strings.ReplaceAll(sh, "'", "''") + "'!"
+	ref := tablefile.SheetRef(sh)
 	return f.SetDefinedName(&excelize.DefinedName{Name: "_xlnm.Print_Area", RefersTo: ref + absRange(1, 1, len(p.Widths), max(len(rows), 1)+chartRows), Scope: sh})
 }
 
