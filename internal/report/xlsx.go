@@ -118,14 +118,7 @@ func footerText(title, asOf string, l *lang) string {
 // headerWidth is the width a header needs: it wraps, so its longest word,
 // or the whole title when short.
 func headerWidth(title string) float64 {
-	w := 0
-	for _, word := range strings.Fields(title) {
-		w = max(w, utf8.RuneCountInString(word))
-	}
-	if n := utf8.RuneCountInString(title); n <= 12 {
-		w = n
-	}
-	return float64(w)*1.1 + 2 // bold
+	return float64(tablefile.HeaderChars(title, 12))*1.1 + 2 // bold
 }
 
 func (x *xlsxSheet) write(vals []any) error {

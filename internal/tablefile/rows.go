@@ -113,18 +113,21 @@ func widths(t *Table, locale string) []float64 {
 	return out
 }
 
-// headerWidth is the width a table's header needs: it wraps, so its longest word, or the whole
-// title when short.
-func headerWidth(title string) int {
+// HeaderChars is how many characters wide a header's column must be: a header wraps, so its
+// longest word, or the whole title when it has at most short characters.
+func HeaderChars(title string, short int) int {
 	w := 0
 	for _, word := range strings.Fields(title) {
 		w = max(w, utf8.RuneCountInString(word))
 	}
-	if n := utf8.RuneCountInString(title); n <= 8 {
+	if n := utf8.RuneCountInString(title); n <= short {
 		w = n
 	}
-	return w + 3
+	return w
 }
+
+// headerWidth is the width a table's header needs, padded.
+func headerWidth(title string) int { return HeaderChars(title, 8) + 3 }
 
 // shownWidth is about how many characters a value takes as its cell shows it.
 func shownWidth(v, format, locale string) int {
