@@ -74,8 +74,56 @@ func (w *workbook) save(path string) error {
 
 // summary fills the first sheet: what the report is, what it is based on,
 // the headline figures and checks, how to reproduce it, the notes and the chart.
+// What the report says comes first, for the reader who stops at the first screen: the
+// headline figures and the checks, the chart, the notes that say what the figures mean.
+// How it was made (sources, settings, queries, the command that makes it again) closes the
+// page, under a heading of its own.
 func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, srcs []source, outs []sheetOutput) error {
-	f, sh, l := w.f, summarySheet, w.l
+	p := &summaryWriter{w: w, f: w.f, sh: summarySheet, l: w.l}
+	title, desc := p.heading(d)
+	p.row = 4
+	p.asOf(s)
+	p.findings(outs, vars)
+	chartRow := 0
+	if d.Chart != nil {
+		// The chart floats over empty rows of the default height as tall as it is, so the rows
+		// below it stay visible (excelize anchors a chart by default row heights).
+		p.row++
+		chartRow = p.row
+		p.row += chartRows
+	}
+	sheetsRow := p.row + 1 // subtitle leaves a row empty first
+	p.notes(d, noteValues(d, s, vars, w.l))
+	p.sheets(outs)
+	p.about(d, s, vars, srcs, outs)
+	if err := p.layout(sheetsRow); err != nil {
+		return err
+	}
+	if d.Chart != nil {
+		if err := w.chart(d.Chart, outs, chartRow); err != nil {
+			return fmt.Errorf("chart: %w", err)
+		}
+	}
+	// The tab in the report's language, once everything refers to it.
+	if err := w.f.SetSheetName(summarySheet, w.l.w("summary")); err != nil {
+		return err
+	}
+	return w.f.SetDocProps(&excelize.DocProperties{
+		Title:       title + " " + w.l.w("as_of_footer") + " " + s.asOf,
+		Subject:     title,
+		Description: desc,
+		Creator:     "billsync report",
+		Keywords:    "billsync, " + d.Name + ", " + s.asOf,
+		Category:    "Finance report",
+		Created:     time.Now().UTC().Format(time.RFC3339),
+		Modified:    time.Now().UTC().Format(time.RFC3339),
+		Language:    w.l.code,
+	})
+}
+
+// noteValues are the values the definition's notes read ({journal}, {currency}, a variable):
+// a choice among values also in words, dates as the locale writes them.
+func noteValues(d *Definition, s *settings, vars map[string]string, l *lang) map[string]string {
 	vals := map[string]string{"journal": s.journal.path, "currency": s.Currency}
 	for k, v := range vars {
 		vals[k] = v
@@ -91,101 +139,86 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 			}
 		}
 	}
-	row := 1
-	put := func(cell string, v any, style int) {
-		if t, ok := v.(string); ok {
-			v = cellsafe.Visible(t) // a product's name in the headline, as its sheet shows it
-		}
-		f.SetCellValue(sh, cell, v)
-		if style == 0 {
-			style = w.st.Value
-		}
-		if t, ok := v.(string); ok && cellsafe.StartsLikeFormula(t) && w.st.Quoted[style] != 0 {
-			style = w.st.Quoted[style] // a product named "-Promo": text as it is, kept text when edited
-		}
-		f.SetCellStyle(sh, cell, cell, style)
+	return vals
+}
+
+// summaryWriter writes the summary sheet row by row; row is the next row to write.
+type summaryWriter struct {
+	w   *workbook
+	f   *excelize.File
+	sh  string
+	l   *lang
+	row int
+}
+
+// put writes a value in its style (0: a plain value), text as its sheet shows it.
+func (p *summaryWriter) put(cell string, v any, style int) {
+	if t, ok := v.(string); ok {
+		v = cellsafe.Visible(t) // a product's name in the headline, as its sheet shows it
 	}
-	line := func(label string, v any, style int) {
-		put(cellName(1, row), label, w.st.Label)
-		put(cellName(2, row), v, style)
-		// The value spans the columns a headline table's figures take.
-		f.MergeCell(sh, cellName(2, row), cellName(1+summaryTableCols, row))
-		text, _ := v.(string)
-		fitHeight(f, row, label, text, summaryWidth)
-		row++
+	p.f.SetCellValue(p.sh, cell, v)
+	if style == 0 {
+		style = p.w.st.Value
 	}
-	subtitle := func(text string) {
-		row++
-		put(cellName(1, row), text, w.st.Subtitle)
-		row++
+	if t, ok := v.(string); ok && cellsafe.StartsLikeFormula(t) && p.w.st.Quoted[style] != 0 {
+		style = p.w.st.Quoted[style] // a product named "-Promo": text as it is, kept text when edited
 	}
-	title := d.Title.In(l.code)
-	put("A1", title, w.st.Title)
-	desc := strings.Join(strings.Fields(d.Description.In(l.code)), " ")
-	put("A2", desc, w.st.Wrap)
-	f.MergeCell(sh, "A2", cellName(2+summaryTableCols, 2)) // across the label, value and notes' columns
-	f.SetRowHeight(sh, 2, 36)
-	row = 4
-	line(l.w("as_of"), l.date(s.AsOf), 0)
-	if len(s.warnings) > 0 || s.Notice != "" {
-		var texts []string
-		if s.Notice != "" {
-			texts = append(texts, s.Notice)
-		}
-		for _, a := range s.warnings {
-			texts = append(texts, a.text(l))
-		}
-		line(l.w("warning"), strings.Join(texts, "\n"), w.st.SumCheckBad)
+	p.f.SetCellStyle(p.sh, cell, cell, style)
+}
+
+// line writes a label and its value, the value across the columns a headline table's figures take.
+func (p *summaryWriter) line(label string, v any, style int) {
+	p.put(cellName(1, p.row), label, p.w.st.Label)
+	p.put(cellName(2, p.row), v, style)
+	p.f.MergeCell(p.sh, cellName(2, p.row), cellName(1+summaryTableCols, p.row))
+	text, _ := v.(string)
+	fitHeight(p.f, p.row, label, text, summaryWidth)
+	p.row++
+}
+
+// subtitle starts a part of the page under a heading, a row left empty before it.
+func (p *summaryWriter) subtitle(text string) {
+	p.row++
+	p.put(cellName(1, p.row), text, p.w.st.Subtitle)
+	p.row++
+}
+
+// heading writes the report's title and its description; it returns both.
+func (p *summaryWriter) heading(d *Definition) (title, desc string) {
+	title = d.Title.In(p.l.code)
+	p.put("A1", title, p.w.st.Title)
+	desc = strings.Join(strings.Fields(d.Description.In(p.l.code)), " ")
+	p.put("A2", desc, p.w.st.Wrap)
+	p.f.MergeCell(p.sh, "A2", cellName(2+summaryTableCols, 2)) // across the label, value and notes' columns
+	p.f.SetRowHeight(p.sh, 2, 36)
+	return title, desc
+}
+
+// asOf writes the day the report is as of, and what warns about it.
+func (p *summaryWriter) asOf(s *settings) {
+	p.line(p.l.w("as_of"), p.l.date(s.AsOf), 0)
+	if len(s.warnings) == 0 && s.Notice == "" {
+		return
 	}
-	// What the report says comes first, for the reader who stops at the first screen: the
-	// headline figures and the checks, the chart, the notes that say what the figures mean.
-	// How it was made (sources, settings, queries, the command that makes it again) closes the
-	// page, under a heading of its own.
-	text := summaryLines{l: l, cur: w.cur, same: w.same, vars: vars}
-	styled := func(label string, v any, ls lineStyle) { line(label, v, w.style(ls)) }
-	table := func(t headTable) {
-		// A cell per figure, typed, in the sheet's number format, under its title; the label
-		// in its own cell; the sheet's totals row last.
-		put(cellName(1, row), t.labelTitle, w.st.TableHeadLabel)
-		lines := sheetfmt.WrappedLines(t.labelTitle, labelWidth-1)
-		for k, c := range t.cols {
-			put(cellName(2+k, row), c.title, w.st.TableHead)
-			lines = max(lines, sheetfmt.WrappedLines(c.title, summaryTableWidth-1))
-		}
-		if lines > 1 {
-			f.SetRowHeight(sh, row, float64(15*lines))
-		}
-		row++
-		cells := func(label string, values []any, style int, styles map[string]int, blank []bool) {
-			put(cellName(1, row), label, style)
-			for k, c := range t.cols {
-				cell := cellName(2+k, row)
-				switch v := values[k]; {
-				case blank != nil && !blank[k]:
-					put(cell, "", w.st.TableTotal)
-				case v == nil:
-					put(cell, c.empty, w.st.Reason) // why there is none, as the sheet says
-				default:
-					put(cell, cellNumber(v), styles[c.format])
-				}
-			}
-			fitHeight(f, row, label, "", summaryWidth)
-			row++
-		}
-		for _, r := range t.rows {
-			cells(r.label, r.values, w.st.Label, w.st.Body, nil)
-		}
-		if t.total != nil {
-			cells(t.total.label, t.total.values, w.st.TableTotal, w.st.Total, t.totalOf)
-		}
-		if more := t.moreText(l); more != "" {
-			line("…", more, 0)
-		}
+	var texts []string
+	if s.Notice != "" {
+		texts = append(texts, s.Notice)
 	}
-	text.headlines(outs, subtitle, styled, func(label string, v any, c column) {
-		line(label, v, w.st.Left[c.format])
-	}, table)
-	text.checkLines(outs, subtitle, func(label, text string, ok bool, plain bool) {
+	for _, a := range s.warnings {
+		texts = append(texts, a.text(p.l))
+	}
+	p.line(p.l.w("warning"), strings.Join(texts, "\n"), p.w.st.SumCheckBad)
+}
+
+// findings writes the headline figures (lines and tables) and the checks.
+func (p *summaryWriter) findings(outs []sheetOutput, vars map[string]string) {
+	w := p.w
+	text := summaryLines{l: p.l, cur: w.cur, same: w.same, vars: vars}
+	styled := func(label string, v any, ls lineStyle) { p.line(label, v, w.style(ls)) }
+	text.headlines(outs, p.subtitle, styled, func(label string, v any, c column) {
+		p.line(label, v, w.st.Left[c.format])
+	}, p.table)
+	text.checkLines(outs, p.subtitle, func(label, text string, ok bool, plain bool) {
 		style := w.st.SumCheck
 		switch {
 		case plain:
@@ -193,31 +226,80 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 		case !ok:
 			style = w.st.SumCheckBad
 		}
-		line(label, text, style)
+		p.line(label, text, style)
 	})
-	chartRow := 0
-	if d.Chart != nil {
-		// The chart floats over empty rows of the default height as tall as it is, so the rows
-		// below it stay visible (excelize anchors a chart by default row heights).
-		row++
-		chartRow = row
-		row += chartRows
+}
+
+// table writes a headline table: a cell per figure, typed, in the sheet's number format, under
+// its title; the label in its own cell; the sheet's totals row last.
+func (p *summaryWriter) table(t headTable) {
+	st := p.w.st
+	p.put(cellName(1, p.row), t.labelTitle, st.TableHeadLabel)
+	lines := sheetfmt.WrappedLines(t.labelTitle, labelWidth-1)
+	for k, c := range t.cols {
+		p.put(cellName(2+k, p.row), c.title, st.TableHead)
+		lines = max(lines, sheetfmt.WrappedLines(c.title, summaryTableWidth-1))
 	}
-	sheetsRow := row + 1 // subtitle leaves a row empty first
-	subtitle(l.w("notes"))
+	if lines > 1 {
+		p.f.SetRowHeight(p.sh, p.row, float64(15*lines))
+	}
+	p.row++
+	for _, r := range t.rows {
+		p.tableRow(t, r.label, r.values, st.Label, st.Body, nil)
+	}
+	if t.total != nil {
+		p.tableRow(t, t.total.label, t.total.values, st.TableTotal, st.Total, t.totalOf)
+	}
+	if more := t.moreText(p.l); more != "" {
+		p.line("…", more, 0)
+	}
+}
+
+// tableRow writes a row of a headline table: its label in style, each figure in its format's
+// style of styles, a missing one as the sheet says why; blank marks the figures a totals row has.
+func (p *summaryWriter) tableRow(t headTable, label string, values []any, style int, styles map[string]int, blank []bool) {
+	p.put(cellName(1, p.row), label, style)
+	for k, c := range t.cols {
+		cell := cellName(2+k, p.row)
+		switch v := values[k]; {
+		case blank != nil && !blank[k]:
+			p.put(cell, "", p.w.st.TableTotal)
+		case v == nil:
+			p.put(cell, c.empty, p.w.st.Reason) // why there is none, as the sheet says
+		default:
+			p.put(cell, cellNumber(v), styles[c.format])
+		}
+	}
+	fitHeight(p.f, p.row, label, "", summaryWidth)
+	p.row++
+}
+
+// notes writes the definition's notes, their {placeholders} filled from vals.
+func (p *summaryWriter) notes(d *Definition, vals map[string]string) {
+	p.subtitle(p.l.w("notes"))
 	for _, n := range d.Notes {
-		put(cellName(1, row), "•", w.st.Label)
-		text := expand(n.In(l.code), vals)
-		put(cellName(2, row), text, w.st.Wrap)
-		f.MergeCell(sh, cellName(2, row), cellName(2+summaryTableCols, row)) // noteExtraWidth wider
-		fitHeight(f, row, "", text, summaryWidth+noteExtraWidth)
-		row++
+		p.put(cellName(1, p.row), "•", p.w.st.Label)
+		text := expand(n.In(p.l.code), vals)
+		p.put(cellName(2, p.row), text, p.w.st.Wrap)
+		p.f.MergeCell(p.sh, cellName(2, p.row), cellName(2+summaryTableCols, p.row)) // noteExtraWidth wider
+		fitHeight(p.f, p.row, "", text, summaryWidth+noteExtraWidth)
+		p.row++
 	}
-	subtitle(l.w("sheets"))
+}
+
+// sheets writes a line per data sheet: its rows and the query they come from.
+func (p *summaryWriter) sheets(outs []sheetOutput) {
+	p.subtitle(p.l.w("sheets"))
 	for _, o := range outs {
-		line(o.sheet.tab(l.code), fmt.Sprintf(l.w("rows_from"), l.count(o.rows), o.sheet.Query), 0)
+		p.line(o.sheet.tab(p.l.code), fmt.Sprintf(p.l.w("rows_from"), p.l.count(o.rows), o.sheet.Query), 0)
 	}
-	subtitle(l.w("about"))
+}
+
+// about writes how the report was made: accounts, sync runs, zone, currency, warehouse, journal,
+// when, its parameters, the command that makes it again and its queries' digests.
+func (p *summaryWriter) about(d *Definition, s *settings, vars map[string]string, srcs []source, outs []sheetOutput) {
+	l := p.l
+	p.subtitle(l.w("about"))
 	accounts := s.Account
 	if accounts == "" {
 		var names []string
@@ -226,66 +308,49 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 		}
 		accounts = fmt.Sprintf(l.w("all_accounts"), strings.Join(names, ", "))
 	}
-	line(l.w("account"), accounts, 0)
+	p.line(l.w("account"), accounts, 0)
 	var runs []string
 	for _, src := range srcs {
-		runs = append(runs, src.text(w.loc, l))
+		runs = append(runs, src.text(p.w.loc, l))
 	}
 	if len(runs) == 0 {
 		runs = []string{l.w("no_run")}
 	}
-	line(l.w("runs"), strings.Join(runs, "\n"), w.st.Wrap)
-	line(l.w("tz"), s.TZ.String(), 0)
+	p.line(l.w("runs"), strings.Join(runs, "\n"), p.w.st.Wrap)
+	p.line(l.w("tz"), s.TZ.String(), 0)
 	if slices.ContainsFunc(outs, func(o sheetOutput) bool {
 		return slices.ContainsFunc(o.cols, func(c column) bool { return c.format == "money" })
 	}) {
-		line(l.w("currency"), fmt.Sprintf(l.w("currency_note"), s.Currency), 0)
+		p.line(l.w("currency"), fmt.Sprintf(l.w("currency_note"), s.Currency), 0)
 	}
-	line(l.w("warehouse"), s.DB, 0)
+	p.line(l.w("warehouse"), s.DB, 0)
 	if readsJournal(d) {
-		line(l.w("journal"), s.journal.text(l), w.st.Wrap)
+		p.line(l.w("journal"), s.journal.text(l), p.w.st.Wrap)
 	}
-	line(l.w("generated"), l.dateTime(time.Now(), w.loc), 0)
-	line(l.w("params"), params(d, vars, l), w.st.Wrap)
-	line(l.w("reproduce"), reproduce(d, s), w.st.Wrap)
-	line(l.w("queries"), queryDigests(d), w.st.Wrap)
-	if summaryHeight(f, row) > summaryPageHeight && summaryHeight(f, sheetsRow) <= summaryPageHeight {
+	p.line(l.w("generated"), l.dateTime(time.Now(), p.w.loc), 0)
+	p.line(l.w("params"), params(d, vars, l), p.w.st.Wrap)
+	p.line(l.w("reproduce"), reproduce(d, s), p.w.st.Wrap)
+	p.line(l.w("queries"), queryDigests(d), p.w.st.Wrap)
+}
+
+// layout breaks the page before the notes when the whole does not fit one page but what the
+// report says does, sizes the columns and sets the print up.
+func (p *summaryWriter) layout(sheetsRow int) error {
+	if summaryHeight(p.f, p.row) > summaryPageHeight && summaryHeight(p.f, sheetsRow) <= summaryPageHeight {
 		// Too long for one page: what the report says (headline, checks, chart) on the first,
 		// what the figures mean and how they were made from the top of the next, not a few
 		// lines cut off.
 		// (When the headline alone is longer than a page, the summary just runs on.)
-		if err := f.InsertPageBreak(sh, cellName(1, sheetsRow)); err != nil {
+		if err := p.f.InsertPageBreak(p.sh, cellName(1, sheetsRow)); err != nil {
 			return err
 		}
 	}
-	f.SetColWidth(sh, "A", "A", labelWidth)
+	p.f.SetColWidth(p.sh, "A", "A", labelWidth)
 	valueCols, _ := excelize.ColumnNumberToName(1 + summaryTableCols)
 	noteCol, _ := excelize.ColumnNumberToName(2 + summaryTableCols)
-	f.SetColWidth(sh, "B", valueCols, summaryTableWidth)
-	f.SetColWidth(sh, noteCol, noteCol, noteExtraWidth)
-	if err := summaryPrint(f, sh, w.footer); err != nil {
-		return err
-	}
-	if d.Chart != nil {
-		if err := w.chart(d.Chart, outs, chartRow); err != nil {
-			return fmt.Errorf("chart: %w", err)
-		}
-	}
-	// The tab in the report's language, once everything refers to it.
-	if err := f.SetSheetName(summarySheet, l.w("summary")); err != nil {
-		return err
-	}
-	return f.SetDocProps(&excelize.DocProperties{
-		Title:       title + " " + l.w("as_of_footer") + " " + s.asOf,
-		Subject:     title,
-		Description: desc,
-		Creator:     "billsync report",
-		Keywords:    "billsync, " + d.Name + ", " + s.asOf,
-		Category:    "Finance report",
-		Created:     time.Now().UTC().Format(time.RFC3339),
-		Modified:    time.Now().UTC().Format(time.RFC3339),
-		Language:    l.code,
-	})
+	p.f.SetColWidth(p.sh, "B", valueCols, summaryTableWidth)
+	p.f.SetColWidth(p.sh, noteCol, noteCol, noteExtraWidth)
+	return summaryPrint(p.f, p.sh, p.w.footer)
 }
 
 // style is the style of a summary line.
