@@ -28,9 +28,6 @@ const maxCellText = tablefile.MaxCellText
 // styles are the workbook's cell styles, shared with every workbook billsync writes.
 type styles = tablefile.Styles
 
-// numFmts are the number formats per column format, shared with every workbook billsync writes.
-var numFmts = sheetfmt.NumFmts
-
 // moneySymbol is the currency's symbol, or its code.
 func moneySymbol(currency string) string {
 	if f := moneyFormat(currency); strings.HasPrefix(f, `"`) {
