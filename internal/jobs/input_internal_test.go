@@ -9,12 +9,13 @@ import (
 	"github.com/xuri/excelize/v2"
 )
 
-// TestDefusedCellsReadBack: text billsync wrote with the formula mark (a report sheet, a job's result
-// file) reads back as the text itself, from CSV and from a workbook, so a report row used as a job's
-// input names the customer's e-mail as the service has it.
+// TestDefusedCellsReadBack: text billsync wrote with the formula mark or with characters drawn as
+// nothing shown by their code (a report sheet, a job's result file) reads back as the text itself,
+// from CSV and from a workbook, so a report row used as a job's input names the customer's e-mail as
+// the service has it.
 func TestDefusedCellsReadBack(t *testing.T) {
 	values := []string{"=budi@example.com", "+tag@example.com", "-", "@SUM(A1)", "+62 812-3456-7890",
-		"'plain", "Ñoño", "a=b"}
+		"'plain", "Ñoño", "a=b", "Budi\u200bSantoso", "\u202eosotnaS iduB"}
 	header := []string{"customerId", "fromEmail"}
 	rows := [][]string{header}
 	for _, v := range values {
