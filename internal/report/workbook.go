@@ -74,29 +74,20 @@ func (w *workbook) save(path string) error {
 
 // summary fills the first sheet: what the report is, what it is based on,
 // the headline figures and checks, how to reproduce it, the notes and the chart.
-// What the report says comes first, for the reader who stops at the first screen: the
-// headline figures and the checks, the chart, the notes that say what the figures mean.
-// How it was made (sources, settings, queries, the command that makes it again) closes the
-// page, under a heading of its own.
 func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, srcs []source, outs []sheetOutput) error {
 	p := &summaryWriter{w: w, f: w.f, sh: summarySheet, l: w.l}
-	title, desc := p.heading(d)
-	p.row = 4
-	p.asOf(s)
-	p.findings(outs, vars)
-	chartRow := 0
-	if d.Chart != nil {
-		// The chart floats over empty rows of the default height as tall as it is, so the rows
-		// below it stay visible (excelize anchors a chart by default row heights).
-		p.row++
-		chartRow = p.row
-		p.row += chartRows
-	}
+	title, desc := p.heading(d, s)
+	// What the report says comes first, for the reader who stops at the first screen: the
+	// headline figures and the checks, the chart, the notes that say what the figures mean.
+	// How it was made (sources, settings, queries, the command that makes it again) closes the
+	// page, under a heading of its own.
+	p.figures(vars, outs)
+	chartRow := p.chartSpace(d)
 	sheetsRow := p.row + 1 // subtitle leaves a row empty first
 	p.notes(d, noteValues(d, s, vars, w.l))
-	p.sheets(outs)
+	p.sheetList(outs)
 	p.about(d, s, vars, srcs, outs)
-	if err := p.layout(sheetsRow); err != nil {
+	if err := p.pageSetup(sheetsRow); err != nil {
 		return err
 	}
 	if d.Chart != nil {
@@ -104,45 +95,10 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 			return fmt.Errorf("chart: %w", err)
 		}
 	}
-	// The tab in the report's language, once everything refers to it.
-	if err := w.f.SetSheetName(summarySheet, w.l.w("summary")); err != nil {
-		return err
-	}
-	return w.f.SetDocProps(&excelize.DocProperties{
-		Title:       title + " " + w.l.w("as_of_footer") + " " + s.asOf,
-		Subject:     title,
-		Description: desc,
-		Creator:     "billsync report",
-		Keywords:    "billsync, " + d.Name + ", " + s.asOf,
-		Category:    "Finance report",
-		Created:     time.Now().UTC().Format(time.RFC3339),
-		Modified:    time.Now().UTC().Format(time.RFC3339),
-		Language:    w.l.code,
-	})
+	return w.nameSummary(d, s, title, desc)
 }
 
-// noteValues are the values the definition's notes read ({journal}, {currency}, a variable):
-// a choice among values also in words, dates as the locale writes them.
-func noteValues(d *Definition, s *settings, vars map[string]string, l *lang) map[string]string {
-	vals := map[string]string{"journal": s.journal.path, "currency": s.Currency}
-	for k, v := range vars {
-		vals[k] = v
-		// A choice among values (aging_basis = due) in words: {aging_basis_name} = "tanggal jatuh tempo".
-		if slices.ContainsFunc(d.Vars, func(x Var) bool { return x.Name == k && len(x.Values) > 0 }) {
-			vals[k+"_name"] = l.codeName(k + "=" + v)
-		}
-		// Notes read dates as the locale writes them (1 Nov 2026), as the cells do;
-		// the parameters line below keeps the values as typed.
-		if k == "as_of" || slices.ContainsFunc(d.Vars, func(x Var) bool { return x.Name == k && x.Type == "DATE" }) {
-			if t, err := time.Parse(time.DateOnly, v); err == nil {
-				vals[k] = l.date(t)
-			}
-		}
-	}
-	return vals
-}
-
-// summaryWriter writes the summary sheet row by row; row is the next row to write.
+// summaryWriter writes the summary sheet line by line: row is the next row to write.
 type summaryWriter struct {
 	w   *workbook
 	f   *excelize.File
@@ -151,7 +107,7 @@ type summaryWriter struct {
 	row int
 }
 
-// put writes a value in its style (0: a plain value), text as its sheet shows it.
+// put writes one cell: text as its sheet shows it, a text that starts like a formula kept text.
 func (p *summaryWriter) put(cell string, v any, style int) {
 	if t, ok := v.(string); ok {
 		v = cellsafe.Visible(t) // a product's name in the headline, as its sheet shows it
@@ -166,52 +122,51 @@ func (p *summaryWriter) put(cell string, v any, style int) {
 	p.f.SetCellStyle(p.sh, cell, cell, style)
 }
 
-// line writes a label and its value, the value across the columns a headline table's figures take.
+// line writes a label and its value on the next row.
 func (p *summaryWriter) line(label string, v any, style int) {
 	p.put(cellName(1, p.row), label, p.w.st.Label)
 	p.put(cellName(2, p.row), v, style)
+	// The value spans the columns a headline table's figures take.
 	p.f.MergeCell(p.sh, cellName(2, p.row), cellName(1+summaryTableCols, p.row))
 	text, _ := v.(string)
 	fitHeight(p.f, p.row, label, text, summaryWidth)
 	p.row++
 }
 
-// subtitle starts a part of the page under a heading, a row left empty before it.
+// subtitle heads a part of the page, a row left empty above it.
 func (p *summaryWriter) subtitle(text string) {
 	p.row++
 	p.put(cellName(1, p.row), text, p.w.st.Subtitle)
 	p.row++
 }
 
-// heading writes the report's title and its description; it returns both.
-func (p *summaryWriter) heading(d *Definition) (title, desc string) {
-	title = d.Title.In(p.l.code)
+// heading writes the title, the description, the as-of date and the warnings; it returns the
+// title and description for the document's properties.
+func (p *summaryWriter) heading(d *Definition, s *settings) (title, desc string) {
+	l := p.l
+	title = d.Title.In(l.code)
 	p.put("A1", title, p.w.st.Title)
-	desc = strings.Join(strings.Fields(d.Description.In(p.l.code)), " ")
+	desc = strings.Join(strings.Fields(d.Description.In(l.code)), " ")
 	p.put("A2", desc, p.w.st.Wrap)
 	p.f.MergeCell(p.sh, "A2", cellName(2+summaryTableCols, 2)) // across the label, value and notes' columns
 	p.f.SetRowHeight(p.sh, 2, 36)
+	p.row = 4
+	p.line(l.w("as_of"), l.date(s.AsOf), 0)
+	if len(s.warnings) > 0 || s.Notice != "" {
+		var texts []string
+		if s.Notice != "" {
+			texts = append(texts, s.Notice)
+		}
+		for _, a := range s.warnings {
+			texts = append(texts, a.text(l))
+		}
+		p.line(l.w("warning"), strings.Join(texts, "\n"), p.w.st.SumCheckBad)
+	}
 	return title, desc
 }
 
-// asOf writes the day the report is as of, and what warns about it.
-func (p *summaryWriter) asOf(s *settings) {
-	p.line(p.l.w("as_of"), p.l.date(s.AsOf), 0)
-	if len(s.warnings) == 0 && s.Notice == "" {
-		return
-	}
-	var texts []string
-	if s.Notice != "" {
-		texts = append(texts, s.Notice)
-	}
-	for _, a := range s.warnings {
-		texts = append(texts, a.text(p.l))
-	}
-	p.line(p.l.w("warning"), strings.Join(texts, "\n"), p.w.st.SumCheckBad)
-}
-
-// findings writes the headline figures (lines and tables) and the checks.
-func (p *summaryWriter) findings(outs []sheetOutput, vars map[string]string) {
+// figures writes the headline figures and tables, then the checks.
+func (p *summaryWriter) figures(vars map[string]string, outs []sheetOutput) {
 	w := p.w
 	text := summaryLines{l: p.l, cur: w.cur, same: w.same, vars: vars}
 	styled := func(label string, v any, ls lineStyle) { p.line(label, v, w.style(ls)) }
@@ -255,8 +210,8 @@ func (p *summaryWriter) table(t headTable) {
 	}
 }
 
-// tableRow writes a row of a headline table: its label in style, each figure in its format's
-// style of styles, a missing one as the sheet says why; blank marks the figures a totals row has.
+// tableRow writes one row of a headline table; blank, for the totals row, says which columns
+// have a total (the others stay empty).
 func (p *summaryWriter) tableRow(t headTable, label string, values []any, style int, styles map[string]int, blank []bool) {
 	p.put(cellName(1, p.row), label, style)
 	for k, c := range t.cols {
@@ -274,7 +229,41 @@ func (p *summaryWriter) tableRow(t headTable, label string, values []any, style 
 	p.row++
 }
 
-// notes writes the definition's notes, their {placeholders} filled from vals.
+// chartSpace leaves the rows the chart floats over and returns the first (0: no chart). The
+// rows are empty and of the default height, as tall as the chart, so the rows below it stay
+// visible (excelize anchors a chart by default row heights).
+func (p *summaryWriter) chartSpace(d *Definition) int {
+	if d.Chart == nil {
+		return 0
+	}
+	p.row++
+	chartRow := p.row
+	p.row += chartRows
+	return chartRow
+}
+
+// noteValues are what the notes' {placeholders} read: the report variables, a choice among
+// values also in words, dates as the locale writes them.
+func noteValues(d *Definition, s *settings, vars map[string]string, l *lang) map[string]string {
+	vals := map[string]string{"journal": s.journal.path, "currency": s.Currency}
+	for k, v := range vars {
+		vals[k] = v
+		// A choice among values (aging_basis = due) in words: {aging_basis_name} = "tanggal jatuh tempo".
+		if slices.ContainsFunc(d.Vars, func(x Var) bool { return x.Name == k && len(x.Values) > 0 }) {
+			vals[k+"_name"] = l.codeName(k + "=" + v)
+		}
+		// Notes read dates as the locale writes them (1 Nov 2026), as the cells do;
+		// the parameters line below keeps the values as typed.
+		if k == "as_of" || slices.ContainsFunc(d.Vars, func(x Var) bool { return x.Name == k && x.Type == "DATE" }) {
+			if t, err := time.Parse(time.DateOnly, v); err == nil {
+				vals[k] = l.date(t)
+			}
+		}
+	}
+	return vals
+}
+
+// notes writes the report's notes, a bullet each, their placeholders filled from vals.
 func (p *summaryWriter) notes(d *Definition, vals map[string]string) {
 	p.subtitle(p.l.w("notes"))
 	for _, n := range d.Notes {
@@ -287,18 +276,19 @@ func (p *summaryWriter) notes(d *Definition, vals map[string]string) {
 	}
 }
 
-// sheets writes a line per data sheet: its rows and the query they come from.
-func (p *summaryWriter) sheets(outs []sheetOutput) {
-	p.subtitle(p.l.w("sheets"))
+// sheetList names each data sheet with its row count and query.
+func (p *summaryWriter) sheetList(outs []sheetOutput) {
+	l := p.l
+	p.subtitle(l.w("sheets"))
 	for _, o := range outs {
-		p.line(o.sheet.tab(p.l.code), fmt.Sprintf(p.l.w("rows_from"), p.l.count(o.rows), o.sheet.Query), 0)
+		p.line(o.sheet.tab(l.code), fmt.Sprintf(l.w("rows_from"), l.count(o.rows), o.sheet.Query), 0)
 	}
 }
 
-// about writes how the report was made: accounts, sync runs, zone, currency, warehouse, journal,
-// when, its parameters, the command that makes it again and its queries' digests.
+// about says how the report was made: the accounts and sync runs it read, its settings, the
+// command that makes it again and the digests of its queries.
 func (p *summaryWriter) about(d *Definition, s *settings, vars map[string]string, srcs []source, outs []sheetOutput) {
-	l := p.l
+	l, st := p.l, p.w.st
 	p.subtitle(l.w("about"))
 	accounts := s.Account
 	if accounts == "" {
@@ -316,7 +306,7 @@ func (p *summaryWriter) about(d *Definition, s *settings, vars map[string]string
 	if len(runs) == 0 {
 		runs = []string{l.w("no_run")}
 	}
-	p.line(l.w("runs"), strings.Join(runs, "\n"), p.w.st.Wrap)
+	p.line(l.w("runs"), strings.Join(runs, "\n"), st.Wrap)
 	p.line(l.w("tz"), s.TZ.String(), 0)
 	if slices.ContainsFunc(outs, func(o sheetOutput) bool {
 		return slices.ContainsFunc(o.cols, func(c column) bool { return c.format == "money" })
@@ -325,32 +315,53 @@ func (p *summaryWriter) about(d *Definition, s *settings, vars map[string]string
 	}
 	p.line(l.w("warehouse"), s.DB, 0)
 	if readsJournal(d) {
-		p.line(l.w("journal"), s.journal.text(l), p.w.st.Wrap)
+		p.line(l.w("journal"), s.journal.text(l), st.Wrap)
 	}
 	p.line(l.w("generated"), l.dateTime(time.Now(), p.w.loc), 0)
-	p.line(l.w("params"), params(d, vars, l), p.w.st.Wrap)
-	p.line(l.w("reproduce"), reproduce(d, s), p.w.st.Wrap)
-	p.line(l.w("queries"), queryDigests(d), p.w.st.Wrap)
+	p.line(l.w("params"), params(d, vars, l), st.Wrap)
+	p.line(l.w("reproduce"), reproduce(d, s), st.Wrap)
+	p.line(l.w("queries"), queryDigests(d), st.Wrap)
 }
 
-// layout breaks the page before the notes when the whole does not fit one page but what the
-// report says does, sizes the columns and sets the print up.
-func (p *summaryWriter) layout(sheetsRow int) error {
-	if summaryHeight(p.f, p.row) > summaryPageHeight && summaryHeight(p.f, sheetsRow) <= summaryPageHeight {
+// pageSetup breaks the page before sheetsRow when the summary does not fit one, sets the
+// columns' widths and the print settings.
+func (p *summaryWriter) pageSetup(sheetsRow int) error {
+	f, sh := p.f, p.sh
+	if summaryHeight(f, p.row) > summaryPageHeight && summaryHeight(f, sheetsRow) <= summaryPageHeight {
 		// Too long for one page: what the report says (headline, checks, chart) on the first,
 		// what the figures mean and how they were made from the top of the next, not a few
 		// lines cut off.
 		// (When the headline alone is longer than a page, the summary just runs on.)
-		if err := p.f.InsertPageBreak(p.sh, cellName(1, sheetsRow)); err != nil {
+		if err := f.InsertPageBreak(sh, cellName(1, sheetsRow)); err != nil {
 			return err
 		}
 	}
-	p.f.SetColWidth(p.sh, "A", "A", labelWidth)
+	f.SetColWidth(sh, "A", "A", labelWidth)
 	valueCols, _ := excelize.ColumnNumberToName(1 + summaryTableCols)
 	noteCol, _ := excelize.ColumnNumberToName(2 + summaryTableCols)
-	p.f.SetColWidth(p.sh, "B", valueCols, summaryTableWidth)
-	p.f.SetColWidth(p.sh, noteCol, noteCol, noteExtraWidth)
-	return summaryPrint(p.f, p.sh, p.w.footer)
+	f.SetColWidth(sh, "B", valueCols, summaryTableWidth)
+	f.SetColWidth(sh, noteCol, noteCol, noteExtraWidth)
+	return summaryPrint(f, sh, p.w.footer)
+}
+
+// nameSummary names the summary's tab in the report's language, once everything refers to
+// it, and sets the document's properties.
+func (w *workbook) nameSummary(d *Definition, s *settings, title, desc string) error {
+	l := w.l
+	if err := w.f.SetSheetName(summarySheet, l.w("summary")); err != nil {
+		return err
+	}
+	return w.f.SetDocProps(&excelize.DocProperties{
+		Title:       title + " " + l.w("as_of_footer") + " " + s.asOf,
+		Subject:     title,
+		Description: desc,
+		Creator:     "billsync report",
+		Keywords:    "billsync, " + d.Name + ", " + s.asOf,
+		Category:    "Finance report",
+		Created:     time.Now().UTC().Format(time.RFC3339),
+		Modified:    time.Now().UTC().Format(time.RFC3339),
+		Language:    l.code,
+	})
 }
 
 // style is the style of a summary line.
