@@ -54,7 +54,8 @@ CHECK_SKIP = TestDocCommands \
 	TestCreditBudgetReadsInReasonOrder \
 	TestCreditOwedLeftIsSaid \
 	TestCreditTargetsLevel \
-	TestCreditTargetsBoundsHold
+	TestCreditTargetsBoundsHold \
+	TestFleetCommitsConcurrently
 check:
 	$(GO) vet ./...
 	$(GO) tool staticcheck ./...
