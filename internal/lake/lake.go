@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"math/rand/v2"
 	"net/url"
@@ -23,10 +24,11 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	_ "github.com/apache/iceberg-go/catalog/rest" // http(s):// catalogs
-	_ "github.com/apache/iceberg-go/catalog/sql"  // sqlite:// catalogs
+	_ "github.com/apache/iceberg-go/catalog/sql"  // sqlite:// and postgres:// catalogs
 	iceio "github.com/apache/iceberg-go/io"
 	_ "github.com/apache/iceberg-go/io/gocloud/s3" // s3:// lakes
 	"github.com/apache/iceberg-go/table"
+	_ "github.com/jackc/pgx/v5/stdlib"           // the PostgreSQL driver of the SQL catalog ("pgx")
 	_ "github.com/uptrace/bun/driver/sqliteshim" // the SQLite driver of the SQL catalog (pure Go)
 
 	"github.com/billsync/billsync/internal/config"
@@ -85,21 +87,70 @@ func Open(ctx context.Context, cfg config.Lake, log *slog.Logger) (*Lake, error)
 		// transactions instead of failing with "database is locked".
 		props["type"], props["uri"] = "sql", "file:"+u.Path+"?_pragma=busy_timeout(30000)"
 		props["sql.driver"], props["sql.dialect"] = "sqliteshim", "sqlite"
+	case strings.HasPrefix(cfg.Catalog, "postgres://"), strings.HasPrefix(cfg.Catalog, "postgresql://"):
+		// the same SQL catalog in a database a fleet's machines share (pgx takes the URL whole:
+		// sslmode, passwords and the rest as PostgreSQL's libpq reads them)
+		props["type"], props["uri"] = "sql", cfg.Catalog
+		props["sql.driver"], props["sql.dialect"] = "pgx", "postgres"
 	case strings.HasPrefix(cfg.Catalog, "http://"), strings.HasPrefix(cfg.Catalog, "https://"):
 		props["type"], props["uri"] = "rest", cfg.Catalog
 	default:
-		return nil, fmt.Errorf("BILLSYNC_LAKE_CATALOG %q: this build opens sqlite:/// and http(s):// catalogs (a postgres:// catalog is not linked in yet)", redact(cfg.Catalog))
+		return nil, fmt.Errorf("BILLSYNC_LAKE_CATALOG %q: want sqlite:///abs/path/catalog.db, postgres://… or http(s)://… (REST)", redact(cfg.Catalog))
 	}
-	cat, err := catalog.Load(ctx, CatalogName, props)
+	l := &Lake{ns: cfg.Namespace, log: log, Attempts: 30, Backoff: 50 * time.Millisecond,
+		props: tableProps()}
+	// Syncers starting at once race to create the catalog's own tables and the namespace: the
+	// loser of such a race opens again (the winner's work is then found done).
+	var err error
+	for attempt := 0; ; attempt++ {
+		if err = l.open(ctx, props); err == nil || attempt >= 8 || !conflict(err) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return nil, errors.Join(err, ctx.Err())
+		case <-time.After(time.Duration(50+rand.IntN(200)) * time.Millisecond):
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("open the lake's catalog %s: %w", redact(cfg.Catalog), err)
 	}
-	l := &Lake{cat: cat, ns: cfg.Namespace, log: log, Attempts: 30, Backoff: 50 * time.Millisecond,
-		props: iceberg.Properties{"write.parquet.compression-codec": "zstd", "format-version": "2"}}
-	if err := cat.CreateNamespace(ctx, table.Identifier{l.ns}, nil); err != nil && !errors.Is(err, catalog.ErrNamespaceAlreadyExists) {
-		return nil, fmt.Errorf("lake namespace %s: %w", l.ns, err)
-	}
 	return l, nil
+}
+
+func (l *Lake) open(ctx context.Context, props iceberg.Properties) error {
+	cat, err := catalog.Load(ctx, CatalogName, props)
+	if err != nil {
+		return err
+	}
+	if err := cat.CreateNamespace(ctx, table.Identifier{l.ns}, nil); err != nil && !errors.Is(err, catalog.ErrNamespaceAlreadyExists) {
+		closeCatalog(cat)
+		return fmt.Errorf("namespace %s: %w", l.ns, err)
+	}
+	l.cat = cat
+	return nil
+}
+
+// closeCatalog releases a catalog's connections (a SQL catalog's pool), where it has any.
+func closeCatalog(cat catalog.Catalog) {
+	if c, ok := cat.(io.Closer); ok {
+		c.Close()
+	}
+}
+
+// Close releases the catalog's connections.
+func (l *Lake) Close() {
+	if l != nil && l.cat != nil {
+		closeCatalog(l.cat)
+	}
+}
+
+// tableProps are the properties billsync creates its tables with (and maintenance sets on
+// older ones): zstd Parquet, format 2, and a bounded count of old metadata files (each commit
+// writes one; iceberg-go removes those beyond the newest 50 after each commit).
+func tableProps() iceberg.Properties {
+	return iceberg.Properties{"write.parquet.compression-codec": "zstd", "format-version": "2",
+		table.MetadataDeleteAfterCommitEnabledKey: "true", table.MetadataPreviousVersionsMaxKey: "50"}
 }
 
 // redact drops a URL's password: a catalog's URL may carry one, and errors get logged.
@@ -257,7 +308,9 @@ func conflict(err error) bool {
 		return true
 	}
 	msg := strings.ToLower(err.Error())
-	for _, s := range []string{"requirement failed", "has changed", "database is locked", "sqlite_busy"} {
+	for _, s := range []string{"requirement failed", "has changed", "database is locked", "sqlite_busy",
+		// PostgreSQL: two first committers creating the same catalog row or table at once
+		"duplicate key value", "could not serialize", "deadlock detected"} {
 		if strings.Contains(msg, s) {
 			return true
 		}
