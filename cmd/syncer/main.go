@@ -199,6 +199,7 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdout, 
 			if err == nil {
 				deliveries.SyncClock(clockNotes(accounts, sums))
 			}
+			deliveries.LakeBehind(rec.LakeBehind())
 			deliveries.SyncFinished(err, partialAccounts(accounts, sums), time.Now())
 		}
 		if err != nil {

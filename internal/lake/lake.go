@@ -223,19 +223,62 @@ func (l *Lake) Commit(ctx context.Context, dbPath string, accounts []string) (Re
 			l.log.Warn("lake: the published warehouse has no finished run of the account; nothing to commit", "account", account)
 			continue
 		}
+		var failed []tableError
 		for _, name := range Tables() {
 			tr, err := l.commitTable(ctx, src, name, account, run)
 			res.Tables = append(res.Tables, tr)
 			if err != nil {
-				errs = append(errs, fmt.Errorf("lake table %s, account %s, run %d: %w", name, account, run, err))
+				failed = append(failed, tableError{name, err})
 				if ctx.Err() != nil {
-					return res, errors.Join(errs...)
+					break
 				}
 			}
+		}
+		if len(failed) > 0 {
+			errs = append(errs, fmt.Errorf("account %s, run %d: %w", account, run, joinTableErrors(failed)))
+		}
+		if ctx.Err() != nil {
+			break
 		}
 	}
 	res.Took = time.Since(start)
 	return res, errors.Join(errs...)
+}
+
+type tableError struct {
+	table string
+	err   error
+}
+
+// joinTableErrors says each distinct failure once with the tables it stopped: a lake that
+// refuses every write (a full disk, a catalog down) fails every table the same way, and the
+// operator reads one line, not ten.
+func joinTableErrors(failed []tableError) error {
+	type group struct {
+		tables []string
+		err    error
+	}
+	var groups []*group
+	byText := map[string]*group{}
+	for _, f := range failed {
+		key := strings.ReplaceAll(f.err.Error(), f.table, "\x00")
+		g := byText[key]
+		if g == nil {
+			g = &group{err: f.err}
+			byText[key] = g
+			groups = append(groups, g)
+		}
+		g.tables = append(g.tables, f.table)
+	}
+	var errs []error
+	for _, g := range groups {
+		what := "lake table " + g.tables[0]
+		if len(g.tables) > 1 {
+			what = fmt.Sprintf("lake tables %s (%d; the error of %s)", strings.Join(g.tables, ", "), len(g.tables), g.tables[0])
+		}
+		errs = append(errs, fmt.Errorf("%s: %w", what, g.err))
+	}
+	return errors.Join(errs...)
 }
 
 // beforeCommit runs between writing a table's data files and committing them: tests stop a
