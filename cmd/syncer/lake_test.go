@@ -125,3 +125,41 @@ func TestLakeBehindAsAnOperatorSeesIt(t *testing.T) {
 		}
 	}
 }
+
+// TestLakeRefusesTheSyncPublishes: whichever way the lake refuses (its root unwritable, its
+// catalog down), -once runs publish and exit 0, and syncer status counts the runs the lake
+// missed, with the error.
+func TestLakeRefusesTheSyncPublishes(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		lake      func(dir string) (root, catalog string)
+		wantError string
+	}{
+		{"root unwritable", func(dir string) (string, string) {
+			root := filepath.Join(dir, "lake")
+			os.WriteFile(root, nil, 0o644)
+			return "file://" + root, "sqlite://" + filepath.Join(dir, "catalog.db")
+		}, "not a directory"},
+		{"catalog down", func(dir string) (string, string) {
+			return "file://" + filepath.Join(dir, "lake"), "postgres://billsync:hunter2@127.0.0.1:1/billsync?connect_timeout=2"
+		}, "open the lake's catalog postgres://billsync:xxxxx@127.0.0.1:1/billsync"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := newSandbox(t)
+			dir := t.TempDir()
+			root, catalog := tc.lake(dir)
+			env := map[string]string{"BILLSYNC_BASE_URL": srv.URL, "BILLSYNC_API_KEY": secret, "BILLSYNC_DB": filepath.Join(dir, "w.duckdb"),
+				"BILLSYNC_RATE_PER_MIN": "0", "BILLSYNC_ACCOUNT": "toko", "BILLSYNC_LAKE": root, "BILLSYNC_LAKE_CATALOG": catalog}
+			for range 2 {
+				if o, e, code := syncer(t, env, "-once"); code != 0 {
+					t.Fatalf("syncer -once: exit %d\n%s%s", code, o, e)
+				}
+			}
+			o, e, code := syncer(t, env, "status")
+			st := o + e
+			if code != 3 || !strings.Contains(st, "lake: behind by 2 runs") || !strings.Contains(st, tc.wantError) || strings.Contains(st, "hunter2") {
+				t.Errorf("status: exit %d, want the lake behind by 2 runs with %q (and no password)\n%s", code, tc.wantError, st)
+			}
+		})
+	}
+}
