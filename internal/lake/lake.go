@@ -147,10 +147,12 @@ func (l *Lake) Close() {
 
 // tableProps are the properties billsync creates its tables with (and maintenance sets on
 // older ones): zstd Parquet, format 2, and a bounded count of old metadata files (each commit
-// writes one; iceberg-go removes those beyond the newest 50 after each commit).
+// writes one; iceberg-go removes those beyond the newest 50 after each commit) and iceberg-go's
+// target file size, which compaction writes to.
 func tableProps() iceberg.Properties {
 	return iceberg.Properties{"write.parquet.compression-codec": "zstd", "format-version": "2",
-		table.MetadataDeleteAfterCommitEnabledKey: "true", table.MetadataPreviousVersionsMaxKey: "50"}
+		table.MetadataDeleteAfterCommitEnabledKey: "true", table.MetadataPreviousVersionsMaxKey: "50",
+		table.WriteTargetFileSizeBytesKey: fmt.Sprint(table.WriteTargetFileSizeBytesDefault)}
 }
 
 // redact drops a URL's password: a catalog's URL may carry one, and errors get logged.
