@@ -19,7 +19,8 @@ import (
 // TestLakeBehindAsAnOperatorSeesIt: the daemon syncs into a lake that refuses every write (its
 // root is a file). Each run still publishes; syncer status says the lake is behind by the runs
 // it missed, with the error; the operators get one alert however many runs it lasts. The root
-// repaired, the next run commits what was missing, status is well again and the alert ends.
+// repaired, the next run commits what was missing, status is well again and the alert ends;
+// the daemon's lake maintenance runs on its schedule beside the syncs.
 func TestLakeBehindAsAnOperatorSeesIt(t *testing.T) {
 	srv := newSandbox(t)
 	dir := t.TempDir()
@@ -32,7 +33,7 @@ func TestLakeBehindAsAnOperatorSeesIt(t *testing.T) {
 	env := map[string]string{"BILLSYNC_BASE_URL": srv.URL, "BILLSYNC_API_KEY": secret, "BILLSYNC_DB": db,
 		"BILLSYNC_RATE_PER_MIN": "0", "BILLSYNC_ACCOUNT": "toko", "BILLSYNC_OUTBOX": outbox, "BILLSYNC_ALERTS_TO": "ops@toko.example",
 		"BILLSYNC_LAKE": "file://" + root, "BILLSYNC_LAKE_CATALOG": "sqlite://" + filepath.Join(dir, "catalog.db"),
-		"BILLSYNC_TZ": "Asia/Jakarta"}
+		"BILLSYNC_TZ": "Asia/Jakarta", "BILLSYNC_LAKE_MAINTAIN": "* * * * *"}
 	cmd := exec.Command(os.Args[0], "-schedule", "0 2 * * *")
 	cmd.Env = append(os.Environ(), "SYNCER_TEST_MAIN=1")
 	for k, v := range env {
@@ -109,8 +110,14 @@ func TestLakeBehindAsAnOperatorSeesIt(t *testing.T) {
 	if code != 0 || !strings.Contains(st, "lake: committed") || strings.Contains(st, "behind") {
 		t.Errorf("status after the catch-up: exit %d\n%s", code, st)
 	}
+	// the daemon's maintenance (every minute here) runs beside the syncs
+	mark := len(out.String())
+	waitFor("the daemon's lake maintenance", func() bool { return strings.Contains(out.String()[mark:], `"msg":"lake maintained"`) })
 	cmd.Process.Signal(syscall.SIGTERM)
 	cmd.Wait()
+	if strings.Contains(out.String(), "lake maintenance failed") {
+		t.Errorf("the daemon's lake maintenance failed:\n%s", out.String())
+	}
 	if p, r := alerts(); p != 1 || r != 1 {
 		t.Errorf("alerts: %d PROBLEM, %d RESOLVED; want one each", p, r)
 	}
@@ -161,5 +168,43 @@ func TestLakeRefusesTheSyncPublishes(t *testing.T) {
 				t.Errorf("status: exit %d, want the lake behind by 2 runs with %q (and no password)\n%s", code, tc.wantError, st)
 			}
 		})
+	}
+}
+
+// TestLakeMaintainAsAnOperatorRunsIt: after two nights committed to the lake, syncer lake
+// maintain reports each table's maintenance and exits 0; asked wrong, it says how to ask.
+func TestLakeMaintainAsAnOperatorRunsIt(t *testing.T) {
+	srv := newSandbox(t)
+	dir := t.TempDir()
+	env := map[string]string{"BILLSYNC_BASE_URL": srv.URL, "BILLSYNC_API_KEY": secret, "BILLSYNC_DB": filepath.Join(dir, "w.duckdb"),
+		"BILLSYNC_RATE_PER_MIN": "0", "BILLSYNC_ACCOUNT": "toko", "BILLSYNC_LAKE": "file://" + filepath.Join(dir, "lake"),
+		"BILLSYNC_LAKE_CATALOG": "sqlite://" + filepath.Join(dir, "catalog.db")}
+	for range 2 {
+		if o, e, code := syncer(t, env, "-once"); code != 0 {
+			t.Fatalf("syncer -once: exit %d\n%s%s", code, o, e)
+		}
+	}
+	o, e, code := syncer(t, env, "lake", "maintain", "-lake-keep", "48h")
+	t.Logf("syncer lake maintain:\n%s%s", o, e)
+	if code != 0 || !strings.Contains(o, "customers              0 month-end tags, 0 snapshots expired, 0 partitions compacted (0 files), 0 orphan files removed") ||
+		!strings.Contains(o, "lake maintained in") {
+		t.Errorf("syncer lake maintain: exit %d", code)
+	}
+	noLake := map[string]string{"BILLSYNC_DB": env["BILLSYNC_DB"]}
+	for _, tc := range []struct {
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{env, []string{"lake"}, "no subcommand: want syncer lake maintain"},
+		{env, []string{"lake", "compact"}, `unknown subcommand "compact"`},
+		{env, []string{"lake", "maintain", "now"}, `unexpected argument "now"`},
+		{env, []string{"lake", "maintain", "-lake-keep", "0s"}, "BILLSYNC_LAKE_KEEP"},
+		{noLake, []string{"lake", "maintain"}, "no lake: set BILLSYNC_LAKE and BILLSYNC_LAKE_CATALOG"},
+	} {
+		o, e, code := syncer(t, tc.env, tc.args...)
+		if code != 2 || !strings.Contains(o+e, tc.want) {
+			t.Errorf("syncer %s: exit %d, want 2 and %q\n%s%s", strings.Join(tc.args, " "), code, tc.want, o, e)
+		}
 	}
 }

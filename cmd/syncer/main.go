@@ -49,6 +49,8 @@ func main() {
 		name = "syncer job " + os.Args[2]
 	case len(os.Args) > 1 && os.Args[1] == "status":
 		name = "syncer status"
+	case len(os.Args) > 1 && os.Args[1] == "lake":
+		name = "syncer lake"
 	}
 	os.Exit(cli.Exit(name, err, os.Stdout, os.Stderr))
 }
@@ -60,6 +62,9 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdout, 
 	}
 	if len(args) > 0 && args[0] == "status" {
 		return statusCommand(ctx, args[1:], lookup, stdout)
+	}
+	if len(args) > 0 && args[0] == "lake" {
+		return lakeCommand(ctx, args[1:], lookup, stdout)
 	}
 	cfg, err := loadConfig(ctx, args, lookup)
 	if err != nil {
@@ -240,6 +245,7 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdout, 
 	var waitDeliveries func()
 	deliveries, waitDeliveries = startDeliveries(ctx, cfg, log, &m)
 	defer waitDeliveries()
+	defer startLakeMaintenance(ctx, cfg, log)()
 	// the runner logs "stopping" and "stopped"
 	log.Info("syncer started", "mode", "daemon", "schedule", cfg.Schedule, "tz", cfg.TZ, "db", cfg.DB, "accounts", len(accounts))
 	r := &schedule.Runner{Schedule: cfg.sched, Location: cfg.TZ.Location(), Job: job, Grace: cfg.StopGrace, Log: log, Now: asked}
