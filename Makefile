@@ -38,7 +38,9 @@ CHECK_SKIP = TestDocCommands \
 	TestCreditBudgetReadsInReasonOrder \
 	TestCreditOwedLeftIsSaid \
 	TestCreditTargetsLevel \
-	TestCreditTargetsBoundsHold
+	TestCreditTargetsBoundsHold \
+	TestFleetCommitsConcurrently \
+	TestLakeBehindAsAnOperatorSeesIt
 empty :=
 space := $(empty) $(empty)
 check:
