@@ -264,7 +264,7 @@ func compact(ctx context.Context, tbl *table.Table, min uint) (partitions, files
 func expire(ctx context.Context, tbl *table.Table, o MaintainOptions) (int, error) {
 	before := len(tbl.Metadata().Snapshots())
 	// iceberg-go measures ages from the wall clock: Now's distance from it moves the cut.
-	olderThan := max(o.Keep-o.Now().Sub(time.Now()), 0)
+	olderThan := max(o.Keep-time.Until(o.Now()), 0)
 	tx := tbl.NewTransaction()
 	if err := tx.ExpireSnapshots(table.WithOlderThan(olderThan), table.WithRetainLast(1)); err != nil {
 		return 0, err
