@@ -218,7 +218,8 @@ func benchScale(scale string, rate float64, details bool, conc int) error {
 		}
 	}
 	if lakeBench {
-		cfg := config.Lake{Root: "file://" + filepath.Join(dir, "lake"), Catalog: "sqlite://" + filepath.Join(dir, "catalog.db"), Namespace: "billsync"}
+		cfg := config.Defaults[config.Lake]()
+		cfg.Root, cfg.Catalog = "file://"+filepath.Join(dir, "lake"), "sqlite://"+filepath.Join(dir, "catalog.db")
 		if benchLake, err = lake.Open(context.Background(), cfg, nil); err != nil {
 			return err
 		}
