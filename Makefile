@@ -19,7 +19,8 @@ REORDER_SKIP = TestMisbehavingService \
 	TestRenderedAsPrinted \
 	TestCSVDialectsImportAsNumbers \
 	TestJobFilesPrinted \
-	TestDaemonDeliveriesNeverFailTheSync
+	TestDaemonDeliveriesNeverFailTheSync \
+	TestLakeBehindAsAnOperatorSeesIt
 E2E = ./internal/fetch/ ./internal/syncrun/ ./internal/jobs/ ./internal/report/ ./cmd/syncer/
 empty :=
 space := $(empty) $(empty)
@@ -55,7 +56,8 @@ CHECK_SKIP = TestDocCommands \
 	TestCreditOwedLeftIsSaid \
 	TestCreditTargetsLevel \
 	TestCreditTargetsBoundsHold \
-	TestFleetCommitsConcurrently
+	TestFleetCommitsConcurrently \
+	TestLakeBehindAsAnOperatorSeesIt
 check:
 	$(GO) vet ./...
 	$(GO) tool staticcheck ./...

@@ -61,6 +61,7 @@ const (
 	KeySyncFailed     = "sync_failed"
 	KeySyncPartial    = "sync_partial"
 	KeyServiceClock   = "service_clock"
+	KeyLakeBehind     = "lake_behind"
 	KeyNoSync         = "no_sync"
 	KeyDQExceptions   = "dq_exceptions"
 	KeyUnresolvedJobs = "unresolved_jobs"
