@@ -118,13 +118,13 @@ var all = []*Decl{
 		},
 		Changes: []string{"status", "amount", "name"},
 		Derived: []Child{{
-			Table: "invoice_transactions", ParentKey: "invoice_id",
+			Table: "invoice_transactions", ParentKey: "invoice_id", Array: "transactions",
 			Fields:  []Field{{Col: "status", Type: Text, JSON: []string{"status"}, Doc: "`created`/`paid`"}},
+			Changes: []string{"status"},
 			Row:     "payment attempt of an invoice",
 			Label:   Label{"Transaksi invoice", "Invoice transactions"},
 			Deleted: "'Invoice ' || x.invoice_id",
 		}},
-		SQL: []string{"project"}, // transactions must be an array: the child table's rows
 		Row: "invoice", Fixture: "Invoices__invoice-list-response.json",
 		Label: Label{"Invoice", "Invoices"},
 	},
@@ -220,8 +220,10 @@ var all = []*Decl{
 }
 
 // productVariants are built from a product's variants, by its list record and by its detail.
+// The service sends them as the `variants` array or as `variant`, a JSON-encoded string of it:
+// the products' and details' hand-written projections give them as x_product_variants.
 var productVariants = Child{
-	Table: "product_variants", ParentKey: "product_id",
+	Table: "product_variants", ParentKey: "product_id", Array: "variants",
 	Fields: []Field{
 		{Col: "name", Type: Text, JSON: []string{"name"}},
 		{Col: "description", Type: Text, JSON: []string{"description"}},
@@ -232,8 +234,9 @@ var productVariants = Child{
 		{Col: "status", Type: Text, JSON: []string{"status"}},
 		{Col: "created_at", Type: Time, JSON: []string{"createdAt"}},
 	},
-	Row:   "variant of a product",
-	Label: Label{"Varian produk", "Product variants"},
+	Changes: []string{"status", "amount", "name"},
+	Row:     "variant of a product",
+	Label:   Label{"Varian produk", "Product variants"},
 }
 
 // productTypes are the 19 values of the spec's product-by-type path parameter. Products are
