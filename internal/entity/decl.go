@@ -15,13 +15,20 @@ type Decl struct {
 	Name  Name
 	Table string // the table the entity's merges write; its Name when empty
 
-	Paths  []string // the endpoints that together are the whole list (Paging Pages)
+	// Paths are the endpoints that together are the whole list (Paging Pages); the one endpoint
+	// of a cursor read; the one endpoint of a fan-out or detail read, per parent id: its last
+	// segment is {id}.
+	Paths  []string
 	Paging Paging
 	Rule   Rule
+	// Parent is the entity a fan-out reads per record of (its ids fill {id}); a detail's parent is
+	// the list writing its Table.
+	Parent Name
 
 	// The record's key is its `id` (with the account: a table's rows are (account, id)).
 	// PathID: the id becomes one segment of a request path (a detail read, the credit history
-	// fan-out), so an id that cannot be one fails validation.
+	// fan-out), so an id that cannot be one fails validation. Set exactly on the parents of the
+	// declared fan-outs and details.
 	PathID bool
 
 	// Fields are the table's typed columns after account and id, in the table's order. A detail
@@ -225,6 +232,7 @@ func Check(decls []*Decl) error {
 		}
 	}
 	checkSharedChildren(decls, bad)
+	checkFanOuts(decls, bad)
 	for _, d := range decls {
 		if d.Rule != FillDetail {
 			continue
@@ -237,6 +245,70 @@ func Check(decls []*Decl) error {
 		return fmt.Errorf("entity declarations:\n  %s", strings.Join(problems, "\n  "))
 	}
 	return nil
+}
+
+// ParentOf is the entity whose records a fan-out or detail read reads per id: its Parent, or the
+// list writing a detail's table.
+func ParentOf(decls []*Decl, d *Decl) (*Decl, bool) {
+	for _, p := range decls {
+		switch {
+		case d.Paging == FanOut && p.Name == d.Parent,
+			d.Paging == Detail && p.Rule != FillDetail && p.TableName() == d.Table:
+			return p, true
+		}
+	}
+	return nil, false
+}
+
+// IDPath is a fan-out's or detail's endpoint without its {id}: the parent's id is appended.
+func (d *Decl) IDPath() string {
+	if len(d.Paths) == 0 {
+		return ""
+	}
+	return strings.TrimSuffix(d.Paths[0], "{id}")
+}
+
+// checkFanOuts: a read per parent record names one endpoint ending in {id} and a parent whose
+// ids are checked as path segments (PathID); PathID is set on those parents only.
+func checkFanOuts(decls []*Decl, bad func(*Decl, string, ...any)) {
+	readByID := map[Name]bool{}
+	for _, d := range decls {
+		perID := d.Paging == FanOut || d.Paging == Detail
+		for _, p := range d.Paths {
+			if strings.Contains(p, "{id}") && (!perID || !strings.HasSuffix(p, "/{id}")) {
+				bad(d, "path %s: only a fan-out or detail read has {id}, as its last segment", p)
+			}
+		}
+		if d.Paging == Cursor && len(d.Paths) != 1 {
+			bad(d, "a cursor read has one path: %v", d.Paths)
+		}
+		if !perID {
+			if d.Parent != "" {
+				bad(d, "a parent is for a fan-out or detail read (paging %q)", d.Paging)
+			}
+			continue
+		}
+		if len(d.Paths) != 1 || !strings.HasSuffix(d.Paths[0], "/{id}") {
+			bad(d, "a read per parent record has one path ending in /{id}: %v", d.Paths)
+		}
+		if d.Paging == FanOut && d.Parent == "" {
+			bad(d, "a fan-out names its Parent, the entity whose records it reads per id")
+		}
+		p, ok := ParentOf(decls, d)
+		if !ok {
+			bad(d, "no parent entity %q declared", d.Parent)
+			continue
+		}
+		readByID[p.Name] = true
+		if !p.PathID {
+			bad(d, "its parent %s's ids become a path segment: declare PathID on %s", p.Name, p.Name)
+		}
+	}
+	for _, d := range decls {
+		if d.PathID && !readByID[d.Name] {
+			bad(d, "PathID, but no fan-out or detail reads per id of it")
+		}
+	}
 }
 
 // checkChild reports what a child's declaration cannot provide: every part of its SQL is

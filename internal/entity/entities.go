@@ -53,7 +53,7 @@ var all = []*Decl{
 		Label: Label{"Produk", "Products"},
 	},
 	{
-		Name: ProductDetails, Table: "products", Paging: Detail, Rule: FillDetail,
+		Name: ProductDetails, Table: "products", Paging: Detail, Rule: FillDetail, Paths: []string{"/hl/v1/product/{id}"},
 		Fields: []Field{
 			{Col: "user_id", Type: Text, JSON: []string{"userId"}},
 			{Col: "qty", Type: Int, JSON: []string{"qty"}},
@@ -87,7 +87,7 @@ var all = []*Decl{
 		Label: Label{"Permintaan pembayaran", "Payment requests"},
 	},
 	{
-		Name: PaymentRequestDetails, Table: "payment_requests", Paging: Detail, Rule: FillDetail,
+		Name: PaymentRequestDetails, Table: "payment_requests", Paging: Detail, Rule: FillDetail, Paths: []string{"/hl/v1/payment/{id}"},
 		Fields: []Field{
 			{Col: "user_id", Type: Text, JSON: []string{"userId"}},
 			{Col: "qty", Type: Int, JSON: []string{"qty"}},
@@ -172,7 +172,9 @@ var all = []*Decl{
 		Deleted: "x.product_name || ' (' || x.rating || ' ★)'",
 	},
 	{
-		Name: CreditLedger, Paging: FanOut, Rule: Incremental,
+		// each customer's credit history; who is due and why is the warehouse's (credit.go)
+		Name: CreditLedger, Paging: FanOut, Rule: Incremental, Parent: Customers,
+		Paths: []string{"/credit/v1/credit/customer/paginate-credit-history/{id}"},
 		Fields: []Field{
 			{Col: "customer_id", Type: Text, JSON: []string{"customerId"}},
 			{Col: "product_id", Type: Text, JSON: []string{"productId"}},
@@ -194,7 +196,7 @@ var all = []*Decl{
 		Label:   Label{"Mutasi kredit", "Credit ledger"},
 	},
 	{
-		Name: WebhookDeliveries, Paging: Cursor, Rule: Incremental,
+		Name: WebhookDeliveries, Paging: Cursor, Rule: Incremental, Paths: []string{"/hl/v2/webhooks/new-history"},
 		Fields: []Field{
 			{Col: "user_id", Type: Text, JSON: []string{"userId"}},
 			{Col: "created_at", Type: Time, JSON: []string{"createdAt"}, Required: true},
