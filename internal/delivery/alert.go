@@ -51,6 +51,7 @@ type observation struct {
 	active        bool
 	event         bool // a one-off message: sent once per key
 	what, detail  string
+	resolved      string // the message's body when the problem ends; "" = "It works again."
 	subject, body string
 	at            time.Time
 }
@@ -69,6 +70,12 @@ const (
 // State records whether the problem key is present (ok false) and tells the operators when
 // that differs from what the journal recorded.
 func (a *Alerter) State(ctx context.Context, key string, ok bool, what, detail string) {
+	a.StateResolved(ctx, key, ok, what, detail, "")
+}
+
+// StateResolved is State whose message when the problem ends says resolved (what is right again),
+// not "It works again.".
+func (a *Alerter) StateResolved(ctx context.Context, key string, ok bool, what, detail, resolved string) {
 	if a == nil {
 		return
 	}
@@ -82,7 +89,7 @@ func (a *Alerter) State(ctx context.Context, key string, ok bool, what, detail s
 		}
 	}
 	if !known || was != !ok {
-		a.queue = append(a.queue, observation{key: key, active: !ok, what: what, detail: detail, at: a.Options.now()})
+		a.queue = append(a.queue, observation{key: key, active: !ok, what: what, detail: detail, resolved: resolved, at: a.Options.now()})
 	}
 	a.mu.Unlock()
 	a.flush(ctx)
@@ -129,7 +136,7 @@ func (a *Alerter) flush(ctx context.Context) {
 		if errors.Is(err, ErrBusy) || ctx.Err() != nil {
 			a.log().Info("alerts wait for the delivery journal", "err", err)
 		} else {
-			a.log().Error("alerts: delivery journal", "err", err)
+			a.journalErr(ctx, err)
 		}
 		return
 	}
@@ -141,7 +148,7 @@ func (a *Alerter) flush(ctx context.Context) {
 	if !a.loaded {
 		states, err := j.alertStates(ctx)
 		if err != nil {
-			a.log().Error("alerts: delivery journal", "err", err)
+			a.journalErr(ctx, err)
 			return
 		}
 		a.seen = states
@@ -155,9 +162,7 @@ func (a *Alerter) flush(ctx context.Context) {
 	for len(a.queue) > 0 {
 		o := a.queue[0]
 		if err := a.record(ctx, j, o); err != nil {
-			if ctx.Err() == nil {
-				a.log().Error("alerts: delivery journal", "err", err)
-			}
+			a.journalErr(ctx, err)
 			return
 		}
 		a.queue = a.queue[1:]
@@ -201,6 +206,9 @@ func (a *Alerter) record(ctx context.Context, j *journal, o observation) error {
 	kind, subject, body := "problem", "PROBLEM: "+o.what, o.detail
 	if !o.active {
 		kind, subject, body = "resolved", "RESOLVED: "+o.what, "It works again."
+		if o.resolved != "" {
+			body = o.resolved
+		}
 	}
 	a.log().Warn("alert", "subject", subject, "detail", body)
 	err = duckfile.InTx(ctx, j.db, func(tx *sql.Tx) error {
@@ -236,7 +244,7 @@ func (a *Alerter) sendUnsent(ctx context.Context, j *journal) {
 	}
 	rows, err := j.db.QueryContext(ctx, stmts.Get("alerts_unsent"))
 	if err != nil {
-		a.log().Error("alerts: delivery journal", "err", err)
+		a.journalErr(ctx, err)
 		return
 	}
 	var msgs []msg
@@ -244,7 +252,7 @@ func (a *Alerter) sendUnsent(ctx context.Context, j *journal) {
 		var m msg
 		if err := rows.Scan(&m.id, &m.subject, &m.body, &m.state); err != nil {
 			rows.Close()
-			a.log().Error("alerts: delivery journal", "err", err)
+			a.journalErr(ctx, err)
 			return
 		}
 		msgs = append(msgs, m)
@@ -257,7 +265,7 @@ func (a *Alerter) sendUnsent(ctx context.Context, j *journal) {
 			subject += " (resent)"
 		}
 		if _, err := j.db.ExecContext(ctx, stmts.Get("alert_mark"), "sending", 1, nil, nil, m.id); err != nil {
-			a.log().Error("alerts: delivery journal", "err", err)
+			a.journalErr(ctx, err)
 			return
 		}
 		if testBeforeAlertSend != nil {
@@ -280,7 +288,7 @@ func (a *Alerter) sendUnsent(ctx context.Context, j *journal) {
 				a.log().Error("alert not sent; trying again later", "subject", subject, "err", err)
 			}
 			if _, err := j.db.ExecContext(context.WithoutCancel(ctx), stmts.Get("alert_mark"), state, 0, err.Error(), nil, m.id); err != nil {
-				a.log().Error("alerts: delivery journal", "err", err)
+				a.journalErr(ctx, err)
 			}
 			if state == "unknown" {
 				continue
@@ -291,7 +299,7 @@ func (a *Alerter) sendUnsent(ctx context.Context, j *journal) {
 			testAfterAlertAccept()
 		}
 		if _, err := j.db.ExecContext(context.WithoutCancel(ctx), stmts.Get("alert_mark"), "sent", 0, nil, time.Now().UTC(), m.id); err != nil {
-			a.log().Error("alerts: delivery journal", "err", err)
+			a.journalErr(ctx, err)
 			return
 		}
 	}
@@ -348,4 +356,15 @@ func (a *Alerter) send(ctx context.Context, subject, body string) error {
 		return fmt.Errorf("alert: %w", err)
 	}
 	return nil
+}
+
+// journalErr logs a failed read or write of the delivery journal: an error, unless the daemon is
+// stopping (its context cancelled: DuckDB then answers "Interrupted!"), which is no failure; what
+// was not recorded is seen again by the next start.
+func (a *Alerter) journalErr(ctx context.Context, err error) {
+	if ctx.Err() != nil {
+		a.log().Info("alerts stopped before the delivery journal was updated", "err", err)
+		return
+	}
+	a.log().Error("alerts: delivery journal", "err", err)
 }
