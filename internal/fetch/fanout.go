@@ -17,7 +17,7 @@ import (
 	"golang.org/x/sync/errgroup"
 )
 
-const creditStream = "credit_ledger"
+const creditStream = string(entity.CreditLedger)
 
 type fanoutResult struct {
 	StreamResult
@@ -223,18 +223,37 @@ func (s *syncer) customerCredit(ctx context.Context, batch BatchSink, t syncdata
 	}
 }
 
-// creditHistoryPath names a customer's credit history in messages.
-const creditHistoryPath = "/credit/v1/credit/customer/paginate-credit-history/"
+// creditHistoryPath names a customer's credit history in messages: its declared path, the
+// customer's id appended.
+var creditHistoryPath = mustDecl(entity.CreditLedger).IDPath()
 
+// detailDef is one detail stream: it reads the entity named like the stream, one read per id
+// at path + id.
 type detailDef struct {
 	stream string
 	entity entity.Name
 	path   string
 }
 
-var details = []detailDef{
-	{"product_details", entity.ProductDetails, "/hl/v1/product/"},
-	{"payment_request_details", entity.PaymentRequestDetails, "/hl/v1/payment/"},
+// details are the detail reads: every entity declared so (internal/entity), in declaration order.
+var details = func() []detailDef {
+	var out []detailDef
+	for _, d := range entity.All() {
+		if d.Paging == entity.Detail {
+			out = append(out, detailDef{string(d.Name), d.Name, d.IDPath()})
+		}
+	}
+	return out
+}()
+
+// mustDecl is the declaration of an entity fetch reads with code of its own (the credit fan-out,
+// the webhook history): one declared, or the package does not start.
+func mustDecl(n entity.Name) *entity.Decl {
+	d, ok := entity.Get(n)
+	if !ok {
+		panic("fetch: no declaration of entity " + string(n))
+	}
+	return d
 }
 
 // detailFanout reads the detail endpoint of records the warehouse has never detailed. The
