@@ -131,7 +131,7 @@ func (j *Journal) Apply(ctx context.Context, planID string, o ApplyOptions) (*Ru
 	return r.finish(err)
 }
 
-func (o *ApplyOptions) check(p *Plan, s jobKind) error {
+func (o *ApplyOptions) check(p *Plan, s kind) error {
 	if o.Client == nil {
 		return errors.New("apply: no API client")
 	}
@@ -164,7 +164,7 @@ func (o *ApplyOptions) check(p *Plan, s jobKind) error {
 type run struct {
 	j    *Journal
 	p    *Plan
-	s    jobKind
+	s    kind
 	o    ApplyOptions
 	jctx context.Context // journal writes outlive a cancelled run: what was sent must be recorded
 	id   int64

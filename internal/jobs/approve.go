@@ -143,14 +143,14 @@ func sameService(a, b string) bool {
 // needsApproval says whether sending plan p of kind s to the service of o needs an approval: every send of
 // the daemon (it sends approved plans only), a change to production, and any change with
 // BILLSYNC_REQUIRE_APPROVAL. A kind that changes nothing (coupon-check) needs none from syncer job apply.
-func needsApproval(s jobKind, o *ApplyOptions) bool {
+func needsApproval(s kind, o *ApplyOptions) bool {
 	return o.daemon || !s.traits().readOnly && (o.Production || o.RequireApproval)
 }
 
 // fourEyes says why plan p may not be sent to the service of o (ErrNeedsApproval), "" when it may: the
 // target needs an approval and the plan has none for this service by a login other than its planner (a
 // self-approval counts while BILLSYNC_ALLOW_SELF_APPROVE is true). Each refusal names the command to run.
-func fourEyes(p *Plan, s jobKind, o *ApplyOptions) string {
+func fourEyes(p *Plan, s kind, o *ApplyOptions) string {
 	if !needsApproval(s, o) {
 		return ""
 	}

@@ -24,15 +24,6 @@ const (
 	unitCount  unit = "int"    // items, rows, sends
 )
 
-// fieldUnit is what a number field of kind k's requests, warehouse values or results counts (traits.units).
-func fieldUnit(k Kind, field string) unit {
-	s, err := kindOf(k)
-	if err != nil {
-		return unitNone
-	}
-	return s.traits().units[field]
-}
-
 // unitWords say what a whole number of the unit is, for the message refusing one that is not.
 var unitWords = map[unit]string{
 	unitRupiah: "amounts are whole rupiah, write e.g. 150000",

@@ -376,33 +376,20 @@ type Group struct {
 	Total, TotalToSend float64
 }
 
-// measure is how a kind's rows add up: grouped by a warehouse value, summing an amount.
-type measure struct {
-	group string
-	unit  unit
-	value func(a *Action) (float64, bool)
-}
-
-func field(name string) func(a *Action) (float64, bool) {
-	return func(a *Action) (float64, bool) {
-		f, err := strconv.ParseFloat(a.Request[name], 64)
-		return f, err == nil
-	}
-}
-
 // Summarize adds a plan up.
 func Summarize(p *Plan) *Summary {
-	var m measure
-	if s, err := kindOf(p.Kind); err == nil {
-		m = s.traits().measure
+	var tr traits
+	k, err := kindOf(p.Kind)
+	if err == nil {
+		tr = k.traits()
 	}
-	s := &Summary{Kind: p.Kind, Rows: len(p.Actions), States: map[State]int{}, GroupBy: m.group, Unit: m.unit}
+	s := &Summary{Kind: p.Kind, Rows: len(p.Actions), States: map[State]int{}, GroupBy: tr.group, Unit: tr.unit}
 	by := map[string]*Group{}
 	for _, a := range p.Actions {
 		s.States[a.State]++
 		name := ""
-		if m.group != "" {
-			name = a.Current[m.group]
+		if tr.group != "" {
+			name = a.Current[tr.group]
 		}
 		g := by[name]
 		if g == nil {
@@ -415,8 +402,8 @@ func Summarize(p *Plan) *Summary {
 		if open {
 			g.ToSend++
 		}
-		if m.value != nil {
-			if v, ok := m.value(a); ok {
+		if k != nil {
+			if v, ok := k.amount(a.Request); ok {
 				g.Total += v
 				if open {
 					g.TotalToSend += v

@@ -150,7 +150,7 @@ func (o *PlanOptions) defaults() {
 }
 
 // missingColumns lists the required columns (and one-of groups) the header lacks.
-func missingColumns(s jobKind, header []string) []string {
+func missingColumns(s kind, header []string) []string {
 	have := map[string]bool{}
 	for _, h := range header {
 		have[canonical(h)] = true
@@ -173,7 +173,7 @@ func missingColumns(s jobKind, header []string) []string {
 	return miss
 }
 
-func headerErrors(s jobKind, t *table) InputErrors {
+func headerErrors(s kind, t *table) InputErrors {
 	var errs InputErrors
 	seen := map[string]int{}
 	for i, h := range t.header {
@@ -197,11 +197,11 @@ func headerErrors(s jobKind, t *table) InputErrors {
 
 type plannedRow struct {
 	r      *rowReader
-	q      request
+	a      Args
 	repeat bool
 }
 
-func buildPlan(ctx context.Context, s jobKind, t *table, wh *sql.DB, o *PlanOptions) (*Plan, error) {
+func buildPlan(ctx context.Context, s kind, t *table, wh *sql.DB, o *PlanOptions) (*Plan, error) {
 	if errs := headerErrors(s, t); len(errs) > 0 {
 		return nil, errs
 	}
@@ -218,21 +218,22 @@ func buildPlan(ctx context.Context, s jobKind, t *table, wh *sql.DB, o *PlanOpti
 		if blank(row.cells) {
 			continue
 		}
-		r := &rowReader{t: t, row: row, pos: pos, errs: &errs, loc: o.Location, now: o.Now, kind: s.name(), lang: langOf(o.Locale)}
+		r := &rowReader{t: t, row: row, pos: pos, errs: &errs, loc: o.Location, now: o.Now, units: s.traits().units,
+			lang: langOf(o.Locale)}
 		if extra := len(row.cells) - len(t.header); extra > 0 && !blank(row.cells[len(t.header):]) {
 			r.fail("", "%d cells but the header has %d columns", len(row.cells), len(t.header))
 		}
-		q := s.parse(r, o)
+		a, ok := s.parse(r)
 		repeat := repeatMark(r)
 		if r.bad {
 			continue
 		}
-		if q == nil {
+		if !ok {
 			p.SkippedLines = append(p.SkippedLines, row.line)
 			continue
 		}
-		s.keys(q, &k)
-		rows = append(rows, plannedRow{r, q, repeat || o.Again})
+		a.refs(&k)
+		rows = append(rows, plannedRow{r, a, repeat || o.Again})
 	}
 	if len(errs) == 0 && len(rows) == 0 {
 		if len(p.SkippedLines) > 0 {
@@ -248,8 +249,8 @@ func buildPlan(ctx context.Context, s jobKind, t *table, wh *sql.DB, o *PlanOpti
 	p.WarehouseSyncedAt = w.syncedAt
 	seen := map[string]int{}
 	for _, pr := range rows {
-		target, change, current := s.check(pr.q, w, pr.r)
-		for _, d := range s.dupKeys(pr.q) {
+		a, q, d := s.check(pr.a, w, pr.r)
+		for _, d := range a.unique() {
 			if first, dup := seen[d.key]; dup {
 				pr.r.fail(d.col, "duplicate: %s is already on line %d", d.key, first)
 			} else {
@@ -259,8 +260,8 @@ func buildPlan(ctx context.Context, s jobKind, t *table, wh *sql.DB, o *PlanOpti
 		if pr.r.bad {
 			continue
 		}
-		p.Actions = append(p.Actions, &Action{Seq: len(p.Actions) + 1, Line: pr.r.row.line, Target: target,
-			Change: change, Request: pr.q, Current: current, State: Planned, AllowRepeat: pr.repeat})
+		p.Actions = append(p.Actions, &Action{Seq: len(p.Actions) + 1, Line: pr.r.row.line, Target: d.target,
+			Change: d.change, Request: q, Current: d.current, State: Planned, AllowRepeat: pr.repeat})
 	}
 	if len(errs) > 0 {
 		return nil, errs

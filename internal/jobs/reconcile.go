@@ -55,7 +55,7 @@ const readAttempts = 3
 type reconciler struct {
 	j      *Journal
 	p      *Plan
-	s      jobKind
+	s      kind
 	c      *api.Client
 	now    func() time.Time // billsync's clock
 	settle time.Duration
@@ -123,11 +123,6 @@ func (rc *reconciler) local(t time.Time) string {
 		loc = time.UTC
 	}
 	return t.In(loc).Format("2006-01-02 15:04:05 MST")
-}
-
-// resendSafe is the reconciliation of a kind whose send may simply go again: it reads nothing.
-func resendSafe(why string) (verdict, map[string]string, error) {
-	return absent, map[string]string{"reconciled": why}, nil
 }
 
 // sent is the moment of an action's last send: billsync's clock, and the service's Date known then.

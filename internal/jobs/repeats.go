@@ -54,14 +54,14 @@ type earlier struct {
 
 // repeats finds earlier sends of the same content, by the kind's repeat key.
 type repeats struct {
-	s     jobKind
+	s     kind
 	byKey map[string][]earlier // oldest send first
 	since time.Time
 	loc   *time.Location
 }
 
 // loadRepeats reads the sends of the account's other plans of kind s since a time, keyed by content.
-func loadRepeats(ctx context.Context, db *sql.DB, s jobKind, account, planID string, since time.Time,
+func loadRepeats(ctx context.Context, db *sql.DB, s kind, account, planID string, since time.Time,
 	loc *time.Location) (*repeats, error) {
 	rp := &repeats{s: s, byKey: map[string][]earlier{}, since: since, loc: loc}
 	if s.traits().readOnly {
@@ -165,7 +165,7 @@ func windowText(w time.Duration) string {
 // markRepeats holds the rows of a new plan that repeat an earlier send, by billsync's journal or by the
 // service's own records as synced into the warehouse wh (traces.go), and notes on the rows marked to repeat
 // what they repeat.
-func (j *Journal) markRepeats(ctx context.Context, wh *sql.DB, s jobKind, p *Plan, o *PlanOptions) error {
+func (j *Journal) markRepeats(ctx context.Context, wh *sql.DB, s kind, p *Plan, o *PlanOptions) error {
 	rp, err := loadRepeats(ctx, j.db, s, p.Account, p.ID, o.Now.Add(-o.RepeatWindow), o.Location)
 	if err != nil {
 		return err

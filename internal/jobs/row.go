@@ -14,15 +14,15 @@ import (
 
 // rowReader reads one data row through the kind's columns and collects its problems.
 type rowReader struct {
-	t    *table
-	row  inputRow
-	pos  map[string]int // canonical column -> index
-	errs *InputErrors
-	loc  *time.Location
-	now  time.Time
-	kind Kind // says what a column's numbers count (traits.units)
-	lang lang // of the change texts
-	bad  bool
+	t     *table
+	row   inputRow
+	pos   map[string]int // canonical column -> index
+	errs  *InputErrors
+	loc   *time.Location
+	now   time.Time
+	units map[string]unit // what a column's numbers count (traits.units)
+	lang  lang            // of the change texts
+	bad   bool
 }
 
 func (r *rowReader) fail(col, format string, args ...any) {
@@ -153,9 +153,15 @@ func (r *rowReader) posInt(col string) string {
 	return strconv.FormatInt(n, 10)
 }
 
+// whole is posInt as the number it is; 0 when the cell is refused.
+func (r *rowReader) whole(col string) whole {
+	n, _ := strconv.ParseInt(r.posInt(col), 10, 64)
+	return whole(n)
+}
+
 // wholeHint says what a whole number of the column counts and what to write.
 func (r *rowReader) wholeHint(col string) string {
-	if h, ok := unitWords[fieldUnit(r.kind, col)]; ok {
+	if h, ok := unitWords[r.units[col]]; ok {
 		return h
 	}
 	return "write a whole number, e.g. 150000"
@@ -198,6 +204,12 @@ func (r *rowReader) future(col string) string {
 	return t.UTC().Format("2006-01-02T15:04:05.000Z")
 }
 
+// instant is future as the time it is; zero when the cell is refused.
+func (r *rowReader) instant(col string) instant {
+	t, _ := time.Parse(time.RFC3339, r.future(col))
+	return instant(t)
+}
+
 func parseTime(v string, loc *time.Location, excel bool) (time.Time, error) {
 	if excel {
 		if f, err := strconv.ParseFloat(v, 64); err == nil {
@@ -224,13 +236,12 @@ func parseTime(v string, loc *time.Location, excel bool) (time.Time, error) {
 	return endOfDay(t), nil
 }
 
-// localTime is an RFC 3339 time of a request as the configured zone shows it, for a change text.
-func (r *rowReader) localTime(v string) string {
-	t, err := time.Parse(time.RFC3339, v)
-	if err != nil || r.loc == nil {
-		return v
+// localTime is a time of a request as the configured zone shows it, for a change text.
+func (r *rowReader) localTime(t instant) string {
+	if time.Time(t).IsZero() || r.loc == nil {
+		return t.String()
 	}
-	return t.In(r.loc).Format("2006-01-02 15:04:05 MST")
+	return time.Time(t).In(r.loc).Format("2006-01-02 15:04:05 MST")
 }
 
 func endOfDay(t time.Time) time.Time {

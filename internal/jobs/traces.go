@@ -35,7 +35,7 @@ type traceRow struct {
 	f       [4]string
 }
 
-// traceRule is what a kind declares about the service's records of its change (jobKind.traces).
+// traceRule is a kind's traceOf over the journal's requests, as the engine holds it (kind.traces).
 type traceRule struct {
 	query string                                     // section of queries/warehouse.sql; "" when none can show it
 	key   func(q request) string                     // what the query looks a row up by
@@ -52,7 +52,7 @@ type traceSet struct {
 
 // loadTraces reads, from the warehouse wh (opened read-only), the records of the account that may show the
 // change of one of the requests, created (or seen) since a time.
-func loadTraces(ctx context.Context, wh *sql.DB, s jobKind, account string, qs []request, since time.Time,
+func loadTraces(ctx context.Context, wh *sql.DB, s kind, account string, qs []request, since time.Time,
 	loc *time.Location) (*traceSet, error) {
 	ts := &traceSet{rule: s.traces(), byKey: map[string][]traceRow{}}
 	if ts.rule.query == "" || s.traits().readOnly || wh == nil || len(qs) == 0 {
@@ -97,11 +97,6 @@ func (ts *traceSet) of(q request) []trace {
 		}
 	}
 	return out
-}
-
-// lowerKey is the key rule of kinds whose key the query compares in lower case.
-func lowerKey(field string) func(request) string {
-	return func(q request) string { return strings.ToLower(q[field]) }
 }
 
 // traceFilter is what of the service's records a row of a plan may not be held by.
@@ -195,11 +190,9 @@ func orUTC(loc *time.Location) *time.Location {
 	return loc
 }
 
-// freshTracer is a kind whose change the service can be asked about, cheaply, right before a row is sent.
-type freshTracer interface {
-	// freshTraces reads the service now and returns its records of q's change created since a time.
-	freshTraces(ctx context.Context, rc *reconciler, q request, since time.Time) ([]trace, error)
-}
+// freshTracer reads the service now, cheaply, right before a row is sent, and returns its records of q's
+// change created since a time (spec.fresh).
+type freshTracer func(ctx context.Context, rc *reconciler, q request, since time.Time) ([]trace, error)
 
 // syncedTraces reads the service's records of the plan's changes from the warehouse as last synced.
 func (r *run) syncedTraces() (*traceSet, error) {
@@ -228,8 +221,8 @@ func (r *run) holdOnService(ctx context.Context, a *Action) (bool, error) {
 	}
 	since := r.o.Now().Add(-r.o.RepeatWindow - clockMargin)
 	found := r.ts.of(a.Request)
-	if ft, ok := r.s.(freshTracer); ok {
-		more, err := ft.freshTraces(ctx, r.rc, a.Request, since)
+	if fresh := r.s.fresh(); fresh != nil {
+		more, err := fresh(ctx, r.rc, a.Request, since)
 		if err != nil {
 			return false, fmt.Errorf("read the service before sending row %d (line %d), to compare it with what the service "+
 				"already shows: %w; nothing was sent for it, run apply again", a.Seq, a.Line, err)
