@@ -4,14 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/billsync/billsync/internal/api"
 )
-
-// Kind names a job kind: what one row of a job file asks the service to do.
-type Kind string
 
 // Args is a kind's typed row: what one row of its file asks, read (jobKind.parse) and checked against the
 // warehouse (jobKind.check) once. Its fields are tagged with the request's field names, each written as
@@ -147,7 +143,10 @@ func (t typed[A]) traits() traits { return t.s.traits }
 
 func (t typed[A]) traces() traceRule {
 	tr := t.s.traces
-	r := traceRule{query: tr.query, none: tr.none}
+	r := traceRule{kind: t.s.name, query: tr.query, none: tr.none}
+	if t.s.readOnly {
+		r.query = "" // a kind that changes nothing is never held
+	}
 	if tr.key != nil {
 		r.key = func(q request) string {
 			a, err := t.decode(q)
@@ -253,9 +252,6 @@ func encode(a Args) request {
 	return q
 }
 
-// request is what one action sends, as text keyed by API field name; stored as JSON in the plan.
-type request map[string]string
-
 // dupKey is one value that must not repeat within a file.
 type dupKey struct{ col, key string }
 
@@ -264,88 +260,4 @@ type column struct {
 	name     string
 	required bool
 	help     string
-}
-
-// whole is a whole number of a row (an amount, a count): the journal keeps its decimal text, "" for none.
-type whole int64
-
-func (n whole) String() string {
-	if n == 0 {
-		return ""
-	}
-	return strconv.FormatInt(int64(n), 10)
-}
-
-func (n whole) MarshalJSON() ([]byte, error) { return json.Marshal(n.String()) }
-
-func (n *whole) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return err
-	}
-	*n = 0
-	if s == "" {
-		return nil
-	}
-	v, err := strconv.ParseInt(s, 10, 64)
-	if err != nil {
-		return fmt.Errorf("%q is not a whole number", s)
-	}
-	*n = whole(v)
-	return nil
-}
-
-// instant is a row's date-time: the journal keeps it as RFC 3339 UTC with milliseconds, "" for none.
-type instant time.Time
-
-func (t instant) String() string {
-	if time.Time(t).IsZero() {
-		return ""
-	}
-	return time.Time(t).UTC().Format("2006-01-02T15:04:05.000Z")
-}
-
-func (t instant) MarshalJSON() ([]byte, error) { return json.Marshal(t.String()) }
-
-func (t *instant) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return err
-	}
-	*t = instant{}
-	if s == "" {
-		return nil
-	}
-	v, err := time.Parse(time.RFC3339, s)
-	if err != nil {
-		return fmt.Errorf("%q is not a date-time", s)
-	}
-	*t = instant(v)
-	return nil
-}
-
-func stamp(t time.Time) string {
-	if t.IsZero() {
-		return "never"
-	}
-	return t.Format("2006-01-02 15:04 MST") // in the zone it carries: the configured one (buildPlan)
-}
-
-func orNull(s string) string {
-	if s == "" {
-		return "null"
-	}
-	return s
-}
-
-// cleanNumber turns a DECIMAL's text ("1500.0000") into "1500"; "" becomes "0".
-func cleanNumber(s string) string {
-	if s == "" {
-		return "0"
-	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		return s
-	}
-	return strconv.FormatFloat(f, 'f', -1, 64)
 }

@@ -269,3 +269,10 @@ func localTimes(s string, loc *time.Location) string {
 		return t.In(loc).Format("2006-01-02 15:04:05 MST")
 	})
 }
+
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return "never"
+	}
+	return t.Format("2006-01-02 15:04 MST") // in the zone it carries: the configured one (buildPlan)
+}

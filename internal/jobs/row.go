@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"net/mail"
@@ -246,4 +247,62 @@ func (r *rowReader) localTime(t instant) string {
 
 func endOfDay(t time.Time) time.Time {
 	return time.Date(t.Year(), t.Month(), t.Day(), 23, 59, 59, 0, t.Location())
+}
+
+// whole is a whole number of a row (an amount, a count): the journal keeps its decimal text, "" for none.
+type whole int64
+
+func (n whole) String() string {
+	if n == 0 {
+		return ""
+	}
+	return strconv.FormatInt(int64(n), 10)
+}
+
+func (n whole) MarshalJSON() ([]byte, error) { return json.Marshal(n.String()) }
+
+func (n *whole) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	*n = 0
+	if s == "" {
+		return nil
+	}
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return fmt.Errorf("%q is not a whole number", s)
+	}
+	*n = whole(v)
+	return nil
+}
+
+// instant is a row's date-time: the journal keeps it as RFC 3339 UTC with milliseconds, "" for none.
+type instant time.Time
+
+func (t instant) String() string {
+	if time.Time(t).IsZero() {
+		return ""
+	}
+	return time.Time(t).UTC().Format("2006-01-02T15:04:05.000Z")
+}
+
+func (t instant) MarshalJSON() ([]byte, error) { return json.Marshal(t.String()) }
+
+func (t *instant) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	*t = instant{}
+	if s == "" {
+		return nil
+	}
+	v, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return fmt.Errorf("%q is not a date-time", s)
+	}
+	*t = instant(v)
+	return nil
 }
