@@ -105,6 +105,44 @@ func TestDocsDescribeEveryKind(t *testing.T) {
 	}
 }
 
+// TestDocsTablesNameEveryKind: each of docs/jobs.md's tables by kind (what a repeat is, which of the
+// service's records show a change, how an unknown outcome is settled) has a row for every kind, and names no
+// kind that does not exist: a new kind is not done until each says how it behaves.
+func TestDocsTablesNameEveryKind(t *testing.T) {
+	b, err := os.ReadFile("../../docs/jobs.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := regexp.MustCompile(`[a-z]+(?:-[a-z]+)+`)
+	for _, head := range []string{"| kind | the same change is |", "| kind | the service's record that shows the change |",
+		"| kind | how an unknown outcome is settled |"} {
+		_, table, ok := strings.Cut(string(b), head+"\n")
+		if !ok {
+			t.Errorf("docs/jobs.md has no table %q", head)
+			continue
+		}
+		named := map[Kind]bool{}
+		for _, line := range strings.Split(table, "\n") {
+			line = strings.TrimSpace(line)
+			if !strings.HasPrefix(line, "|") {
+				break
+			}
+			cells := strings.Split(line, "|")
+			for _, m := range name.FindAllString(cells[1], -1) {
+				if _, err := kindOf(Kind(m)); err != nil {
+					t.Errorf("docs/jobs.md table %q: %v", head, err)
+				}
+				named[Kind(m)] = true
+			}
+		}
+		for _, k := range Kinds() {
+			if !named[k] {
+				t.Errorf("docs/jobs.md table %q has no row for %s", head, k)
+			}
+		}
+	}
+}
+
 // TestEveryKindDecidesItsTraces: each kind says which synced records show its change (a query of the
 // warehouse, a key and a match) or why none can, never neither nor half of it.
 func TestEveryKindDecidesItsTraces(t *testing.T) {
