@@ -278,6 +278,10 @@ func isReference(field string) bool {
 		strings.HasSuffix(field, "Url")
 }
 
+// shortIDs are the columns of people's text whose IDs a workbook shows by their start ("customer
+// 00304804… (Made)"), as the reports do: the whole IDs are in the reference columns and the CSV.
+var shortIDs = map[string]bool{"target": true, "change": true, "note": true, "reconciled": true, "read": true, "missing": true}
+
 func (t *Table) add(l lang, key string, u unit) {
 	t.Columns = append(t.Columns, Column{Key: key, Title: l.w(key), Unit: u})
 }

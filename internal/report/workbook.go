@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"io/fs"
 	"slices"
 	"sort"
@@ -15,6 +14,7 @@ import (
 	"github.com/billsync/billsync/internal/report/sheetxml"
 	"github.com/billsync/billsync/internal/report/value"
 	"github.com/billsync/billsync/internal/sheetfmt"
+	"github.com/billsync/billsync/internal/tablefile"
 	"github.com/billsync/billsync/queries"
 	"github.com/xuri/excelize/v2"
 )
@@ -63,42 +63,13 @@ func (w *workbook) close() {
 	w.f.Close()
 }
 
-// sheetRows are the data sheets' body rows by the path of their sheet's part,
-// which excelize names after the sheet's id.
-func (w *workbook) sheetRows() (map[string]*sheetxml.Rows, error) {
-	ids := map[string]int{}
-	for id, name := range w.f.GetSheetMap() {
-		ids[name] = id
-	}
-	parts := map[string]*sheetxml.Rows{}
-	for _, x := range w.sheets {
-		id, ok := ids[x.name]
-		if !ok || x.rows == nil {
-			return nil, fmt.Errorf("sheet %q was not written", x.name)
-		}
-		parts[fmt.Sprintf("xl/worksheets/sheet%d.xml", id)] = x.rows
-	}
-	return parts, nil
-}
-
+// save writes the workbook to path, each data sheet's body rows spliced into its part.
 func (w *workbook) save(path string) error {
-	f, err := createAtomic(path)
-	if err != nil {
-		return err
+	rows := map[string]*sheetxml.Rows{}
+	for _, x := range w.sheets {
+		rows[x.name] = x.rows
 	}
-	// excelize builds the whole zip in a buffer before writing it out; a zip
-	// writer on the file itself writes each part as it is compressed.
-	rows, err := w.sheetRows()
-	if err != nil {
-		f.abort()
-		return err
-	}
-	w.f.SetZipWriter(func(io.Writer) excelize.ZipWriter { return sheetxml.NewZipWriter(f, rows) })
-	if _, err := w.f.WriteTo(io.Discard); err != nil {
-		f.abort()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return f.commit()
+	return tablefile.Save(w.f, path, rows)
 }
 
 // summary fills the first sheet: what the report is, what it is based on,
@@ -143,17 +114,17 @@ func (p *summaryWriter) put(cell string, v any, style int) {
 	}
 	p.f.SetCellValue(p.sh, cell, v)
 	if style == 0 {
-		style = p.w.st.value
+		style = p.w.st.Value
 	}
-	if t, ok := v.(string); ok && cellsafe.StartsLikeFormula(t) && p.w.st.quoted[style] != 0 {
-		style = p.w.st.quoted[style] // a product named "-Promo": text as it is, kept text when edited
+	if t, ok := v.(string); ok && cellsafe.StartsLikeFormula(t) && p.w.st.Quoted[style] != 0 {
+		style = p.w.st.Quoted[style] // a product named "-Promo": text as it is, kept text when edited
 	}
 	p.f.SetCellStyle(p.sh, cell, cell, style)
 }
 
 // line writes a label and its value on the next row.
 func (p *summaryWriter) line(label string, v any, style int) {
-	p.put(cellName(1, p.row), label, p.w.st.label)
+	p.put(cellName(1, p.row), label, p.w.st.Label)
 	p.put(cellName(2, p.row), v, style)
 	// The value spans the columns a headline table's figures take.
 	p.f.MergeCell(p.sh, cellName(2, p.row), cellName(1+summaryTableCols, p.row))
@@ -165,7 +136,7 @@ func (p *summaryWriter) line(label string, v any, style int) {
 // subtitle heads a part of the page, a row left empty above it.
 func (p *summaryWriter) subtitle(text string) {
 	p.row++
-	p.put(cellName(1, p.row), text, p.w.st.subtitle)
+	p.put(cellName(1, p.row), text, p.w.st.Subtitle)
 	p.row++
 }
 
@@ -174,9 +145,9 @@ func (p *summaryWriter) subtitle(text string) {
 func (p *summaryWriter) heading(d *Definition, s *settings) (title, desc string) {
 	l := p.l
 	title = d.Title.In(l.code)
-	p.put("A1", title, p.w.st.title)
+	p.put("A1", title, p.w.st.Title)
 	desc = strings.Join(strings.Fields(d.Description.In(l.code)), " ")
-	p.put("A2", desc, p.w.st.wrap)
+	p.put("A2", desc, p.w.st.Wrap)
 	p.f.MergeCell(p.sh, "A2", cellName(2+summaryTableCols, 2)) // across the label, value and notes' columns
 	p.f.SetRowHeight(p.sh, 2, 36)
 	p.row = 4
@@ -189,7 +160,7 @@ func (p *summaryWriter) heading(d *Definition, s *settings) (title, desc string)
 		for _, a := range s.warnings {
 			texts = append(texts, a.text(l))
 		}
-		p.line(l.w("warning"), strings.Join(texts, "\n"), p.w.st.sumCheckBad)
+		p.line(l.w("warning"), strings.Join(texts, "\n"), p.w.st.SumCheckBad)
 	}
 	return title, desc
 }
@@ -200,15 +171,15 @@ func (p *summaryWriter) figures(vars map[string]string, outs []sheetOutput) {
 	text := summaryLines{l: p.l, cur: w.cur, same: w.same, vars: vars}
 	styled := func(label string, v any, ls lineStyle) { p.line(label, v, w.style(ls)) }
 	text.headlines(outs, p.subtitle, styled, func(label string, v any, c column) {
-		p.line(label, v, w.st.left[c.format])
+		p.line(label, v, w.st.Left[c.format])
 	}, p.table)
 	text.checkLines(outs, p.subtitle, func(label, text string, ok bool, plain bool) {
-		style := w.st.sumCheck
+		style := w.st.SumCheck
 		switch {
 		case plain:
-			style = w.st.wrap
+			style = w.st.Wrap
 		case !ok:
-			style = w.st.sumCheckBad
+			style = w.st.SumCheckBad
 		}
 		p.line(label, text, style)
 	})
@@ -218,10 +189,10 @@ func (p *summaryWriter) figures(vars map[string]string, outs []sheetOutput) {
 // its title; the label in its own cell; the sheet's totals row last.
 func (p *summaryWriter) table(t headTable) {
 	st := p.w.st
-	p.put(cellName(1, p.row), t.labelTitle, st.tableHeadLabel)
+	p.put(cellName(1, p.row), t.labelTitle, st.TableHeadLabel)
 	lines := sheetfmt.WrappedLines(t.labelTitle, labelWidth-1)
 	for k, c := range t.cols {
-		p.put(cellName(2+k, p.row), c.title, st.tableHead)
+		p.put(cellName(2+k, p.row), c.title, st.TableHead)
 		lines = max(lines, sheetfmt.WrappedLines(c.title, summaryTableWidth-1))
 	}
 	if lines > 1 {
@@ -229,10 +200,10 @@ func (p *summaryWriter) table(t headTable) {
 	}
 	p.row++
 	for _, r := range t.rows {
-		p.tableRow(t, r.label, r.values, st.label, st.body, nil)
+		p.tableRow(t, r.label, r.values, st.Label, st.Body, nil)
 	}
 	if t.total != nil {
-		p.tableRow(t, t.total.label, t.total.values, st.tableTotal, st.total, t.totalOf)
+		p.tableRow(t, t.total.label, t.total.values, st.TableTotal, st.Total, t.totalOf)
 	}
 	if more := t.moreText(p.l); more != "" {
 		p.line("…", more, 0)
@@ -247,9 +218,9 @@ func (p *summaryWriter) tableRow(t headTable, label string, values []any, style 
 		cell := cellName(2+k, p.row)
 		switch v := values[k]; {
 		case blank != nil && !blank[k]:
-			p.put(cell, "", p.w.st.tableTotal)
+			p.put(cell, "", p.w.st.TableTotal)
 		case v == nil:
-			p.put(cell, c.empty, p.w.st.reason) // why there is none, as the sheet says
+			p.put(cell, c.empty, p.w.st.Reason) // why there is none, as the sheet says
 		default:
 			p.put(cell, cellNumber(v), styles[c.format])
 		}
@@ -296,9 +267,9 @@ func noteValues(d *Definition, s *settings, vars map[string]string, l *lang) map
 func (p *summaryWriter) notes(d *Definition, vals map[string]string) {
 	p.subtitle(p.l.w("notes"))
 	for _, n := range d.Notes {
-		p.put(cellName(1, p.row), "•", p.w.st.label)
+		p.put(cellName(1, p.row), "•", p.w.st.Label)
 		text := expand(n.In(p.l.code), vals)
-		p.put(cellName(2, p.row), text, p.w.st.wrap)
+		p.put(cellName(2, p.row), text, p.w.st.Wrap)
 		p.f.MergeCell(p.sh, cellName(2, p.row), cellName(2+summaryTableCols, p.row)) // noteExtraWidth wider
 		fitHeight(p.f, p.row, "", text, summaryWidth+noteExtraWidth)
 		p.row++
@@ -335,7 +306,7 @@ func (p *summaryWriter) about(d *Definition, s *settings, vars map[string]string
 	if len(runs) == 0 {
 		runs = []string{l.w("no_run")}
 	}
-	p.line(l.w("runs"), strings.Join(runs, "\n"), st.wrap)
+	p.line(l.w("runs"), strings.Join(runs, "\n"), st.Wrap)
 	p.line(l.w("tz"), s.TZ.String(), 0)
 	if slices.ContainsFunc(outs, func(o sheetOutput) bool {
 		return slices.ContainsFunc(o.cols, func(c column) bool { return c.format == "money" })
@@ -344,12 +315,12 @@ func (p *summaryWriter) about(d *Definition, s *settings, vars map[string]string
 	}
 	p.line(l.w("warehouse"), s.DB, 0)
 	if readsJournal(d) {
-		p.line(l.w("journal"), s.journal.text(l), st.wrap)
+		p.line(l.w("journal"), s.journal.text(l), st.Wrap)
 	}
 	p.line(l.w("generated"), l.dateTime(time.Now(), p.w.loc), 0)
-	p.line(l.w("params"), params(d, vars, l), st.wrap)
-	p.line(l.w("reproduce"), reproduce(d, s), st.wrap)
-	p.line(l.w("queries"), queryDigests(d), st.wrap)
+	p.line(l.w("params"), params(d, vars, l), st.Wrap)
+	p.line(l.w("reproduce"), reproduce(d, s), st.Wrap)
+	p.line(l.w("queries"), queryDigests(d), st.Wrap)
 }
 
 // pageSetup breaks the page before sheetsRow when the summary does not fit one, sets the
@@ -397,9 +368,9 @@ func (w *workbook) nameSummary(d *Definition, s *settings, title, desc string) e
 func (w *workbook) style(ls lineStyle) int {
 	switch ls {
 	case labelLine:
-		return w.st.label
+		return w.st.Label
 	case wrapLine:
-		return w.st.wrap
+		return w.st.Wrap
 	}
 	return 0
 }
@@ -484,10 +455,10 @@ func (w *workbook) chart(c *Chart, outs []sheetOutput, row int) error {
 	o := outs[i]
 	if o.rows == 0 {
 		w.f.SetCellValue(summarySheet, cellName(1, row), w.l.w("no_chart"))
-		w.f.SetCellStyle(summarySheet, cellName(1, row), cellName(1, row), w.st.value)
+		w.f.SetCellStyle(summarySheet, cellName(1, row), cellName(1, row), w.st.Value)
 		return nil
 	}
-	ref := "'" + strings.ReplaceAll(o.sheet.tab(w.l.code), "'", "''") + "'!"
+	ref := tablefile.SheetRef(o.sheet.tab(w.l.code))
 	colOf := func(name string) (int, error) {
 		j := slices.IndexFunc(o.cols, func(col column) bool { return col.name == name })
 		if j < 0 {
@@ -575,7 +546,7 @@ func summaryPrint(f *excelize.File, sh, footer string) error {
 	if err != nil {
 		return err
 	}
-	if err := pageSetup(f, sh, footer, p); err != nil {
+	if err := sheetfmt.PageSetup(f, sh, footer, p); err != nil {
 		return err
 	}
 	if err := sheetfmt.PrintTitles(f, sh, p); err != nil {
@@ -585,7 +556,7 @@ func summaryPrint(f *excelize.File, sh, footer string) error {
 	if err != nil {
 		return err
 	}
-	ref := "'" + strings.ReplaceAll(sh, "'", "''") + "'!"
+	ref := tablefile.SheetRef(sh)
 	return f.SetDefinedName(&excelize.DefinedName{Name: "_xlnm.Print_Area", RefersTo: ref + absRange(1, 1, len(p.Widths), max(len(rows), 1)+chartRows), Scope: sh})
 }
 
