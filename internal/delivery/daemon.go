@@ -133,8 +133,14 @@ func (s *Scheduler) syncAlerts(ctx context.Context) {
 	s.Alerts.State(ctx, KeySyncFailed, failedAt.IsZero(), "sync failed", failedErr)
 	s.Alerts.State(ctx, KeySyncPartial, partial == "", "partial sync",
 		"The last sync was published incomplete for: "+partial+" (the warehouse's sync_runs and sync_streams say what is missing).")
-	s.Alerts.State(ctx, KeyServiceClock, clockNote == "", "the service's clock disagrees with this machine's", clockNote)
+	s.Alerts.StateResolved(ctx, KeyServiceClock, clockNote == "", "the service's clock disagrees with this machine's", clockNote, clockBack)
 }
+
+// clockBack ends the service_clock alert: what the last sync found, and what stays of the time
+// the service's clock was off.
+const clockBack = "The service's clock (its Date header) agrees with this machine's again, within BILLSYNC_MAX_CLOCK_SKEW: " +
+	"the last sync stored its times by it. The records the service dated while its clock was ahead keep those dates " +
+	"(the service does not date them again); the data-quality report's Flagged records still lists them, from the syncs that stored them."
 
 func oneLine(s string) string {
 	s = strings.Join(strings.Fields(s), " ")

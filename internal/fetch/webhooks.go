@@ -98,7 +98,9 @@ func (s *syncer) webhookStream(ctx context.Context) (StreamResult, error) {
 	// warning said so already.
 	if now := s.sink.ObservedAt().UnixMilli(); newest > now {
 		level := slog.LevelWarn
-		if _, setAside, _, _ := s.clock.report(); setAside {
+		if _, setAside, _, _ := s.clock.report(); setAside || newest <= s.clock.earlier.Add(plausibleAhead).UnixMilli() {
+			// said already: the run's warning, or an earlier run's (a delivery the service dated
+			// while its clock ran ahead, re-read in the window after its clock was set right)
 			level = slog.LevelInfo
 		}
 		s.opts.Log.Log(ctx, level, "webhook cursor held at the run's clock: a delivery is dated after it",
