@@ -458,7 +458,9 @@ func TestSilenceIsTheClients(t *testing.T) {
 	ln.Close() // nothing listens: every attempt is refused at once
 	cfg := fastConfig("http://" + addr)
 	cfg.MaxAttempts = 1000
-	cfg.UnreachableAfter = 300 * time.Millisecond
+	// Wide margins: a silence older than UnreachableAfter is forgotten (a stopped run), so the
+	// sleep below must end well within it even on a loaded machine (300 ms once flaked there).
+	cfg.UnreachableAfter = 1500 * time.Millisecond
 	cfg.MinBackoff, cfg.MaxBackoff = 20*time.Millisecond, 40*time.Millisecond
 	c := newClient(t, cfg)
 	if _, err := c.List(context.Background(), "/hl/v1/customer", nil); err == nil {
@@ -471,8 +473,9 @@ func TestSilenceIsTheClients(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "no answer to any request for ") {
 		t.Fatalf("second call: %v", err)
 	}
-	// the second call gives up on its first failure: the service has been silent for 500 ms
-	if took > 150*time.Millisecond {
+	// the second call gives up on its first failure: the service has been silent for 1.7 s;
+	// measuring its own silence would take the whole 1.5 s
+	if took > cfg.UnreachableAfter/2 {
 		t.Errorf("the second call took %s: it measured its own silence", took)
 	}
 	if !IsUnavailable(err) {
