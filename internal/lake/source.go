@@ -82,7 +82,7 @@ func (s *source) digest(ctx context.Context, name, account string) (int64, strin
 		cols = append(cols, quote(c.Name))
 	}
 	// Generated from the declarations, as the warehouse's merge SQL is.
-	q := fmt.Sprintf(`SELECT count(*), coalesce(bit_xor(hash(%s)), 0)::VARCHAR FROM %s WHERE account = $1`, strings.Join(cols, ", "), quote(name))
+	q := fmt.Sprintf(`SELECT count(*), coalesce(bit_xor(hash(%s)), 0)::VARCHAR FROM %s WHERE account = $1`, strings.Join(cols, ", "), sourceOf(name))
 	var rows int64
 	var digest string
 	if err := s.db.QueryRowContext(ctx, q, account).Scan(&rows, &digest); err != nil {
@@ -127,7 +127,7 @@ func (s *source) records(ctx context.Context, name, account string, sc *iceberg.
 		}
 	}
 	order := strings.Join(key, ", ")
-	q := fmt.Sprintf(`SELECT %s FROM %s WHERE account = $1 ORDER BY %s`, strings.Join(sel, ", "), quote(name), order)
+	q := fmt.Sprintf(`SELECT %s FROM %s WHERE account = $1 ORDER BY %s`, strings.Join(sel, ", "), sourceOf(name), order)
 	rows, err := s.db.QueryContext(ctx, q, account)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", name, err)
@@ -194,6 +194,18 @@ func appendValue(b array.Builder, t iceberg.Type, v any) error {
 			return fmt.Errorf("want an integer, got %T", v)
 		}
 		b.(*array.Int64Builder).Append(n)
+	case iceberg.Int32Type:
+		n, ok := v.(int32)
+		if !ok {
+			return fmt.Errorf("want an integer, got %T", v)
+		}
+		b.(*array.Int32Builder).Append(n)
+	case iceberg.BooleanType:
+		x, ok := v.(bool)
+		if !ok {
+			return fmt.Errorf("want true or false, got %T", v)
+		}
+		b.(*array.BooleanBuilder).Append(x)
 	case iceberg.Float64Type:
 		x, ok := v.(float64)
 		if !ok {
@@ -235,6 +247,10 @@ func icebergType(c warehouse.Column) (iceberg.Type, error) {
 		return iceberg.DecimalTypeOf(20, 4), nil
 	case entity.Time:
 		return iceberg.PrimitiveTypes.TimestampTz, nil
+	case typeInt32:
+		return iceberg.PrimitiveTypes.Int32, nil
+	case typeBool:
+		return iceberg.PrimitiveTypes.Bool, nil
 	}
 	return nil, fmt.Errorf("column %s: no lake type for %s", c.Name, c.Type)
 }

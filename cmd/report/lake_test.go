@@ -1,0 +1,205 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/iceberg-go/table"
+	"github.com/sethvargo/go-envconfig"
+
+	"github.com/billsync/billsync/internal/api"
+	conf "github.com/billsync/billsync/internal/config"
+	"github.com/billsync/billsync/internal/fetch"
+	"github.com/billsync/billsync/internal/lake"
+	"github.com/billsync/billsync/internal/sandbox"
+	"github.com/billsync/billsync/internal/syncrun"
+)
+
+const lakeTestKey = "sk-test-lakeread-7f3e9a21-secret"
+
+// lakeMerchant is one account's syncer: its own simulator over HTTP and its own DuckDB file,
+// committing to the shared lake after each sync, as the syncer does with BILLSYNC_LAKE.
+type lakeMerchant struct {
+	name string
+	sb   *sandbox.Server
+	url  string
+	path string
+}
+
+func newLakeMerchant(t *testing.T, i int) *lakeMerchant {
+	t.Helper()
+	sb, err := sandbox.New(sandbox.Options{Seed: int64(300 + i), Scale: 0.02, Now: time.Date(2026, 10, 31, 3, 0, 0, 0, time.UTC), Key: lakeTestKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(sb)
+	t.Cleanup(srv.Close)
+	name := fmt.Sprintf("merchant_%02d", i)
+	return &lakeMerchant{name: name, sb: sb, url: srv.URL, path: filepath.Join(t.TempDir(), name+".duckdb")}
+}
+
+func (m *lakeMerchant) sync(t *testing.T, cfg conf.Lake) {
+	t.Helper()
+	ctx := context.Background()
+	lk, err := lake.Open(ctx, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := api.New(api.Config{BaseURL: m.url, APIKey: lakeTestKey, Unlimited: true, MinBackoff: time.Millisecond, MaxBackoff: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var commitErr error
+	opts := syncrun.Options{Options: fetch.Options{Fetch: conf.Fetch{PageSize: 100, Concurrency: 2, Details: true, MaxClockSkew: fetch.TrustServiceClock},
+		Account: m.name}, Lake: lk, LakeDone: func(_ lake.Result, err error) { commitErr = err }}
+	if _, err := syncrun.Run(ctx, m.path, []syncrun.Account{{Name: m.name, Client: c}}, opts); err != nil {
+		t.Fatalf("%s: sync: %v", m.name, err)
+	}
+	if commitErr != nil {
+		t.Fatalf("%s: lake commit: %v", m.name, commitErr)
+	}
+}
+
+// reportCSVs runs report with args, writing CSVs into a new directory, and returns each
+// file's bytes by its name with the as-of date taken out (the names carry it).
+func reportCSVs(t *testing.T, env map[string]string, args ...string) map[string][]byte {
+	t.Helper()
+	dir := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	args = append([]string{"-out", dir, "-format", "csv"}, args...)
+	if err := run(context.Background(), args, envconfig.MapLookuper(env), strings.NewReader(""), &stdout, &stderr); err != nil {
+		t.Fatalf("report %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	if strings.Contains(stderr.String(), lakeTestKey) || strings.Contains(stdout.String(), lakeTestKey) {
+		t.Error("the API key is in report's output")
+	}
+	out := map[string][]byte{}
+	for _, p := range strings.Fields(stdout.String()) {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[filepath.Base(p)] = b
+	}
+	if len(out) == 0 {
+		t.Fatalf("report %s wrote no CSV:\n%s", strings.Join(args, " "), stderr.String())
+	}
+	return out
+}
+
+// sameCSVs says how two reports' CSVs differ: files only in one, files whose bytes differ.
+func sameCSVs(a, b map[string][]byte) []string {
+	var diffs []string
+	for name, x := range a {
+		y, ok := b[name]
+		switch {
+		case !ok:
+			diffs = append(diffs, name+": only in the first")
+		case !bytes.Equal(x, y):
+			diffs = append(diffs, fmt.Sprintf("%s: %s", name, firstDiff(x, y)))
+		}
+	}
+	for name := range b {
+		if _, ok := a[name]; !ok {
+			diffs = append(diffs, name+": only in the second")
+		}
+	}
+	slices.Sort(diffs)
+	return diffs
+}
+
+func firstDiff(x, y []byte) string {
+	xl, yl := strings.Split(string(x), "\n"), strings.Split(string(y), "\n")
+	for i := range min(len(xl), len(yl)) {
+		if xl[i] != yl[i] {
+			return fmt.Sprintf("line %d: %q vs %q", i+1, xl[i], yl[i])
+		}
+	}
+	return fmt.Sprintf("%d lines vs %d", len(xl), len(yl))
+}
+
+// newestSnapshot is the snapshot of the lake committed last, over all its tables.
+func newestSnapshot(t *testing.T, cfg conf.Lake) *table.Snapshot {
+	t.Helper()
+	lk, err := lake.Open(context.Background(), cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var newest *table.Snapshot
+	for _, name := range lake.Tables() {
+		tbl, err := lk.Catalog().LoadTable(context.Background(), table.Identifier{lk.Namespace(), name})
+		if err != nil {
+			continue
+		}
+		if s := tbl.CurrentSnapshot(); s != nil && (newest == nil || s.TimestampMs >= newest.TimestampMs) {
+			newest = s
+		}
+	}
+	if newest == nil {
+		t.Fatal("the lake has no snapshot")
+	}
+	return newest
+}
+
+// TestLakeReportsEqualTheFile: two merchants sync from their simulators into their DuckDB
+// files and commit to one lake. Every report's CSVs over the lake at the newest snapshot, for
+// one account, equal byte for byte the CSVs over that account's file. A day later both sync
+// again: the report at the first snapshot (by id, and by a time between the two days) is the
+// same as before, and the report at the latest differs from it and equals the new file's.
+func TestLakeReportsEqualTheFile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("syncs two simulators and writes every report nine times")
+	}
+	dir := t.TempDir()
+	cfg := conf.Lake{Root: "file://" + filepath.Join(dir, "warehouse"), Catalog: "sqlite://" + filepath.Join(dir, "catalog.db"), Namespace: "billsync"}
+	env := map[string]string{"BILLSYNC_LAKE": cfg.Root, "BILLSYNC_LAKE_CATALOG": cfg.Catalog, "BILLSYNC_TZ": "Asia/Jakarta"}
+	ms := []*lakeMerchant{newLakeMerchant(t, 1), newLakeMerchant(t, 2)}
+	for _, m := range ms {
+		m.sync(t, cfg)
+	}
+	one := ms[1] // the second account's partition: the first's rows are beside it
+	const asOf = "2026-11-01"
+	file1 := reportCSVs(t, nil, "-db", one.path, "-account", one.name, "-as-of", asOf)
+	s1 := newestSnapshot(t, cfg)
+	between := time.UnixMilli(s1.TimestampMs).Add(time.Second)
+	lake1 := reportCSVs(t, env, "-account", one.name, "-as-of", asOf, "-as-of-snapshot", fmt.Sprint(s1.SnapshotID))
+	if d := sameCSVs(file1, lake1); len(d) > 0 {
+		t.Errorf("the lake's reports at snapshot %d differ from the file's:\n%s", s1.SnapshotID, strings.Join(d, "\n"))
+	}
+	var names []string
+	for name, b := range file1 {
+		names = append(names, fmt.Sprintf("%s (%d lines)", strings.TrimPrefix(name, "merchant_02_"), bytes.Count(b, []byte("\n"))))
+	}
+	slices.Sort(names)
+	t.Logf("%d CSVs equal byte for byte (file and lake at snapshot %d): %s", len(file1), s1.SnapshotID, strings.Join(names, ", "))
+
+	time.Sleep(1100 * time.Millisecond) // the next commits come after the time read above
+	for _, m := range ms {
+		m.sb.Advance(24 * time.Hour)
+		m.sync(t, cfg)
+	}
+	file2 := reportCSVs(t, nil, "-db", one.path, "-account", one.name, "-as-of", asOf)
+	again := reportCSVs(t, env, "-account", one.name, "-as-of", asOf, "-as-of-snapshot", fmt.Sprint(s1.SnapshotID))
+	if d := sameCSVs(lake1, again); len(d) > 0 {
+		t.Errorf("the report at snapshot %d changed after later commits:\n%s", s1.SnapshotID, strings.Join(d, "\n"))
+	}
+	byTime := reportCSVs(t, env, "-account", one.name, "-as-of", asOf, "-as-of-time", between.Format(time.RFC3339Nano))
+	if d := sameCSVs(lake1, byTime); len(d) > 0 {
+		t.Errorf("the report at %s differs from the one at snapshot %d:\n%s", between.Format(time.RFC3339Nano), s1.SnapshotID, strings.Join(d, "\n"))
+	}
+	latest := reportCSVs(t, env, "-account", one.name, "-as-of", asOf)
+	if len(sameCSVs(lake1, latest)) == 0 {
+		t.Error("the report at the latest snapshot equals the one at the first: the second day's commits are not read")
+	}
+	if d := sameCSVs(file2, latest); len(d) > 0 {
+		t.Errorf("the lake's reports at the latest snapshot differ from the file's:\n%s", strings.Join(d, "\n"))
+	}
+}
