@@ -3,17 +3,20 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/csv"
 	"fmt"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/apache/iceberg-go/table"
 	"github.com/sethvargo/go-envconfig"
+	"github.com/xuri/excelize/v2"
 
 	"github.com/billsync/billsync/internal/api"
 	conf "github.com/billsync/billsync/internal/config"
@@ -21,6 +24,7 @@ import (
 	"github.com/billsync/billsync/internal/lake"
 	"github.com/billsync/billsync/internal/sandbox"
 	"github.com/billsync/billsync/internal/syncrun"
+	"github.com/billsync/billsync/internal/warehouse"
 )
 
 const lakeTestKey = "sk-test-lakeread-7f3e9a21-secret"
@@ -202,4 +206,157 @@ func TestLakeReportsEqualTheFile(t *testing.T) {
 	if d := sameCSVs(file2, latest); len(d) > 0 {
 		t.Errorf("the lake's reports at the latest snapshot differ from the file's:\n%s", strings.Join(d, "\n"))
 	}
+}
+
+// fleetAging is, per account, what its customers owe at the end of 2026-10-31 (WIB), computed
+// here from the account's own DuckDB file without the report's macros: every unpaid
+// transaction, and the active invoices and unpaid or active payment requests the unpaid list
+// never had; due = expiredAt, else created + 14 days (docs/reports.md). Each world was synced
+// once, on that day, so the figures as of its end are the records as they are.
+const fleetAging = `WITH cut AS (SELECT timezone('Asia/Jakarta', TIMESTAMP '2026-11-01 00:00:00') AS c),
+items AS (
+    SELECT u.customer_id, u.customer_name, u.customer_email, u.created_at, u.expired_at, u.amount
+    FROM unpaid_transactions u, cut WHERE u.created_at < c AND u.deleted_upstream_at IS NULL
+    UNION ALL
+    SELECT i.customer_id, i.customer_name, i.customer_email, i.created_at, i.expired_at, i.amount
+    FROM invoices i, cut WHERE i.created_at < c AND i.deleted_upstream_at IS NULL AND i.status = 'active'
+      AND NOT EXISTS (SELECT 1 FROM unpaid_transactions x WHERE x.payment_link_id = i.id)
+    UNION ALL
+    SELECT NULL, r.name, NULL, r.created_at, r.expired_at, r.amount
+    FROM payment_requests r, cut WHERE r.created_at < c AND r.deleted_upstream_at IS NULL AND r.status IN ('unpaid', 'active')
+      AND NOT EXISTS (SELECT 1 FROM unpaid_transactions x WHERE x.payment_link_id = r.id)
+),
+aged AS (
+    SELECT *, DATE '2026-10-31' - (coalesce(expired_at, created_at + INTERVAL 14 DAY) AT TIME ZONE 'Asia/Jakarta')::DATE AS days FROM items
+)
+SELECT (SELECT count(*) FROM (SELECT DISTINCT customer_name, customer_email, customer_id FROM aged))::VARCHAR,
+       count(*)::VARCHAR,
+       coalesce(sum(amount) FILTER (days <= 0), 0)::VARCHAR, coalesce(sum(amount) FILTER (days BETWEEN 1 AND 30), 0)::VARCHAR,
+       coalesce(sum(amount) FILTER (days BETWEEN 31 AND 60), 0)::VARCHAR, coalesce(sum(amount) FILTER (days BETWEEN 61 AND 90), 0)::VARCHAR,
+       coalesce(sum(amount) FILTER (days > 90), 0)::VARCHAR, coalesce(sum(amount), 0)::VARCHAR,
+       coalesce(max(days) FILTER (days > 0)::VARCHAR, '')
+FROM aged`
+
+// TestFleetAgingPerAccount: three merchants' syncs committed to one lake; the aging report
+// over the lake for every account has, in its workbook's By account sheet (Per akun), one row
+// per account whose every figure is this test's own SQL over that account's DuckDB file, and a
+// totals row adding them up; its CSV says the same.
+func TestFleetAgingPerAccount(t *testing.T) {
+	if testing.Short() {
+		t.Skip("syncs three simulators")
+	}
+	dir := t.TempDir()
+	cfg := conf.Lake{Root: "file://" + filepath.Join(dir, "warehouse"), Catalog: "sqlite://" + filepath.Join(dir, "catalog.db"), Namespace: "billsync"}
+	env := map[string]string{"BILLSYNC_LAKE": cfg.Root, "BILLSYNC_LAKE_CATALOG": cfg.Catalog}
+	ms := []*lakeMerchant{newLakeMerchant(t, 11), newLakeMerchant(t, 12), newLakeMerchant(t, 13)}
+	want := map[string][]string{}
+	total := make([]int64, 8)
+	for _, m := range ms {
+		m.sync(t, cfg)
+		row := independentAging(t, m.path)
+		want[m.name] = row
+		for i := range 8 {
+			n, _ := strconv.ParseInt(row[i], 10, 64)
+			total[i] += n
+		}
+	}
+	out := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	args := []string{"-out", out, "-as-of", "2026-10-31", "aging"}
+	if err := run(context.Background(), args, envconfig.MapLookuper(env), strings.NewReader(""), &stdout, &stderr); err != nil {
+		t.Fatalf("report %v: %v\n%s", args, err, stderr.String())
+	}
+	var book, csvFile string
+	for _, p := range strings.Fields(stdout.String()) {
+		switch {
+		case strings.HasSuffix(p, ".xlsx"):
+			book = p
+		case strings.HasSuffix(p, "_by-account.csv"):
+			csvFile = p
+		}
+	}
+	f, err := excelize.OpenFile(book)
+	if err != nil {
+		t.Fatalf("workbook %q: %v (report printed %s)", book, err, stdout.String())
+	}
+	defer f.Close()
+	rows, err := f.GetRows("Per akun", excelize.Options{RawCellValue: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]string{}
+	var totals []string
+	for _, r := range rows {
+		switch {
+		case len(r) == 0:
+		case want[r[0]] != nil:
+			got[r[0]] = cells(r, 1, 10)
+		case r[0] == "Total":
+			totals = cells(r, 1, 9)
+		}
+	}
+	for _, m := range ms {
+		if strings.Join(got[m.name], " ") != strings.Join(want[m.name], " ") {
+			t.Errorf("%s: the workbook's By account row\n  %v\nthe account's own SQL\n  %v", m.name, got[m.name], want[m.name])
+		}
+	}
+	var wantTotals []string
+	for _, n := range total {
+		wantTotals = append(wantTotals, fmt.Sprint(n))
+	}
+	if strings.Join(totals, " ") != strings.Join(wantTotals, " ") {
+		t.Errorf("the totals row %v, the accounts' sums %v", totals, wantTotals)
+	}
+	b, err := os.ReadFile(csvFile)
+	if err != nil {
+		t.Fatalf("the By account CSV: %v (report printed %s)", err, stdout.String())
+	}
+	recs, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != len(ms)+1 {
+		t.Errorf("the By account CSV has %d lines, want a header and %d accounts:\n%s", len(recs), len(ms), b)
+	}
+	for _, r := range recs[1:] {
+		if w := want[r[0]]; w == nil || strings.Join(cells(r, 1, 10), " ") != strings.Join(w, " ") {
+			t.Errorf("CSV row %v, the account's own SQL %v", r, w)
+		}
+	}
+	t.Logf("By account: %v; totals %v", got, totals)
+}
+
+// independentAging is fleetAging's one row over the DuckDB file at path.
+func independentAging(t *testing.T, path string) []string {
+	t.Helper()
+	db, err := warehouse.OpenReadOnly(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	vals := make([]string, 9)
+	dest := make([]any, len(vals))
+	for i := range vals {
+		dest[i] = &vals[i]
+	}
+	if err := db.QueryRow(fleetAging).Scan(dest...); err != nil {
+		t.Fatal(err)
+	}
+	if vals[1] == "0" {
+		t.Fatalf("%s: no open item: the test would compare nothing", path)
+	}
+	return vals
+}
+
+// cells are r[from:to] with missing cells empty, integers without a fraction.
+func cells(r []string, from, to int) []string {
+	out := make([]string, 0, to-from)
+	for i := from; i < to; i++ {
+		v := ""
+		if i < len(r) {
+			v = strings.TrimSuffix(r[i], ".0")
+		}
+		out = append(out, v)
+	}
+	return out
 }
