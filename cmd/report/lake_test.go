@@ -360,3 +360,42 @@ func cells(r []string, from, to int) []string {
 	}
 	return out
 }
+
+// TestLakeFlags: a point of the lake without a lake, two points, or a time that parses as
+// neither form is refused before anything runs, naming the flag; a date is its last
+// millisecond in the zone.
+func TestLakeFlags(t *testing.T) {
+	lakeEnv := map[string]string{"BILLSYNC_LAKE": "file:///srv/lake", "BILLSYNC_LAKE_CATALOG": "sqlite:///srv/lake/catalog.db"}
+	for _, tc := range []struct {
+		env     map[string]string
+		args    []string
+		wantErr string
+		want    string // lakeTime, RFC 3339
+	}{
+		{nil, []string{"-as-of-snapshot", "42"}, "give -lake (BILLSYNC_LAKE) and -lake-catalog (BILLSYNC_LAKE_CATALOG) too", ""},
+		{nil, []string{"-as-of-time", "2026-10-31"}, "give -lake", ""},
+		{map[string]string{"BILLSYNC_LAKE": "file:///srv/lake"}, nil, "BILLSYNC_LAKE is set but BILLSYNC_LAKE_CATALOG is not", ""},
+		{lakeEnv, []string{"-as-of-snapshot", "42", "-as-of-time", "2026-10-31"}, "only one of -as-of-snapshot and -as-of-time", ""},
+		{lakeEnv, []string{"-as-of-snapshot", "-3"}, "-as-of-snapshot -3: want a snapshot id", ""},
+		{lakeEnv, []string{"-as-of-time", "31/10/2026"}, `-as-of-time "31/10/2026": want an RFC 3339 time`, ""},
+		{lakeEnv, []string{"-as-of-time", "2026-10-31"}, "", "2026-10-31T23:59:59.999+07:00"},
+		{lakeEnv, []string{"-tz", "UTC", "-as-of-time", "2026-10-31"}, "", "2026-10-31T23:59:59.999Z"},
+		{lakeEnv, []string{"-as-of-time", "2026-11-01T02:30:00+07:00"}, "", "2026-11-01T02:30:00+07:00"},
+		{lakeEnv, []string{"-db", "", "-as-of-snapshot", "42"}, "", ""}, // the lake needs no warehouse file
+	} {
+		c, err := loadConfig(context.Background(), tc.args, envconfig.MapLookuper(tc.env))
+		switch {
+		case tc.wantErr != "":
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("%v %v: %v, want %q", tc.env, tc.args, err, tc.wantErr)
+			}
+		case err != nil:
+			t.Errorf("%v %v: %v", tc.env, tc.args, err)
+		case tc.want != "":
+			at, _ := c.lakeTime()
+			if got := at.In(c.TZ.Location()).Format("2006-01-02T15:04:05.999Z07:00"); got != tc.want {
+				t.Errorf("%v: the lake read at %s, want %s", tc.args, got, tc.want)
+			}
+		}
+	}
+}

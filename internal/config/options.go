@@ -119,7 +119,7 @@ func (b Build) Check() error {
 // Lake is the Apache Iceberg lake each successful sync commits its accounts' rows to
 // (internal/lake, docs/lake.md). Empty Root: no lake.
 type Lake struct {
-	Root string `env:"BILLSYNC_LAKE" flag:"lake" help:"the Iceberg lake each successful sync commits to: file:///abs/path or s3://bucket/prefix; empty = none"`
+	Root string `env:"BILLSYNC_LAKE" flag:"lake" help:"the Iceberg lake each successful sync commits to and report -lake reads: file:///abs/path or s3://bucket/prefix; empty = none"`
 	// The S3 credentials and region are the AWS SDK's own variables (AWS_ACCESS_KEY_ID,
 	// AWS_SECRET_ACCESS_KEY, AWS_REGION), never flags.
 	S3Endpoint string `env:"BILLSYNC_LAKE_S3_ENDPOINT" flag:"lake-s3-endpoint" help:"endpoint of an S3-compatible store for an s3:// lake (MinIO, R2...); empty = AWS"`
