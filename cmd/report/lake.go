@@ -101,14 +101,19 @@ func (c *config) readLake(ctx context.Context, log *slog.Logger) (cleanup func()
 		return nil, fmt.Errorf("the lake holds no rows of account %q at %s (its accounts then: %s)", c.Account,
 			read.At.In(c.TZ.Location()).Format(time.RFC3339), strings.Join(read.Accounts(), ", "))
 	}
-	log.Info("lake read", "at", read.At, "snapshot", read.Snapshot, "accounts_runs", strings.Join(runs, " "), "rows", rows,
-		"took", time.Since(start).Round(time.Millisecond), "snapshots", strings.Join(snaps, " "))
+	attrs := []any{"at", read.At, "accounts_runs", strings.Join(runs, " "), "rows", rows,
+		"took", time.Since(start).Round(time.Millisecond), "snapshots", strings.Join(snaps, " ")}
+	if read.Snapshot != 0 {
+		// the one id that reads the same again, for the month-end's records
+		attrs = append([]any{"again", fmt.Sprintf("-as-of-snapshot %d", read.Snapshot)}, attrs...)
+	}
+	log.Info("lake read", attrs...)
 
 	if read.SharedRunIDs {
 		log.Warn("lake read: several accounts' runs carry the same run ids (each syncer numbers its own); the data-quality report's sync health joins streams to runs by id and mixes them: read it per account with -account")
 	}
 	c.DB = path
-	if c.asOf == "" {
+	if c.asOf == "" && (at.Snapshot != 0 || !at.Time.IsZero()) {
 		c.asOf = read.At.In(c.TZ.Location()).Format(time.DateOnly)
 	}
 	return cleanup, nil

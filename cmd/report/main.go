@@ -35,16 +35,16 @@ type config struct {
 	// warnings about the environment (a deprecated variable), logged once the logger exists
 	warnings []string
 
-	list    bool
-	asOf    string
+	list bool
+	asOf string
 	// the point of the lake read: a snapshot id, or a time (RFC 3339 or a date in the zone)
 	asOfSnapshot int64
 	asOfTime     string
-	formats string
-	sql     string
-	export  string
-	vars    varFlags
-	names   []string
+	formats      string
+	sql          string
+	export       string
+	vars         varFlags
+	names        []string
 }
 
 // varFlags collects repeated -var name=value flags.

@@ -1,7 +1,6 @@
 package lake
 
 import (
-
 	"github.com/billsync/billsync/internal/entity"
 	"github.com/billsync/billsync/internal/warehouse"
 )
@@ -88,4 +87,3 @@ func Columns(name string) []warehouse.Column { return lakeColumns(name) }
 // SourceSQL is the FROM clause reading the lake table name's rows from a warehouse file, for
 // readers comparing the two.
 func SourceSQL(name string) string { return sourceOf(name) }
-

@@ -56,8 +56,10 @@ type TableRead struct {
 
 // Read is what Materialize loaded.
 type Read struct {
-	At       time.Time // the point read: the snapshot's commit time, the time asked, or now
-	Snapshot int64     // the snapshot asked for (0: none)
+	At time.Time // the point read: the snapshot's commit time, or the time asked
+	// Snapshot is the snapshot asked for, or with no point asked the newest (the one whose id
+	// reads the same again); 0 with a time.
+	Snapshot int64
 	Tables   []TableRead
 	// Runs is, per account the lake held at the point (read or not), the newest sync run any
 	// table's partition holds there.
@@ -179,8 +181,13 @@ func resolve(tables map[string]*table.Table, at At, now time.Time) (*Read, map[s
 		}
 		read.At = at.Time
 	default:
+		// Now is the newest snapshot's commit: -as-of-snapshot with its id reads the same.
 		for name, tbl := range tables {
-			snaps[name] = tbl.CurrentSnapshot()
+			s := tbl.CurrentSnapshot()
+			snaps[name] = s
+			if s != nil && (read.Snapshot == 0 || s.TimestampMs > read.At.UnixMilli()) {
+				read.Snapshot, read.At = s.SnapshotID, time.UnixMilli(s.TimestampMs)
+			}
 		}
 		return read, snaps, nil
 	}
