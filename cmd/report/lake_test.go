@@ -324,6 +324,15 @@ func TestFleetAgingPerAccount(t *testing.T) {
 		}
 	}
 	t.Logf("By account: %v; totals %v", got, totals)
+
+	// An account the lake does not hold is named, with those it holds: never an empty report.
+	stdout.Reset()
+	stderr.Reset()
+	err = run(context.Background(), []string{"-out", out, "-account", "merchant_99", "aging"}, envconfig.MapLookuper(env), strings.NewReader(""), &stdout, &stderr)
+	if want := `the lake holds no rows of account "merchant_99"`; err == nil || !strings.Contains(err.Error(), want) ||
+		!strings.Contains(err.Error(), "merchant_11, merchant_12, merchant_13") {
+		t.Errorf("an account the lake has not: %v, want %q and the accounts it has", err, want)
+	}
 }
 
 // independentAging is fleetAging's one row over the DuckDB file at path.
