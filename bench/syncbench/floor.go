@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"database/sql"
 	"embed"
 	"encoding/json"
 	"fmt"
@@ -20,43 +21,88 @@ import (
 
 	"github.com/billsync/billsync/internal/api"
 	"github.com/billsync/billsync/internal/config"
+	"github.com/billsync/billsync/internal/entity"
 	"github.com/billsync/billsync/internal/fetch"
 	"github.com/billsync/billsync/internal/sqlfile"
 	"github.com/billsync/billsync/internal/warehouse"
 )
 
-// floor.sql loads one entity's NDJSON file into the warehouse's table of it; __FILE__ stands
-// for the file's path (read_json takes no prepared parameter).
+// floor.sql loads one entity's NDJSON file into the warehouse's table of it, written by hand
+// for the lists of its day; __FILE__ stands for the file's path (read_json takes no prepared
+// parameter). A list declared without a section there is loaded by floorGeneratedSQL.
 //
 //go:embed floor.sql
 var floorFS embed.FS
 
-var floorEntities = []string{"customers", "products", "payment_requests", "invoices", "unpaid_transactions", "reviews", "webhook_deliveries"}
+var floorHandSQL = sqlfile.MustSections(floorFS, "floor.sql")
 
-var floorSQL = sqlfile.MustLoad(floorFS, "floor.sql", floorEntities...)
-
-// floorLists are the list phase's reads, as internal/fetch/lists.go and webhooks.go make them:
-// the same paths, one stream each, all streams at once under one bound of requests in flight.
-var floorLists = []struct {
+// floorList is one entity the list phase reads: its table, and the paths of a paged list (none
+// for the webhook history, read by its cursor).
+type floorList struct {
 	entity string
+	table  string
 	paths  []string
-}{
-	{"customers", []string{"/hl/v1/customer"}},
-	{"products", floorProductPaths()},
-	{"payment_requests", []string{"/hl/v1/payment"}},
-	{"invoices", []string{"/hl/v1/invoice"}},
-	{"unpaid_transactions", []string{"/hl/v1/transactions/unpaid"}},
-	{"reviews", []string{"/hl/v1/reviews"}},
 }
 
-func floorProductPaths() []string {
-	var p []string
-	for _, t := range []string{"generic_link", "physical_product", "event", "webinar", "digital_product", "coaching",
-		"course", "cohort_based", "fundraising", "ebook", "podcast", "audiobook", "membership", "zakat", "invoice",
-		"bundling", "saas", "payment_request", "support"} {
-		p = append(p, "/hl/v1/product/type/"+t)
+// floorLists are the list phase's reads, from the declarations as internal/fetch makes them
+// (lists.go: every paged list, webhooks.go: the webhook history): the same paths, one stream
+// each, all streams at once under one bound of requests in flight.
+var floorLists = func() []floorList {
+	var ls []floorList
+	for _, d := range entity.All() {
+		if d.Paging == entity.Pages || d.Name == entity.WebhookDeliveries {
+			ls = append(ls, floorList{entity: string(d.Name), table: d.TableName(), paths: d.Paths})
+		}
 	}
-	return p
+	return ls
+}()
+
+// floorLoadSQL is the load of one entity's file: floor.sql's section, else generated from its
+// declaration.
+func floorLoadSQL(l floorList) (string, error) {
+	if q, ok := floorHandSQL[l.entity]; ok {
+		return q, nil
+	}
+	d, ok := entity.Get(entity.Name(l.entity))
+	if !ok {
+		return "", fmt.Errorf("floor: %s is not declared", l.entity)
+	}
+	return floorGeneratedSQL(d), nil
+}
+
+// floorGeneratedSQL loads a declared list's records with the warehouse's own casts (the bs_
+// macros its projection uses), each typed column from the first of its JSON fields present. A
+// column only a hand-written projection computes stays NULL: such a floor is a little low, so
+// floor.sql gets a section for a list worth measuring closely.
+func floorGeneratedSQL(d *entity.Decl) string {
+	cast := map[entity.Type]string{entity.Int: "bs_int(%s)", entity.Number: "bs_num(%s)", entity.Decimal: "bs_dec(%s)", entity.Time: "bs_ts(%s)"}
+	var b strings.Builder
+	fmt.Fprintf(&b, "-- generated from internal/entity's declaration of %s\n", d.Name)
+	fmt.Fprintf(&b, "INSERT INTO %s BY NAME\nSELECT 'floor' AS account, o.json->>'$.id' AS id,\n", d.TableName())
+	for _, f := range d.Fields {
+		if len(f.JSON) == 0 {
+			continue
+		}
+		var vals []string
+		for _, j := range f.JSON {
+			v := fmt.Sprintf("o.json->>'$.%s'", j)
+			if f.Type == entity.JSON { // a JSON null is no value, as the projection stores it
+				v = fmt.Sprintf("nullif(o.json->'$.%s', 'null'::JSON)", j)
+			}
+			vals = append(vals, v)
+		}
+		v := vals[0]
+		if len(vals) > 1 {
+			v = "coalesce(" + strings.Join(vals, ", ") + ")"
+		}
+		if c, ok := cast[f.Type]; ok {
+			v = fmt.Sprintf(c, v)
+		}
+		fmt.Fprintf(&b, "       %s AS \"%s\",\n", v, f.Col)
+	}
+	b.WriteString("       o.json AS raw, 1 AS first_seen_run, 1 AS last_seen_run, now() AS first_seen_at, now() AS last_seen_at\n")
+	b.WriteString("FROM read_ndjson_objects(__FILE__) o;")
+	return b.String()
 }
 
 // floorResult is the floor's two halves, measured one after the other.
@@ -104,99 +150,16 @@ func (j *ndjson) add(items []json.RawMessage) error {
 func runFloor(ctx context.Context, c *api.Client, dir string, pageSize, conc int) (floorResult, error) {
 	var r floorResult
 	files := map[string]*ndjson{}
-	for _, e := range floorEntities {
-		f, err := os.Create(filepath.Join(dir, e+".ndjson"))
+	for _, l := range floorLists {
+		f, err := os.Create(filepath.Join(dir, l.entity+".ndjson"))
 		if err != nil {
 			return r, err
 		}
 		defer f.Close()
-		files[e] = &ndjson{f: f, w: bufio.NewWriterSize(f, 1<<20)}
-	}
-	sem := make(chan struct{}, conc)
-	get := func(ctx context.Context, path string, page int) (*api.ListPage, error) {
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-		defer func() { <-sem }()
-		q := url.Values{"page": {strconv.Itoa(page)}, "pageSize": {strconv.Itoa(pageSize)}}
-		p, err := c.List(ctx, path, q)
-		if err != nil {
-			return nil, fmt.Errorf("page %d of %s: %w", page, path, err)
-		}
-		return p, nil
+		files[l.entity] = &ndjson{f: f, w: bufio.NewWriterSize(f, 1<<20)}
 	}
 	start, cpu0 := time.Now(), cpuSeconds(os.Getpid())
-	g, gctx := errgroup.WithContext(ctx)
-	for _, l := range floorLists {
-		out := files[l.entity]
-		g.Go(func() error {
-			for _, path := range l.paths {
-				first, err := get(gctx, path, 1)
-				if err != nil {
-					return err
-				}
-				if err := out.add(first.Items); err != nil {
-					return err
-				}
-				last, lastNo := first, 1
-				if first.HasMore && first.PageCount > 1 {
-					pg, pctx := errgroup.WithContext(gctx)
-					pg.SetLimit(conc)
-					for p := 2; p <= first.PageCount; p++ {
-						pg.Go(func() error {
-							page, err := get(pctx, path, p)
-							if err != nil {
-								return err
-							}
-							if p == first.PageCount {
-								last = page
-							}
-							return out.add(page.Items)
-						})
-					}
-					if err := pg.Wait(); err != nil {
-						return err
-					}
-					lastNo = first.PageCount
-				}
-				for last.HasMore && len(last.Items) > 0 {
-					lastNo++
-					if last, err = get(gctx, path, lastNo); err != nil {
-						return err
-					}
-					if err := out.add(last.Items); err != nil {
-						return err
-					}
-				}
-			}
-			return nil
-		})
-	}
-	g.Go(func() error { // webhook history by its cursor, 50 a page, one request at a time
-		out, start := files["webhook_deliveries"], ""
-		for {
-			select {
-			case sem <- struct{}{}:
-			case <-gctx.Done():
-				return gctx.Err()
-			}
-			p, err := c.WebhookHistory(gctx, min(pageSize, 50), start)
-			<-sem
-			if err != nil {
-				return fmt.Errorf("webhook history after %q: %w", start, err)
-			}
-			if err := out.add(p.Items); err != nil {
-				return err
-			}
-			if !p.HasMore || p.NextStartingAfter == "" || len(p.Items) == 0 || p.NextStartingAfter == start {
-				return nil
-			}
-			start = p.NextStartingAfter
-		}
-	})
-	if err := g.Wait(); err != nil {
+	if err := floorRead(ctx, &floorReader{c: c, pageSize: pageSize, conc: conc, sem: make(chan struct{}, conc)}, files); err != nil {
 		return r, err
 	}
 	for _, f := range files {
@@ -215,34 +178,163 @@ func runFloor(ctx context.Context, c *api.Client, dir string, pageSize, conc int
 	}
 	defer b.Discard()
 	start, cpu0, written0 := time.Now(), cpuSeconds(os.Getpid()), writtenMB()
-	for _, e := range floorEntities {
-		lit := "'" + filepath.Join(dir, e+".ndjson") + "'" // a temp path: no quote in it
-		if _, err := b.DB().ExecContext(ctx, strings.ReplaceAll(floorSQL.Get(e), "__FILE__", lit)); err != nil {
-			return r, fmt.Errorf("load %s: %w", e, err)
-		}
-	}
-	if _, err := b.DB().ExecContext(ctx, "CHECKPOINT"); err != nil {
+	if err := floorLoad(ctx, b.DB(), dir); err != nil {
 		return r, err
 	}
 	r.load, r.loadCPU, r.loadWritten = time.Since(start), cpuSeconds(os.Getpid())-cpu0, writtenMB()-written0
-	// Untimed: every record arrived, each row's typed id is its own raw record's (the positional
-	// join paired them right), and the raw column is ZSTD as in the warehouse.
-	for _, e := range floorEntities {
-		var rows, mismatched int64
-		err := b.DB().QueryRowContext(ctx, fmt.Sprintf(`SELECT count(*), count(*) FILTER (WHERE id IS DISTINCT FROM json_extract_string(raw, '$.id')) FROM %s`, e)).Scan(&rows, &mismatched)
-		if err != nil {
-			return r, fmt.Errorf("check %s: %w", e, err)
+	return r, floorCheck(ctx, b.DB(), files)
+}
+
+// floorReader makes the floor's requests: every stream's share one bound of requests in flight
+// (sem, conc of them), as the syncer's do.
+type floorReader struct {
+	c        *api.Client
+	pageSize int
+	conc     int
+	sem      chan struct{}
+}
+
+// floorRead is the floor's half (a): every list and the webhook history at once, each
+// record written to its entity's file.
+func floorRead(ctx context.Context, fr *floorReader, files map[string]*ndjson) error {
+	g, gctx := errgroup.WithContext(ctx)
+	for _, l := range floorLists {
+		out := files[l.entity]
+		if l.entity == string(entity.WebhookDeliveries) {
+			g.Go(func() error { return fr.webhookHistory(gctx, out) })
+			continue
 		}
-		if rows != files[e].n || mismatched > 0 {
-			return r, fmt.Errorf("floor load of %s: %d rows of %d records, %d with another record's raw", e, rows, files[e].n, mismatched)
+		g.Go(func() error {
+			for _, path := range l.paths {
+				if err := fr.list(gctx, path, out); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
+// page reads one page of a list, holding a place among the requests in flight.
+func (fr *floorReader) page(ctx context.Context, path string, page int) (*api.ListPage, error) {
+	select {
+	case fr.sem <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-fr.sem }()
+	q := url.Values{"page": {strconv.Itoa(page)}, "pageSize": {strconv.Itoa(fr.pageSize)}}
+	p, err := fr.c.List(ctx, path, q)
+	if err != nil {
+		return nil, fmt.Errorf("page %d of %s: %w", page, path, err)
+	}
+	return p, nil
+}
+
+// list pages one path as the syncer does: the first page says how many there are, the rest go
+// at once, and pages after the last counted one are followed while the server says more.
+func (fr *floorReader) list(ctx context.Context, path string, out *ndjson) error {
+	first, err := fr.page(ctx, path, 1)
+	if err != nil {
+		return err
+	}
+	if err := out.add(first.Items); err != nil {
+		return err
+	}
+	last, lastNo := first, 1
+	if first.HasMore && first.PageCount > 1 {
+		pg, pctx := errgroup.WithContext(ctx)
+		pg.SetLimit(fr.conc)
+		for p := 2; p <= first.PageCount; p++ {
+			pg.Go(func() error {
+				page, err := fr.page(pctx, path, p)
+				if err != nil {
+					return err
+				}
+				if p == first.PageCount {
+					last = page
+				}
+				return out.add(page.Items)
+			})
+		}
+		if err := pg.Wait(); err != nil {
+			return err
+		}
+		lastNo = first.PageCount
+	}
+	for last.HasMore && len(last.Items) > 0 {
+		lastNo++
+		if last, err = fr.page(ctx, path, lastNo); err != nil {
+			return err
+		}
+		if err := out.add(last.Items); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// webhookHistory reads the webhook history by its cursor, 50 a page, one request at a time.
+func (fr *floorReader) webhookHistory(ctx context.Context, out *ndjson) error {
+	start := ""
+	for {
+		select {
+		case fr.sem <- struct{}{}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		p, err := fr.c.WebhookHistory(ctx, min(fr.pageSize, 50), start)
+		<-fr.sem
+		if err != nil {
+			return fmt.Errorf("webhook history after %q: %w", start, err)
+		}
+		if err := out.add(p.Items); err != nil {
+			return err
+		}
+		if !p.HasMore || p.NextStartingAfter == "" || len(p.Items) == 0 || p.NextStartingAfter == start {
+			return nil
+		}
+		start = p.NextStartingAfter
+	}
+}
+
+// floorLoad is the floor's half (b): each entity's file into its table, then a checkpoint.
+func floorLoad(ctx context.Context, db *sql.DB, dir string) error {
+	for _, l := range floorLists {
+		q, err := floorLoadSQL(l)
+		if err != nil {
+			return err
+		}
+		lit := "'" + filepath.Join(dir, l.entity+".ndjson") + "'" // a temp path: no quote in it
+		if _, err := db.ExecContext(ctx, strings.ReplaceAll(q, "__FILE__", lit)); err != nil {
+			return fmt.Errorf("load %s: %w", l.entity, err)
+		}
+	}
+	_, err := db.ExecContext(ctx, "CHECKPOINT")
+	return err
+}
+
+// floorCheck, untimed, proves the load measured the real thing: every record arrived, each
+// row's typed id is its own raw record's (the positional join paired them right), and the raw
+// column is ZSTD as in the warehouse.
+func floorCheck(ctx context.Context, db *sql.DB, files map[string]*ndjson) error {
+	for _, l := range floorLists {
+		var rows, mismatched int64
+		err := db.QueryRowContext(ctx, fmt.Sprintf(`SELECT count(*), count(*) FILTER (WHERE id IS DISTINCT FROM json_extract_string(raw, '$.id')) FROM %s`, l.table)).Scan(&rows, &mismatched)
+		if err != nil {
+			return fmt.Errorf("check %s: %w", l.entity, err)
+		}
+		if n := files[l.entity].n; rows != n || mismatched > 0 {
+			return fmt.Errorf("floor load of %s: %d rows of %d records, %d with another record's raw", l.entity, rows, n, mismatched)
 		}
 	}
 	var zstd int64
-	if err := b.DB().QueryRowContext(ctx, `SELECT count(*) FROM pragma_storage_info('customers')
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM pragma_storage_info('customers')
 		WHERE column_name = 'raw' AND compression = 'ZSTD'`).Scan(&zstd); err != nil || zstd == 0 {
-		return r, fmt.Errorf("floor: customers.raw is not stored with ZSTD (%d segments; %v)", zstd, err)
+		return fmt.Errorf("floor: customers.raw is not stored with ZSTD (%d segments; %v)", zstd, err)
 	}
-	return r, nil
+	return nil
 }
 
 // printFloor compares the first run's list phase with the floor measured before it. Wall times

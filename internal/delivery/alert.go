@@ -129,7 +129,7 @@ func (a *Alerter) flush(ctx context.Context) {
 		if errors.Is(err, ErrBusy) || ctx.Err() != nil {
 			a.log().Info("alerts wait for the delivery journal", "err", err)
 		} else {
-			a.log().Error("alerts: delivery journal", "err", err)
+			a.journalErr(ctx, err)
 		}
 		return
 	}
@@ -141,7 +141,7 @@ func (a *Alerter) flush(ctx context.Context) {
 	if !a.loaded {
 		states, err := j.alertStates(ctx)
 		if err != nil {
-			a.log().Error("alerts: delivery journal", "err", err)
+			a.journalErr(ctx, err)
 			return
 		}
 		a.seen = states
@@ -155,9 +155,7 @@ func (a *Alerter) flush(ctx context.Context) {
 	for len(a.queue) > 0 {
 		o := a.queue[0]
 		if err := a.record(ctx, j, o); err != nil {
-			if ctx.Err() == nil {
-				a.log().Error("alerts: delivery journal", "err", err)
-			}
+			a.journalErr(ctx, err)
 			return
 		}
 		a.queue = a.queue[1:]
@@ -236,7 +234,7 @@ func (a *Alerter) sendUnsent(ctx context.Context, j *journal) {
 	}
 	rows, err := j.db.QueryContext(ctx, stmts.Get("alerts_unsent"))
 	if err != nil {
-		a.log().Error("alerts: delivery journal", "err", err)
+		a.journalErr(ctx, err)
 		return
 	}
 	var msgs []msg
@@ -244,7 +242,7 @@ func (a *Alerter) sendUnsent(ctx context.Context, j *journal) {
 		var m msg
 		if err := rows.Scan(&m.id, &m.subject, &m.body, &m.state); err != nil {
 			rows.Close()
-			a.log().Error("alerts: delivery journal", "err", err)
+			a.journalErr(ctx, err)
 			return
 		}
 		msgs = append(msgs, m)
@@ -257,7 +255,7 @@ func (a *Alerter) sendUnsent(ctx context.Context, j *journal) {
 			subject += " (resent)"
 		}
 		if _, err := j.db.ExecContext(ctx, stmts.Get("alert_mark"), "sending", 1, nil, nil, m.id); err != nil {
-			a.log().Error("alerts: delivery journal", "err", err)
+			a.journalErr(ctx, err)
 			return
 		}
 		if testBeforeAlertSend != nil {
@@ -280,7 +278,7 @@ func (a *Alerter) sendUnsent(ctx context.Context, j *journal) {
 				a.log().Error("alert not sent; trying again later", "subject", subject, "err", err)
 			}
 			if _, err := j.db.ExecContext(context.WithoutCancel(ctx), stmts.Get("alert_mark"), state, 0, err.Error(), nil, m.id); err != nil {
-				a.log().Error("alerts: delivery journal", "err", err)
+				a.journalErr(ctx, err)
 			}
 			if state == "unknown" {
 				continue
@@ -291,7 +289,7 @@ func (a *Alerter) sendUnsent(ctx context.Context, j *journal) {
 			testAfterAlertAccept()
 		}
 		if _, err := j.db.ExecContext(context.WithoutCancel(ctx), stmts.Get("alert_mark"), "sent", 0, nil, time.Now().UTC(), m.id); err != nil {
-			a.log().Error("alerts: delivery journal", "err", err)
+			a.journalErr(ctx, err)
 			return
 		}
 	}
@@ -348,4 +346,15 @@ func (a *Alerter) send(ctx context.Context, subject, body string) error {
 		return fmt.Errorf("alert: %w", err)
 	}
 	return nil
+}
+
+// journalErr logs a failed read or write of the delivery journal: an error, unless the daemon is
+// stopping (its context cancelled: DuckDB then answers "Interrupted!"), which is no failure; what
+// was not recorded is seen again by the next start.
+func (a *Alerter) journalErr(ctx context.Context, err error) {
+	if ctx.Err() != nil {
+		a.log().Info("alerts stopped before the delivery journal was updated", "err", err)
+		return
+	}
+	a.log().Error("alerts: delivery journal", "err", err)
 }

@@ -258,150 +258,192 @@ type Result struct {
 // the same Message-ID. A scheduled occurrence the server refused, or whose outcome was unknown
 // twice, is left to a person (report deliver).
 func Deliver(ctx context.Context, o Options, occ Occurrence) (Result, error) {
-	o.Report = config.WithDefaults(o.Report)
-	d := occ.Delivery.with(o.Report)
-	asOf := occ.AsOf.Format(time.DateOnly)
-	log := o.Log
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	log = log.With("delivery", d.Name, "as_of", asOf)
-	kind := "manual"
-	if !occ.Scheduled.IsZero() {
-		kind = "scheduled"
-	}
-	if len(occ.TestTo) > 0 {
-		// The same occurrence, to the tester alone: a copy, so the schedule's stays as it is.
-		td := *d
-		td.To, td.Cc = occ.TestTo, nil
-		d, kind = &td, "test"
-	}
-	var j *journal
-	// prevID is the Message-ID of an attempt whose outcome is unknown: its resend carries it
-	// too, so a mail client that has both shows one.
-	var prevID string
-	var refused bool
+	r := newOccurrenceRun(o, occ)
 	if !occ.DryRun {
-		var err error
-		if j, err = openJournal(ctx, o.journalPath()); err != nil {
+		j, err := openJournal(ctx, r.o.journalPath())
+		if err != nil {
 			return Result{State: "failed"}, err
 		}
 		defer func() {
 			if err := j.close(); err != nil {
-				log.Error("closing the delivery journal", "err", err)
+				r.log.Error("closing the delivery journal", "err", err)
 			}
 		}()
+		r.j = j
 	}
-	if !occ.DryRun && kind != "test" {
-		rows, err := j.attempts(ctx, d.Name, asOf)
-		if err != nil {
-			return Result{State: "failed"}, err
-		}
-		// The outbox is a rehearsal: through a server, the rows of messages written there
-		// count for nothing (the recipients have none of them).
-		var sent, outboxed, sending bool
-		var unknown int
-		for _, r := range rows {
-			if o.SMTP != nil && r.transport == "outbox" {
-				continue
-			}
-			sent = sent || r.state == "sent"
-			outboxed = outboxed || r.state == "outbox"
-			sending = sending || r.state == "sending"
-			switch r.state {
-			case "unknown", "sending":
-				unknown++
-				prevID = r.messageID
-			case "refused":
-				refused = true
-			case "sent", "failed", "outbox":
-				refused = false
-			}
-		}
-		if sending {
-			// A crash between the hand-over and the record: it may have arrived.
-			if err := j.interrupted(ctx, d.Name, asOf); err != nil {
-				return Result{State: "failed"}, err
-			}
-			log.Warn("an earlier send of this occurrence was interrupted; it goes again marked as resent")
-		}
-		switch {
-		case occ.Again:
-			kind = "again"
-			prevID = ""
-		case sent:
-			log.Info("delivery already sent")
-			return Result{State: "already"}, nil
-		case outboxed:
-			log.Info("delivery already in the outbox")
-			return Result{State: "already-outbox"}, nil
-		case refused && !occ.Scheduled.IsZero():
-			// The server refused it (5xx): it would answer the same. A person sends it
-			// (report deliver) once the cause is fixed.
-			log.Info("the server refused this occurrence; the daemon does not send it again")
-			return Result{State: "refused", Kind: kind}, nil
-		case unknown >= 2 && !occ.Scheduled.IsZero():
-			// Sent twice without an answer: the recipients may have it twice already. A
-			// person decides (report deliver sends it once more).
-			log.Info("this occurrence's outcome is unknown twice; the daemon does not send it again")
-			return Result{State: "unknown", Kind: kind}, nil
-		case unknown > 0:
-			kind = "resend"
-		default:
-			prevID = ""
+	// A test send consumes nothing, so the journal's earlier attempts do not decide it.
+	if !occ.DryRun && r.kind != "test" {
+		if res, done, err := r.consultJournal(ctx); done {
+			return res, err
 		}
 	}
-	res := Result{Kind: kind}
-
-	now := o.now()
-	if _, err := os.Stat(o.DB); errors.Is(err, os.ErrNotExist) && now.Before(occ.WaitUntil) {
-		// The daemon's first sync has not published yet.
-		log.Info("delivery waits for the first sync", "until", occ.WaitUntil)
-		return Result{State: "waiting", Kind: kind, Stale: texts(d.Locale)["stale_none"]}, nil
+	now := r.o.now()
+	fresh, res, done, err := r.awaitFreshness(ctx, now)
+	if done {
+		return res, err
 	}
-	fresh, err := freshness(ctx, o.DB, d.Account, occ.AsOf, now, d.MaxAge.Duration, o.loc(), d.Locale, occ.SyncFailed)
+	m, res, base, err := r.prepareMessage(ctx, now, fresh, res)
 	if err != nil {
-		return fail(ctx, j, res, row{name: d.Name, asOf: asOf, kind: kind}, d, o, err)
+		return res, err
+	}
+	if occ.DryRun {
+		return r.dryRun(m, res)
+	}
+	return r.sendAndRecord(ctx, m, res, base)
+}
+
+// occurrenceRun is one Deliver call: the settings with their defaults, the delivery as it
+// renders, the kind of send, and the journal (nil for a dry run). Its methods are Deliver's
+// steps, in order.
+type occurrenceRun struct {
+	o    Options
+	occ  Occurrence
+	d    *Delivery
+	asOf string
+	log  *slog.Logger
+	j    *journal
+	// kind is manual, scheduled or test, and after consultJournal again or resend.
+	kind string
+	// prevID is the Message-ID of an attempt whose outcome is unknown: its resend carries it
+	// too, so a mail client that has both shows one.
+	prevID string
+	// attached says the files went with the message (prepareMessage), for the log.
+	attached bool
+}
+
+// newOccurrenceRun fills the report settings' defaults, renders the delivery with them and
+// names the kind of send: a test send goes to the tester alone.
+func newOccurrenceRun(o Options, occ Occurrence) *occurrenceRun {
+	o.Report = config.WithDefaults(o.Report)
+	r := &occurrenceRun{o: o, occ: occ, d: occ.Delivery.with(o.Report), asOf: occ.AsOf.Format(time.DateOnly)}
+	log := o.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	r.log = log.With("delivery", r.d.Name, "as_of", r.asOf)
+	r.kind = "manual"
+	if !occ.Scheduled.IsZero() {
+		r.kind = "scheduled"
+	}
+	if len(occ.TestTo) > 0 {
+		// The same occurrence, to the tester alone: a copy, so the schedule's stays as it is.
+		td := *r.d
+		td.To, td.Cc = occ.TestTo, nil
+		r.d, r.kind = &td, "test"
+	}
+	return r
+}
+
+// consultJournal reads the occurrence's earlier attempts and decides whether it goes (done
+// false; kind then again or resend where they say so) or what it already is (done true).
+func (r *occurrenceRun) consultJournal(ctx context.Context) (res Result, done bool, err error) {
+	rows, err := r.j.attempts(ctx, r.d.Name, r.asOf)
+	if err != nil {
+		return Result{State: "failed"}, true, err
+	}
+	// The outbox is a rehearsal: through a server, the rows of messages written there
+	// count for nothing (the recipients have none of them).
+	var sent, outboxed, sending, refused bool
+	var unknown int
+	for _, row := range rows {
+		if r.o.SMTP != nil && row.transport == "outbox" {
+			continue
+		}
+		sent = sent || row.state == "sent"
+		outboxed = outboxed || row.state == "outbox"
+		sending = sending || row.state == "sending"
+		switch row.state {
+		case "unknown", "sending":
+			unknown++
+			r.prevID = row.messageID
+		case "refused":
+			refused = true
+		case "sent", "failed", "outbox":
+			refused = false
+		}
+	}
+	if sending {
+		// A crash between the hand-over and the record: it may have arrived.
+		if err := r.j.interrupted(ctx, r.d.Name, r.asOf); err != nil {
+			return Result{State: "failed"}, true, err
+		}
+		r.log.Warn("an earlier send of this occurrence was interrupted; it goes again marked as resent")
+	}
+	scheduled := !r.occ.Scheduled.IsZero()
+	switch {
+	case r.occ.Again:
+		r.kind = "again"
+		r.prevID = ""
+	case sent:
+		r.log.Info("delivery already sent")
+		return Result{State: "already"}, true, nil
+	case outboxed:
+		r.log.Info("delivery already in the outbox")
+		return Result{State: "already-outbox"}, true, nil
+	case refused && scheduled:
+		// The server refused it (5xx): it would answer the same. A person sends it
+		// (report deliver) once the cause is fixed.
+		r.log.Info("the server refused this occurrence; the daemon does not send it again")
+		return Result{State: "refused", Kind: r.kind}, true, nil
+	case unknown >= 2 && scheduled:
+		// Sent twice without an answer: the recipients may have it twice already. A
+		// person decides (report deliver sends it once more).
+		r.log.Info("this occurrence's outcome is unknown twice; the daemon does not send it again")
+		return Result{State: "unknown", Kind: r.kind}, true, nil
+	case unknown > 0:
+		r.kind = "resend"
+	default:
+		r.prevID = ""
+	}
+	return Result{}, false, nil
+}
+
+// awaitFreshness reads how fresh the published warehouse is for the occurrence. done says
+// Deliver stops here: the freshness could not be read (journaled as failed), or the daemon
+// waits for a sync (no warehouse yet, or stale figures while WaitUntil is ahead).
+func (r *occurrenceRun) awaitFreshness(ctx context.Context, now time.Time) (fresh Freshness, res Result, done bool, err error) {
+	d, occ := r.d, r.occ
+	res = Result{Kind: r.kind}
+	if _, err := os.Stat(r.o.DB); errors.Is(err, os.ErrNotExist) && now.Before(occ.WaitUntil) {
+		// The daemon's first sync has not published yet.
+		r.log.Info("delivery waits for the first sync", "until", occ.WaitUntil)
+		return fresh, Result{State: "waiting", Kind: r.kind, Stale: texts(d.Locale)["stale_none"]}, true, nil
+	}
+	fresh, err = freshness(ctx, r.o.DB, d.Account, occ.AsOf, now, d.MaxAge.Duration, r.o.loc(), d.Locale, occ.SyncFailed)
+	if err != nil {
+		res, err = fail(ctx, r.j, res, row{name: d.Name, asOf: r.asOf, kind: r.kind}, d, r.o, err)
+		return fresh, res, true, err
 	}
 	res.Stale = fresh.Stale
 	if fresh.Stale != "" && now.Before(occ.WaitUntil) {
 		res.State = "waiting"
-		log.Info("delivery waits for a sync that reflects its as-of date", "until", occ.WaitUntil, "stale", fresh.Stale)
-		return res, nil
+		r.log.Info("delivery waits for a sync that reflects its as-of date", "until", occ.WaitUntil, "stale", fresh.Stale)
+		return fresh, res, true, nil
 	}
-	// The files of an occurrence's first send stay as journaled: a dry run, -again and a
-	// resend write beside them.
-	dir := filepath.Join(o.Report.ReportsOut, "deliveries", d.Name, asOf)
-	switch {
-	case occ.DryRun:
-		dir += "_dry-run"
-	case kind == "again" || kind == "resend" || kind == "test":
-		dir += "_" + kind + "_" + stamp(time.Now(), o.loc())
-	}
-	formats := []string{d.Format}
-	if d.Format == "both" {
-		formats = []string{"xlsx", "csv"}
-	}
-	notice := ""
-	if fresh.Stale != "" {
-		notice = fmt.Sprintf(texts(d.Locale)["stale"], report.Date(occ.AsOf, d.Locale), fresh.Stale)
-	}
-	settings := d.Settings(o.Report)
-	settings.ReportsOut = dir
-	paths, digests, err := report.GenerateDigests(ctx, report.Options{
-		Report: settings, DB: o.DB, Journal: o.JobJournal, Formats: formats, AsOf: occ.AsOf, Account: d.Account,
-		Names: d.Reports, Vars: d.Vars, Notice: notice, Log: log,
-	})
-	base := row{name: d.Name, asOf: asOf, kind: kind, scheduledAt: occ.Scheduled, late: occ.Late, stale: fresh.Stale,
+	return fresh, res, false, nil
+}
+
+// prepareMessage renders the occurrence's reports into its directory, composes the message
+// (the files attached when they fit) and keeps it there as message.eml. base is the journal
+// row the send starts from; an error is journaled as failed already.
+func (r *occurrenceRun) prepareMessage(ctx context.Context, now time.Time, fresh Freshness, res Result) (m *gomail.Msg, _ Result, base row, err error) {
+	d, occ := r.d, r.occ
+	dir := r.filesDir()
+	base = row{name: d.Name, asOf: r.asOf, kind: r.kind, scheduledAt: occ.Scheduled, late: occ.Late, stale: fresh.Stale,
 		recipients: append(append([]string{}, d.To...), d.Cc...), syncRun: fresh.Run, syncFinished: fresh.Finished}
+	failed := func(err error) (*gomail.Msg, Result, row, error) {
+		res, err := fail(ctx, r.j, res, base, d, r.o, err)
+		return nil, res, base, err
+	}
+	paths, digests, err := r.renderReports(ctx, dir, fresh)
 	if err != nil {
-		return fail(ctx, j, res, base, d, o, fmt.Errorf("reports: %w", err))
+		return failed(fmt.Errorf("reports: %w", err))
 	}
 	var total int64
 	for _, p := range paths {
 		fi, err := hashFile(p)
 		if err != nil {
-			return fail(ctx, j, res, base, d, o, err)
+			return failed(err)
 		}
 		total += fi.Bytes
 		res.Files = append(res.Files, fi)
@@ -410,94 +452,144 @@ func Deliver(ctx context.Context, o Options, occ Occurrence) (Result, error) {
 	for i := range res.Files {
 		res.Files[i].Attached = attach
 	}
-	res.MessageID = prevID
+	r.attached = attach
+	res.MessageID = r.prevID
 	if res.MessageID == "" {
-		res.MessageID = messageID(d.Name, asOf, o.From)
+		res.MessageID = messageID(d.Name, r.asOf, r.o.From)
 	}
 	msg, err := compose(content{d: d, recipients: append(append([]string{}, occ.Delivery.To...), occ.Delivery.Cc...),
-		asOf: occ.AsOf, loc: o.loc(), now: now, fresh: fresh, scheduled: occ.Scheduled,
-		late: occ.Late, kind: kind, digests: digests, files: res.Files, attached: attach, dir: dir,
+		asOf: occ.AsOf, loc: r.o.loc(), now: now, fresh: fresh, scheduled: occ.Scheduled,
+		late: occ.Late, kind: r.kind, digests: digests, files: res.Files, attached: attach, dir: dir,
 		totalBytes: total, messageID: res.MessageID})
 	if err != nil {
-		return fail(ctx, j, res, base, d, o, err)
+		return failed(err)
 	}
 	res.Subject = msg.Subject
-	m, err := mime(msg, d, o.From, res.MessageID, now, res.Files)
-	if err != nil {
-		return fail(ctx, j, res, base, d, o, err)
+	if m, err = mime(msg, d, r.o.From, res.MessageID, now, res.Files); err != nil {
+		return failed(err)
 	}
 	// The message as sent, kept beside its files; in the outbox it is the delivery itself.
 	res.EML = filepath.Join(dir, "message.eml")
 	if err := writeEML(m, res.EML); err != nil {
-		return fail(ctx, j, res, base, d, o, err)
+		return failed(err)
 	}
-	if occ.DryRun {
-		res.State = "dry-run"
-		res.EML, err = toOutbox(m, o.Outbox, d.Name, asOf, o.loc())
-		if err != nil {
-			return res, err
-		}
-		log.Info("dry run: message written, nothing sent", "eml", res.EML, "stale", fresh.Stale)
-		return res, nil
+	base.subject, base.messageID, base.eml, base.files = msg.Subject, res.MessageID, res.EML, res.Files
+	return m, res, base, nil
+}
+
+// filesDir is where the occurrence's files go. The files of its first send stay as
+// journaled: a dry run, -again, a resend and a test write beside them.
+func (r *occurrenceRun) filesDir() string {
+	dir := filepath.Join(r.o.Report.ReportsOut, "deliveries", r.d.Name, r.asOf)
+	switch {
+	case r.occ.DryRun:
+		dir += "_dry-run"
+	case r.kind == "again" || r.kind == "resend" || r.kind == "test":
+		dir += "_" + r.kind + "_" + stamp(time.Now(), r.o.loc())
 	}
-	base.subject, base.messageID, base.eml, base.files, base.state = msg.Subject, res.MessageID, res.EML, res.Files, "sending"
-	base.transport = "outbox"
-	if o.SMTP != nil {
-		base.transport = o.SMTP.String()
+	return dir
+}
+
+// renderReports generates the delivery's reports into dir with the report settings and the
+// delivery's overrides, a stale notice on each when the figures are stale.
+func (r *occurrenceRun) renderReports(ctx context.Context, dir string, fresh Freshness) ([]string, []report.Digest, error) {
+	d := r.d
+	formats := []string{d.Format}
+	if d.Format == "both" {
+		formats = []string{"xlsx", "csv"}
 	}
-	if res.ID, err = j.insert(ctx, base); err != nil {
+	notice := ""
+	if fresh.Stale != "" {
+		notice = fmt.Sprintf(texts(d.Locale)["stale"], report.Date(r.occ.AsOf, d.Locale), fresh.Stale)
+	}
+	settings := d.Settings(r.o.Report)
+	settings.ReportsOut = dir
+	return report.GenerateDigests(ctx, report.Options{
+		Report: settings, DB: r.o.DB, Journal: r.o.JobJournal, Formats: formats, AsOf: r.occ.AsOf, Account: d.Account,
+		Names: d.Reports, Vars: d.Vars, Notice: notice, Log: r.log,
+	})
+}
+
+// dryRun writes the message into the outbox and journals nothing.
+func (r *occurrenceRun) dryRun(m *gomail.Msg, res Result) (Result, error) {
+	res.State = "dry-run"
+	var err error
+	res.EML, err = toOutbox(m, r.o.Outbox, r.d.Name, r.asOf, r.o.loc())
+	if err != nil {
 		return res, err
 	}
+	r.log.Info("dry run: message written, nothing sent", "eml", res.EML, "stale", res.Stale)
+	return res, nil
+}
+
+// sendAndRecord journals the attempt in state sending, sends the message (retrying what left
+// it with nobody) and records what became of it.
+func (r *occurrenceRun) sendAndRecord(ctx context.Context, m *gomail.Msg, res Result, base row) (Result, error) {
+	base.state = "sending"
+	base.transport = "outbox"
+	if r.o.SMTP != nil {
+		base.transport = r.o.SMTP.String()
+	}
+	var err error
+	if res.ID, err = r.j.insert(ctx, base); err != nil {
+		return res, err
+	}
+	if sendErr := r.sendWithRetries(ctx, m, &res); sendErr != nil {
+		res.State = outcome(sendErr)
+		if err := r.j.finish(context.WithoutCancel(ctx), res.ID, res.State, res.Attempts, sendErr); err != nil {
+			return res, errors.Join(sendErr, err)
+		}
+		r.log.Error("delivery "+res.State, "attempts", res.Attempts, "message_id", res.MessageID, "err", sendErr)
+		return res, fmt.Errorf("delivery %s as of %s: %w", r.d.Name, r.asOf, sendErr)
+	}
+	res.State = "sent"
+	if r.o.SMTP == nil {
+		res.State = "outbox"
+	}
+	if testAfterAccept != nil {
+		testAfterAccept()
+	}
+	if err := r.j.finish(context.WithoutCancel(ctx), res.ID, res.State, res.Attempts, nil); err != nil {
+		return res, err
+	}
+	r.log.Info("delivery "+map[string]string{"sent": "sent", "outbox": "written to the outbox"}[res.State],
+		"to", strings.Join(base.recipients, ", "), "via", base.transport,
+		"message_id", res.MessageID, "files", len(res.Files), "attached", r.attached, "stale", res.Stale, "late", r.occ.Late)
+	return res, nil
+}
+
+// sendWithRetries hands the message to the server (or the outbox) and, while the failure left
+// it with nobody, tries again up to Retries times with a doubling wait. It returns the last
+// attempt's error; res.Attempts counts them.
+func (r *occurrenceRun) sendWithRetries(ctx context.Context, m *gomail.Msg, res *Result) error {
 	var sendErr error
 	for attempt := 1; ; attempt++ {
 		res.Attempts = attempt
 		if testBeforeSend != nil {
 			testBeforeSend()
 		}
-		if o.SMTP == nil {
+		if r.o.SMTP == nil {
 			var p string
-			if p, sendErr = toOutbox(m, o.Outbox, d.Name, asOf, o.loc()); sendErr == nil {
+			if p, sendErr = toOutbox(m, r.o.Outbox, r.d.Name, r.asOf, r.o.loc()); sendErr == nil {
 				res.EML = p
 			}
 		} else {
-			sendErr = send(ctx, o.SMTP, m)
+			sendErr = send(ctx, r.o.SMTP, m)
 		}
 		// Only a failure that left the message with nobody is tried again in this run.
-		if sendErr == nil || outcome(sendErr) != "failed" || attempt > o.Retries || ctx.Err() != nil {
-			break
+		if sendErr == nil || outcome(sendErr) != "failed" || attempt > r.o.Retries || ctx.Err() != nil {
+			return sendErr
 		}
-		wait := o.Backoff << (attempt - 1)
-		log.Warn("send failed; retrying", "attempt", attempt, "in", wait, "err", sendErr)
-		if err := j.attempt(ctx, res.ID, attempt, sendErr); err != nil {
-			log.Error("journal", "err", err)
+		wait := r.o.Backoff << (attempt - 1)
+		r.log.Warn("send failed; retrying", "attempt", attempt, "in", wait, "err", sendErr)
+		if err := r.j.attempt(ctx, res.ID, attempt, sendErr); err != nil {
+			r.log.Error("journal", "err", err)
 		}
 		select {
 		case <-ctx.Done():
 		case <-time.After(wait):
 		}
 	}
-	if sendErr != nil {
-		res.State = outcome(sendErr)
-		if err := j.finish(context.WithoutCancel(ctx), res.ID, res.State, res.Attempts, sendErr); err != nil {
-			return res, errors.Join(sendErr, err)
-		}
-		log.Error("delivery "+res.State, "attempts", res.Attempts, "message_id", res.MessageID, "err", sendErr)
-		return res, fmt.Errorf("delivery %s as of %s: %w", d.Name, asOf, sendErr)
-	}
-	res.State = "sent"
-	if o.SMTP == nil {
-		res.State = "outbox"
-	}
-	if testAfterAccept != nil {
-		testAfterAccept()
-	}
-	if err := j.finish(context.WithoutCancel(ctx), res.ID, res.State, res.Attempts, nil); err != nil {
-		return res, err
-	}
-	log.Info("delivery "+map[string]string{"sent": "sent", "outbox": "written to the outbox"}[res.State],
-		"to", strings.Join(base.recipients, ", "), "via", base.transport,
-		"message_id", res.MessageID, "files", len(res.Files), "attached", attach, "stale", fresh.Stale, "late", occ.Late)
-	return res, nil
 }
 
 // testBeforeSend, when set by a test, runs after the journal's row in state sending is written

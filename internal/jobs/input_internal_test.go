@@ -9,12 +9,13 @@ import (
 	"github.com/xuri/excelize/v2"
 )
 
-// TestDefusedCellsReadBack: text billsync wrote with the formula mark (a report sheet, a job's result
-// file) reads back as the text itself, from CSV and from a workbook, so a report row used as a job's
-// input names the customer's e-mail as the service has it.
+// TestDefusedCellsReadBack: text billsync wrote with the formula mark or with characters drawn as
+// nothing shown by their code (a report sheet, a job's result file) reads back as the text itself,
+// from CSV and from a workbook, so a report row used as a job's input names the customer's e-mail as
+// the service has it.
 func TestDefusedCellsReadBack(t *testing.T) {
 	values := []string{"=budi@example.com", "+tag@example.com", "-", "@SUM(A1)", "+62 812-3456-7890",
-		"'plain", "Ñoño", "a=b"}
+		"'plain", "Ñoño", "a=b", "Budi\u200bSantoso", "\u202eosotnaS iduB"}
 	header := []string{"customerId", "fromEmail"}
 	rows := [][]string{header}
 	for _, v := range values {
@@ -22,10 +23,13 @@ func TestDefusedCellsReadBack(t *testing.T) {
 	}
 	dir := t.TempDir()
 
-	csvPath := filepath.Join(dir, "in.csv")
-	tab := &Table{Columns: []Column{{Title: header[0]}, {Title: header[1]}}, Rows: rows[1:]}
-	if err := writeCSV(csvPath, tab); err != nil {
-		t.Fatal(err)
+	// The CSV and the workbook as a job's result file writes them.
+	csvPath, resultPath := filepath.Join(dir, "in.csv"), filepath.Join(dir, "result.xlsx")
+	tab := &Table{Name: "Hasil", Columns: []Column{{Title: header[0]}, {Title: header[1]}}, Rows: rows[1:]}
+	for _, p := range []string{csvPath, resultPath} {
+		if err := WriteTableFile(p, tab, FileOptions{}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	// The workbook as a report writes it: every text cell through cellsafe.Text.
 	xlsxPath := filepath.Join(dir, "in.xlsx")
@@ -41,8 +45,8 @@ func TestDefusedCellsReadBack(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	for _, path := range []string{csvPath, xlsxPath} {
-		tab, err := readTable(path, func([]string) bool { return true })
+	for _, path := range []string{csvPath, xlsxPath, resultPath} {
+		tab, err := readTable(path, func(h []string) bool { return slices.Equal(h, header) })
 		if err != nil {
 			t.Fatalf("%s: %v", filepath.Base(path), err)
 		}

@@ -258,124 +258,193 @@ func (w *workbookReader) readSheet(sh xlsxSheetRef, wanted func([]string) bool) 
 		return nil, false, w.fail(sh.name, 0, "the sheet cannot be read (%v): save the workbook again in Excel", err)
 	}
 	defer rc.Close()
-	t = &table{file: w.file, sheet: sh.name, xlsx: true}
+	s := &sheetScan{w: w, sheet: sh.name, wanted: wanted, t: &table{file: w.file, sheet: sh.name, xlsx: true}}
 	d := xml.NewDecoder(rc)
-	line := 0 // the row being read, 1-based
-	var cells []string
-	var types map[int]excelize.CellType
-	var c *xlsxCell
-	inValue, inInline, inText, inPhonetic := false, false, false, false
 	for {
 		tok, err := d.Token()
 		if err == io.EOF {
-			return t, t.header != nil && wanted(t.header), nil
+			return s.t, s.t.header != nil && wanted(s.t.header), nil
 		}
 		if err != nil {
-			if errors.Is(err, errXMLBudget) {
-				return nil, false, w.budgetSpent(sh.name, line)
-			}
-			return nil, false, w.fail(sh.name, line, "the sheet's data cannot be read (%v): save the workbook again in Excel as \"Excel Workbook (.xlsx)\"", err)
+			return nil, false, s.unreadable(err)
 		}
+		stop := false
 		switch e := tok.(type) {
 		case xml.StartElement:
-			switch e.Name.Local {
-			case "row":
-				n := line + 1
-				if r := attr(e, "r"); r != "" {
-					v, err := strconv.Atoi(r)
-					if err != nil || v <= line || v > excelize.TotalRows {
-						return nil, false, w.fail(sh.name, line, "the sheet's row after line %d is numbered %q: save the workbook again in Excel", line, r)
-					}
-					n = v
-				}
-				if n > excelize.TotalRows {
-					return nil, false, w.fail(sh.name, excelize.TotalRows, "the sheet has more rows than a spreadsheet may have: save the workbook again in Excel")
-				}
-				line, cells, types = n, nil, nil
-			case "c":
-				col := len(cells)
-				if r := attr(e, "r"); r != "" {
-					v, ok := columnOf(r)
-					if !ok || v < col {
-						return nil, false, w.fail(sh.name, line, "a cell of the sheet is at %q: save the workbook again in Excel", r)
-					}
-					col = v
-				}
-				c = &xlsxCell{col: col, typ: attr(e, "t")}
-			case "v":
-				inValue = c != nil
-			case "is":
-				inInline = c != nil
-			case "t":
-				inText = inInline && !inPhonetic
-			case "rPh":
-				inPhonetic = true
-			}
+			err = s.start(e)
 		case xml.CharData:
-			if c != nil && (inValue || inText) {
-				if c.value.Len()+len(e) > 4*maxCellChars {
-					return nil, false, w.cellTooLong(sh.name, line, c.col)
-				}
-				c.value.Write(e)
-			}
+			err = s.text(e)
 		case xml.EndElement:
-			switch e.Name.Local {
-			case "v":
-				inValue = false
-			case "is":
-				inInline = false
-			case "t":
-				inText = false
-			case "rPh":
-				inPhonetic = false
-			case "c":
-				if c == nil {
-					continue
-				}
-				v, err := w.cellText(c)
-				if err != nil {
-					return nil, false, w.fail(sh.name, line, "column %s: %v: save the workbook again in Excel", colName(c.col), err)
-				}
-				if v != "" {
-					if c.col >= MaxInputColumns {
-						return nil, false, w.fail(sh.name, line, "a value in column %s, beyond the %d columns a job file may have: "+
-							"take it out of the sheet", colName(c.col), MaxInputColumns)
-					}
-					if utf8.RuneCountInString(v) > maxCellChars {
-						return nil, false, w.cellTooLong(sh.name, line, c.col)
-					}
-					for len(cells) < c.col {
-						cells = append(cells, "")
-					}
-					cells = append(cells, v)
-					if typ, ok := cellTypes(c.typ); ok && looksNumeric(v) {
-						if types == nil {
-							types = map[int]excelize.CellType{}
-						}
-						types[c.col] = typ
-					}
-				}
-				c = nil
-			case "row":
-				if t.header == nil {
-					if !blank(cells) {
-						t.header = cells
-						if !wanted(t.header) {
-							return t, false, nil // the rows of a sheet not used are not read
-						}
-					}
-					continue
-				}
-				if blank(cells) {
-					continue
-				}
-				if len(t.rows) == MaxInputRows {
-					return nil, false, tooManyRows(t, line)
-				}
-				t.rows = append(t.rows, inputRow{line: line, cells: undoCellsafe(cells), types: types})
-			}
+			stop, err = s.end(e)
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		if stop {
+			return s.t, false, nil // the rows of a sheet not used are not read
 		}
 	}
+}
+
+// sheetScan is where readSheet is in a sheet's XML: the row being read and its cells so far, the
+// cell being read, and which of its elements the text is in.
+type sheetScan struct {
+	w      *workbookReader
+	sheet  string
+	wanted func([]string) bool
+	t      *table
+	line   int // the row being read, 1-based
+	cells  []string
+	types  map[int]excelize.CellType
+	c      *xlsxCell
+	// the text read is a cell's value (v), or the text (t) of its inline string (is) but not
+	// of a phonetic guide (rPh)
+	inValue, inInline, inText, inPhonetic bool
+}
+
+// unreadable is the error of XML that cannot be read, or of a workbook past its XML budget.
+func (s *sheetScan) unreadable(err error) error {
+	if errors.Is(err, errXMLBudget) {
+		return s.w.budgetSpent(s.sheet, s.line)
+	}
+	return s.w.fail(s.sheet, s.line, "the sheet's data cannot be read (%v): save the workbook again in Excel as \"Excel Workbook (.xlsx)\"", err)
+}
+
+// start opens an element: a row (its number checked), a cell (its column), or a part of a cell's value.
+func (s *sheetScan) start(e xml.StartElement) error {
+	switch e.Name.Local {
+	case "row":
+		return s.startRow(e)
+	case "c":
+		return s.startCell(e)
+	case "v":
+		s.inValue = s.c != nil
+	case "is":
+		s.inInline = s.c != nil
+	case "t":
+		s.inText = s.inInline && !s.inPhonetic
+	case "rPh":
+		s.inPhonetic = true
+	}
+	return nil
+}
+
+// startRow starts a row: numbered after the one before, within a spreadsheet's rows.
+func (s *sheetScan) startRow(e xml.StartElement) error {
+	n := s.line + 1
+	if r := attr(e, "r"); r != "" {
+		v, err := strconv.Atoi(r)
+		if err != nil || v <= s.line || v > excelize.TotalRows {
+			return s.w.fail(s.sheet, s.line, "the sheet's row after line %d is numbered %q: save the workbook again in Excel", s.line, r)
+		}
+		n = v
+	}
+	if n > excelize.TotalRows {
+		return s.w.fail(s.sheet, excelize.TotalRows, "the sheet has more rows than a spreadsheet may have: save the workbook again in Excel")
+	}
+	s.line, s.cells, s.types = n, nil, nil
+	return nil
+}
+
+// startCell starts a cell: in its column, right of the cells before it.
+func (s *sheetScan) startCell(e xml.StartElement) error {
+	col := len(s.cells)
+	if r := attr(e, "r"); r != "" {
+		v, ok := columnOf(r)
+		if !ok || v < col {
+			return s.w.fail(s.sheet, s.line, "a cell of the sheet is at %q: save the workbook again in Excel", r)
+		}
+		col = v
+	}
+	s.c = &xlsxCell{col: col, typ: attr(e, "t")}
+	return nil
+}
+
+// text adds text to the cell's value, within what a cell may hold.
+func (s *sheetScan) text(e xml.CharData) error {
+	if s.c == nil || !s.inValue && !s.inText {
+		return nil
+	}
+	if s.c.value.Len()+len(e) > 4*maxCellChars {
+		return s.w.cellTooLong(s.sheet, s.line, s.c.col)
+	}
+	s.c.value.Write(e)
+	return nil
+}
+
+// end closes an element: a cell's value is added to its row, a row is the header or a row of the
+// table. stop says the sheet's header is not wanted: its rows are not read.
+func (s *sheetScan) end(e xml.EndElement) (stop bool, err error) {
+	switch e.Name.Local {
+	case "v":
+		s.inValue = false
+	case "is":
+		s.inInline = false
+	case "t":
+		s.inText = false
+	case "rPh":
+		s.inPhonetic = false
+	case "c":
+		return false, s.endCell()
+	case "row":
+		return s.endRow()
+	}
+	return false, nil
+}
+
+// endCell adds the cell's text to its row, in its column, within the columns and characters a job
+// file may have; a number keeps its type.
+func (s *sheetScan) endCell() error {
+	c := s.c
+	if c == nil {
+		return nil
+	}
+	s.c = nil
+	v, err := s.w.cellText(c)
+	if err != nil {
+		return s.w.fail(s.sheet, s.line, "column %s: %v: save the workbook again in Excel", colName(c.col), err)
+	}
+	if v == "" {
+		return nil
+	}
+	if c.col >= MaxInputColumns {
+		return s.w.fail(s.sheet, s.line, "a value in column %s, beyond the %d columns a job file may have: "+
+			"take it out of the sheet", colName(c.col), MaxInputColumns)
+	}
+	if utf8.RuneCountInString(v) > maxCellChars {
+		return s.w.cellTooLong(s.sheet, s.line, c.col)
+	}
+	for len(s.cells) < c.col {
+		s.cells = append(s.cells, "")
+	}
+	s.cells = append(s.cells, v)
+	if typ, ok := cellTypes(c.typ); ok && looksNumeric(v) {
+		if s.types == nil {
+			s.types = map[int]excelize.CellType{}
+		}
+		s.types[c.col] = typ
+	}
+	return nil
+}
+
+// endRow takes the row: the first not blank is the header (stop: not wanted), a blank one is left
+// out, the others are the table's rows, at most MaxInputRows.
+func (s *sheetScan) endRow() (stop bool, err error) {
+	if s.t.header == nil {
+		if !blank(s.cells) {
+			s.t.header = s.cells
+			return !s.wanted(s.t.header), nil
+		}
+		return false, nil
+	}
+	if blank(s.cells) {
+		return false, nil
+	}
+	if len(s.t.rows) == MaxInputRows {
+		return false, tooManyRows(s.t, s.line)
+	}
+	s.t.rows = append(s.t.rows, inputRow{line: s.line, cells: undoCellsafe(s.cells), types: s.types})
+	return false, nil
 }
 
 func (w *workbookReader) cellTooLong(sheet string, line, col int) InputErrors {

@@ -3,8 +3,6 @@ package jobs
 import (
 	"fmt"
 	"regexp"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/billsync/billsync/internal/sheetfmt"
@@ -230,16 +228,7 @@ func (l lang) state(s State) string {
 func (l lang) group(n int64) string { return sheetfmt.Group(n, string(l)) }
 
 // number is a number's text (digits, maybe a decimal point) as the locale writes it; other text as it is.
-func (l lang) number(s string) string {
-	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
-		return l.group(n)
-	}
-	if f, err := strconv.ParseFloat(s, 64); err == nil {
-		_, frac, _ := strings.Cut(s, ".")
-		return sheetfmt.Decimal(f, len(frac), string(l))
-	}
-	return s
-}
+func (l lang) number(s string) string { return sheetfmt.Number(s, string(l)) }
 
 // zone is loc's abbreviation at t, with its IANA name when that differs: WIB (Asia/Jakarta).
 func zone(t time.Time, loc *time.Location) string {

@@ -399,13 +399,13 @@ func adhocXLSX(rows adhocRows, s *settings, text string) (string, error) {
 	f := wb.f
 	l := s.lang
 	f.SetCellValue(summarySheet, "A1", l.w("adhoc"))
-	f.SetCellStyle(summarySheet, "A1", "A1", wb.st.title)
+	f.SetCellStyle(summarySheet, "A1", "A1", wb.st.Title)
 	for i, kv := range [][2]string{{l.w("warehouse"), s.DB}, {l.w("as_of"), l.date(s.AsOf)}, {l.w("tz"), s.TZ.String()},
 		{l.w("adhoc_rows"), l.number(int64(n))}, {l.w("generated"), l.dateTime(time.Now(), s.loc)}, {"SQL", text}} {
 		f.SetCellValue(summarySheet, cellName(1, i+3), kv[0])
-		f.SetCellStyle(summarySheet, cellName(1, i+3), cellName(1, i+3), wb.st.label)
+		f.SetCellStyle(summarySheet, cellName(1, i+3), cellName(1, i+3), wb.st.Label)
 		f.SetCellValue(summarySheet, cellName(2, i+3), kv[1])
-		f.SetCellStyle(summarySheet, cellName(2, i+3), cellName(2, i+3), wb.st.wrap)
+		f.SetCellStyle(summarySheet, cellName(2, i+3), cellName(2, i+3), wb.st.Wrap)
 	}
 	f.SetColWidth(summarySheet, "A", "A", 14)
 	f.SetColWidth(summarySheet, "B", "B", 100)

@@ -5,12 +5,13 @@ import (
 
 	"github.com/billsync/billsync/internal/config"
 	"github.com/billsync/billsync/internal/report/csvout"
+	"github.com/billsync/billsync/internal/tablefile"
 )
 
 // csvSheet is one sheet's CSV file, written under a temporary name and put in place with the
 // report's other files once every sheet ran.
 type csvSheet struct {
-	file *atomicFile
+	file *tablefile.File
 	w    *csvout.Writer
 }
 
@@ -21,13 +22,13 @@ func CheckCSVDialect(name string) error {
 }
 
 func newCSVSheet(path string, cols []column, loc *time.Location, l *lang, d *csvout.Dialect) (*csvSheet, error) {
-	f, err := createAtomic(path)
+	f, err := tablefile.Create(path)
 	if err != nil {
 		return nil, err
 	}
 	w, err := csvout.New(f, csvColumns(cols, l), loc, d)
 	if err != nil {
-		f.abort()
+		f.Abort()
 		return nil, err
 	}
 	return &csvSheet{file: f, w: w}, nil
@@ -50,10 +51,10 @@ func (c *csvSheet) write(vals []any) error { return c.w.Write(vals) }
 
 func (c *csvSheet) finish() error {
 	if err := c.w.Flush(); err != nil {
-		c.file.abort()
+		c.file.Abort()
 		return err
 	}
-	return c.file.commit()
+	return c.file.Commit()
 }
 
-func (c *csvSheet) abort() { c.file.abort() }
+func (c *csvSheet) abort() { c.file.Abort() }

@@ -456,7 +456,7 @@ func (r *reportRun) finish(ctx context.Context, s *settings) ([]string, error) {
 			return nil, err
 		}
 		r.sheets[i].cs = nil
-		files = append(files, c.file.path)
+		files = append(files, c.file.Path())
 	}
 	r.mu.Unlock()
 	if r.wb != nil {

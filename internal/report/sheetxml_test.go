@@ -103,9 +103,9 @@ func TestSheetRowsMatchExcelize(t *testing.T) {
 	}
 	x := newXLSXSheet(f, st, jkt, l, "S", cols, "")
 	for i, c := range cols {
-		x.cells[i].StyleID = st.body[c.format]
+		x.cells[i].StyleID = st.Body[c.format]
 		if c.format == "text" {
-			x.cells[i].StyleID = st.text
+			x.cells[i].StyleID = st.Text
 		}
 	}
 	x.cells[5].StyleID = 0 // no style attribute
@@ -143,10 +143,10 @@ func TestSheetRowsMatchExcelize(t *testing.T) {
 				for i, v := range r {
 					cells[i] = excelize.Cell{StyleID: x.cells[i].StyleID, Value: excelizeValue(x, v, cols[i])}
 					if t, ok := cells[i].Value.(string); ok && v != nil && cellsafe.StartsLikeFormula(t) {
-						cells[i].StyleID = st.quoted[cells[i].StyleID] // the quote prefix marks it, not an apostrophe
+						cells[i].StyleID = st.Quoted[cells[i].StyleID] // the quote prefix marks it, not an apostrophe
 					}
 					if v == nil && cols[i].empty != "" && cols[i].format != "text" {
-						cells[i].StyleID = st.reason
+						cells[i].StyleID = st.Reason
 					}
 					refRow[i] = &cells[i]
 				}
@@ -237,10 +237,10 @@ func TestReasonAlignsWithNumbers(t *testing.T) {
 	cols := []column{{name: "days", format: "decimal1", kind: value.KindFloat, empty: "belum teramati"},
 		{name: "note", format: "text", empty: "tidak ada"}}
 	x := newXLSXSheet(f, st, time.UTC, l, "S", cols, "")
-	x.cells[0].StyleID, x.cells[1].StyleID = st.body["decimal1"], st.text
+	x.cells[0].StyleID, x.cells[1].StyleID = st.Body["decimal1"], st.Text
 	got := []sheetxml.Cell{x.cell(nil, &x.cols[0], x.cells[0].StyleID), x.cell(nil, &x.cols[1], x.cells[1].StyleID)}
-	want := []sheetxml.Cell{{Style: st.reason, Type: sheetxml.String, Str: "belum teramati"},
-		{Style: st.text, Type: sheetxml.String, Str: "tidak ada"}}
+	want := []sheetxml.Cell{{Style: st.Reason, Type: sheetxml.String, Str: "belum teramati"},
+		{Style: st.Text, Type: sheetxml.String, Str: "tidak ada"}}
 	if !slices.Equal(got, want) {
 		t.Errorf("cells %+v\nwant %+v", got, want)
 	}

@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"io/fs"
 	"slices"
 	"sort"
@@ -15,6 +14,7 @@ import (
 	"github.com/billsync/billsync/internal/report/sheetxml"
 	"github.com/billsync/billsync/internal/report/value"
 	"github.com/billsync/billsync/internal/sheetfmt"
+	"github.com/billsync/billsync/internal/tablefile"
 	"github.com/billsync/billsync/queries"
 	"github.com/xuri/excelize/v2"
 )
@@ -63,48 +63,188 @@ func (w *workbook) close() {
 	w.f.Close()
 }
 
-// sheetRows are the data sheets' body rows by the path of their sheet's part,
-// which excelize names after the sheet's id.
-func (w *workbook) sheetRows() (map[string]*sheetxml.Rows, error) {
-	ids := map[string]int{}
-	for id, name := range w.f.GetSheetMap() {
-		ids[name] = id
-	}
-	parts := map[string]*sheetxml.Rows{}
-	for _, x := range w.sheets {
-		id, ok := ids[x.name]
-		if !ok || x.rows == nil {
-			return nil, fmt.Errorf("sheet %q was not written", x.name)
-		}
-		parts[fmt.Sprintf("xl/worksheets/sheet%d.xml", id)] = x.rows
-	}
-	return parts, nil
-}
-
+// save writes the workbook to path, each data sheet's body rows spliced into its part.
 func (w *workbook) save(path string) error {
-	f, err := createAtomic(path)
-	if err != nil {
-		return err
+	rows := map[string]*sheetxml.Rows{}
+	for _, x := range w.sheets {
+		rows[x.name] = x.rows
 	}
-	// excelize builds the whole zip in a buffer before writing it out; a zip
-	// writer on the file itself writes each part as it is compressed.
-	rows, err := w.sheetRows()
-	if err != nil {
-		f.abort()
-		return err
-	}
-	w.f.SetZipWriter(func(io.Writer) excelize.ZipWriter { return sheetxml.NewZipWriter(f, rows) })
-	if _, err := w.f.WriteTo(io.Discard); err != nil {
-		f.abort()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return f.commit()
+	return tablefile.Save(w.f, path, rows)
 }
 
 // summary fills the first sheet: what the report is, what it is based on,
 // the headline figures and checks, how to reproduce it, the notes and the chart.
 func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, srcs []source, outs []sheetOutput) error {
-	f, sh, l := w.f, summarySheet, w.l
+	p := &summaryWriter{w: w, f: w.f, sh: summarySheet, l: w.l}
+	title, desc := p.heading(d, s)
+	// What the report says comes first, for the reader who stops at the first screen: the
+	// headline figures and the checks, the chart, the notes that say what the figures mean.
+	// How it was made (sources, settings, queries, the command that makes it again) closes the
+	// page, under a heading of its own.
+	p.figures(vars, outs)
+	chartRow := p.chartSpace(d)
+	sheetsRow := p.row + 1 // subtitle leaves a row empty first
+	p.notes(d, noteValues(d, s, vars, w.l))
+	p.sheetList(outs)
+	p.about(d, s, vars, srcs, outs)
+	if err := p.pageSetup(sheetsRow); err != nil {
+		return err
+	}
+	if d.Chart != nil {
+		if err := w.chart(d.Chart, outs, chartRow); err != nil {
+			return fmt.Errorf("chart: %w", err)
+		}
+	}
+	return w.nameSummary(d, s, title, desc)
+}
+
+// summaryWriter writes the summary sheet line by line: row is the next row to write.
+type summaryWriter struct {
+	w   *workbook
+	f   *excelize.File
+	sh  string
+	l   *lang
+	row int
+}
+
+// put writes one cell: text as its sheet shows it, a text that starts like a formula kept text.
+func (p *summaryWriter) put(cell string, v any, style int) {
+	if t, ok := v.(string); ok {
+		v = cellsafe.Visible(t) // a product's name in the headline, as its sheet shows it
+	}
+	p.f.SetCellValue(p.sh, cell, v)
+	if style == 0 {
+		style = p.w.st.Value
+	}
+	if t, ok := v.(string); ok && cellsafe.StartsLikeFormula(t) && p.w.st.Quoted[style] != 0 {
+		style = p.w.st.Quoted[style] // a product named "-Promo": text as it is, kept text when edited
+	}
+	p.f.SetCellStyle(p.sh, cell, cell, style)
+}
+
+// line writes a label and its value on the next row.
+func (p *summaryWriter) line(label string, v any, style int) {
+	p.put(cellName(1, p.row), label, p.w.st.Label)
+	p.put(cellName(2, p.row), v, style)
+	// The value spans the columns a headline table's figures take.
+	p.f.MergeCell(p.sh, cellName(2, p.row), cellName(1+summaryTableCols, p.row))
+	text, _ := v.(string)
+	fitHeight(p.f, p.row, label, text, summaryWidth)
+	p.row++
+}
+
+// subtitle heads a part of the page, a row left empty above it.
+func (p *summaryWriter) subtitle(text string) {
+	p.row++
+	p.put(cellName(1, p.row), text, p.w.st.Subtitle)
+	p.row++
+}
+
+// heading writes the title, the description, the as-of date and the warnings; it returns the
+// title and description for the document's properties.
+func (p *summaryWriter) heading(d *Definition, s *settings) (title, desc string) {
+	l := p.l
+	title = d.Title.In(l.code)
+	p.put("A1", title, p.w.st.Title)
+	desc = strings.Join(strings.Fields(d.Description.In(l.code)), " ")
+	p.put("A2", desc, p.w.st.Wrap)
+	p.f.MergeCell(p.sh, "A2", cellName(2+summaryTableCols, 2)) // across the label, value and notes' columns
+	p.f.SetRowHeight(p.sh, 2, 36)
+	p.row = 4
+	p.line(l.w("as_of"), l.date(s.AsOf), 0)
+	if len(s.warnings) > 0 || s.Notice != "" {
+		var texts []string
+		if s.Notice != "" {
+			texts = append(texts, s.Notice)
+		}
+		for _, a := range s.warnings {
+			texts = append(texts, a.text(l))
+		}
+		p.line(l.w("warning"), strings.Join(texts, "\n"), p.w.st.SumCheckBad)
+	}
+	return title, desc
+}
+
+// figures writes the headline figures and tables, then the checks.
+func (p *summaryWriter) figures(vars map[string]string, outs []sheetOutput) {
+	w := p.w
+	text := summaryLines{l: p.l, cur: w.cur, same: w.same, vars: vars}
+	styled := func(label string, v any, ls lineStyle) { p.line(label, v, w.style(ls)) }
+	text.headlines(outs, p.subtitle, styled, func(label string, v any, c column) {
+		p.line(label, v, w.st.Left[c.format])
+	}, p.table)
+	text.checkLines(outs, p.subtitle, func(label, text string, ok bool, plain bool) {
+		style := w.st.SumCheck
+		switch {
+		case plain:
+			style = w.st.Wrap
+		case !ok:
+			style = w.st.SumCheckBad
+		}
+		p.line(label, text, style)
+	})
+}
+
+// table writes a headline table: a cell per figure, typed, in the sheet's number format, under
+// its title; the label in its own cell; the sheet's totals row last.
+func (p *summaryWriter) table(t headTable) {
+	st := p.w.st
+	p.put(cellName(1, p.row), t.labelTitle, st.TableHeadLabel)
+	lines := sheetfmt.WrappedLines(t.labelTitle, labelWidth-1)
+	for k, c := range t.cols {
+		p.put(cellName(2+k, p.row), c.title, st.TableHead)
+		lines = max(lines, sheetfmt.WrappedLines(c.title, summaryTableWidth-1))
+	}
+	if lines > 1 {
+		p.f.SetRowHeight(p.sh, p.row, float64(15*lines))
+	}
+	p.row++
+	for _, r := range t.rows {
+		p.tableRow(t, r.label, r.values, st.Label, st.Body, nil)
+	}
+	if t.total != nil {
+		p.tableRow(t, t.total.label, t.total.values, st.TableTotal, st.Total, t.totalOf)
+	}
+	if more := t.moreText(p.l); more != "" {
+		p.line("…", more, 0)
+	}
+}
+
+// tableRow writes one row of a headline table; blank, for the totals row, says which columns
+// have a total (the others stay empty).
+func (p *summaryWriter) tableRow(t headTable, label string, values []any, style int, styles map[string]int, blank []bool) {
+	p.put(cellName(1, p.row), label, style)
+	for k, c := range t.cols {
+		cell := cellName(2+k, p.row)
+		switch v := values[k]; {
+		case blank != nil && !blank[k]:
+			p.put(cell, "", p.w.st.TableTotal)
+		case v == nil:
+			p.put(cell, c.empty, p.w.st.Reason) // why there is none, as the sheet says
+		default:
+			p.put(cell, cellNumber(v), styles[c.format])
+		}
+	}
+	fitHeight(p.f, p.row, label, "", summaryWidth)
+	p.row++
+}
+
+// chartSpace leaves the rows the chart floats over and returns the first (0: no chart). The
+// rows are empty and of the default height, as tall as the chart, so the rows below it stay
+// visible (excelize anchors a chart by default row heights).
+func (p *summaryWriter) chartSpace(d *Definition) int {
+	if d.Chart == nil {
+		return 0
+	}
+	p.row++
+	chartRow := p.row
+	p.row += chartRows
+	return chartRow
+}
+
+// noteValues are what the notes' {placeholders} read: the report variables, a choice among
+// values also in words, dates as the locale writes them.
+func noteValues(d *Definition, s *settings, vars map[string]string, l *lang) map[string]string {
 	vals := map[string]string{"journal": s.journal.path, "currency": s.Currency}
 	for k, v := range vars {
 		vals[k] = v
@@ -120,133 +260,36 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 			}
 		}
 	}
-	row := 1
-	put := func(cell string, v any, style int) {
-		if t, ok := v.(string); ok {
-			v = cellsafe.Visible(t) // a product's name in the headline, as its sheet shows it
-		}
-		f.SetCellValue(sh, cell, v)
-		if style == 0 {
-			style = w.st.value
-		}
-		if t, ok := v.(string); ok && cellsafe.StartsLikeFormula(t) && w.st.quoted[style] != 0 {
-			style = w.st.quoted[style] // a product named "-Promo": text as it is, kept text when edited
-		}
-		f.SetCellStyle(sh, cell, cell, style)
-	}
-	line := func(label string, v any, style int) {
-		put(cellName(1, row), label, w.st.label)
-		put(cellName(2, row), v, style)
-		// The value spans the columns a headline table's figures take.
-		f.MergeCell(sh, cellName(2, row), cellName(1+summaryTableCols, row))
-		text, _ := v.(string)
-		fitHeight(f, row, label, text, summaryWidth)
-		row++
-	}
-	subtitle := func(text string) {
-		row++
-		put(cellName(1, row), text, w.st.subtitle)
-		row++
-	}
-	title := d.Title.In(l.code)
-	put("A1", title, w.st.title)
-	desc := strings.Join(strings.Fields(d.Description.In(l.code)), " ")
-	put("A2", desc, w.st.wrap)
-	f.MergeCell(sh, "A2", cellName(2+summaryTableCols, 2)) // across the label, value and notes' columns
-	f.SetRowHeight(sh, 2, 36)
-	row = 4
-	line(l.w("as_of"), l.date(s.AsOf), 0)
-	if len(s.warnings) > 0 || s.Notice != "" {
-		var texts []string
-		if s.Notice != "" {
-			texts = append(texts, s.Notice)
-		}
-		for _, a := range s.warnings {
-			texts = append(texts, a.text(l))
-		}
-		line(l.w("warning"), strings.Join(texts, "\n"), w.st.sumCheckBad)
-	}
-	// What the report says comes first, for the reader who stops at the first screen: the
-	// headline figures and the checks, the chart, the notes that say what the figures mean.
-	// How it was made (sources, settings, queries, the command that makes it again) closes the
-	// page, under a heading of its own.
-	text := summaryLines{l: l, cur: w.cur, same: w.same, vars: vars}
-	styled := func(label string, v any, ls lineStyle) { line(label, v, w.style(ls)) }
-	table := func(t headTable) {
-		// A cell per figure, typed, in the sheet's number format, under its title; the label
-		// in its own cell; the sheet's totals row last.
-		put(cellName(1, row), t.labelTitle, w.st.tableHeadLabel)
-		lines := sheetfmt.WrappedLines(t.labelTitle, labelWidth-1)
-		for k, c := range t.cols {
-			put(cellName(2+k, row), c.title, w.st.tableHead)
-			lines = max(lines, sheetfmt.WrappedLines(c.title, summaryTableWidth-1))
-		}
-		if lines > 1 {
-			f.SetRowHeight(sh, row, float64(15*lines))
-		}
-		row++
-		cells := func(label string, values []any, style int, styles map[string]int, blank []bool) {
-			put(cellName(1, row), label, style)
-			for k, c := range t.cols {
-				cell := cellName(2+k, row)
-				switch v := values[k]; {
-				case blank != nil && !blank[k]:
-					put(cell, "", w.st.tableTotal)
-				case v == nil:
-					put(cell, c.empty, w.st.reason) // why there is none, as the sheet says
-				default:
-					put(cell, cellNumber(v), styles[c.format])
-				}
-			}
-			fitHeight(f, row, label, "", summaryWidth)
-			row++
-		}
-		for _, r := range t.rows {
-			cells(r.label, r.values, w.st.label, w.st.body, nil)
-		}
-		if t.total != nil {
-			cells(t.total.label, t.total.values, w.st.tableTotal, w.st.total, t.totalOf)
-		}
-		if more := t.moreText(l); more != "" {
-			line("…", more, 0)
-		}
-	}
-	text.headlines(outs, subtitle, styled, func(label string, v any, c column) {
-		line(label, v, w.st.left[c.format])
-	}, table)
-	text.checkLines(outs, subtitle, func(label, text string, ok bool, plain bool) {
-		style := w.st.sumCheck
-		switch {
-		case plain:
-			style = w.st.wrap
-		case !ok:
-			style = w.st.sumCheckBad
-		}
-		line(label, text, style)
-	})
-	chartRow := 0
-	if d.Chart != nil {
-		// The chart floats over empty rows of the default height as tall as it is, so the rows
-		// below it stay visible (excelize anchors a chart by default row heights).
-		row++
-		chartRow = row
-		row += chartRows
-	}
-	sheetsRow := row + 1 // subtitle leaves a row empty first
-	subtitle(l.w("notes"))
+	return vals
+}
+
+// notes writes the report's notes, a bullet each, their placeholders filled from vals.
+func (p *summaryWriter) notes(d *Definition, vals map[string]string) {
+	p.subtitle(p.l.w("notes"))
 	for _, n := range d.Notes {
-		put(cellName(1, row), "•", w.st.label)
-		text := expand(n.In(l.code), vals)
-		put(cellName(2, row), text, w.st.wrap)
-		f.MergeCell(sh, cellName(2, row), cellName(2+summaryTableCols, row)) // noteExtraWidth wider
-		fitHeight(f, row, "", text, summaryWidth+noteExtraWidth)
-		row++
+		p.put(cellName(1, p.row), "•", p.w.st.Label)
+		text := expand(n.In(p.l.code), vals)
+		p.put(cellName(2, p.row), text, p.w.st.Wrap)
+		p.f.MergeCell(p.sh, cellName(2, p.row), cellName(2+summaryTableCols, p.row)) // noteExtraWidth wider
+		fitHeight(p.f, p.row, "", text, summaryWidth+noteExtraWidth)
+		p.row++
 	}
-	subtitle(l.w("sheets"))
+}
+
+// sheetList names each data sheet with its row count and query.
+func (p *summaryWriter) sheetList(outs []sheetOutput) {
+	l := p.l
+	p.subtitle(l.w("sheets"))
 	for _, o := range outs {
-		line(o.sheet.tab(l.code), fmt.Sprintf(l.w("rows_from"), l.count(o.rows), o.sheet.Query), 0)
+		p.line(o.sheet.tab(l.code), fmt.Sprintf(l.w("rows_from"), l.count(o.rows), o.sheet.Query), 0)
 	}
-	subtitle(l.w("about"))
+}
+
+// about says how the report was made: the accounts and sync runs it read, its settings, the
+// command that makes it again and the digests of its queries.
+func (p *summaryWriter) about(d *Definition, s *settings, vars map[string]string, srcs []source, outs []sheetOutput) {
+	l, st := p.l, p.w.st
+	p.subtitle(l.w("about"))
 	accounts := s.Account
 	if accounts == "" {
 		var names []string
@@ -255,30 +298,36 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 		}
 		accounts = fmt.Sprintf(l.w("all_accounts"), strings.Join(names, ", "))
 	}
-	line(l.w("account"), accounts, 0)
+	p.line(l.w("account"), accounts, 0)
 	var runs []string
 	for _, src := range srcs {
-		runs = append(runs, src.text(w.loc, l))
+		runs = append(runs, src.text(p.w.loc, l))
 	}
 	if len(runs) == 0 {
 		runs = []string{l.w("no_run")}
 	}
-	line(l.w("runs"), strings.Join(runs, "\n"), w.st.wrap)
-	line(l.w("tz"), s.TZ.String(), 0)
+	p.line(l.w("runs"), strings.Join(runs, "\n"), st.Wrap)
+	p.line(l.w("tz"), s.TZ.String(), 0)
 	if slices.ContainsFunc(outs, func(o sheetOutput) bool {
 		return slices.ContainsFunc(o.cols, func(c column) bool { return c.format == "money" })
 	}) {
-		line(l.w("currency"), fmt.Sprintf(l.w("currency_note"), s.Currency), 0)
+		p.line(l.w("currency"), fmt.Sprintf(l.w("currency_note"), s.Currency), 0)
 	}
-	line(l.w("warehouse"), s.DB, 0)
+	p.line(l.w("warehouse"), s.DB, 0)
 	if readsJournal(d) {
-		line(l.w("journal"), s.journal.text(l), w.st.wrap)
+		p.line(l.w("journal"), s.journal.text(l), st.Wrap)
 	}
-	line(l.w("generated"), l.dateTime(time.Now(), w.loc), 0)
-	line(l.w("params"), params(d, vars, l), w.st.wrap)
-	line(l.w("reproduce"), reproduce(d, s), w.st.wrap)
-	line(l.w("queries"), queryDigests(d), w.st.wrap)
-	if summaryHeight(f, row) > summaryPageHeight && summaryHeight(f, sheetsRow) <= summaryPageHeight {
+	p.line(l.w("generated"), l.dateTime(time.Now(), p.w.loc), 0)
+	p.line(l.w("params"), params(d, vars, l), st.Wrap)
+	p.line(l.w("reproduce"), reproduce(d, s), st.Wrap)
+	p.line(l.w("queries"), queryDigests(d), st.Wrap)
+}
+
+// pageSetup breaks the page before sheetsRow when the summary does not fit one, sets the
+// columns' widths and the print settings.
+func (p *summaryWriter) pageSetup(sheetsRow int) error {
+	f, sh := p.f, p.sh
+	if summaryHeight(f, p.row) > summaryPageHeight && summaryHeight(f, sheetsRow) <= summaryPageHeight {
 		// Too long for one page: what the report says (headline, checks, chart) on the first,
 		// what the figures mean and how they were made from the top of the next, not a few
 		// lines cut off.
@@ -292,19 +341,17 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 	noteCol, _ := excelize.ColumnNumberToName(2 + summaryTableCols)
 	f.SetColWidth(sh, "B", valueCols, summaryTableWidth)
 	f.SetColWidth(sh, noteCol, noteCol, noteExtraWidth)
-	if err := summaryPrint(f, sh, w.footer); err != nil {
+	return summaryPrint(f, sh, p.w.footer)
+}
+
+// nameSummary names the summary's tab in the report's language, once everything refers to
+// it, and sets the document's properties.
+func (w *workbook) nameSummary(d *Definition, s *settings, title, desc string) error {
+	l := w.l
+	if err := w.f.SetSheetName(summarySheet, l.w("summary")); err != nil {
 		return err
 	}
-	if d.Chart != nil {
-		if err := w.chart(d.Chart, outs, chartRow); err != nil {
-			return fmt.Errorf("chart: %w", err)
-		}
-	}
-	// The tab in the report's language, once everything refers to it.
-	if err := f.SetSheetName(summarySheet, l.w("summary")); err != nil {
-		return err
-	}
-	return f.SetDocProps(&excelize.DocProperties{
+	return w.f.SetDocProps(&excelize.DocProperties{
 		Title:       title + " " + l.w("as_of_footer") + " " + s.asOf,
 		Subject:     title,
 		Description: desc,
@@ -321,9 +368,9 @@ func (w *workbook) summary(d *Definition, s *settings, vars map[string]string, s
 func (w *workbook) style(ls lineStyle) int {
 	switch ls {
 	case labelLine:
-		return w.st.label
+		return w.st.Label
 	case wrapLine:
-		return w.st.wrap
+		return w.st.Wrap
 	}
 	return 0
 }
@@ -408,10 +455,10 @@ func (w *workbook) chart(c *Chart, outs []sheetOutput, row int) error {
 	o := outs[i]
 	if o.rows == 0 {
 		w.f.SetCellValue(summarySheet, cellName(1, row), w.l.w("no_chart"))
-		w.f.SetCellStyle(summarySheet, cellName(1, row), cellName(1, row), w.st.value)
+		w.f.SetCellStyle(summarySheet, cellName(1, row), cellName(1, row), w.st.Value)
 		return nil
 	}
-	ref := "'" + strings.ReplaceAll(o.sheet.tab(w.l.code), "'", "''") + "'!"
+	ref := tablefile.SheetRef(o.sheet.tab(w.l.code))
 	colOf := func(name string) (int, error) {
 		j := slices.IndexFunc(o.cols, func(col column) bool { return col.name == name })
 		if j < 0 {
@@ -499,7 +546,7 @@ func summaryPrint(f *excelize.File, sh, footer string) error {
 	if err != nil {
 		return err
 	}
-	if err := pageSetup(f, sh, footer, p); err != nil {
+	if err := sheetfmt.PageSetup(f, sh, footer, p); err != nil {
 		return err
 	}
 	if err := sheetfmt.PrintTitles(f, sh, p); err != nil {
@@ -509,7 +556,7 @@ func summaryPrint(f *excelize.File, sh, footer string) error {
 	if err != nil {
 		return err
 	}
-	ref := "'" + strings.ReplaceAll(sh, "'", "''") + "'!"
+	ref := tablefile.SheetRef(sh)
 	return f.SetDefinedName(&excelize.DefinedName{Name: "_xlnm.Print_Area", RefersTo: ref + absRange(1, 1, len(p.Widths), max(len(rows), 1)+chartRows), Scope: sh})
 }
 

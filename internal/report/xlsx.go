@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -15,6 +14,7 @@ import (
 	"github.com/billsync/billsync/internal/report/sheetxml"
 	"github.com/billsync/billsync/internal/report/value"
 	"github.com/billsync/billsync/internal/sheetfmt"
+	"github.com/billsync/billsync/internal/tablefile"
 	"github.com/xuri/excelize/v2"
 )
 
@@ -23,40 +23,10 @@ import (
 const excelEpoch = 25569 // days from 1899-12-30 to 1970-01-01
 
 // maxCellText is Excel's limit on the characters in one cell.
-const maxCellText = 32767
+const maxCellText = tablefile.MaxCellText
 
-// styles holds the workbook's style ids by column format, for body and totals rows.
-type styles struct {
-	header, title, subtitle, label, wrap, check, checkBad, dateLeft, text int
-	// textWrap is text of a column given a width (Column.Width): it wraps within it, the row
-	// as tall as it needs, rather than running under the next column or widening the page.
-	textWrap int
-	// sumCheck and sumCheckBad are check and checkBad on the summary: they wrap, as
-	// a long line there (the as-of warning) would otherwise run on over the columns
-	// beside it and shrink the printed page to fit. A data sheet's check row does
-	// not wrap: it runs on over the empty cells of its row.
-	sumCheck, sumCheckBad int
-	// value is a summary value without a number format. Every summary cell is
-	// aligned to the top: a row is as tall as its longest wrapped text, and a
-	// value at the bottom (the default) would print a line below its label.
-	value int
-	// reason is a number column's NULL shown as its reason ("belum teramati"): aligned right
-	// with the numbers, not left against the column before it.
-	reason int
-	// tableHead and tableHeadLabel head a headline table on the summary (headline_table):
-	// each figure's title over its column, aligned right with the figures; the label column's.
-	tableHead, tableHeadLabel int
-	// tableTotal is the label (and a blank figure) of a headline table's totals row.
-	tableTotal        int
-	body, total, left map[string]int
-	// quoted is each body style's twin with the quote prefix: a text cell a spreadsheet would
-	// read as a formula when edited (= + - @) is marked by its style, not by an apostrophe
-	// in the text, so it shows as it is ("-Budi") and stays text when a reader edits it.
-	quoted map[int]int
-}
-
-// numFmts are the number formats per column format, shared with every workbook billsync writes.
-var numFmts = sheetfmt.NumFmts
+// styles are the workbook's cell styles, shared with every workbook billsync writes.
+type styles = tablefile.Styles
 
 // moneySymbol is the currency's symbol, or its code.
 func moneySymbol(currency string) string {
@@ -72,75 +42,7 @@ func numFmt(format, currency string, l *lang) (string, bool) {
 }
 
 func newStyles(f *excelize.File, currency string, l *lang) (*styles, error) {
-	var err error
-	s := &styles{body: map[string]int{}, total: map[string]int{}, left: map[string]int{}}
-	border := []excelize.Border{{Type: "top", Color: "000000", Style: 1}, {Type: "bottom", Color: "000000", Style: 6}}
-	add := func(st *excelize.Style) int {
-		id, err := f.NewStyle(st)
-		if err != nil {
-			panic(err) // styles are constants of this file; a failure is a programming error
-		}
-		return id
-	}
-	s.header = add(sheetfmt.HeaderStyle())
-	under := []excelize.Border{{Type: "bottom", Color: "000000", Style: 1}}
-	s.tableHead = add(&excelize.Style{Font: &excelize.Font{Family: "Calibri", Bold: true}, Border: under,
-		Alignment: &excelize.Alignment{Horizontal: "right", Vertical: "top", WrapText: true}})
-	s.tableHeadLabel = add(&excelize.Style{Font: &excelize.Font{Family: "Calibri", Bold: true}, Border: under,
-		Alignment: &excelize.Alignment{Vertical: "top", WrapText: true}})
-	s.tableTotal = add(&excelize.Style{Font: &excelize.Font{Family: "Calibri", Bold: true}, Border: border,
-		Alignment: &excelize.Alignment{Vertical: "top", WrapText: true}})
-	s.title = add(&excelize.Style{Font: &excelize.Font{Family: "Calibri", Bold: true, Size: 16, Color: "1F4E79"}})
-	s.subtitle = add(&excelize.Style{Font: &excelize.Font{Family: "Calibri", Bold: true, Size: 12, Color: "1F4E79"}, Alignment: &excelize.Alignment{Vertical: "top"}})
-	s.value = add(&excelize.Style{Alignment: &excelize.Alignment{Vertical: "top", WrapText: true}})
-	s.label = add(&excelize.Style{Font: &excelize.Font{Family: "Calibri", Bold: true}, Alignment: &excelize.Alignment{Vertical: "top", WrapText: true}})
-	s.wrap = add(&excelize.Style{Alignment: &excelize.Alignment{WrapText: true, Vertical: "top"}})
-	// Body text does not wrap: readers do not grow the rows of a file they
-	// did not write, so wrapped text would run over the next row.
-	// The indent keeps text clear of a right-aligned number beside it; spreadsheets apply an
-	// indent only to text aligned left explicitly, not to the general alignment.
-	s.text = add(&excelize.Style{Alignment: &excelize.Alignment{Horizontal: "left", Vertical: "top", Indent: 1}})
-	s.textWrap = add(&excelize.Style{Alignment: &excelize.Alignment{Horizontal: "left", Vertical: "top", Indent: 1, WrapText: true}})
-	s.reason = add(&excelize.Style{Alignment: &excelize.Alignment{Horizontal: "right", Vertical: "top"}})
-	dateFmt, _ := numFmt("date", currency, l)
-	s.dateLeft = add(&excelize.Style{CustomNumFmt: &dateFmt, Alignment: &excelize.Alignment{Horizontal: "left"}})
-	s.check = add(&excelize.Style{Font: &excelize.Font{Family: "Calibri", Italic: true, Color: "375623"}, Alignment: &excelize.Alignment{Vertical: "top"}})
-	s.checkBad = add(&excelize.Style{Font: &excelize.Font{Family: "Calibri", Bold: true, Color: "C00000"}, Alignment: &excelize.Alignment{Vertical: "top"}})
-	s.sumCheck = add(&excelize.Style{Font: &excelize.Font{Family: "Calibri", Italic: true, Color: "375623"}, Alignment: &excelize.Alignment{Vertical: "top", WrapText: true}})
-	s.sumCheckBad = add(&excelize.Style{Font: &excelize.Font{Family: "Calibri", Bold: true, Color: "C00000"}, Alignment: &excelize.Alignment{Vertical: "top", WrapText: true}})
-	s.total["text"] = add(&excelize.Style{Font: &excelize.Font{Family: "Calibri", Bold: true}, Border: border})
-	for _, k := range slices.Sorted(maps.Keys(numFmts)) { // sorted: the same style ids in every run
-		s.addFormat(add, k, currency, l, border)
-	}
-	s.addFormat(add, "money", currency, l, border)
-	s.quoted = map[int]int{}
-	for _, id := range append(slices.Sorted(maps.Values(s.body)), s.text, s.textWrap, s.value, s.wrap, s.label) {
-		if s.quoted[id], err = quotePrefixed(f, id); err != nil {
-			return nil, err
-		}
-	}
-	return s, nil
-}
-
-// quotePrefixed adds a twin of style id with the quote prefix ("text, even when edited"),
-// which excelize's Style cannot say: the cell format is copied in the workbook's style sheet.
-func quotePrefixed(f *excelize.File, id int) (int, error) {
-	if f.Styles == nil || f.Styles.CellXfs == nil || id < 0 || id >= len(f.Styles.CellXfs.Xf) {
-		return 0, fmt.Errorf("style %d: not in the workbook's cell formats", id)
-	}
-	xf := f.Styles.CellXfs.Xf[id]
-	xf.QuotePrefix = boolPtr(true)
-	f.Styles.CellXfs.Xf = append(f.Styles.CellXfs.Xf, xf)
-	f.Styles.CellXfs.Count = len(f.Styles.CellXfs.Xf)
-	return len(f.Styles.CellXfs.Xf) - 1, nil
-}
-
-func (s *styles) addFormat(add func(*excelize.Style) int, format, currency string, l *lang, border []excelize.Border) {
-	v, _ := numFmt(format, currency, l)
-	top := &excelize.Alignment{Vertical: "top"}
-	s.body[format] = add(&excelize.Style{CustomNumFmt: &v, Alignment: top})
-	s.total[format] = add(&excelize.Style{CustomNumFmt: &v, Font: &excelize.Font{Family: "Calibri", Bold: true}, Border: border, Alignment: top})
-	s.left[format] = add(&excelize.Style{CustomNumFmt: &v, Font: &excelize.Font{Family: "Calibri", Bold: true}, Alignment: &excelize.Alignment{Horizontal: "left", Vertical: "top"}})
+	return tablefile.NewStyles(f, currency, l.code)
 }
 
 // widthSample is how many rows are held back to size the columns before the
@@ -191,12 +93,6 @@ func newXLSXSheet(f *excelize.File, st *styles, loc *time.Location, l *lang, nam
 	return x
 }
 
-// pageSetup prints a sheet on A4 at the scale its printed columns need, never below
-// sheetfmt.MinScale, with a footer; it must come before the sheet is streamed.
-func pageSetup(f *excelize.File, sheet, footer string, p sheetfmt.Page) error {
-	return sheetfmt.PageSetup(f, sheet, footer, p)
-}
-
 // page is how the data sheet prints: landscape, its printed columns (all but the reference
 // columns) at their widths, at most at sheetfmt.ListScale, the header row repeated.
 func (x *xlsxSheet) page() sheetfmt.Page {
@@ -219,14 +115,7 @@ func footerText(title, asOf string, l *lang) string {
 // headerWidth is the width a header needs: it wraps, so its longest word,
 // or the whole title when short.
 func headerWidth(title string) float64 {
-	w := 0
-	for _, word := range strings.Fields(title) {
-		w = max(w, utf8.RuneCountInString(word))
-	}
-	if n := utf8.RuneCountInString(title); n <= 12 {
-		w = n
-	}
-	return float64(w)*1.1 + 2 // bold
+	return float64(tablefile.HeaderChars(title, 12))*1.1 + 2 // bold
 }
 
 func (x *xlsxSheet) write(vals []any) error {
@@ -274,7 +163,7 @@ func (x *xlsxSheet) put(vals []any) error {
 	lines := 1
 	for i, v := range vals {
 		x.row[i] = x.cell(v, &x.cols[i], x.cells[i].StyleID)
-		if x.cells[i].StyleID == x.st.textWrap && x.row[i].Type == sheetxml.String {
+		if x.cells[i].StyleID == x.st.TextWrap && x.row[i].Type == sheetxml.String {
 			lines = max(lines, sheetfmt.WrappedLines(x.row[i].Str, int(min(x.widths[i], x.cols[i].width))-3))
 		}
 	}
@@ -295,7 +184,7 @@ func (x *xlsxSheet) cell(v any, c *column, s int) sheetxml.Cell {
 			return sheetxml.Cell{Style: s}
 		}
 		if c.format != "text" && c.format != "" {
-			s = x.st.reason
+			s = x.st.Reason
 		}
 		return sheetxml.Cell{Style: s, Type: sheetxml.String, Str: c.empty}
 	case value.Decimal:
@@ -312,14 +201,7 @@ func (x *xlsxSheet) cell(v any, c *column, s int) sheetxml.Cell {
 		if t == "" {
 			return sheetxml.Cell{Style: s, Type: sheetxml.String}
 		}
-		t = x.displayText(t, c)
-		if cellsafe.StartsLikeFormula(t) {
-			s = x.st.quoted[s] // the text as it is, kept text when edited
-		}
-		if len(t) > maxCellText-1 && utf8.RuneCountInString(t) > maxCellText-1 {
-			t = string([]rune(t)[:maxCellText-1])
-		}
-		return sheetxml.Cell{Style: s, Type: sheetxml.String, Str: t}
+		return x.st.TextCell(x.displayText(t, c), s)
 	case float64:
 		return sheetxml.Cell{Style: s, Type: sheetxml.Number, Num: t}
 	case int64:
@@ -410,11 +292,11 @@ func (x *xlsxSheet) startRows(tot *totals) error {
 		}
 	}
 	for i, c := range x.cols {
-		x.cells[i].StyleID = x.st.body[c.format]
+		x.cells[i].StyleID = x.st.Body[c.format]
 		if c.format == "text" || c.format == "" {
-			x.cells[i].StyleID = x.st.text
+			x.cells[i].StyleID = x.st.Text
 			if c.width > 0 {
-				x.cells[i].StyleID = x.st.textWrap
+				x.cells[i].StyleID = x.st.TextWrap
 			}
 		}
 	}
@@ -434,9 +316,6 @@ func (x *xlsxSheet) startRows(tot *totals) error {
 // header adds the sheet to the workbook and streams its header row; the body
 // rows are spliced in after it when the workbook is saved.
 func (x *xlsxSheet) header() error {
-	if _, err := x.f.NewSheet(x.name); err != nil {
-		return err
-	}
 	lines := 1
 	for i, c := range x.cols {
 		w := x.widths[i]
@@ -451,28 +330,15 @@ func (x *xlsxSheet) header() error {
 		x.widths[i] = w
 		lines = max(lines, int(math.Ceil(float64(utf8.RuneCountInString(c.title))*1.1/(w-1))))
 	}
-	if err := pageSetup(x.f, x.name, x.footer, x.page()); err != nil {
-		return err
-	}
-	sw, err := x.f.NewStreamWriter(x.name)
-	if err != nil {
-		return err
-	}
-	x.sw = sw
-	// Panes and widths must come before the first row of a stream sheet.
-	if err := sw.SetPanes(&excelize.Panes{Freeze: true, YSplit: 1, TopLeftCell: "A2", ActivePane: "bottomLeft"}); err != nil {
-		return err
-	}
-	for i, w := range x.widths {
-		if err := sw.SetColWidth(i+1, i+1, w); err != nil {
-			return err
-		}
-	}
-	head := make([]any, len(x.cols))
+	titles := make([]string, len(x.cols))
 	for i, c := range x.cols {
-		head[i] = &excelize.Cell{StyleID: x.st.header, Value: c.title}
+		titles[i] = c.title
 	}
-	return sw.SetRow("A1", head, excelize.RowOpts{Height: float64(15*max(lines, 2)) + 2})
+	sheet := tablefile.DataSheet{Name: x.name, Footer: x.footer, Page: x.page(), Widths: x.widths, Titles: titles,
+		HeaderHeight: float64(15*max(lines, 2)) + 2}
+	var err error
+	x.sw, err = sheet.Start(x.f, x.st)
+	return err
 }
 
 // serialDay is a DATE (midnight UTC from the driver) as an Excel serial day.
@@ -525,7 +391,7 @@ func (x *xlsxSheet) assemble(s *Sheet, tot *totals, chk checkResult) error {
 	if x.n == 0 {
 		// A printed header alone reads as rows that failed to print.
 		last++
-		if err := x.sw.SetRow(cellName(1, last), []any{excelize.Cell{StyleID: x.st.text, Value: x.l.w("none_rows")}}); err != nil {
+		if err := x.sw.SetRow(cellName(1, last), []any{excelize.Cell{StyleID: x.st.Text, Value: x.l.w("none_rows")}}); err != nil {
 			return err
 		}
 	}
@@ -557,7 +423,7 @@ func (x *xlsxSheet) assemble(s *Sheet, tot *totals, chk checkResult) error {
 		if err := x.sw.Flush(); err != nil {
 			return err
 		}
-		ref := "'" + strings.ReplaceAll(x.name, "'", "''") + "'!"
+		ref := tablefile.SheetRef(x.name)
 		return x.f.SetDefinedName(&excelize.DefinedName{Name: "_xlnm.Print_Area", RefersTo: ref + absRange(1, last+2, 1, last+2), Scope: x.name})
 	}
 	if err := x.printArea(last); err != nil {
@@ -571,7 +437,6 @@ func (x *xlsxSheet) assemble(s *Sheet, tot *totals, chk checkResult) error {
 // reference columns (IDs, URLs) out of print, so amounts are not shrunk to
 // make room for them.
 func (x *xlsxSheet) printArea(last int) error {
-	ref := "'" + strings.ReplaceAll(x.name, "'", "''") + "'!"
 	if err := sheetfmt.PrintTitles(x.f, x.name, x.page()); err != nil {
 		return fmt.Errorf("print titles: %w", err)
 	}
@@ -579,18 +444,15 @@ func (x *xlsxSheet) printArea(last int) error {
 	if printed < 0 {
 		printed = len(x.cols)
 	}
-	if printed == 0 {
-		return nil
-	}
-	return x.f.SetDefinedName(&excelize.DefinedName{Name: "_xlnm.Print_Area", RefersTo: ref + absRange(1, 1, printed, max(last, 1)), Scope: x.name})
+	return tablefile.PrintArea(x.f, x.name, printed, max(last, 1))
 }
 
 func (x *xlsxSheet) totalsRow(label string, tot *totals) []any {
 	row := make([]any, len(x.cols))
 	for i, c := range x.cols {
-		cell := excelize.Cell{StyleID: x.st.total[c.format]}
+		cell := excelize.Cell{StyleID: x.st.Total[c.format]}
 		if c.format == "text" || c.format == "" {
-			cell.StyleID = x.st.total["text"]
+			cell.StyleID = x.st.Total["text"]
 		}
 		if i == 0 {
 			cell.Value = label
@@ -604,9 +466,9 @@ func (x *xlsxSheet) totalsRow(label string, tot *totals) []any {
 
 func (x *xlsxSheet) checkRow(chk checkResult) []any {
 	row := make([]any, len(x.cols))
-	style := x.st.check
+	style := x.st.Check
 	if !chk.ok {
-		style = x.st.checkBad
+		style = x.st.CheckBad
 	}
 	for i, c := range x.cols {
 		cell := excelize.Cell{StyleID: style}
@@ -614,17 +476,14 @@ func (x *xlsxSheet) checkRow(chk checkResult) []any {
 		case i == 0:
 			cell.Value = chk.text(x.l)
 		case c.name == chk.column:
-			cell.Value, cell.StyleID = chk.diff, x.st.total[c.format]
+			cell.Value, cell.StyleID = chk.diff, x.st.Total[c.format]
 		}
 		row[i] = cell
 	}
 	return row
 }
 
-func cellName(col, row int) string {
-	s, _ := excelize.CoordinatesToCellName(col, row)
-	return s
-}
+func cellName(col, row int) string { return tablefile.CellName(col, row) }
 
 // tableName makes an Excel table name (letters, digits, underscores) from a sheet name.
 func tableName(sheet string) string {
@@ -641,8 +500,4 @@ func tableName(sheet string) string {
 
 func boolPtr(b bool) *bool { return &b }
 
-func absRange(c1, r1, c2, r2 int) string {
-	a, _ := excelize.CoordinatesToCellName(c1, r1, true)
-	b, _ := excelize.CoordinatesToCellName(c2, r2, true)
-	return a + ":" + b
-}
+func absRange(c1, r1, c2, r2 int) string { return tablefile.AbsRange(c1, r1, c2, r2) }

@@ -247,3 +247,16 @@ func Decimal(f float64, d int, locale string) string {
 	}
 	return out
 }
+
+// Number is a number's text (digits, maybe a decimal point) as the locale writes it, its digits
+// grouped: 1.234.567,5 (id), 1,234,567.5 (en); other text as it is.
+func Number(s, locale string) string {
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return Group(n, locale)
+	}
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		_, frac, _ := strings.Cut(s, ".")
+		return Decimal(f, len(frac), locale)
+	}
+	return s
+}

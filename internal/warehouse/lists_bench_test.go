@@ -30,17 +30,21 @@ func init() {
 // syncLists is the warehouse side of a sync's list phase with the simulator's own records: every
 // list entity staged and merged in listBatch batches, then the deletion marking of a list read
 // whole, the calls the sink makes, here one stream after another (fetch merges two at a time).
-var syncLists = []struct {
+// The lists are the declarations' (internal/entity): every paged list and the webhook history.
+var syncLists = func() []syncList {
+	var ls []syncList
+	for _, d := range entity.All() {
+		if d.Paging == entity.Pages || d.Name == entity.WebhookDeliveries {
+			ls = append(ls, syncList{d.Name, d.TableName()})
+		}
+	}
+	return ls
+}()
+
+// syncList is one list entity and the simulator's collection of it (its table's name).
+type syncList struct {
 	e          entity.Name
 	collection string
-}{
-	{entity.Customers, "customers"},
-	{entity.Products, "products"},
-	{entity.PaymentRequests, "payment_requests"},
-	{entity.Invoices, "invoices"},
-	{entity.UnpaidTransactions, "unpaid_transactions"},
-	{entity.Reviews, "reviews"},
-	{entity.WebhookDeliveries, "webhook_deliveries"},
 }
 
 // BenchmarkSyncLists measures the list phase's DuckDB work for a first sync and for the next,

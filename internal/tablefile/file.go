@@ -1,4 +1,4 @@
-package report
+package tablefile
 
 import (
 	"fmt"
@@ -6,24 +6,27 @@ import (
 	"path/filepath"
 )
 
-// atomicFile is written under a temporary name beside its final path and
-// renamed into place on commit, so a reader never sees half a report.
-type atomicFile struct {
+// File is written under a temporary name beside its final path and renamed into place on
+// Commit, so a reader never sees half a file: every report, plan and result file is one.
+type File struct {
 	*os.File
 	path string
 }
 
-func createAtomic(path string) (*atomicFile, error) {
+// Create starts the file that Commit puts at path.
+func Create(path string) (*File, error) {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
 	if err != nil {
 		return nil, fmt.Errorf("create %s: %w", path, err)
 	}
-	return &atomicFile{File: f, path: path}, nil
+	return &File{File: f, path: path}, nil
 }
 
-func (f *atomicFile) commit() error {
+// Commit syncs the file, makes it readable by all (0644) and renames it into place; on failure
+// nothing is left behind.
+func (f *File) Commit() error {
 	if err := f.Sync(); err != nil {
-		f.abort()
+		f.Abort()
 		return fmt.Errorf("write %s: %w", f.path, err)
 	}
 	if err := f.Close(); err != nil {
@@ -41,7 +44,11 @@ func (f *atomicFile) commit() error {
 	return nil
 }
 
-func (f *atomicFile) abort() {
+// Abort closes the file and removes it: nothing appears at its path.
+func (f *File) Abort() {
 	f.Close()
 	os.Remove(f.Name())
 }
+
+// Path is where Commit puts the file.
+func (f *File) Path() string { return f.path }
