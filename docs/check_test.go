@@ -17,9 +17,16 @@ import (
 // and `make test` (CI) runs everything. A skip nobody can see is a test silently gone from the
 // loop, and a stale name skips nothing (or, worse, a new test that happens to take the name):
 // this test keeps the Makefile's list, the table in docs/development.md and the tests that exist
-// equal, each name declared in exactly the packages the table gives.
+// equal, each name declared in exactly the packages the table gives. The same holds for
+// REORDER_SKIP, the tests make test's list-order reruns leave out, and its own table.
 
 const checkPage = "docs/development.md"
+
+// The development page's sections holding each list's table.
+const (
+	checkSkipHeading   = "### What `make check` skips"
+	reorderSkipHeading = "### What the list-order reruns skip"
+)
 
 var (
 	testFuncRE = regexp.MustCompile(`^func (Test[A-Za-z0-9_]*)\(`)
@@ -27,15 +34,15 @@ var (
 	skipRowRE = regexp.MustCompile("^\\| `(Test[A-Za-z0-9_]*)` \\| `\\./([^`]*?)/?` \\| (.+) \\|$")
 )
 
-// makeCheckSkip returns the names of the Makefile's CHECK_SKIP variable (backslash-continued words).
-func makeCheckSkip(makefile []byte) ([]string, error) {
+// makeList returns the words of the Makefile variable name (backslash-continued words).
+func makeList(makefile []byte, name string) ([]string, error) {
 	var names []string
 	in := false
 	sc := bufio.NewScanner(bytes.NewReader(makefile))
 	for sc.Scan() {
 		line := sc.Text()
 		if !in {
-			rest, ok := strings.CutPrefix(line, "CHECK_SKIP =")
+			rest, ok := strings.CutPrefix(line, name+" =")
 			if !ok {
 				continue
 			}
@@ -48,18 +55,23 @@ func makeCheckSkip(makefile []byte) ([]string, error) {
 		}
 	}
 	if !in {
-		return nil, fmt.Errorf("Makefile: no CHECK_SKIP = line")
+		return nil, fmt.Errorf("Makefile: no %s = line", name)
 	}
 	return names, nil
 }
 
-// skipTable returns the development page's table of what make check skips: test name -> packages
-// (relative directories), and each row's reason.
-func skipTable(page []byte) (map[string][]string, map[string]string) {
+// skipTable returns the table of the development page's section under heading (up to the next
+// heading): test name -> packages (relative directories), and each row's reason.
+func skipTable(page []byte, heading string) (map[string][]string, map[string]string) {
 	pkgs, why := map[string][]string{}, map[string]string{}
+	in := false
 	for line := range strings.SplitSeq(string(page), "\n") {
+		if strings.HasPrefix(line, "#") {
+			in = strings.TrimSpace(line) == heading
+			continue
+		}
 		m := skipRowRE.FindStringSubmatch(strings.TrimSpace(line))
-		if m == nil {
+		if !in || m == nil {
 			continue
 		}
 		pkgs[m[1]] = append(pkgs[m[1]], m[2])
@@ -101,23 +113,33 @@ func declaredTests(root string) (map[string][]string, error) {
 }
 
 func TestCheckSkipsDocumented(t *testing.T) {
+	skipsDocumented(t, "CHECK_SKIP", checkSkipHeading, "make check")
+}
+
+func TestReorderSkipsDocumented(t *testing.T) {
+	skipsDocumented(t, "REORDER_SKIP", reorderSkipHeading, "the list-order reruns")
+}
+
+// skipsDocumented checks that the Makefile's list variable, the development page's table under
+// heading (what skips: the prose's name for it) and the tests that exist agree.
+func skipsDocumented(t *testing.T, variable, heading, what string) {
 	root := repoRoot(t)
 	mk, err := os.ReadFile(filepath.Join(root, "Makefile"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	skip, err := makeCheckSkip(mk)
+	skip, err := makeList(mk, variable)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(skip) == 0 {
-		t.Fatal("Makefile: CHECK_SKIP names no test")
+		t.Fatalf("Makefile: %s names no test", variable)
 	}
 	page, err := os.ReadFile(filepath.Join(root, checkPage))
 	if err != nil {
 		t.Fatal(err)
 	}
-	table, why := skipTable(page)
+	table, why := skipTable(page, heading)
 	declared, err := declaredTests(root)
 	if err != nil {
 		t.Fatal(err)
@@ -126,15 +148,15 @@ func TestCheckSkipsDocumented(t *testing.T) {
 	inMake := map[string]bool{}
 	for _, name := range skip {
 		if inMake[name] {
-			t.Errorf("Makefile: CHECK_SKIP names %s twice", name)
+			t.Errorf("Makefile: %s names %s twice", variable, name)
 		}
 		inMake[name] = true
 		if _, ok := table[name]; !ok {
-			t.Errorf("Makefile: CHECK_SKIP names %s, which %s's table of what make check skips does not list", name, checkPage)
+			t.Errorf("Makefile: %s names %s, which %s's table of what %s skip does not list", variable, name, checkPage, what)
 		}
 		dirs := uniqSorted(declared[name])
 		if len(dirs) == 0 {
-			t.Errorf("Makefile: CHECK_SKIP names %s, but no _test.go declares func %s: renamed or removed? (a stale name may skip a later test of that name)", name, name)
+			t.Errorf("Makefile: %s names %s, but no _test.go declares func %s: renamed or removed? (a stale name may skip a later test of that name)", variable, name, name)
 			continue
 		}
 		if want := uniqSorted(table[name]); len(table[name]) > 0 && strings.Join(dirs, " ") != strings.Join(want, " ") {
@@ -143,7 +165,7 @@ func TestCheckSkipsDocumented(t *testing.T) {
 	}
 	for name := range table {
 		if !inMake[name] {
-			t.Errorf("%s lists %s as skipped by make check, but the Makefile's CHECK_SKIP does not name it", checkPage, name)
+			t.Errorf("%s lists %s as skipped by %s, but the Makefile's %s does not name it", checkPage, name, what, variable)
 		}
 		if len(why[name]) < 10 {
 			t.Errorf("%s: the row for %s gives no reason", checkPage, name)
@@ -166,15 +188,19 @@ func uniqSorted(s []string) []string {
 
 // The parsers above on their own: a continued variable, and a table row.
 func TestCheckSkipParsers(t *testing.T) {
-	got, err := makeCheckSkip([]byte("X = 1\nCHECK_SKIP = TestA \\\n\tTestB \\\n\tTestC\nY = 2\n"))
+	got, err := makeList([]byte("X = 1\nCHECK_SKIP = TestA \\\n\tTestB \\\n\tTestC\nY = 2\n"), "CHECK_SKIP")
 	if err != nil || strings.Join(got, ",") != "TestA,TestB,TestC" {
-		t.Errorf("makeCheckSkip = %v, %v; want TestA,TestB,TestC", got, err)
+		t.Errorf("makeList = %v, %v; want TestA,TestB,TestC", got, err)
 	}
-	if _, err := makeCheckSkip([]byte("test:\n\tgo test ./...\n")); err == nil {
-		t.Error("makeCheckSkip without CHECK_SKIP: no error")
+	if _, err := makeList([]byte("test:\n\tgo test ./...\n"), "CHECK_SKIP"); err == nil {
+		t.Error("makeList without CHECK_SKIP: no error")
 	}
-	pkgs, why := skipTable([]byte("| `TestA` | `./internal/a/` | runs a sync at scale 10 |\n| `TestB` | `./docs/` | x |\n| TestC | ./c | no code spans |\n"))
-	if strings.Join(pkgs["TestA"], ",") != "internal/a" || why["TestA"] != "runs a sync at scale 10" || strings.Join(pkgs["TestB"], ",") != "docs" || pkgs["TestC"] != nil {
+	page := "## A\n| `TestZ` | `./z/` | another section's table |\n### Skips\n" +
+		"| `TestA` | `./internal/a/` | runs a sync at scale 10 |\n| `TestB` | `./docs/` | x |\n| TestC | ./c | no code spans |\n" +
+		"### Next\n| `TestY` | `./y/` | the next section's table |\n"
+	pkgs, why := skipTable([]byte(page), "### Skips")
+	if strings.Join(pkgs["TestA"], ",") != "internal/a" || why["TestA"] != "runs a sync at scale 10" || strings.Join(pkgs["TestB"], ",") != "docs" ||
+		pkgs["TestC"] != nil || pkgs["TestZ"] != nil || pkgs["TestY"] != nil {
 		t.Errorf("skipTable = %v %v", pkgs, why)
 	}
 }

@@ -8,6 +8,7 @@
 //	go run ./bench/syncbench -scale 100 -runs 3       # then two nightly syncs, a simulated day apart, with their credit reads
 //	go run ./bench/syncbench -scale 1 -runs 15        # two weeks of nightly runs: credit reads per night and per refresh period, and the ceiling
 //	go run ./bench/syncbench -scale 100 -lists-only -floor   # the list phase against its floor (floor.go)
+//	go run ./bench/syncbench -scale 10 -runs 2 -lake  # each run also commits to an Iceberg lake (SQLite catalog, local files): the commit's share of the run, the lake's size
 package main
 
 import (
@@ -34,6 +35,7 @@ import (
 	"github.com/billsync/billsync/internal/config"
 	"github.com/billsync/billsync/internal/entity"
 	"github.com/billsync/billsync/internal/fetch"
+	"github.com/billsync/billsync/internal/lake"
 	"github.com/billsync/billsync/internal/sandbox"
 	"github.com/billsync/billsync/internal/syncrun"
 )
@@ -53,6 +55,8 @@ var (
 	memTraceOut    string
 	heapProfileOut string
 	creditRefresh  time.Duration
+	lakeBench      bool
+	benchLake      *lake.Lake
 
 	startProfile = func() {}
 	// lastRunWritten is what the last run wrote (writtenMB), for the floor's comparison.
@@ -78,6 +82,7 @@ func main() {
 	flag.BoolVar(&floor, "floor", false, "first measure the floor of the list phase against the same simulator (its reads alone, then read_json loads of what they read) and compare the first run's list phase with it")
 	flag.StringVar(&memTraceOut, "memtrace", "", "append each run's memory time series (RSS, Go heap, DuckDB by tag, every 250 ms; MB, tab-separated) to this file")
 	flag.StringVar(&heapProfileOut, "heapprofile", "", "write Go's heap profile here each time the sampled RSS reaches a new high, so it shows the heap at the peak")
+	flag.BoolVar(&lakeBench, "lake", false, "commit each run to an Iceberg lake (SQLite catalog, local files, in the run's temporary directory) and say what the commit took and the lake's size")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the syncer side here")
 	flag.Parse()
 	if *cpuprofile != "" {
@@ -212,6 +217,14 @@ func benchScale(scale string, rate float64, details bool, conc int) error {
 			return fmt.Errorf("floor: %w", err)
 		}
 	}
+	if lakeBench {
+		cfg := config.Defaults[config.Lake]()
+		cfg.Root, cfg.Catalog = "file://"+filepath.Join(dir, "lake"), "sqlite://"+filepath.Join(dir, "catalog.db")
+		if benchLake, err = lake.Open(context.Background(), cfg, nil); err != nil {
+			return err
+		}
+		defer benchLake.Close()
+	}
 	startProfile()
 	periods := newCreditPeriods(creditRefresh, advance)
 	best := newCeiling(creditRefresh, advance)
@@ -286,6 +299,16 @@ func benchRun(scale string, run int, c *api.Client, simPid int, base, path strin
 	lastRunWritten = writtenMB() - written
 	peakAt, peakMB := stopSampling()
 	s := sums[0]
+	if benchLake != nil {
+		// The commit the syncer makes after the publish (syncrun.Run with Options.Lake), made
+		// here after the run so its CPU is its own: nothing else runs in this process then.
+		cpu0 := cpuSeconds(os.Getpid())
+		res, err := benchLake.Commit(context.Background(), path, []string{"bench"})
+		if err != nil {
+			return s, 0, creditStats{}, fmt.Errorf("lake commit: %w", err)
+		}
+		printLake(res, cpuSeconds(os.Getpid())-cpu0, wall, selfCPU, path)
+	}
 	fmt.Fprintf(os.Stderr, "  RSS peaked at %d MB %.1fs into the run (lists phase ended at %.1fs)\n",
 		peakMB, peakAt.Seconds(), s.ListsTook.Seconds())
 	if p, ok := trace.peak(); ok {
@@ -399,4 +422,35 @@ func currentRSS() int {
 		}
 	}
 	return 0
+}
+
+// printLake says what the run's lake commit took, its share of the run's wall time, and the
+// lake's size on disk (every snapshot's files and metadata) against the DuckDB file's.
+func printLake(r lake.Result, cpu float64, wall time.Duration, syncCPU float64, path string) {
+	snaps, retries := r.Snapshots()
+	var rows int64
+	for _, t := range r.Tables {
+		if t.Committed {
+			rows += t.Rows
+		}
+	}
+	var files int
+	var bytes int64
+	filepath.WalkDir(filepath.Join(filepath.Dir(path), "lake"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			files++
+			if fi, err := d.Info(); err == nil {
+				bytes += fi.Size()
+			}
+		}
+		return nil
+	})
+	var duck int64
+	if fi, err := os.Stat(path); err == nil {
+		duck = fi.Size()
+	}
+	fmt.Printf("         lake: commit %s wall (+%.1f%% on the sync's %s), %.2f CPU-s (+%.1f%% on the sync's %.1f); %d snapshots (%d rows), %d retries; lake %d files, %.1f MB, %.2fx the DuckDB file's %.1f MB\n",
+		r.Took.Round(10*time.Millisecond), 100*r.Took.Seconds()/wall.Seconds(), wall.Round(10*time.Millisecond),
+		cpu, 100*cpu/syncCPU, syncCPU, snaps, rows, retries,
+		files, float64(bytes)/1e6, float64(bytes)/float64(max(duck, 1)), float64(duck)/1e6)
 }

@@ -35,6 +35,8 @@ type config struct {
 	demoScale float64
 
 	sched cron.Schedule // Schedule in BILLSYNC_TZ, parsed by validate
+	// lakeSched is BILLSYNC_LAKE_MAINTAIN in BILLSYNC_TZ, parsed by validate; nil: off
+	lakeSched cron.Schedule
 
 	deliveries *delivery.File   // BILLSYNC_DELIVERIES, loaded by validate; nil = none
 	delivery   delivery.Options // how deliveries and alerts leave, checked by validate
@@ -69,6 +71,7 @@ func (c *config) flagSet() *flag.FlagSet {
        syncer -demo            one sync from the embedded simulator into -db (no key needed)
        syncer job ...          audited write jobs: plan, apply, approve, show, list (syncer job -h)
        syncer status [-json]   where things stand; exit 0 when nothing needs a person (syncer status -h)
+       syncer lake maintain    the lake's maintenance once: compaction, month-end tags, expiry (syncer lake -h)
 
 Every flag but -once, -now, -demo and -demo-scale has an environment variable (in brackets); the flag
 wins. The API key comes from BILLSYNC_API_KEY or BILLSYNC_API_KEY_FILE, never from a flag.
@@ -115,6 +118,11 @@ func (c *config) validate() error {
 	var err error
 	if c.sched, err = schedule.Parse(c.Schedule, c.TZ.Location()); err != nil {
 		errs = append(errs, conf.Problem(c, "BILLSYNC_SCHEDULE", err))
+	}
+	if c.Lake.Maintain != conf.LakeMaintainOff {
+		if c.lakeSched, err = schedule.Parse(c.Lake.Maintain, c.TZ.Location()); err != nil {
+			errs = append(errs, conf.Problem(c, "BILLSYNC_LAKE_MAINTAIN", fmt.Errorf("%w (or %s)", err, conf.LakeMaintainOff)))
+		}
 	}
 	// The schedule file, the SMTP settings and the addresses: a mistake stops the
 	// daemon at start, not the first delivery.

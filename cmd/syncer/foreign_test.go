@@ -15,6 +15,9 @@ import (
 // TestBaseURLOfAnotherServer: a base URL that names another web server (a typo, a proxy's page,
 // another API) ends the run saying so and naming the setting to fix, not only the endpoint's 404.
 func TestBaseURLOfAnotherServer(t *testing.T) {
+	// A login page answers 200 and is retried with the default backoff, about 26 s of waiting:
+	// in parallel it waits beside the package's other long tests instead of after them.
+	t.Parallel()
 	tests := []struct {
 		name  string
 		serve http.HandlerFunc

@@ -32,6 +32,8 @@ func main() {
 		name = "syncer job " + os.Args[2]
 	case len(os.Args) > 1 && os.Args[1] == "status":
 		name = "syncer status"
+	case len(os.Args) > 1 && os.Args[1] == "lake":
+		name = "syncer lake"
 	}
 	os.Exit(cli.Exit(name, err, os.Stdout, os.Stderr))
 }
@@ -43,6 +45,9 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdout, 
 	}
 	if len(args) > 0 && args[0] == "status" {
 		return statusCommand(ctx, args[1:], lookup, stdout)
+	}
+	if len(args) > 0 && args[0] == "lake" {
+		return lakeCommand(ctx, args[1:], lookup, stdout)
 	}
 	cfg, err := loadConfig(ctx, args, lookup)
 	if err != nil {

@@ -20,7 +20,9 @@ func syncerGrammar() *clitest.Command {
 	return &clitest.Command{Flags: func() *flag.FlagSet { return (&config{}).flagSet() },
 		Sub: map[string]*clitest.Command{"job": {Flags: func() *flag.FlagSet { return flag.NewFlagSet("syncer job", flag.ContinueOnError) },
 			Sub: map[string]*clitest.Command{"plan": job("plan", 0, 0), "apply": job("apply", 0, 1), "approve": job("approve", 1, 1),
-				"resolve": job("resolve", 3, 3), "show": job("show", 1, 1), "list": job("list", 0, 0), "products": job("products", 0, 0)}}}}
+				"resolve": job("resolve", 3, 3), "show": job("show", 1, 1), "list": job("list", 0, 0), "products": job("products", 0, 0)}},
+			"lake": {Flags: func() *flag.FlagSet { return flag.NewFlagSet("syncer lake", flag.ContinueOnError) },
+				Sub: map[string]*clitest.Command{"maintain": {Flags: func() *flag.FlagSet { return (&lakeConfig{}).flagSet() }}}}}}
 }
 
 // TestPrintedSyncerCommandsParse: every "syncer ..." command line in the source's strings (an

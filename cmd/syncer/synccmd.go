@@ -235,6 +235,7 @@ func (s *syncCmd) record(ctx context.Context, sums []fetch.Summary, err error, s
 		if err == nil {
 			s.deliveries.SyncClock(clockNotes(s.accounts, sums))
 		}
+		s.deliveries.LakeBehind(s.rec.LakeBehind())
 		s.deliveries.SyncFinished(err, partialAccounts(s.accounts, sums), time.Now())
 	}
 }
@@ -268,6 +269,7 @@ func (s *syncCmd) daemon(ctx context.Context) error {
 	var waitDeliveries func()
 	s.deliveries, waitDeliveries = startDeliveries(ctx, cfg, log, &s.m)
 	defer waitDeliveries()
+	defer startLakeMaintenance(ctx, cfg, log)()
 	// the runner logs "stopping" and "stopped"
 	log.Info("syncer started", "mode", "daemon", "schedule", cfg.Schedule, "tz", cfg.TZ, "db", cfg.DB, "accounts", len(s.accounts))
 	r := &schedule.Runner{Schedule: cfg.sched, Location: cfg.TZ.Location(), Job: s.sync, Grace: cfg.StopGrace, Log: log, Now: asked}

@@ -168,11 +168,17 @@ func (c *Client) ClockRange() ClockRange {
 	return ClockRange{Lo: c.rangeLo, Hi: c.rangeHi, N: c.rangeN}
 }
 
-// ResetClockRange starts a new range of offsets (a sync run's).
+// ResetClockRange starts a new range of offsets (a sync run's), and forgets the service's clock
+// as the earlier answers showed it: ServerTime and ClockOffset then follow this run's answers
+// only. A daemon keeps one Client for every sync, and ServerTime never goes back by itself: after
+// the service's clock was set back (an operator correcting it 48 hours), the runs took the
+// latest Date of the days before for their time, storing billsync's own times in the future.
 func (c *Client) ResetClockRange() {
 	c.rangeMu.Lock()
 	defer c.rangeMu.Unlock()
 	c.rangeLo, c.rangeHi, c.rangeN = 0, 0, 0
+	c.serverTime.Store(0)
+	c.clockOffset.Store(0)
 }
 
 func (c *Client) noteOffset(off time.Duration) {
@@ -335,7 +341,7 @@ func (c *Client) Stats() Stats {
 	}
 }
 
-// ServerTime is the latest Date header seen in any answer, or the zero time before one arrives. A sync uses it
+// ServerTime is the latest Date header seen in any answer since ResetClockRange (a run's start), or the zero time before one arrives. A sync uses it
 // as its observation time, so runs against a simulated clock record simulated time.
 func (c *Client) ServerTime() time.Time {
 	ns := c.serverTime.Load()

@@ -104,6 +104,30 @@ func TestServerTime(t *testing.T) {
 	}
 }
 
+// TestServerTimeFollowsTheRun: a daemon keeps one client for every sync; after the service's
+// clock was set back 48 hours between two runs, the next run's ServerTime is its own answers'
+// Date, not the latest of the run before. On main it stayed 48 hours ahead.
+func TestServerTimeFollowsTheRun(t *testing.T) {
+	dates := []string{"Mon, 30 Nov 2026 09:00:00 GMT", "Sat, 28 Nov 2026 09:05:00 GMT"}
+	s := newServer(t, func(n int64, w http.ResponseWriter, _ *http.Request) {
+		w.Header()["Date"] = []string{dates[min(n, 2)-1]}
+		writeJSON(w, 200, []byte(okPage))
+	})
+	c := newClient(t, fastConfig(s.URL))
+	for run, want := range []string{"2026-11-30T09:00:00Z", "2026-11-28T09:05:00Z"} {
+		c.ResetClockRange()
+		if off, ok := c.ClockOffset(); !c.ServerTime().IsZero() || ok {
+			t.Errorf("run %d: before its first answer: server time %v, offset %v known %t", run+1, c.ServerTime(), off, ok)
+		}
+		if _, err := c.List(context.Background(), "/hl/v1/invoice", nil); err != nil {
+			t.Fatal(err)
+		}
+		if got := c.ServerTime().Format(time.RFC3339); got != want {
+			t.Errorf("run %d: server time %s, want its answer's %s", run+1, got, want)
+		}
+	}
+}
+
 func TestStats(t *testing.T) {
 	s := scripted(t, status(429, ``), status(500, ``), ok, status(404, ``))
 	c := newClient(t, fastConfig(s.URL))

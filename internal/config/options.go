@@ -125,7 +125,13 @@ type Lake struct {
 	S3Endpoint string `env:"BILLSYNC_LAKE_S3_ENDPOINT" flag:"lake-s3-endpoint" help:"endpoint of an S3-compatible store for an s3:// lake (MinIO, R2...); empty = AWS"`
 	Catalog    string `env:"BILLSYNC_LAKE_CATALOG" flag:"lake-catalog" help:"the lake's Iceberg catalog: sqlite:///abs/path/catalog.db, postgres://... or http(s)://... (REST)"`
 	Namespace  string `env:"BILLSYNC_LAKE_NAMESPACE, default=billsync" flag:"lake-namespace" help:"the catalog namespace of the lake's tables"`
+	// Maintenance (internal/lake Maintain): the daemon's schedule of it, and what it keeps.
+	Maintain string        `env:"BILLSYNC_LAKE_MAINTAIN, default=30 4 * * *" check:"cron" flag:"lake-maintain" help:"cron spec of the daemon's lake maintenance (compaction, month-end tags, snapshot expiry, orphan files); off = none (a fleet sharing tables lets one syncer do it)"`
+	Keep     time.Duration `env:"BILLSYNC_LAKE_KEEP, default=840h" flag:"lake-keep" help:"lake maintenance keeps every snapshot younger than this (35 days); older ones expire, except each month's end, tagged month-end-YYYY-MM and kept"`
 }
+
+// LakeMaintainOff is BILLSYNC_LAKE_MAINTAIN's word for no scheduled maintenance.
+const LakeMaintainOff = "off"
 
 // Check says which of l's settings no lake can be opened with: a lake needs a catalog, each of
 // a scheme billsync knows.

@@ -51,6 +51,7 @@ type observation struct {
 	active        bool
 	event         bool // a one-off message: sent once per key
 	what, detail  string
+	resolved      string // the message's body when the problem ends; "" = "It works again."
 	subject, body string
 	at            time.Time
 }
@@ -60,6 +61,7 @@ const (
 	KeySyncFailed     = "sync_failed"
 	KeySyncPartial    = "sync_partial"
 	KeyServiceClock   = "service_clock"
+	KeyLakeBehind     = "lake_behind"
 	KeyNoSync         = "no_sync"
 	KeyDQExceptions   = "dq_exceptions"
 	KeyUnresolvedJobs = "unresolved_jobs"
@@ -69,6 +71,12 @@ const (
 // State records whether the problem key is present (ok false) and tells the operators when
 // that differs from what the journal recorded.
 func (a *Alerter) State(ctx context.Context, key string, ok bool, what, detail string) {
+	a.StateResolved(ctx, key, ok, what, detail, "")
+}
+
+// StateResolved is State whose message when the problem ends says resolved (what is right again),
+// not "It works again.".
+func (a *Alerter) StateResolved(ctx context.Context, key string, ok bool, what, detail, resolved string) {
 	if a == nil {
 		return
 	}
@@ -82,7 +90,7 @@ func (a *Alerter) State(ctx context.Context, key string, ok bool, what, detail s
 		}
 	}
 	if !known || was != !ok {
-		a.queue = append(a.queue, observation{key: key, active: !ok, what: what, detail: detail, at: a.Options.now()})
+		a.queue = append(a.queue, observation{key: key, active: !ok, what: what, detail: detail, resolved: resolved, at: a.Options.now()})
 	}
 	a.mu.Unlock()
 	a.flush(ctx)
@@ -199,6 +207,9 @@ func (a *Alerter) record(ctx context.Context, j *journal, o observation) error {
 	kind, subject, body := "problem", "PROBLEM: "+o.what, o.detail
 	if !o.active {
 		kind, subject, body = "resolved", "RESOLVED: "+o.what, "It works again."
+		if o.resolved != "" {
+			body = o.resolved
+		}
 	}
 	a.log().Warn("alert", "subject", subject, "detail", body)
 	err = duckfile.InTx(ctx, j.db, func(tx *sql.Tx) error {

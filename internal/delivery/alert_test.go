@@ -360,7 +360,8 @@ func TestAlertsJournalBusy(t *testing.T) {
 }
 
 // TestServiceClockAlert: a published sync under a service clock ahead of this machine's tells the
-// operators once, naming both clocks and the offset; the clock right again, once more.
+// operators once, naming both clocks and the offset; the clock right again, once more, saying so
+// (on main the end said "It works again.").
 func TestServiceClockAlert(t *testing.T) {
 	mp := startMailpit(t, opsUser, opsPass, false)
 	db := testWarehouse(t)
@@ -387,6 +388,13 @@ func TestServiceClockAlert(t *testing.T) {
 		if strings.HasPrefix(m.Subject, "[billsync] PROBLEM: the service's clock") {
 			if body := mp.message(t, m.ID).Text; !strings.Contains(body, note) {
 				t.Errorf("the alert says:\n%s\nwant the note naming both clocks:\n%s", body, note)
+			}
+		}
+		// the end says the clock is right again, not "It works again."
+		if strings.HasPrefix(m.Subject, "[billsync] RESOLVED: the service's clock") {
+			if body := mp.message(t, m.ID).Text; !strings.Contains(body, "The service's clock (its Date header) agrees with this machine's again") ||
+				!strings.Contains(body, "keep those dates") {
+				t.Errorf("the clock's alert ends with:\n%s\nwant it to say the clock agrees again and what stays", body)
 			}
 		}
 	}

@@ -51,6 +51,7 @@ type Scheduler struct {
 	lastOK    time.Time // the last successful sync this daemon saw; zero: none yet
 	partial   string    // accounts the last published sync left incomplete
 	clockNote string    // how the service's clock disagreed with this machine's in the last published sync
+	lakeNote  string    // which accounts' lake is behind their published runs, and why ("": none)
 	synced    bool      // a sync ended since the start
 	started   time.Time
 	waited    map[occKey]bool      // occurrences that waited for a fresh sync
@@ -122,10 +123,21 @@ func (s *Scheduler) SyncClock(note string) {
 	s.mu.Unlock()
 }
 
+// LakeBehind tells the scheduler, before SyncFinished, which accounts' lake (internal/lake) is
+// behind their published runs and why, in words ("" when the lake holds every published run):
+// the operators are told when that starts and when it ends, once each however many runs it
+// lasts.
+func (s *Scheduler) LakeBehind(note string) {
+	s.init()
+	s.mu.Lock()
+	s.lakeNote = note
+	s.mu.Unlock()
+}
+
 // syncAlerts tells the operators of a change in the last sync's state.
 func (s *Scheduler) syncAlerts(ctx context.Context) {
 	s.mu.Lock()
-	synced, failedAt, failedErr, partial, clockNote := s.synced, s.failedAt, s.failedErr, s.partial, s.clockNote
+	synced, failedAt, failedErr, partial, clockNote, lakeNote := s.synced, s.failedAt, s.failedErr, s.partial, s.clockNote, s.lakeNote
 	s.mu.Unlock()
 	if !synced {
 		return
@@ -133,8 +145,18 @@ func (s *Scheduler) syncAlerts(ctx context.Context) {
 	s.Alerts.State(ctx, KeySyncFailed, failedAt.IsZero(), "sync failed", failedErr)
 	s.Alerts.State(ctx, KeySyncPartial, partial == "", "partial sync",
 		"The last sync was published incomplete for: "+partial+" (the warehouse's sync_runs and sync_streams say what is missing).")
-	s.Alerts.State(ctx, KeyServiceClock, clockNote == "", "the service's clock disagrees with this machine's", clockNote)
+	s.Alerts.StateResolved(ctx, KeyServiceClock, clockNote == "", "the service's clock disagrees with this machine's", clockNote, clockBack)
+	s.Alerts.StateResolved(ctx, KeyLakeBehind, lakeNote == "", "the lake is behind the published warehouse", lakeNote, lakeBack)
 }
+
+// clockBack ends the service_clock alert: what the last sync found, and what stays of the time
+// the service's clock was off.
+const clockBack = "The service's clock (its Date header) agrees with this machine's again, within BILLSYNC_MAX_CLOCK_SKEW: " +
+	"the last sync stored its times by it. The records the service dated while its clock was ahead keep those dates " +
+	"(the service does not date them again); the data-quality report's Flagged records still lists them, from the syncs that stored them."
+
+// lakeBack ends the lake_behind alert.
+const lakeBack = "The lake holds every published run again: the last run's commit landed what the lake missed."
 
 func oneLine(s string) string {
 	s = strings.Join(strings.Fields(s), " ")

@@ -48,7 +48,7 @@ func RowsViewSQL(decls []*Decl) string {
 const DeletedLabelsView = "deleted_record_labels"
 
 // DeletedLabelsSQL creates the view naming each row ever marked deleted upstream (dq_deleted's
-// label and amount): one branch per table a whole list or its child writes. Only the rows with a
+// label and amount): one branch per table a whole list or a child table writes. Only the rows with a
 // `_deleted` change are read (the semi join), so labels are built for those and not for every
 // record.
 func DeletedLabelsSQL(decls []*Decl) string {
@@ -71,10 +71,10 @@ func DeletedLabelsSQL(decls []*Decl) string {
 		ts = append(ts, t)
 	}
 	for _, d := range decls {
-		if d.Rule != FullRefresh {
-			continue
+		if d.Rule == FullRefresh {
+			add(d.TableName(), d.Fields, d.Deleted)
 		}
-		add(d.TableName(), d.Fields, d.Deleted)
+		// a child's rows are marked deleted when its parent's array shrinks, whatever the parent's rule
 		for _, c := range d.Derived {
 			add(c.Table, c.Fields, c.Deleted)
 		}

@@ -2,6 +2,7 @@ package entity
 
 import (
 	"fmt"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -14,13 +15,20 @@ type Decl struct {
 	Name  Name
 	Table string // the table the entity's merges write; its Name when empty
 
-	Paths  []string // the endpoints that together are the whole list (Paging Pages)
+	// Paths are the endpoints that together are the whole list (Paging Pages); the one endpoint
+	// of a cursor read; the one endpoint of a fan-out or detail read, per parent id: its last
+	// segment is {id}.
+	Paths  []string
 	Paging Paging
 	Rule   Rule
+	// Parent is the entity a fan-out reads per record of (its ids fill {id}); a detail's parent is
+	// the list writing its Table.
+	Parent Name
 
 	// The record's key is its `id` (with the account: a table's rows are (account, id)).
 	// PathID: the id becomes one segment of a request path (a detail read, the credit history
-	// fan-out), so an id that cannot be one fails validation.
+	// fan-out), so an id that cannot be one fails validation. Set exactly on the parents of the
+	// declared fan-outs and details.
 	PathID bool
 
 	// Fields are the table's typed columns after account and id, in the table's order. A detail
@@ -28,7 +36,7 @@ type Decl struct {
 	Fields []Field
 	// Changes are the columns whose changes go to record_changes, in that order.
 	Changes []string
-	// Derived are child tables built from arrays inside the record (merge/derived.sql).
+	// Derived are the child tables built from arrays inside the record (Child).
 	Derived []Child
 
 	// SQL names the sections of merge/<Name>.sql, the quirks written by hand: they override the
@@ -117,16 +125,31 @@ func (d *Decl) Field(col string) (Field, bool) {
 	return d.Fields[i], true
 }
 
-// Child is a table derived from an array inside the parent's record: its rows are keyed by
-// (account, ParentKey, id) and its merge lives in merge/derived.sql.
+// Child declares a child table (dlt's way): its rows are the elements of an array inside the
+// parent's record, keyed by (account, ParentKey, id), the element's `id`. Its table, merge,
+// change history, deletion marks, labels, export and docs row all follow from this declaration
+// (internal/warehouse, child.go): the rows are rebuilt from the array each time the parent record
+// is new, changed or restored; an element the parent no longer lists is marked deleted upstream;
+// a parent that leaves its list keeps its children as they were (its own deleted_upstream_at
+// says it is gone).
 type Child struct {
 	Table     string
-	ParentKey string
-	Fields    []Field
-	Row, Doc  string
-	Label     Label
-	Deleted   string // as Decl.Deleted
+	ParentKey string // the column holding the parent's id
+	// Array is the JSON name of the array in the parent's record. A parent whose projection is
+	// generated checks it is an array; a hand-written one must give it as column x_<Table>.
+	Array string
+	// Fields are the element's typed columns, each by its JSON names (elements are not validated:
+	// a value that does not type is NULL, so Required and Future say nothing here).
+	Fields []Field
+	// Changes are the columns whose changes go to record_changes, in that order.
+	Changes  []string
+	Row, Doc string
+	Label    Label
+	Deleted  string // as Decl.Deleted
 }
+
+// Field returns the child's field of column col.
+func (c *Child) Field(col string) (Field, bool) { return fieldOf(c.Fields, col) }
 
 // All returns every declaration, in declaration order (fetch starts its list streams in it).
 func All() []*Decl { return all }
@@ -199,13 +222,7 @@ func Check(decls []*Decl) error {
 			bad(d, "only a whole list marks rows deleted: a Deleted label is for rule %q", FullRefresh)
 		}
 		for _, c := range d.Derived {
-			if c.Label.ID == "" || c.Label.EN == "" {
-				bad(d, "child table %q: a label in both locales names it in the reports", c.Table)
-			}
-			if !identRe.MatchString(c.Table) || !identRe.MatchString(c.ParentKey) {
-				bad(d, "child table %q: names are lower_snake_case", c.Table)
-			}
-			checkFields(d, c.Fields, map[string]bool{"account": true, "id": true, c.ParentKey: true}, bad)
+			checkChild(d, c, bad)
 		}
 		hand := slices.Contains(d.SQL, "project")
 		for _, f := range d.Fields {
@@ -214,6 +231,8 @@ func Check(decls []*Decl) error {
 			}
 		}
 	}
+	checkSharedChildren(decls, bad)
+	checkFanOuts(decls, bad)
 	for _, d := range decls {
 		if d.Rule != FillDetail {
 			continue
@@ -226,6 +245,112 @@ func Check(decls []*Decl) error {
 		return fmt.Errorf("entity declarations:\n  %s", strings.Join(problems, "\n  "))
 	}
 	return nil
+}
+
+// ParentOf is the entity whose records a fan-out or detail read reads per id: its Parent, or the
+// list writing a detail's table.
+func ParentOf(decls []*Decl, d *Decl) (*Decl, bool) {
+	for _, p := range decls {
+		switch {
+		case d.Paging == FanOut && p.Name == d.Parent,
+			d.Paging == Detail && p.Rule != FillDetail && p.TableName() == d.Table:
+			return p, true
+		}
+	}
+	return nil, false
+}
+
+// IDPath is a fan-out's or detail's endpoint without its {id}: the parent's id is appended.
+func (d *Decl) IDPath() string {
+	if len(d.Paths) == 0 {
+		return ""
+	}
+	return strings.TrimSuffix(d.Paths[0], "{id}")
+}
+
+// checkFanOuts: a read per parent record names one endpoint ending in {id} and a parent whose
+// ids are checked as path segments (PathID); PathID is set on those parents only.
+func checkFanOuts(decls []*Decl, bad func(*Decl, string, ...any)) {
+	readByID := map[Name]bool{}
+	for _, d := range decls {
+		perID := d.Paging == FanOut || d.Paging == Detail
+		for _, p := range d.Paths {
+			if strings.Contains(p, "{id}") && (!perID || !strings.HasSuffix(p, "/{id}")) {
+				bad(d, "path %s: only a fan-out or detail read has {id}, as its last segment", p)
+			}
+		}
+		if d.Paging == Cursor && len(d.Paths) != 1 {
+			bad(d, "a cursor read has one path: %v", d.Paths)
+		}
+		if !perID {
+			if d.Parent != "" {
+				bad(d, "a parent is for a fan-out or detail read (paging %q)", d.Paging)
+			}
+			continue
+		}
+		if len(d.Paths) != 1 || !strings.HasSuffix(d.Paths[0], "/{id}") {
+			bad(d, "a read per parent record has one path ending in /{id}: %v", d.Paths)
+		}
+		if d.Paging == FanOut && d.Parent == "" {
+			bad(d, "a fan-out names its Parent, the entity whose records it reads per id")
+		}
+		p, ok := ParentOf(decls, d)
+		if !ok {
+			bad(d, "no parent entity %q declared", d.Parent)
+			continue
+		}
+		readByID[p.Name] = true
+		if !p.PathID {
+			bad(d, "its parent %s's ids become a path segment: declare PathID on %s", p.Name, p.Name)
+		}
+	}
+	for _, d := range decls {
+		if d.PathID && !readByID[d.Name] {
+			bad(d, "PathID, but no fan-out or detail reads per id of it")
+		}
+	}
+}
+
+// checkChild reports what a child's declaration cannot provide: every part of its SQL is
+// generated, so each column needs a JSON name, and its elements are not validated.
+func checkChild(d *Decl, c Child, bad func(*Decl, string, ...any)) {
+	if c.Label.ID == "" || c.Label.EN == "" {
+		bad(d, "child table %q: a label in both locales names it in the reports", c.Table)
+	}
+	if !identRe.MatchString(c.Table) || !identRe.MatchString(c.ParentKey) {
+		bad(d, "child table %q: names are lower_snake_case", c.Table)
+	}
+	if !jsonNameRe.MatchString(c.Array) || strings.Contains(c.Array, ".") {
+		bad(d, "child table %q: Array names the field of the parent's record holding its elements (a JSON name, not nested): %q", c.Table, c.Array)
+	}
+	checkFields(d, c.Fields, map[string]bool{"account": true, "id": true, c.ParentKey: true}, bad)
+	for _, f := range c.Fields {
+		if len(f.JSON) == 0 {
+			bad(d, "child table %q: column %s has no JSON name: a child's columns are generated from its element's fields, no hand-written SQL computes one", c.Table, f.Col)
+		}
+		if f.Required || f.Future {
+			bad(d, "child table %q: column %s is Required or Future, but a child's elements are not validated (a value that does not type is NULL)", c.Table, f.Col)
+		}
+	}
+	for _, col := range c.Changes {
+		if _, ok := c.Field(col); !ok {
+			bad(d, "child table %q: change-tracked column %q is no field", c.Table, col)
+		}
+	}
+}
+
+// checkSharedChildren: a child table several entities fill (a list and its detail) is declared
+// alike by each (one Child value, shared).
+func checkSharedChildren(decls []*Decl, bad func(*Decl, string, ...any)) {
+	seen := map[string]Child{}
+	for _, d := range decls {
+		for _, c := range d.Derived {
+			if o, ok := seen[c.Table]; ok && !reflect.DeepEqual(o, c) {
+				bad(d, "child table %q is declared differently by another entity: declare one Child and give it to both", c.Table)
+			}
+			seen[c.Table] = c
+		}
+	}
 }
 
 func checkFields(d *Decl, fields []Field, cols map[string]bool, bad func(*Decl, string, ...any)) {

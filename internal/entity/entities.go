@@ -53,7 +53,7 @@ var all = []*Decl{
 		Label: Label{"Produk", "Products"},
 	},
 	{
-		Name: ProductDetails, Table: "products", Paging: Detail, Rule: FillDetail,
+		Name: ProductDetails, Table: "products", Paging: Detail, Rule: FillDetail, Paths: []string{"/hl/v1/product/{id}"},
 		Fields: []Field{
 			{Col: "user_id", Type: Text, JSON: []string{"userId"}},
 			{Col: "qty", Type: Int, JSON: []string{"qty"}},
@@ -87,7 +87,7 @@ var all = []*Decl{
 		Label: Label{"Permintaan pembayaran", "Payment requests"},
 	},
 	{
-		Name: PaymentRequestDetails, Table: "payment_requests", Paging: Detail, Rule: FillDetail,
+		Name: PaymentRequestDetails, Table: "payment_requests", Paging: Detail, Rule: FillDetail, Paths: []string{"/hl/v1/payment/{id}"},
 		Fields: []Field{
 			{Col: "user_id", Type: Text, JSON: []string{"userId"}},
 			{Col: "qty", Type: Int, JSON: []string{"qty"}},
@@ -118,13 +118,13 @@ var all = []*Decl{
 		},
 		Changes: []string{"status", "amount", "name"},
 		Derived: []Child{{
-			Table: "invoice_transactions", ParentKey: "invoice_id",
+			Table: "invoice_transactions", ParentKey: "invoice_id", Array: "transactions",
 			Fields:  []Field{{Col: "status", Type: Text, JSON: []string{"status"}, Doc: "`created`/`paid`"}},
+			Changes: []string{"status"},
 			Row:     "payment attempt of an invoice",
 			Label:   Label{"Transaksi invoice", "Invoice transactions"},
 			Deleted: "'Invoice ' || x.invoice_id",
 		}},
-		SQL: []string{"project"}, // transactions must be an array: the child table's rows
 		Row: "invoice", Fixture: "Invoices__invoice-list-response.json",
 		Label: Label{"Invoice", "Invoices"},
 	},
@@ -172,7 +172,9 @@ var all = []*Decl{
 		Deleted: "x.product_name || ' (' || x.rating || ' ★)'",
 	},
 	{
-		Name: CreditLedger, Paging: FanOut, Rule: Incremental,
+		// each customer's credit history; who is due and why is the warehouse's (credit.go)
+		Name: CreditLedger, Paging: FanOut, Rule: Incremental, Parent: Customers,
+		Paths: []string{"/credit/v1/credit/customer/paginate-credit-history/{id}"},
 		Fields: []Field{
 			{Col: "customer_id", Type: Text, JSON: []string{"customerId"}},
 			{Col: "product_id", Type: Text, JSON: []string{"productId"}},
@@ -194,7 +196,7 @@ var all = []*Decl{
 		Label:   Label{"Mutasi kredit", "Credit ledger"},
 	},
 	{
-		Name: WebhookDeliveries, Paging: Cursor, Rule: Incremental,
+		Name: WebhookDeliveries, Paging: Cursor, Rule: Incremental, Paths: []string{"/hl/v2/webhooks/new-history"},
 		Fields: []Field{
 			{Col: "user_id", Type: Text, JSON: []string{"userId"}},
 			{Col: "created_at", Type: Time, JSON: []string{"createdAt"}, Required: true},
@@ -220,8 +222,10 @@ var all = []*Decl{
 }
 
 // productVariants are built from a product's variants, by its list record and by its detail.
+// The service sends them as the `variants` array or as `variant`, a JSON-encoded string of it:
+// the products' and details' hand-written projections give them as x_product_variants.
 var productVariants = Child{
-	Table: "product_variants", ParentKey: "product_id",
+	Table: "product_variants", ParentKey: "product_id", Array: "variants",
 	Fields: []Field{
 		{Col: "name", Type: Text, JSON: []string{"name"}},
 		{Col: "description", Type: Text, JSON: []string{"description"}},
@@ -232,8 +236,9 @@ var productVariants = Child{
 		{Col: "status", Type: Text, JSON: []string{"status"}},
 		{Col: "created_at", Type: Time, JSON: []string{"createdAt"}},
 	},
-	Row:   "variant of a product",
-	Label: Label{"Varian produk", "Product variants"},
+	Changes: []string{"status", "amount", "name"},
+	Row:     "variant of a product",
+	Label:   Label{"Varian produk", "Product variants"},
 }
 
 // productTypes are the 19 values of the spec's product-by-type path parameter. Products are

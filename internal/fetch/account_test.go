@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
@@ -243,5 +244,48 @@ func TestHostilePagingStops(t *testing.T) {
 				t.Errorf("credit reads recorded for a failed history: %+v", m.read)
 			}
 		})
+	}
+}
+
+// noDate drops the Date header of every answer, as a service (or a proxy) without one.
+type noDate struct{ h http.Handler }
+
+func (n noDate) ServeHTTP(w http.ResponseWriter, r *http.Request) { n.h.ServeHTTP(dateless{w}, r) }
+
+type dateless struct{ http.ResponseWriter }
+
+func (d dateless) WriteHeader(code int) {
+	d.Header()["Date"] = nil // nil, not deleted: net/http adds its own otherwise
+	d.ResponseWriter.WriteHeader(code)
+}
+
+func (d dateless) Write(b []byte) (int, error) {
+	d.Header()["Date"] = nil
+	return d.ResponseWriter.Write(b)
+}
+
+// TestNoDateHeaderSaysSo: answers without a Date header leave the service's clock unknown. The
+// run says so once, takes this machine's clock and records the offset as unknown (stored NULL),
+// so the credit targets pace none of its reads by the service's dates (they wait for a signal or
+// the bound). On main the offset was recorded as 0, a measured agreement.
+func TestNoDateHeaderSaysSo(t *testing.T) {
+	e := newMemEnv(t, 0.01)
+	e.srv = httptest.NewServer(noDate{e.sb})
+	t.Cleanup(e.srv.Close)
+	m := newMemSink()
+	o := e.opts()
+	o.MaxClockSkew = 0
+	before := time.Now()
+	if _, err := e.sync(m, o); err != nil {
+		t.Fatal(err)
+	}
+	if m.clock.Source != syncdata.ClockMachine || !m.clock.NoDate {
+		t.Errorf("the run's clock %+v: want this machine's, the offset unknown", m.clock)
+	}
+	if got := m.ObservedAt(); got.Before(before) || got.After(time.Now()) {
+		t.Errorf("observed at %v, want this machine's clock", got)
+	}
+	if n := strings.Count(e.logs.String(), "the service's answers carry no Date header"); n != 1 {
+		t.Errorf("said %d times, want once:\n%s", n, e.logs.String())
 	}
 }

@@ -37,6 +37,9 @@ type runClock struct {
 	machine  time.Time         // this machine's clock when the run decided
 	offset   time.Duration     // the service's clock minus this machine's then (known: a Date had arrived)
 	known    bool
+	// earlier is the latest the service's clock read in an earlier run that stored records it
+	// dated ahead of this machine's (zero: none); set before the run first needs the time.
+	earlier time.Time
 }
 
 // now is the sink's source of the run's observation time; the sink calls it once. It also sets
@@ -54,7 +57,7 @@ func (rc *runClock) now() time.Time {
 	var t time.Time
 	if stored.Source != "" {
 		rc.rule = stored
-		if !known && (stored.Source == syncdata.ClockService || stored.Offset != 0) {
+		if !known && !stored.NoDate {
 			off, known = stored.Offset, true // no answer yet: the offset the first attempt measured
 		}
 		switch {
@@ -69,7 +72,10 @@ func (rc *runClock) now() time.Time {
 	} else {
 		switch {
 		case !known:
-			rc.rule, t = syncdata.RunClock{Source: syncdata.ClockMachine}, machine
+			rc.rule, t = syncdata.RunClock{Source: syncdata.ClockMachine, NoDate: true}, machine
+			rc.log.Warn("the service's answers carry no Date header: billsync cannot tell how far its clock is from this machine's, "+
+				"so the run's times are this machine's, and the credit histories read in it are paced by signals and the refresh bound, "+
+				"not by each customer's own pace (read from the service's dates)", "machine_clock", machine)
 		case rc.outside(off):
 			rc.rule, t, rc.setAside = syncdata.RunClock{Source: syncdata.ClockMachine, Offset: off}, machine, true
 		default:
@@ -102,8 +108,24 @@ func (rc *runClock) outside(off time.Duration) bool { return off > rc.bound || o
 // clockText shows a clock's time in messages, to the minute, in UTC (the warehouse's words).
 func clockText(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") }
 
-// timeBound is the run's bound of its records' times, t being its observation time.
+// timeBound is the run's bound of its records' times, t being its observation time: a day after
+// the later of the run's clocks, or after the service's clock as an earlier run read it ahead of
+// this machine's, when that is later still. The service keeps the dates it gave by its clock
+// ahead after its clock is set right, and a record changed then (an invoice created while it was
+// ahead, paid after) carries its createdAt again: judged by this run's clocks alone it failed
+// every run until this machine's clock came within a day of it.
 func (rc *runClock) timeBound(t time.Time) syncdata.TimeBound {
+	b := rc.ownBound(t)
+	if rc.earlier.Add(plausibleAhead).After(b.Latest) {
+		b.Latest = rc.earlier.Add(plausibleAhead)
+		b.Clocks += fmt.Sprintf(", and after the service's clock as an earlier run read it ahead of this machine's (its Date header: %s), "+
+			"by which it dated records stored then", clockText(rc.earlier))
+	}
+	return b
+}
+
+// ownBound is the bound by the run's own clocks, t being its observation time.
+func (rc *runClock) ownBound(t time.Time) syncdata.TimeBound {
 	switch {
 	case rc.rule.Source == syncdata.ClockService:
 		agrees := fmt.Sprintf(", within %s of this machine's", rc.bound)
@@ -181,6 +203,17 @@ func (rc *runClock) toService(t time.Time) time.Time {
 		off = rc.rule.Offset
 	}
 	return t.Add(min(off, 0))
+}
+
+// serviceAhead is how far the service's clock is ahead of the run's own times: its offset when
+// the run stores this machine's times, 0 when the run is on the service's clock or has no Date.
+func (rc *runClock) serviceAhead() time.Duration {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if rc.rule.Source != syncdata.ClockMachine || rc.rule.NoDate {
+		return 0
+	}
+	return rc.rule.Offset
 }
 
 // report is the clock the run stored its times by, whether it set the service's aside, and the

@@ -17,7 +17,7 @@ import (
 	"golang.org/x/sync/errgroup"
 )
 
-const creditStream = "credit_ledger"
+const creditStream = string(entity.CreditLedger)
 
 type fanoutResult struct {
 	StreamResult
@@ -56,7 +56,11 @@ func reasonReads(targets []syncdata.CreditTarget, done int) []ReasonReads {
 // important first, until the run's budget is spent; the rest stays due for the next run.
 func (s *syncer) creditFanout(ctx context.Context) (fanoutResult, error) {
 	res := fanoutResult{StreamResult: StreamResult{Stream: creditStream}}
-	targets, err := s.sink.CreditTargets(ctx, syncdata.CreditPlan{
+	ahead, err := s.serviceAhead(ctx)
+	if err != nil {
+		return res, err
+	}
+	targets, err := s.sink.CreditTargets(ctx, syncdata.CreditPlan{ServiceAhead: ahead,
 		Overlap: s.opts.CreditOverlap, Refresh: s.opts.CreditRefresh, Hints: s.opts.CreditHints})
 	if err != nil {
 		return res, err
@@ -91,6 +95,28 @@ func (s *syncer) creditFanout(ctx context.Context) (fanoutResult, error) {
 	})
 	s.progress(Progress{Stream: creditStream, Pages: res.Pages, Records: res.Records, Done: true})
 	return res, err
+}
+
+// serviceAhead is how far the service's clock, as its records' dates show it, is ahead of the
+// run's own times, for the credit targets: the run's offset when it set an ahead service clock
+// aside and the lists stored records dated after this machine's clock (flagged now, the rest at
+// the end of the run), 0 otherwise. Without such records the offset is the Date header's alone
+// (a proxy's, over records dated right) and moves none of the service's dates.
+func (s *syncer) serviceAhead(ctx context.Context) (time.Duration, error) {
+	s.sink.ObservedAt() // the run's clock decided (a resumed run may not have needed it yet)
+	ahead := s.clock.serviceAhead()
+	if ahead <= 0 {
+		return 0, nil
+	}
+	n, err := s.sink.FlagServiceClock(ctx, time.Now().Add(s.opts.MaxClockSkew), clockFlagNote(ahead))
+	if err != nil {
+		return 0, err
+	}
+	s.flaggedEarly = n
+	if n == 0 {
+		return 0, nil
+	}
+	return ahead, nil
 }
 
 // unkept counts the customers left unread whose reason the run owed (syncdata.CreditOwed), and
@@ -197,18 +223,37 @@ func (s *syncer) customerCredit(ctx context.Context, batch BatchSink, t syncdata
 	}
 }
 
-// creditHistoryPath names a customer's credit history in messages.
-const creditHistoryPath = "/credit/v1/credit/customer/paginate-credit-history/"
+// creditHistoryPath names a customer's credit history in messages: its declared path, the
+// customer's id appended.
+var creditHistoryPath = mustDecl(entity.CreditLedger).IDPath()
 
+// detailDef is one detail stream: it reads the entity named like the stream, one read per id
+// at path + id.
 type detailDef struct {
 	stream string
 	entity entity.Name
 	path   string
 }
 
-var details = []detailDef{
-	{"product_details", entity.ProductDetails, "/hl/v1/product/"},
-	{"payment_request_details", entity.PaymentRequestDetails, "/hl/v1/payment/"},
+// details are the detail reads: every entity declared so (internal/entity), in declaration order.
+var details = func() []detailDef {
+	var out []detailDef
+	for _, d := range entity.All() {
+		if d.Paging == entity.Detail {
+			out = append(out, detailDef{string(d.Name), d.Name, d.IDPath()})
+		}
+	}
+	return out
+}()
+
+// mustDecl is the declaration of an entity fetch reads with code of its own (the credit fan-out,
+// the webhook history): one declared, or the package does not start.
+func mustDecl(n entity.Name) *entity.Decl {
+	d, ok := entity.Get(n)
+	if !ok {
+		panic("fetch: no declaration of entity " + string(n))
+	}
+	return d
 }
 
 // detailFanout reads the detail endpoint of records the warehouse has never detailed. The

@@ -189,6 +189,9 @@ func Account(ctx context.Context, c *api.Client, open Open, opts Options) (Summa
 	if err := repairFutureTimes(ctx, sink, opts); err != nil {
 		return Summary{}, err
 	}
+	if clk.earlier, err = sink.AheadClockSeen(ctx); err != nil {
+		return Summary{}, err
+	}
 	s := &syncer{
 		c: c, sink: sink, opts: opts, clock: clk,
 		sem:        make(chan struct{}, opts.Concurrency),
@@ -211,7 +214,8 @@ func Account(ctx context.Context, c *api.Client, open Open, opts Options) (Summa
 	if err == nil && sum.ClockAhead() {
 		// records dated after this machine's clock (and the bound) were dated by the service's
 		// clock ahead: stored as they are, flagged
-		sum.ClockFlagged, err = sink.FlagServiceClock(ctx, time.Now().Add(opts.MaxClockSkew), sum.clockFlagNote())
+		sum.ClockFlagged, err = sink.FlagServiceClock(ctx, time.Now().Add(opts.MaxClockSkew), clockFlagNote(sum.ClockOffset))
+		sum.ClockFlagged += s.flaggedEarly
 	}
 	c.FlushWaits(ctx)
 	st := c.Stats()
@@ -260,6 +264,9 @@ type syncer struct {
 
 	mu       sync.Mutex // guards StreamResult tallies shared by a stream's page goroutines, and redacted
 	redacted int        // records stored with the API key redacted
+	// flaggedEarly counts the records flagged for the service's clock before the credit fan-out
+	// (the lists'), the evidence that the service dates its records by the clock its Date shows.
+	flaggedEarly int64
 }
 
 func (s *syncer) sync(ctx context.Context) (Summary, error) {
@@ -447,8 +454,8 @@ func (s Summary) ClockNote() string {
 	return note + ". Set the service's or this machine's clock right (NTP)."
 }
 
-// clockFlagNote ends the detail of each record flagged for the service's clock.
-func (s Summary) clockFlagNote() string {
+// clockFlagNote ends the detail of each record flagged for the service's clock, ahead by offset.
+func clockFlagNote(offset time.Duration) string {
 	return fmt.Sprintf("the service's clock (its Date header) ran %s ahead of this machine's; stored as the service dates it",
-		roundOffset(s.ClockOffset))
+		roundOffset(offset))
 }

@@ -70,7 +70,8 @@ func (m *memSink) ObservedAt() time.Time {
 func (m *memSink) RepairFutureTimes(context.Context, time.Time) (int64, int64, error) {
 	return 0, 0, nil
 }
-func (m *memSink) FanoutBatch() (int, time.Duration) { return 50, time.Minute }
+func (m *memSink) AheadClockSeen(context.Context) (time.Time, error) { return time.Time{}, nil }
+func (m *memSink) FanoutBatch() (int, time.Duration)                 { return 50, time.Minute }
 
 func (m *memSink) StreamDone(_ context.Context, stream string) (bool, error) {
 	m.mu.Lock()

@@ -30,6 +30,10 @@ type Sink interface {
 	FlagServiceClock(ctx context.Context, after time.Time, note string) (int64, error)
 	// RepairFutureTimes forgets credit read times and cursors stored after latest.
 	RepairFutureTimes(ctx context.Context, latest time.Time) (credit, cursors int64, err error)
+	// AheadClockSeen is the latest the service's clock read in an earlier run that stored records
+	// it dated ahead of this machine's clock (flagged), zero when none: the records' times may
+	// reach a day past it after the service's clock is set right.
+	AheadClockSeen(ctx context.Context) (time.Time, error)
 	// FanoutBatch is when a fan-out batch closes: after this many requests or this long.
 	FanoutBatch() (requests int, age time.Duration)
 

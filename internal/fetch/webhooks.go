@@ -9,7 +9,10 @@ import (
 	"github.com/billsync/billsync/internal/entity"
 )
 
-const webhookStream = "webhook_deliveries"
+const webhookStream = string(entity.WebhookDeliveries)
+
+// webhookPath is the delivery history's declared path, for messages.
+var webhookPath = mustDecl(entity.WebhookDeliveries).Paths[0]
 
 // webhookLimit is the spec's maximum page size for webhook history.
 const webhookLimit = 50
@@ -40,7 +43,7 @@ func (s *syncer) webhookStream(ctx context.Context) (StreamResult, error) {
 		return res, err
 	}
 	limit := min(s.opts.PageSize, webhookLimit)
-	g := newGuard("GET /hl/v2/webhooks/new-history", s.opts.MaxPages, nil)
+	g := newGuard("GET "+webhookPath, s.opts.MaxPages, nil)
 	if start != "" {
 		g.cursor(0, start)
 	}
@@ -56,7 +59,7 @@ func (s *syncer) webhookStream(ctx context.Context) (StreamResult, error) {
 		if _, err := g.check(page, p); err != nil {
 			return res, err
 		}
-		if err := s.flagRedactions(ctx, webhookStream, "/hl/v2/webhooks/new-history", page, p); err != nil {
+		if err := s.flagRedactions(ctx, webhookStream, webhookPath, page, p); err != nil {
 			return res, err
 		}
 		if err := li.Add(ctx, page, p.Items); err != nil {
@@ -98,7 +101,9 @@ func (s *syncer) webhookStream(ctx context.Context) (StreamResult, error) {
 	// warning said so already.
 	if now := s.sink.ObservedAt().UnixMilli(); newest > now {
 		level := slog.LevelWarn
-		if _, setAside, _, _ := s.clock.report(); setAside {
+		if _, setAside, _, _ := s.clock.report(); setAside || newest <= s.clock.earlier.Add(plausibleAhead).UnixMilli() {
+			// said already: the run's warning, or an earlier run's (a delivery the service dated
+			// while its clock ran ahead, re-read in the window after its clock was set right)
 			level = slog.LevelInfo
 		}
 		s.opts.Log.Log(ctx, level, "webhook cursor held at the run's clock: a delivery is dated after it",

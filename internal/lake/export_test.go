@@ -25,3 +25,21 @@ func DeclareColumn(table string, col warehouse.Column) (restore func()) {
 	}
 	return func() { dataColumns = old }
 }
+
+func DigestOf(ctx context.Context, path, table, account string) (int64, string, error) {
+	src, err := openSource(ctx, path)
+	if err != nil {
+		return 0, "", err
+	}
+	defer src.Close()
+	return src.digest(ctx, table, account)
+}
+
+func (l *Lake) LastDigest(ctx context.Context, name, account string) (int64, string) {
+	tbl, _ := l.table(ctx, name)
+	c := lastCommit(tbl, account)
+	return c.rows, c.digest
+}
+
+// ColumnsOf are the lake table's columns with their warehouse types.
+func ColumnsOf(table string) []warehouse.Column { return lakeColumns(table) }

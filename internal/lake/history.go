@@ -81,9 +81,6 @@ func sourceOf(name string) string {
 	return quote(name)
 }
 
-// Columns are the columns of the lake's table name, in order (none: not a lake table).
-func Columns(name string) []warehouse.Column { return lakeColumns(name) }
-
 // SourceSQL is the FROM clause reading the lake table name's rows from a warehouse file, for
 // readers comparing the two.
 func SourceSQL(name string) string { return sourceOf(name) }

@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"math/rand/v2"
 	"net/url"
@@ -23,10 +24,11 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	_ "github.com/apache/iceberg-go/catalog/rest" // http(s):// catalogs
-	_ "github.com/apache/iceberg-go/catalog/sql"  // sqlite:// catalogs
+	_ "github.com/apache/iceberg-go/catalog/sql"  // sqlite:// and postgres:// catalogs
 	iceio "github.com/apache/iceberg-go/io"
 	_ "github.com/apache/iceberg-go/io/gocloud/s3" // s3:// lakes
 	"github.com/apache/iceberg-go/table"
+	_ "github.com/jackc/pgx/v5/stdlib"           // the PostgreSQL driver of the SQL catalog ("pgx")
 	_ "github.com/uptrace/bun/driver/sqliteshim" // the SQLite driver of the SQL catalog (pure Go)
 
 	"github.com/billsync/billsync/internal/config"
@@ -85,21 +87,72 @@ func Open(ctx context.Context, cfg config.Lake, log *slog.Logger) (*Lake, error)
 		// transactions instead of failing with "database is locked".
 		props["type"], props["uri"] = "sql", "file:"+u.Path+"?_pragma=busy_timeout(30000)"
 		props["sql.driver"], props["sql.dialect"] = "sqliteshim", "sqlite"
+	case strings.HasPrefix(cfg.Catalog, "postgres://"), strings.HasPrefix(cfg.Catalog, "postgresql://"):
+		// the same SQL catalog in a database a fleet's machines share (pgx takes the URL whole:
+		// sslmode, passwords and the rest as PostgreSQL's libpq reads them)
+		props["type"], props["uri"] = "sql", cfg.Catalog
+		props["sql.driver"], props["sql.dialect"] = "pgx", "postgres"
 	case strings.HasPrefix(cfg.Catalog, "http://"), strings.HasPrefix(cfg.Catalog, "https://"):
 		props["type"], props["uri"] = "rest", cfg.Catalog
 	default:
-		return nil, fmt.Errorf("BILLSYNC_LAKE_CATALOG %q: this build opens sqlite:/// and http(s):// catalogs (a postgres:// catalog is not linked in yet)", redact(cfg.Catalog))
+		return nil, fmt.Errorf("BILLSYNC_LAKE_CATALOG %q: want sqlite:///abs/path/catalog.db, postgres://… or http(s)://… (REST)", redact(cfg.Catalog))
 	}
-	cat, err := catalog.Load(ctx, CatalogName, props)
+	l := &Lake{ns: cfg.Namespace, log: log, Attempts: 30, Backoff: 50 * time.Millisecond,
+		props: tableProps()}
+	// Syncers starting at once race to create the catalog's own tables and the namespace: the
+	// loser of such a race opens again (the winner's work is then found done).
+	var err error
+	for attempt := 0; ; attempt++ {
+		if err = l.open(ctx, props); err == nil || attempt >= 8 || !conflict(err) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return nil, errors.Join(err, ctx.Err())
+		case <-time.After(time.Duration(50+rand.IntN(200)) * time.Millisecond):
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("open the lake's catalog %s: %w", redact(cfg.Catalog), err)
 	}
-	l := &Lake{cat: cat, ns: cfg.Namespace, log: log, Attempts: 30, Backoff: 50 * time.Millisecond,
-		props: iceberg.Properties{"write.parquet.compression-codec": "zstd", "format-version": "2"}}
-	if err := cat.CreateNamespace(ctx, table.Identifier{l.ns}, nil); err != nil && !errors.Is(err, catalog.ErrNamespaceAlreadyExists) {
-		return nil, fmt.Errorf("lake namespace %s: %w", l.ns, err)
-	}
 	return l, nil
+}
+
+func (l *Lake) open(ctx context.Context, props iceberg.Properties) error {
+	cat, err := catalog.Load(ctx, CatalogName, props)
+	if err != nil {
+		return err
+	}
+	if err := cat.CreateNamespace(ctx, table.Identifier{l.ns}, nil); err != nil && !errors.Is(err, catalog.ErrNamespaceAlreadyExists) {
+		closeCatalog(cat)
+		return fmt.Errorf("namespace %s: %w", l.ns, err)
+	}
+	l.cat = cat
+	return nil
+}
+
+// closeCatalog releases a catalog's connections (a SQL catalog's pool), where it has any.
+func closeCatalog(cat catalog.Catalog) {
+	if c, ok := cat.(io.Closer); ok {
+		c.Close()
+	}
+}
+
+// Close releases the catalog's connections.
+func (l *Lake) Close() {
+	if l != nil && l.cat != nil {
+		closeCatalog(l.cat)
+	}
+}
+
+// tableProps are the properties billsync creates its tables with (and maintenance sets on
+// older ones): zstd Parquet, format 2, and a bounded count of old metadata files (each commit
+// writes one; iceberg-go removes those beyond the newest 50 after each commit) and iceberg-go's
+// target file size, which compaction writes to.
+func tableProps() iceberg.Properties {
+	return iceberg.Properties{"write.parquet.compression-codec": "zstd", "format-version": "2",
+		table.MetadataDeleteAfterCommitEnabledKey: "true", table.MetadataPreviousVersionsMaxKey: "50",
+		table.WriteTargetFileSizeBytesKey: fmt.Sprint(table.WriteTargetFileSizeBytesDefault)}
 }
 
 // redact drops a URL's password: a catalog's URL may carry one, and errors get logged.
@@ -173,28 +226,71 @@ func (l *Lake) Commit(ctx context.Context, dbPath string, accounts []string) (Re
 			l.log.Warn("lake: the published warehouse has no finished run of the account; nothing to commit", "account", account)
 			continue
 		}
+		var failed []tableError
 		for _, name := range Tables() {
 			tr, err := l.commitTable(ctx, src, name, account, run)
 			res.Tables = append(res.Tables, tr)
 			if err != nil {
-				errs = append(errs, fmt.Errorf("lake table %s, account %s, run %d: %w", name, account, run, err))
+				failed = append(failed, tableError{name, err})
 				if ctx.Err() != nil {
-					return res, errors.Join(errs...)
+					break
 				}
 			}
+		}
+		if len(failed) > 0 {
+			errs = append(errs, fmt.Errorf("account %s, run %d: %w", account, run, joinTableErrors(failed)))
+		}
+		if ctx.Err() != nil {
+			break
 		}
 	}
 	res.Took = time.Since(start)
 	return res, errors.Join(errs...)
 }
 
+type tableError struct {
+	table string
+	err   error
+}
+
+// joinTableErrors says each distinct failure once with the tables it stopped: a lake that
+// refuses every write (a full disk, a catalog down) fails every table the same way, and the
+// operator reads one line, not ten.
+func joinTableErrors(failed []tableError) error {
+	type group struct {
+		tables []string
+		err    error
+	}
+	var groups []*group
+	byText := map[string]*group{}
+	for _, f := range failed {
+		key := strings.ReplaceAll(f.err.Error(), f.table, "\x00")
+		g := byText[key]
+		if g == nil {
+			g = &group{err: f.err}
+			byText[key] = g
+			groups = append(groups, g)
+		}
+		g.tables = append(g.tables, f.table)
+	}
+	var errs []error
+	for _, g := range groups {
+		what := "lake table " + g.tables[0]
+		if len(g.tables) > 1 {
+			what = fmt.Sprintf("lake tables %s (%d; the error of %s)", strings.Join(g.tables, ", "), len(g.tables), g.tables[0])
+		}
+		errs = append(errs, fmt.Errorf("%s: %w", what, g.err))
+	}
+	return errors.Join(errs...)
+}
+
 // beforeCommit runs between writing a table's data files and committing them: tests stop a
 // commit there, as a kill would.
 var beforeCommit = func(ctx context.Context, table, account string) error { return nil }
 
-func (l *Lake) commitTable(ctx context.Context, src *source, name, account string, run int64) (TableResult, error) {
+func (l *Lake) commitTable(ctx context.Context, src *source, name, account string, run int64) (tr TableResult, err error) {
 	start := time.Now()
-	tr := TableResult{Table: name, Account: account, Run: run}
+	tr = TableResult{Table: name, Account: account, Run: run}
 	defer func() { tr.Took = time.Since(start) }()
 	rows, digest, err := src.digest(ctx, name, account)
 	if err != nil {
@@ -258,7 +354,9 @@ func conflict(err error) bool {
 		return true
 	}
 	msg := strings.ToLower(err.Error())
-	for _, s := range []string{"requirement failed", "has changed", "database is locked", "sqlite_busy"} {
+	for _, s := range []string{"requirement failed", "has changed", "database is locked", "sqlite_busy",
+		// PostgreSQL: two first committers creating the same catalog row or table at once
+		"duplicate key value", "could not serialize", "deadlock detected"} {
 		if strings.Contains(msg, s) {
 			return true
 		}
@@ -268,10 +366,11 @@ func conflict(err error) bool {
 
 // overwrite replaces the account's partition of tbl with the file's rows, in one snapshot.
 func (l *Lake) overwrite(ctx context.Context, tbl *table.Table, src *source, name, account string, run, rows int64, digest string) (int64, error) {
-	rdr, err := src.records(ctx, name, account, tbl.Schema())
+	rdr, cleanup, err := src.records(ctx, name, account, tbl.Schema())
 	if err != nil {
 		return 0, err
 	}
+	defer cleanup()
 	defer rdr.Release()
 	props := iceberg.Properties{PropRun: fmt.Sprint(run), PropAccount: account, PropRows: fmt.Sprint(rows), PropDigest: digest}
 	tx := tbl.NewTransaction()
@@ -280,8 +379,8 @@ func (l *Lake) overwrite(ctx context.Context, tbl *table.Table, src *source, nam
 	if err := tx.Overwrite(ctx, rdr, props, table.WithOverwriteFilter(filter)); err != nil {
 		return 0, fmt.Errorf("write: %w", err)
 	}
-	if err := src.err(); err != nil {
-		return 0, err
+	if err := rdr.Err(); err != nil {
+		return 0, fmt.Errorf("read: %w", err)
 	}
 	if err := beforeCommit(ctx, name, account); err != nil {
 		return 0, err
@@ -402,9 +501,22 @@ func (l *Lake) evolve(ctx context.Context, tbl *table.Table, want *iceberg.Schem
 // declare one more.
 var dataColumns = tableColumns
 
-// skipped are the warehouse columns the lake leaves out: raw_hash is the merge's own change
-// test (a 128-bit unsigned integer, which Iceberg has no type for), not data.
-var skipped = []string{"raw_hash"}
+// skipped are the warehouse columns the lake leaves out, the sync's own bookkeeping: raw_hash
+// is the merge's change test (a 128-bit unsigned integer, which Iceberg has no type for);
+// last_seen_run and last_seen_at say when a sync last read the record, so they change on every
+// row at every run. Holding them, every nightly commit rewrote every table whole although the
+// records had not changed (at scale 10, 131,000 rows a night: docs/performance.md).
+var skipped = []string{"raw_hash", "last_seen_run", "last_seen_at"}
+
+// Columns are the names of the columns the lake's table holds, in order: the warehouse table's
+// but the sync's bookkeeping (skipped).
+func Columns(table string) []string {
+	var out []string
+	for _, c := range lakeColumns(table) {
+		out = append(out, c.Name)
+	}
+	return out
+}
 
 // schemaOf is the Iceberg schema of a warehouse table's columns, every column optional.
 func schemaOf(cols []warehouse.Column) (*iceberg.Schema, error) {

@@ -29,6 +29,7 @@ import (
 	"github.com/billsync/billsync/internal/logbuf"
 	"github.com/billsync/billsync/internal/sandbox"
 	"github.com/billsync/billsync/internal/syncrun"
+	"github.com/billsync/billsync/internal/testpg"
 	"github.com/billsync/billsync/internal/warehouse"
 )
 
@@ -70,6 +71,64 @@ func (m *merchant) sync(ctx context.Context, t *testing.T, lk *lake.Lake, log *s
 	}
 }
 
+// store is a lake opened over one backend, and how to measure its files.
+type store struct {
+	cfg  config.Lake
+	size func(t *testing.T) (files int, bytes int64)
+}
+
+// backend is one catalog and store a conformance test runs over.
+type backend struct {
+	name string
+	open func(t *testing.T) store
+}
+
+// backends are every catalog and store billsync supports and this machine runs: the SQLite
+// catalog on local files, a PostgreSQL catalog (a throwaway cluster, internal/testpg) on local
+// files, and the SQLite catalog over an S3 store (gofakes3, in-process).
+func backends() []backend {
+	local := func(catalog func(t *testing.T, dir string) string) func(t *testing.T) store {
+		return func(t *testing.T) store {
+			dir := t.TempDir()
+			cfg := config.Lake{Root: "file://" + filepath.Join(dir, "warehouse"), Catalog: catalog(t, dir), Namespace: "billsync"}
+			return store{cfg: cfg, size: func(t *testing.T) (int, int64) { return lakeSize(t, filepath.Join(dir, "warehouse")) }}
+		}
+	}
+	return []backend{
+		{"sqlite", local(func(t *testing.T, dir string) string { return "sqlite://" + filepath.Join(dir, "catalog.db") })},
+		{"postgres", local(func(t *testing.T, dir string) string { return testpg.Start(t) })},
+		{"s3", func(t *testing.T) store {
+			backend, url := fakeS3(t)
+			cfg := config.Lake{Root: "s3://lake/fleet", S3Endpoint: url, Catalog: "sqlite://" + filepath.Join(t.TempDir(), "catalog.db"), Namespace: "billsync"}
+			return store{cfg: cfg, size: func(t *testing.T) (files int, bytes int64) {
+				objs, err := backend.ListBucket("lake", &gofakes3.Prefix{}, gofakes3.ListBucketPage{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, o := range objs.Contents {
+					files++
+					bytes += o.Size
+				}
+				return files, bytes
+			}}
+		}},
+	}
+}
+
+// fakeS3 serves an in-process S3 with the bucket lake, its credentials in the environment.
+func fakeS3(t *testing.T) (*s3mem.Backend, string) {
+	backend := s3mem.New()
+	if err := backend.CreateBucket("lake"); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(gofakes3.New(backend).Server())
+	t.Cleanup(srv.Close)
+	t.Setenv("AWS_ACCESS_KEY_ID", "test-access")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "test-secret")
+	t.Setenv("AWS_REGION", "us-east-1")
+	return backend, srv.URL
+}
+
 func sqliteLake(t *testing.T, dir string) config.Lake {
 	return config.Lake{Root: "file://" + filepath.Join(dir, "warehouse"), Catalog: "sqlite://" + filepath.Join(dir, "catalog.db"), Namespace: "billsync"}
 }
@@ -80,6 +139,7 @@ func open(t *testing.T, cfg config.Lake, log *slog.Logger) *lake.Lake {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(lk.Close)
 	return lk
 }
 
@@ -155,7 +215,7 @@ func compare(t *testing.T, lk *lake.Lake, m *merchant, tables []string) (rows in
 	dir := t.TempDir()
 	for _, name := range tables {
 		var cols []string
-		for _, c := range lake.Columns(name) {
+		for _, c := range lake.ColumnsOf(name) {
 			switch {
 			case c.Type == entity.JSON:
 				cols = append(cols, fmt.Sprintf(`"%s"::VARCHAR AS "%s"`, c.Name, c.Name))
@@ -214,10 +274,18 @@ var errKilled = errors.New("killed between writing the data files and committing
 // committed before are its new run's, and its next run completes the rest. Every account's
 // partition equals its DuckDB file row for row, each run made at most one snapshot per table,
 // and no commit overwrote another account's rows.
+//
+// It runs over every catalog and store (backends): the SQLite catalog on local files, a
+// PostgreSQL catalog, and an S3 store.
 func TestFleetCommitsConcurrently(t *testing.T) {
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) { fleet(t, b.open(t)) })
+	}
+}
+
+func fleet(t *testing.T, bk store) {
 	const n = 10
-	dir := t.TempDir()
-	cfg := sqliteLake(t, dir)
+	cfg := bk.cfg
 	logs := &logbuf.Buffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	var ms []*merchant
@@ -279,10 +347,10 @@ func TestFleetCommitsConcurrently(t *testing.T) {
 		t.Errorf("%s %s: the lake records run %d (%v) after a killed commit, want none", killed, killedAt, run, err)
 	}
 
-	// A day passes at every merchant; the next runs commit their changes and the killed
+	// A week passes at every merchant; the next runs commit their changes and the killed
 	// merchant's missing tables.
 	for _, m := range ms {
-		m.sb.Advance(24 * time.Hour)
+		m.sb.Advance(7 * 24 * time.Hour)
 	}
 	clear(results)
 	clear(errs)
@@ -309,7 +377,7 @@ func TestFleetCommitsConcurrently(t *testing.T) {
 			}
 		}
 	}
-	files, bytes := lakeSize(t, filepath.Join(dir, "warehouse"))
+	files, bytes := bk.size(t)
 	t.Logf("ten accounts: first round %s, second %s (syncs and commits); second round: commits %s per run on average, %s the longest, %d snapshots, %d conflicts retried, %d rows; lake %d files, %d bytes",
 		first.Round(time.Millisecond), second.Round(time.Millisecond), (commitTook / n).Round(time.Millisecond), maxTook.Round(time.Millisecond), snaps, retries, rows, files, bytes)
 	if t.Failed() {
@@ -355,7 +423,7 @@ func TestCommitIsIdempotent(t *testing.T) {
 	if n, _ := res.Snapshots(); err != nil || n != 0 {
 		t.Errorf("committing the same file again: %d snapshots, %v; want none", n, err)
 	}
-	m.sb.Advance(24 * time.Hour)
+	m.sb.Advance(7 * 24 * time.Hour)
 	m.sync(ctx, t, nil, nil, nil)
 	res, err = lk.Commit(ctx, m.path, []string{m.name})
 	if err != nil {
@@ -363,7 +431,7 @@ func TestCommitIsIdempotent(t *testing.T) {
 	}
 	n, _ = res.Snapshots()
 	files, size = lakeSize(t, filepath.Join(dir, "warehouse"))
-	t.Logf("a day later: %s, %d snapshots; lake %d files, %d bytes", res.Took.Round(time.Millisecond), n, files, size)
+	t.Logf("a week later: %s, %d snapshots; lake %d files, %d bytes", res.Took.Round(time.Millisecond), n, files, size)
 	compare(t, lk, m, lake.Tables())
 	_, err = lk.Commit(ctx, older, []string{m.name})
 	if err == nil || !strings.Contains(err.Error(), "the lake is ahead of the file") {
@@ -450,19 +518,11 @@ func TestDeclarationGainsAField(t *testing.T) {
 // TestS3Lake: an s3:// lake (an in-process S3) with its SQLite catalog: the commit lands in the
 // bucket and reads back equal to the file.
 func TestS3Lake(t *testing.T) {
-	backend := s3mem.New()
-	if err := backend.CreateBucket("lake"); err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(gofakes3.New(backend).Server())
-	t.Cleanup(srv.Close)
-	t.Setenv("AWS_ACCESS_KEY_ID", "test-access")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "test-secret")
-	t.Setenv("AWS_REGION", "us-east-1")
+	backend, url := fakeS3(t)
 	ctx := context.Background()
 	m := newMerchant(t, 3)
 	m.sync(ctx, t, nil, nil, nil)
-	cfg := config.Lake{Root: "s3://lake/fleet", S3Endpoint: srv.URL, Catalog: "sqlite://" + filepath.Join(t.TempDir(), "catalog.db"), Namespace: "billsync"}
+	cfg := config.Lake{Root: "s3://lake/fleet", S3Endpoint: url, Catalog: "sqlite://" + filepath.Join(t.TempDir(), "catalog.db"), Namespace: "billsync"}
 	lk := open(t, cfg, nil)
 	if _, err := lk.Commit(ctx, m.path, []string{m.name}); err != nil {
 		t.Fatal(err)
@@ -532,5 +592,37 @@ func TestLakeFailureDoesNotFailTheSync(t *testing.T) {
 	}
 	if run, err := lk.LastRun(context.Background(), "customers", m.name); err == nil && run != 0 {
 		t.Errorf("the lake records run %d after a failed commit", run)
+	}
+}
+
+// TestCommitSeesEveryChange: every change of the file's rows is committed, whichever column and
+// however many rows: among them the same value set in an even number of rows of a table's last
+// column, which the digest's row hash once cancelled out (four rows marked deleted upstream in
+// one run never reached the lake).
+func TestCommitSeesEveryChange(t *testing.T) {
+	ctx := context.Background()
+	m := newMerchant(t, 3)
+	m.sync(ctx, t, nil, nil, nil)
+	lk := open(t, sqliteLake(t, t.TempDir()), nil)
+	if _, err := lk.Commit(ctx, m.path, []string{m.name}); err != nil {
+		t.Fatal(err)
+	}
+	db := memDuck(t)
+	for _, change := range []string{
+		`UPDATE wh.unpaid_transactions SET deleted_upstream_at = '2026-11-08 03:00:00+00' WHERE id IN (SELECT id FROM wh.unpaid_transactions ORDER BY id LIMIT 4)`,
+		`UPDATE wh.customers SET deleted_upstream_at = '2026-11-09 03:00:00+00' WHERE id IN (SELECT id FROM wh.customers ORDER BY id LIMIT 2)`,
+		`UPDATE wh.invoices SET status = 'PAID' WHERE id IN (SELECT id FROM wh.invoices WHERE status <> 'PAID' ORDER BY id LIMIT 2)`,
+		`UPDATE wh.customers SET name = name || ' (2)' WHERE id = (SELECT max(id) FROM wh.customers)`,
+	} {
+		for _, q := range []string{fmt.Sprintf(`ATTACH '%s' AS wh`, m.path), change, `DETACH wh`} {
+			if _, err := db.Exec(q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+		res, err := lk.Commit(ctx, m.path, []string{m.name})
+		if n, _ := res.Snapshots(); err != nil || n != 1 {
+			t.Errorf("%s: %d snapshots, %v; want the changed table's one", change, n, err)
+		}
+		compare(t, lk, m, lake.Tables())
 	}
 }

@@ -282,12 +282,12 @@ func (l *Lake) loadTable(ctx context.Context, db *sql.DB, tbl *table.Table, s *t
 	// and one the lake holds that this billsync does not declare is not read.
 	var into, sel []string
 	for _, c := range Columns(tr.Table) {
-		if !slices.Contains(want, c.Name) {
+		if !slices.Contains(want, c) {
 			continue
 		}
-		into = append(into, quote(c.Name))
-		if slices.Contains(have, c.Name) {
-			sel = append(sel, quote(c.Name))
+		into = append(into, quote(c))
+		if slices.Contains(have, c) {
+			sel = append(sel, quote(c))
 		} else {
 			sel = append(sel, "NULL")
 		}

@@ -54,7 +54,7 @@ func TestEveryEntityConforms(t *testing.T) {
 		for _, table := range append([]string{d.TableName()}, childTables(d)...) {
 			var id string
 			if err := db.QueryRowContext(ctx, "SELECT id FROM "+table+" ORDER BY id LIMIT 1").Scan(&id); err != nil {
-				t.Fatalf("%s: no row to delete: %v", table, err)
+				t.Fatalf("%s: no row to delete (the simulator sends none: a child table's come in its parent's array): %v", table, err)
 			}
 			deletable[table] = id
 		}

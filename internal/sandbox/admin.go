@@ -19,6 +19,14 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request, rest string)
 		}
 		s.Advance(d)
 		writeJSON(w, map[string]any{"statusCode": 200, "messages": "advanced " + d.String(), "now": s.Now()})
+	case rest == "clock" && r.Method == http.MethodPut:
+		t, err := time.Parse(time.RFC3339, r.URL.Query().Get("now"))
+		if err != nil {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("now: %q is not an RFC 3339 time (2026-11-28T09:00:00Z)", r.URL.Query().Get("now")))
+			return
+		}
+		s.SetClock(t)
+		writeJSON(w, map[string]any{"statusCode": 200, "messages": "clock set", "now": s.Now()})
 	case rest == "now" && r.Method == http.MethodGet:
 		writeJSON(w, map[string]any{"statusCode": 200, "messages": "success", "now": s.Now(), "nowMs": s.Now().UnixMilli()})
 	case rest == "requests" && r.Method == http.MethodGet:

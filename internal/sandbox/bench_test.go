@@ -13,8 +13,15 @@ import (
 // BenchmarkSeed reports seeding time (ns/op), records and live heap after seeding.
 //
 //	go test -run '^$' -bench Seed -benchtime 1x ./internal/sandbox/
+//
+// With -short (make test's pass that runs every benchmark once) only scale 1: that pass proves the
+// benchmark runs, not how fast, and scale 100 takes seconds of CPU to seed.
 func BenchmarkSeed(b *testing.B) {
-	for _, scale := range []float64{1, 10, 100} {
+	scales := []float64{1, 10, 100}
+	if testing.Short() {
+		scales = scales[:1]
+	}
+	for _, scale := range scales {
 		b.Run(fmt.Sprintf("scale=%g", scale), func(b *testing.B) {
 			var s *Server
 			for i := 0; i < b.N; i++ {
@@ -45,10 +52,15 @@ var (
 	big     *Server
 )
 
+// bigServer is the simulator at scale 100 (~1M records), at scale 1 with -short (as BenchmarkSeed).
 func bigServer(b *testing.B) *Server {
 	bigOnce.Do(func() {
+		scale := 100.0
+		if testing.Short() {
+			scale = 1
+		}
 		var err error
-		if big, err = New(Options{Seed: 42, Scale: 100, Now: testNow}); err != nil {
+		if big, err = New(Options{Seed: 42, Scale: scale, Now: testNow}); err != nil {
 			b.Fatal(err)
 		}
 	})

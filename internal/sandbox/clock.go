@@ -247,3 +247,26 @@ func (w *world) genProductActive(at int64, typ, name string) *product {
 	}
 	return p
 }
+
+// SetClock sets the simulated clock, the service's, to t. Forward it is Advance (the world
+// evolves on the way); back it is a service whose clock an operator corrected: nothing happens
+// on the way, and from then on the service dates new records, changes, ledger entries and
+// deliveries by the earlier clock, before those it dated by the reading it had (the lists,
+// the credit history and the webhook history keep their own orders). What was due by the
+// earlier reading (a payment, an expiry, a delivery's retry) happens when the clock reaches it
+// again.
+func (s *Server) SetClock(t time.Time) {
+	ms := t.UnixMilli()
+	s.mu.Lock()
+	if d := ms - s.w.now; d > 0 {
+		s.mu.Unlock()
+		s.Advance(time.Duration(d) * time.Millisecond)
+		return
+	}
+	defer s.mu.Unlock()
+	s.gen++
+	if n := s.w.webhooks.len(); n > 0 && ms < s.w.now {
+		s.w.hookFloor = ms
+	}
+	s.w.now = ms
+}

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"bytes"
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
@@ -271,5 +272,89 @@ func TestConcurrentUse(t *testing.T) {
 	}
 	if got := s.Now(); !got.Equal(testNow.Add(80 * time.Hour).Add(80 * time.Millisecond)) {
 		t.Errorf("clock %v after 80 one-hour advances and 80 writes", got)
+	}
+}
+
+// TestSetClockBack: the service's clock 48 hours ahead, then set right (PUT /__sandbox/clock):
+// the world evolves from the earlier time, and what it dates then lands before what it dated
+// ahead, each history still in createdAt order: deliveries unique and ascending (the webhook
+// cursor's order), every customer's credit entries ascending (the credit history's).
+func TestSetClockBack(t *testing.T) {
+	s, ts := newTest(t, Options{Scale: 1, Admin: true})
+	s.Advance(48 * time.Hour)
+	ahead := s.Now()
+	hooks, entries := s.w.webhooks.len(), s.w.ledger.len()
+	seen := map[any]bool{}
+	for _, h := range s.w.webhooks.items {
+		seen[h] = true
+	}
+	for _, l := range s.w.ledger.items {
+		seen[l] = true
+	}
+	if r := do(t, ts, "PUT", "/__sandbox/clock?now=yesterday", "", nil); r.status != http.StatusBadRequest {
+		t.Errorf("a clock set to %q: %d, want 400", "yesterday", r.status)
+	}
+	m := mustOK(t, do(t, ts, "PUT", "/__sandbox/clock?now="+testNow.Format(time.RFC3339), "", nil))
+	if got := s.Now(); !got.Equal(testNow) || str(m["messages"]) != "clock set" {
+		t.Fatalf("the clock set back reads %v (%v), want %v", got, m, testNow)
+	}
+	s.Advance(36 * time.Hour)
+	var earlierHooks, earlierEntries int // new, dated before the clock's reading when it was set back
+	for _, h := range s.w.webhooks.items {
+		if !seen[h] && h.createdAt < ahead.UnixMilli() {
+			earlierHooks++
+		}
+	}
+	for i := 1; i < s.w.webhooks.len(); i++ {
+		if a, b := s.w.webhooks.items[i-1].createdAt, s.w.webhooks.items[i].createdAt; a >= b {
+			t.Fatalf("deliveries %d and %d dated %d, %d: want unique and ascending", i-1, i, a, b)
+		}
+	}
+	for id, list := range s.w.ledgerBy {
+		for i := 1; i < len(list); i++ {
+			if list[i-1].createdAt > list[i].createdAt {
+				t.Fatalf("customer %s: credit entries %d and %d out of createdAt order", id, i-1, i)
+			}
+		}
+	}
+	for _, l := range s.w.ledger.items {
+		if !seen[l] && l.createdAt < ahead.UnixMilli() {
+			earlierEntries++
+		}
+	}
+	if s.w.webhooks.len() <= hooks || s.w.ledger.len() <= entries || earlierHooks == 0 || earlierEntries == 0 {
+		t.Fatalf("a day after the clock was set back from %v: %d deliveries (%d before), %d dated by the earlier clock; "+
+			"%d credit entries (%d before), %d dated by it: the test proves nothing", ahead, s.w.webhooks.len(), hooks, earlierHooks,
+			s.w.ledger.len(), entries, earlierEntries)
+	}
+	// the webhook history over HTTP, paged by its cursor from the start: every delivery, ascending
+	n, after, last := 0, int64(0), int64(0)
+	for {
+		p := mustOK(t, get(t, ts, fmt.Sprintf("/hl/v2/webhooks/new-history?limit=50&startingAfter=%d", after)))
+		data, _ := p["data"].([]any)
+		for _, d := range data {
+			created, err := time.Parse(time.RFC3339, str(d.(map[string]any)["createdAt"]))
+			if err != nil {
+				t.Fatal(err)
+			}
+			at := created.UnixMilli()
+			if at <= last {
+				t.Fatalf("the history lists %d after %d", at, last)
+			}
+			last = at
+			n++
+		}
+		if p["hasMore"] != true || len(data) == 0 {
+			break
+		}
+		after = num(p["nextStartingAfter"])
+	}
+	if n != s.w.webhooks.len() {
+		t.Errorf("the history paged by its cursor lists %d deliveries, the service holds %d", n, s.w.webhooks.len())
+	}
+	// forward, SetClock is Advance
+	s.SetClock(s.Now().Add(time.Hour))
+	if got := s.Now(); !got.Equal(testNow.Add(37 * time.Hour)) {
+		t.Errorf("the clock set an hour forward reads %v", got)
 	}
 }

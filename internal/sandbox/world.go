@@ -1,8 +1,10 @@
 package sandbox
 
 import (
+	"cmp"
 	"container/heap"
 	"math/rand/v2"
+	"slices"
 	"strings"
 )
 
@@ -28,6 +30,9 @@ type world struct {
 	reviews   sortedColl[*review]
 	ledger    sortedColl[*ledgerEntry]
 	webhooks  sortedColl[*webhook] // createdAt strictly increasing
+	// hookFloor: a new delivery is dated after the one added before it (moved to the next free
+	// millisecond), since the service's clock set back (SetClock) only: 0 = the last delivery's.
+	hookFloor int64
 	licenses  []*license
 	coupons   []*coupon
 
@@ -202,20 +207,40 @@ func (w *world) addLedger(l *ledgerEntry) {
 	if len(list) == 0 {
 		w.ledgerCusts = append(w.ledgerCusts, l.cust)
 	}
-	w.ledgerBy[l.cust.id] = append(list, l)
+	// ascending by createdAt, a new entry after those of its millisecond: appended as the clock
+	// runs, placed among them after the clock was set back (SetClock)
+	i := len(list)
+	for i > 0 && list[i-1].createdAt > l.createdAt {
+		i--
+	}
+	w.ledgerBy[l.cust.id] = slices.Insert(list, i, l)
 	w.balance[balanceKey{l.cust.id, l.prod.id}] += l.credit - l.debit
 	w.creditAdded(l, len(list) == 0)
 }
 
-// addWebhook appends a delivery record, moving it to the next free millisecond
-// so that createdAt stays unique and increasing.
+// addWebhook adds a delivery record in createdAt order, moving it after the delivery added
+// before it (to the next free millisecond) so that createdAt stays unique and increasing as the
+// clock runs. After the clock was set back (SetClock) the floor is the time it was set to: a
+// delivery then lands before the ones dated by the clock's earlier reading, as a service whose
+// clock an operator corrected lists it (history ascending by createdAt).
 func (w *world) addWebhook(h *webhook) {
-	if n := w.webhooks.len(); n > 0 {
-		if last := w.webhooks.items[n-1].createdAt; h.createdAt <= last {
-			h.createdAt = last + 1
-		}
+	floor := w.hookFloor
+	if n := w.webhooks.len(); n > 0 && floor == 0 {
+		floor = w.webhooks.items[n-1].createdAt
 	}
-	w.webhooks.items = append(w.webhooks.items, h)
+	if h.createdAt <= floor && w.webhooks.len() > 0 {
+		h.createdAt = floor + 1
+	}
+	items := w.webhooks.items
+	i, taken := slices.BinarySearchFunc(items, h.createdAt, func(x *webhook, t int64) int { return cmp.Compare(x.createdAt, t) })
+	for taken { // only after a set-back: the millisecond holds a delivery dated by the earlier reading
+		h.createdAt++
+		i, taken = slices.BinarySearchFunc(items, h.createdAt, func(x *webhook, t int64) int { return cmp.Compare(x.createdAt, t) })
+	}
+	w.webhooks.items = slices.Insert(items, i, h)
+	if w.hookFloor != 0 {
+		w.hookFloor = h.createdAt
+	}
 	if h.nextDelivery != 0 {
 		heap.Push(&w.due, dueItem{at: h.nextDelivery, kind: dueDelivery, h: h})
 	}

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 	"sync"
 	"time"
 )
@@ -49,6 +51,59 @@ type Attempt struct {
 	// Lake is how the run's lake commit ended (internal/lake): "committed ..." or "failed: ...";
 	// empty without a lake.
 	Lake string `json:"lake,omitempty"`
+	// LakeBehind counts the published runs in a row the lake did not take (0: it holds the
+	// published file); LakeError is the latest commit's failure, LakeBehindSince the first
+	// published run it missed. Kept across failed syncs and restarts until a commit lands.
+	LakeBehind      int       `json:"lake_behind_runs,omitempty"`
+	LakeError       string    `json:"lake_error,omitempty"`
+	LakeBehindSince time.Time `json:"lake_behind_since,omitzero"`
+}
+
+// published says whether the attempt published the warehouse (only those commit to the lake).
+func (a Attempt) published() bool { return a.Status == "succeeded" || a.Status == "partial" }
+
+// lakeProgress carries the lake's backlog from the account's previous attempt to next: a
+// published run whose commit failed adds one, a commit that landed (or a lake no longer
+// configured) clears it, and a run that published nothing leaves it as it was.
+func lakeProgress(prev, next Attempt) Attempt {
+	switch {
+	case !next.published():
+		next.LakeBehind, next.LakeError, next.LakeBehindSince = prev.LakeBehind, prev.LakeError, prev.LakeBehindSince
+	case strings.HasPrefix(next.Lake, "failed"):
+		next.LakeBehind, next.LakeError, next.LakeBehindSince = prev.LakeBehind+1, strings.TrimPrefix(next.Lake, "failed: "), prev.LakeBehindSince
+		if next.LakeBehindSince.IsZero() {
+			next.LakeBehindSince = next.FinishedAt
+		}
+	default:
+		next.LakeBehind, next.LakeError, next.LakeBehindSince = 0, "", time.Time{}
+	}
+	return next
+}
+
+// LakeBehindNote is, in words, which accounts' lake is behind their published runs and why;
+// "" when none is. It is the operators' lake alert.
+func LakeBehindNote(attempts map[string]Attempt) string {
+	var names []string
+	for n, a := range attempts {
+		if a.LakeBehind > 0 {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	var out []string
+	for _, n := range names {
+		a := attempts[n]
+		out = append(out, fmt.Sprintf("Account %s: the lake is behind the published warehouse by %s (since %s): %s. The next run commits what is missing (docs/lake.md).",
+			n, runs(a.LakeBehind), a.LakeBehindSince.UTC().Format("2006-01-02 15:04 UTC"), a.LakeError))
+	}
+	return strings.Join(out, "\n")
+}
+
+func runs(n int) string {
+	if n == 1 {
+		return "1 run"
+	}
+	return fmt.Sprintf("%d runs", n)
 }
 
 // WriteState replaces the state file at path whole (a temporary file renamed into place), so a
@@ -130,9 +185,16 @@ func (r *Recorder) RunFinished(attempts map[string]Attempt) {
 	r.update(func(s *State) {
 		s.RunningSince = time.Time{}
 		for k, v := range attempts {
-			s.Attempts[k] = v
+			s.Attempts[k] = lakeProgress(s.Attempts[k], v)
 		}
 	})
+}
+
+// LakeBehind is LakeBehindNote of the attempts recorded.
+func (r *Recorder) LakeBehind() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return LakeBehindNote(r.s.Attempts)
 }
 
 // Stopped records the end of the process.

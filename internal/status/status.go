@@ -92,6 +92,10 @@ type Run struct {
 	Records    int64     `json:"records"`
 	Problem    string    `json:"problem,omitempty"`
 	Lake       string    `json:"lake,omitempty"` // the run's lake commit (state file only)
+	// LakeBehind: published runs in a row the lake did not take, with the latest error.
+	LakeBehind      int       `json:"lake_behind_runs,omitempty"`
+	LakeError       string    `json:"lake_error,omitempty"`
+	LakeBehindSince time.Time `json:"lake_behind_since,omitzero"`
 }
 
 // Table is how fresh one entity of one account is.
@@ -287,7 +291,8 @@ func (r *Report) addAttempts(st *State) {
 	for _, n := range names {
 		at := st.Attempts[n]
 		run := &Run{ID: at.RunID, Status: at.Status, StartedAt: at.StartedAt, FinishedAt: at.FinishedAt,
-			Records: at.Records, Problem: at.Error, Lake: at.Lake}
+			Records: at.Records, Problem: at.Error, Lake: at.Lake, LakeBehind: at.LakeBehind, LakeError: at.LakeError,
+			LakeBehindSince: at.LakeBehindSince}
 		found := false
 		for i := range r.Accounts {
 			if r.Accounts[i].Name == n {
@@ -387,9 +392,10 @@ func (r *Report) judge(src Sources) {
 		case a.Attempt != nil && a.Attempt.Status == "partial", a.Attempt == nil && a.Published != nil && a.Published.Status == "partial":
 			need("account %s: the latest sync was partial", a.Name)
 		}
-		if a.Attempt != nil && strings.HasPrefix(a.Attempt.Lake, "failed") {
+		if a.Attempt != nil && a.Attempt.LakeBehind > 0 {
 			// the sync itself published: the lake is behind until a run commits it
-			need("account %s: the lake commit %s; the next run commits what is missing", a.Name, a.Attempt.Lake)
+			need("account %s: the lake is behind the published warehouse by %s: %s; the next run commits what is missing",
+				a.Name, runs(a.Attempt.LakeBehind), a.Attempt.LakeError)
 		}
 	}
 	stale := 0

@@ -1,6 +1,8 @@
 package status
 
 import (
+	"log/slog"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -26,8 +28,9 @@ func TestNeedsAndExitCodes(t *testing.T) {
 			Attempt: &Run{Status: "failed", Problem: "account main: GET /hl/v1/payment page 1: HTTP 500"}}}}, false,
 			[]string{"account main: the latest sync failed: GET /hl/v1/payment page 1: HTTP 500"}, ExitNeeds},
 		{"lake commit failed", Report{Accounts: []Account{{Name: "main", Published: ok,
-			Attempt: &Run{ID: 7, Status: "succeeded", Lake: "failed after 2 snapshots: lake table invoices: commit: disk full"}}}}, false,
-			[]string{"account main: the lake commit failed after 2 snapshots: lake table invoices: commit: disk full; the next run commits"}, ExitNeeds},
+			Attempt: &Run{ID: 7, Status: "succeeded", Lake: "failed after 2 snapshots: lake table invoices: commit: disk full",
+				LakeBehind: 2, LakeError: "failed after 2 snapshots: lake table invoices: commit: disk full"}}}}, false,
+			[]string{"account main: the lake is behind the published warehouse by 2 runs: failed after 2 snapshots: lake table invoices: commit: disk full; the next run commits"}, ExitNeeds},
 		{"lake committed", Report{Accounts: []Account{{Name: "main", Published: ok,
 			Attempt: &Run{ID: 7, Status: "succeeded", Lake: "committed 3 snapshots (0 retries) in 1.2s"}}}}, false, nil, ExitOK},
 		{"partial run published", Report{Accounts: []Account{{Name: "main", Published: &Run{Status: "partial"}}}}, false,
@@ -66,5 +69,42 @@ func TestNeedsAndExitCodes(t *testing.T) {
 				t.Errorf("exit %d, want %d", rc, tt.wantRC)
 			}
 		})
+	}
+}
+
+// TestLakeBehindCountsPublishedRuns: the lake's backlog as the recorder keeps it over a week a
+// person would see: two published runs whose commits failed, a sync that failed (nothing
+// published, nothing more behind), a restart of the syncer, then a commit that lands.
+func TestLakeBehindCountsPublishedRuns(t *testing.T) {
+	path := filepath.Join(t.TempDir(), StateName)
+	rec := NewRecorder(path, "daemon", "0 2 * * *", "Asia/Jakarta", slog.New(slog.DiscardHandler))
+	day := time.Date(2026, 11, 1, 2, 0, 0, 0, time.UTC)
+	steps := []struct {
+		status, lake string
+		restart      bool
+		behind       int
+		note         string
+	}{
+		{"succeeded", "failed: open the lake's catalog: connection refused", false, 1, "behind the published warehouse by 1 run (since 2026-11-01 02:00 UTC): open the lake's catalog: connection refused"},
+		{"partial", "failed after 3 snapshots: lake table invoices: commit: disk full", false, 2, "by 2 runs (since 2026-11-01 02:00 UTC): failed after 3 snapshots: lake table invoices: commit: disk full"},
+		{"failed", "", false, 2, "by 2 runs"},
+		{"cancelled", "", true, 2, "by 2 runs"},
+		{"succeeded", "committed 14 snapshots (0 retries) in 2s", false, 0, ""},
+	}
+	for i, st := range steps {
+		if st.restart {
+			rec = NewRecorder(path, "daemon", "0 2 * * *", "Asia/Jakarta", slog.New(slog.DiscardHandler))
+		}
+		at := day.AddDate(0, 0, i)
+		rec.RunFinished(map[string]Attempt{"toko": {RunID: int64(i + 1), Status: st.status, StartedAt: at, FinishedAt: at, Lake: st.lake}})
+		s, err := ReadState(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := s.Attempts["toko"]
+		note := rec.LakeBehind()
+		if got.LakeBehind != st.behind || (st.note == "") != (note == "") || !strings.Contains(note, st.note) {
+			t.Errorf("step %d (%s, %q): behind %d, note %q; want %d, %q", i+1, st.status, st.lake, got.LakeBehind, note, st.behind, st.note)
+		}
 	}
 }

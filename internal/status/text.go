@@ -93,7 +93,10 @@ func (r *Report) writeAccounts(p printer) {
 				p.f("  %-12s   %s\n", "", at.Problem)
 			}
 		}
-		if at := a.Attempt; at != nil && at.Lake != "" {
+		switch at := a.Attempt; {
+		case at != nil && at.LakeBehind > 0:
+			p.f("  %-12s lake: behind by %s since %s: %s\n", a.Name, runs(at.LakeBehind), p.at(at.LakeBehindSince), at.LakeError)
+		case at != nil && at.Lake != "":
 			p.f("  %-12s lake: %s\n", a.Name, at.Lake)
 		}
 	}

@@ -38,6 +38,10 @@ type CreditTarget struct {
 // CreditPlan says when credit histories are due.
 type CreditPlan struct {
 	Now time.Time // the run's observation time
+	// ServiceAhead is how far the service's clock is ahead of Now's clock: the run's offset when
+	// it set the service's clock aside for this machine's, 0 when Now is the service's clock (or
+	// the offset is unknown). The ledger's dates are compared with Now moved by it.
+	ServiceAhead time.Duration
 	// Overlap re-reads this much history before the last read, for entries that arrive late.
 	Overlap time.Duration
 	// Refresh is the hard staleness bound: every customer is read at least this often.

@@ -27,6 +27,10 @@ type Run struct {
 type RunClock struct {
 	Source string // ClockService, ClockMachine, or "" when not decided yet
 	Offset time.Duration
+	// NoDate: the service's answers carried no Date header when the run decided, so how far its
+	// clock was off is unknown (Offset 0, stored as NULL): nothing the run stored can be put on
+	// the service's clock (the credit targets' interval waits for the bound).
+	NoDate bool
 }
 
 // The sources of a run's times.

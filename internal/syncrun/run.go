@@ -58,6 +58,17 @@ func Run(ctx context.Context, path string, accounts []Account, opts Options) ([]
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	sums, err := buildAndPublish(ctx, path, accounts, opts, log)
+	if err == nil && opts.Lake != nil {
+		// after the sync's lowered GC goal is restored: the commit's Arrow batches are
+		// short-lived garbage too, and under the sync's goal the collector ran for most of it
+		commitLake(ctx, path, accounts, opts, log)
+	}
+	return sums, err
+}
+
+// buildAndPublish syncs every account into the build and publishes it.
+func buildAndPublish(ctx context.Context, path string, accounts []Account, opts Options, log *slog.Logger) ([]fetch.Summary, error) {
 	bo := warehouse.BuildOptions{Build: opts.Build, Log: log, KeepMemory: opts.KeepMemory, RowGroupSize: opts.RowGroupSize,
 		MemoryTrace: opts.MemoryTrace}
 	if testBuildOptions != nil {
@@ -98,9 +109,6 @@ func Run(ctx context.Context, path string, accounts []Account, opts Options) ([]
 	}
 	if err := b.Publish(ctx); err != nil {
 		return sums, fmt.Errorf("publish %s: %w", path, err)
-	}
-	if opts.Lake != nil {
-		commitLake(ctx, path, accounts, opts, log)
 	}
 	return sums, nil
 }

@@ -117,8 +117,10 @@ func TestServiceClockAheadKeepsSyncing(t *testing.T) {
 // under a Date 5 years ahead": each sync publishes and the credit ledger mirrors the service's.
 func TestServiceClockYearsAheadKeepsSyncing(t *testing.T) {
 	e, o := aheadEnv(t, 5*365*24*time.Hour)
-	// every customer's credit read each run: the service's clock moves a day between the runs,
-	// this machine's seconds, and reads are due by this machine's clock
+	// every customer's credit read each run: the test moves the service's clock a day between the
+	// runs and this machine's by seconds, and reads fall due by the time between them on this
+	// machine's clock (the run's own). Two real days apart, a customer's own pace would read it:
+	// the ledger's dates are compared with the service's clock (TestCreditTargetsPaceUnderServiceClockAhead).
 	o.CreditRefresh = time.Millisecond
 	e.sync(o)
 	e.assertMirrors()

@@ -81,10 +81,19 @@ func stageInvoicesChanged(b *testing.B, build *Build, run syncdata.Run, n int, a
 	return l
 }
 
+// benchRecords is a benchmark's record count: full, or a hundredth of it with -short. make test
+// runs every benchmark once with -short to prove each still runs; the figures come from make bench.
+func benchRecords(full int) int {
+	if testing.Short() {
+		return full / 100
+	}
+	return full
+}
+
 // BenchmarkLoadInvoices1M stages and merges 1M invoice-like records into a new
 // file, then re-merges the same 1M (the steady-state nightly cost).
 func BenchmarkLoadInvoices1M(b *testing.B) {
-	const n = 1_000_000
+	n := benchRecords(1_000_000)
 	for range b.N {
 		b.StopTimer()
 		path := fmt.Sprintf("%s/bench.duckdb", b.TempDir())
@@ -114,7 +123,7 @@ func BenchmarkLoadInvoices1M(b *testing.B) {
 			b.Fatal(err)
 		}
 		again := time.Since(start)
-		if res.Unchanged != n {
+		if res.Unchanged != int64(n) {
 			b.Fatalf("re-merge: %+v", res)
 		}
 		b.ReportMetric(float64(n)/first.Seconds(), "load_rows/s")
@@ -130,7 +139,7 @@ func BenchmarkLoadInvoices1M(b *testing.B) {
 // run sees the same 1M invoices with 1% of them changed (paid -> closed, and
 // their transaction) and merges them as a full list.
 func BenchmarkRemergeInvoices1MOnePercent(b *testing.B) {
-	const n = 1_000_000
+	n := benchRecords(1_000_000)
 	ctx := context.Background()
 	for range b.N {
 		b.StopTimer()
@@ -157,7 +166,7 @@ func BenchmarkRemergeInvoices1MOnePercent(b *testing.B) {
 			b.Fatal(err)
 		}
 		took := time.Since(start)
-		if res.Updated != n/100 || res.Unchanged != n-n/100 {
+		if res.Updated != int64(n/100) || res.Unchanged != int64(n-n/100) {
 			b.Fatalf("re-merge: %+v", res)
 		}
 		b.ReportMetric(float64(n)/took.Seconds(), "remerge_rows/s")

@@ -58,7 +58,7 @@ type Build struct {
 	directIDs map[firstPathKey]idHashes
 }
 
-var stateSQL = sqlfile.MustLoad(sqlFS, "queries/state.sql", "unfinished_runs", "find_unfinished_run", "set_run_clock", "set_run_failure", "get_run_failure", "future_credit_reads", "future_cursors", "last_read", "insert_run", "finish_run", "stream_done", "delete_stream", "insert_stream", "get_cursor", "delete_cursor", "insert_cursor", "delete_conflicts", "insert_conflict", "newest_created", "insert_flag", "flag_service_clock")
+var stateSQL = sqlfile.MustLoad(sqlFS, "queries/state.sql", "unfinished_runs", "find_unfinished_run", "set_run_clock", "set_run_failure", "get_run_failure", "future_credit_reads", "future_cursors", "ahead_clock_seen", "last_read", "insert_run", "finish_run", "stream_done", "delete_stream", "insert_stream", "get_cursor", "delete_cursor", "insert_cursor", "delete_conflicts", "insert_conflict", "newest_created", "insert_flag", "flag_service_clock")
 
 // BuildOptions tune a build; the zero value is the default.
 type BuildOptions struct {

@@ -61,7 +61,7 @@ func (b *Build) creditTargets(ctx context.Context, account string, p syncdata.Cr
 	}
 	var rows *sql.Rows
 	if read {
-		rows, err = b.db.QueryContext(ctx, creditTargetsSQL, account, p.Now.UTC(),
+		rows, err = b.db.QueryContext(ctx, creditTargetsSQL, account, p.Now.UTC(), p.ServiceAhead.Microseconds(),
 			p.Refresh.Microseconds(), min(p.MinInterval, p.Refresh).Microseconds(), hints, limit)
 	} else { // the first sync: every customer is `never` (queries/credit_never.sql)
 		rows, err = b.db.QueryContext(ctx, creditNeverSQL.Get("never"), account, limit)

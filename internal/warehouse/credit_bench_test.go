@@ -25,7 +25,7 @@ func BenchmarkCreditTargets200k(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	const n, holders = 200_000, 20_000
+	n, holders := benchRecords(200_000), benchRecords(20_000)
 	stage := func(e entity.Name, recs func(add func(string))) {
 		l, err := build.newLoader(ctx, e, run.ID, run.Account, t0.Add(-6*day))
 		if err != nil {

@@ -254,7 +254,7 @@ func TestCreditTargetsFirstSync(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rows, err := b.DB().QueryContext(ctx, creditTargetsSQL, account, plan.Now, plan.Refresh.Microseconds(),
+		rows, err := b.DB().QueryContext(ctx, creditTargetsSQL, account, plan.Now, plan.ServiceAhead.Microseconds(), plan.Refresh.Microseconds(),
 			plan.MinInterval.Microseconds(), hints, limit)
 		if err != nil {
 			t.Fatal(err)

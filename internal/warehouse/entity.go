@@ -3,6 +3,7 @@ package warehouse
 import (
 	"fmt"
 	"io/fs"
+	"maps"
 	"path"
 	"regexp"
 	"slices"
@@ -18,16 +19,9 @@ type entityDef struct {
 	table   string
 	deletes bool     // a full list marks rows it did not contain as deleted upstream
 	detail  bool     // fills columns of rows another entity listed; never inserts
-	derived []string // child tables built by merge/derived.sql after the upsert
+	derived []string // child tables built after the upsert (child.go), in declaration order
 	sql     map[string]string
 	optOut  map[string]bool // steps the entity's file declares it does not need
-}
-
-// derivedTemp names the temp table each child table's <name>_incoming section builds: the
-// sections of derived.sql read it and the loader drops it, so it is part of the contract.
-var derivedTemp = map[string]string{
-	"product_variants":     "incoming_variants",
-	"invoice_transactions": "incoming_transactions",
 }
 
 // entitySections are the sections an entity's own file may define: its projection, its change
@@ -57,7 +51,7 @@ func mustLoadEntityDefs() map[entity.Name]*entityDef {
 }
 
 // mergeShared are the files of merge/ that are not an entity's.
-var mergeShared = []string{"common.sql", "derived.sql"}
+var mergeShared = []string{"common.sql"}
 
 // newEntityDefs is the registry: one entity per declaration (internal/entity); merge/<entity>.sql
 // exists for the entities that declare hand-written SQL, and for no other name.
@@ -189,22 +183,6 @@ func loadDeclared(fsys fs.FS, decls []*entity.Decl) (map[entity.Name]*entityDef,
 	if err != nil {
 		return nil, err
 	}
-	derived, err := sqlfile.Sections(fsys, "merge/derived.sql")
-	if err != nil {
-		return nil, err
-	}
-	var wantDerived []string
-	for name := range derivedTemp {
-		wantDerived = append(wantDerived, name+"_incoming", name, name+"_first")
-	}
-	if err := knownOnly("merge/derived.sql", derived, wantDerived); err != nil {
-		return nil, err
-	}
-	for name, temp := range derivedTemp {
-		if !strings.Contains(derived[name+"_incoming"], "TEMP TABLE "+temp+" ") {
-			return nil, fmt.Errorf("merge/derived.sql: section %s_incoming does not create temp table %s", name, temp)
-		}
-	}
 	if err := knownOnly("merge/common.sql", common, commonSections); err != nil {
 		return nil, err
 	}
@@ -259,13 +237,13 @@ func loadDeclared(fsys fs.FS, decls []*entity.Decl) (map[entity.Name]*entityDef,
 		} else {
 			delete(d.sql, "insert_direct") // holds __PROJECTION__: the entity takes no direct path
 		}
-		for _, name := range d.derived {
-			if _, ok := derivedTemp[name]; !ok {
-				return nil, fmt.Errorf("%s: derived table %q has no temp table in derivedTemp", e, name)
+		if slices.Contains(d.decl.SQL, "project") {
+			for _, m := range handProjectionGivesChildren(d.decl, d.sql["project"]) {
+				problems = append(problems, fmt.Sprintf("%s: %s (%s)", e, m, file))
 			}
-			for _, section := range []string{name + "_incoming", name, name + "_first"} {
-				d.sql["derived_"+section] = derived[section]
-			}
+		}
+		for _, c := range d.decl.Derived {
+			maps.Copy(d.sql, childSections(d.decl, c))
 		}
 		for _, step := range d.steps() {
 			text, ok := d.sql[step]

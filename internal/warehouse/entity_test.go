@@ -76,8 +76,8 @@ func TestMergeSQLContractViolationsFailTheLoad(t *testing.T) {
 			`merge/payment_request_details.sql: unknown section(s) change`},
 		{"dropped entity section", "merge/product_details.sql", "-- name: changes", "-- removed",
 			`product_details: step "changes" has no section`},
-		{"section the declaration does not name", "merge/invoices.sql", "-- name: project", "-- name: changes\n-- opt-out: x\n\n-- name: project",
-			`invoices: section "changes" of merge/invoices.sql is not in the declaration's SQL`},
+		{"section the declaration does not name", "merge/products.sql", "-- name: project", "-- name: changes\n-- opt-out: x\n\n-- name: project",
+			`products: section "changes" of merge/products.sql is not in the declaration's SQL`},
 		{"renamed common section", "merge/common.sql", "-- name: seen_in_run", "-- name: seen_in_runs",
 			`merge/common.sql: unknown section(s) seen_in_runs`},
 		{"dropped common section", "merge/common.sql", "-- name: deleted", "-- name: lifecycle_deleted",
@@ -85,10 +85,8 @@ func TestMergeSQLContractViolationsFailTheLoad(t *testing.T) {
 		{"empty section without opt-out", "merge/product_details.sql",
 			"-- opt-out: owner and quantity changes are not tracked in record_changes", "",
 			`product_details: section "changes" is empty; write ` + "`-- opt-out: <why>`"},
-		{"renamed derived section", "merge/derived.sql", "-- name: invoice_transactions_first", "-- name: invoice_transaction_first",
-			`merge/derived.sql: unknown section(s) invoice_transaction_first`},
-		{"derived temp table renamed", "merge/derived.sql", "TEMP TABLE incoming_variants AS", "TEMP TABLE incoming_variant AS",
-			`section product_variants_incoming does not create temp table incoming_variants`},
+		{"hand projection without its child's array", "merge/product_details.sql", "variants AS x_product_variants,", "variants AS x_variants,",
+			`product_details: section "project" is written by hand, so it must give child table product_variants its array ("variants" in the record) as column x_product_variants`},
 		{"unknown placeholder", "merge/common.sql", "INSERT INTO __TABLE__ BY NAME", "INSERT INTO __TABEL__ BY NAME",
 			`keeps placeholder __TABEL__`},
 		{"projection the direct path cannot take as a subquery", "merge/credit_ledger.sql", "CREATE OR REPLACE TEMP TABLE projected AS",
@@ -203,6 +201,31 @@ func TestDeclarationContractViolationsFailTheLoad(t *testing.T) {
 		}), "", `reviews: column "raw" is taken`},
 		{"paged list without paths", withDecl(t, entity.Reviews, func(d *entity.Decl) { d.Paths = nil }), "",
 			`reviews: a paged list needs its paths`},
+		{"child column the generated SQL cannot fill", withDecl(t, entity.Invoices, func(d *entity.Decl) {
+			c := d.Derived[0]
+			c.Fields = append(slices.Clone(c.Fields), entity.Field{Col: "fee", Type: entity.Int})
+			d.Derived = []entity.Child{c}
+		}), "", `invoices: child table "invoice_transactions": column fee has no JSON name`},
+		{"child without its array", withDecl(t, entity.Invoices, func(d *entity.Decl) {
+			c := d.Derived[0]
+			c.Array = ""
+			d.Derived = []entity.Child{c}
+		}), "", `invoices: child table "invoice_transactions": Array names the field of the parent's record holding its elements`},
+		{"child's tracked change of no field", withDecl(t, entity.Invoices, func(d *entity.Decl) {
+			c := d.Derived[0]
+			c.Changes = []string{"state"}
+			d.Derived = []entity.Child{c}
+		}), "", `invoices: child table "invoice_transactions": change-tracked column "state" is no field`},
+		{"child element validated", withDecl(t, entity.Invoices, func(d *entity.Decl) {
+			c := d.Derived[0]
+			c.Fields = []entity.Field{{Col: "status", Type: entity.Text, JSON: []string{"status"}, Required: true}}
+			d.Derived = []entity.Child{c}
+		}), "", `invoices: child table "invoice_transactions": column status is Required or Future, but a child's elements are not validated`},
+		{"child declared twice differently", withDecl(t, entity.ProductDetails, func(d *entity.Decl) {
+			c := d.Derived[0]
+			c.ParentKey = "parent_id"
+			d.Derived = []entity.Child{c}
+		}), "", `product_details: child table "product_variants" is declared differently by another entity`},
 		{"paged list read incrementally", withDecl(t, entity.Reviews, func(d *entity.Decl) { d.Rule = entity.Incremental }), "",
 			`reviews: a paged list is read whole`},
 	}

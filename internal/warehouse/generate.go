@@ -48,8 +48,8 @@ var typed = map[entity.Type]struct{ macro, what string }{
 
 // jsonStructure is the json_transform structure reading every field of d: each JSON name as
 // VARCHAR (typed afterwards, so "123" and 123 both load), JSON fields as JSON, nested names as
-// objects.
-func jsonStructure(fields []entity.Field) string {
+// objects; then the arrays of its child tables (arrays), as JSON.
+func jsonStructure(fields []entity.Field, arrays ...string) string {
 	type node struct {
 		keys []string
 		kids map[string]*node
@@ -83,6 +83,9 @@ func jsonStructure(fields []entity.Field) string {
 		for _, j := range f.JSON {
 			add(j, typ)
 		}
+	}
+	for _, a := range arrays {
+		add(a, "JSON")
 	}
 	var render func(n *node) string
 	render = func(n *node) string {
@@ -139,7 +142,9 @@ func projectSQL(d *entity.Decl) (string, error) {
 	if d.PathID {
 		problems = append(problems, "bs_path_id(bs_blank(r.id))")
 	}
-	problems = append(append(problems, checks...), times...)
+	arrays, children, childProblems := childProjection(d)
+	problems = append(append(append(problems, checks...), times...), childProblems...)
+	x := strings.Join(append([]string{"seq AS x_seq, page AS x_page, idx AS x_idx"}, children...), ",\n       ")
 	t := "SELECT * FROM p"
 	if len(tcols) > 0 {
 		t = "SELECT *, " + strings.Join(tcols, ",\n           ") + "\n    FROM p"
@@ -155,12 +160,13 @@ WITH p AS (
 SELECT c.account, bs_blank(r.id) AS id,
        %s,
        raw, raw_hash, c.run_id AS last_seen_run, c.observed_at AS last_seen_at, NULL::TIMESTAMPTZ AS deleted_upstream_at,
-       seq AS x_seq, page AS x_page, idx AS x_idx,
+       %s,
        list_filter([
            %s
        ], x -> x IS NOT NULL) AS x_problems
 FROM t, merge_ctx c;
-`, projectTable, jsonStructure(d.Fields), t, strings.Join(cols, ", "), strings.Join(problems, ",\n           "))
+`, projectTable, jsonStructure(d.Fields, arrays...), t, strings.Join(cols, ", "), x,
+		strings.Join(problems, ",\n           "))
 	return b.String(), nil
 }
 

@@ -49,12 +49,15 @@ type syncList struct {
 
 // BenchmarkSyncLists measures the list phase's DuckDB work for a first sync and for the next,
 // unchanged one, at the simulator scale in BENCH_SCALE (default 20, ~190k records; 100 is the
-// ~1.16M of `syncbench -scale 100`). BENCH_SQL runs a statement on the build first (a setting to
+// ~1.16M of `syncbench -scale 100`; 0.2 with -short). BENCH_SQL runs a statement on the build first (a setting to
 // try, e.g. "SET memory_limit='1GB'"); BENCH_LOG=1 logs every merge step's time.
 //
 //	BENCH_SCALE=100 go test -run '^$' -bench SyncLists -benchtime 1x ./internal/warehouse/
 func BenchmarkSyncLists(b *testing.B) {
 	scale := 20.0
+	if testing.Short() {
+		scale = 0.2
+	}
 	if s := os.Getenv("BENCH_SCALE"); s != "" {
 		var err error
 		if scale, err = strconv.ParseFloat(s, 64); err != nil {

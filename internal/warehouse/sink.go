@@ -161,6 +161,16 @@ func (s *Sink) RepairFutureTimes(ctx context.Context, latest time.Time) (credit,
 	return credit, cursors, err
 }
 
+// AheadClockSeen is the latest the service's clock read in an earlier run of the account that
+// stored records it dated ahead of this machine's clock; zero when none (Build.aheadClockSeen).
+func (s *Sink) AheadClockSeen(ctx context.Context) (t time.Time, err error) {
+	err = s.call(ctx, func(ctx context.Context) error {
+		t, err = s.b.aheadClockSeen(ctx, s.run.Account)
+		return err
+	})
+	return t, err
+}
+
 // FanoutBatch is when a fan-out batch closes: after this many requests or this long.
 func (s *Sink) FanoutBatch() (requests int, age time.Duration) {
 	return s.b.fanoutBatchRequests, s.b.fanoutBatchAge

@@ -26,7 +26,8 @@ func (b *Build) startRun(ctx context.Context, account string, startedAt time.Tim
 	case err == nil:
 		b.log.Info("resuming run", "run", id, "account", account)
 		return syncdata.Run{ID: id, Account: account, Resumed: true, Failure: failure.String,
-			Clock: syncdata.RunClock{Source: src.String, Offset: time.Duration(off.Int64) * time.Millisecond}}, nil
+			Clock: syncdata.RunClock{Source: src.String, Offset: time.Duration(off.Int64) * time.Millisecond,
+				NoDate: src.Valid && !off.Valid}}, nil
 	case !errors.Is(err, sql.ErrNoRows):
 		return syncdata.Run{}, fmt.Errorf("start run for %s: %w", account, err)
 	}
@@ -38,7 +39,8 @@ func (b *Build) startRun(ctx context.Context, account string, startedAt time.Tim
 
 // setRunClock records the clock a run decided to store its times by.
 func (b *Build) setRunClock(ctx context.Context, runID int64, c syncdata.RunClock) error {
-	if _, err := b.db.ExecContext(ctx, stateSQL.Get("set_run_clock"), c.Source, c.Offset.Milliseconds(), runID); err != nil {
+	off := sql.NullInt64{Int64: c.Offset.Milliseconds(), Valid: !c.NoDate}
+	if _, err := b.db.ExecContext(ctx, stateSQL.Get("set_run_clock"), c.Source, off, runID); err != nil {
 		return fmt.Errorf("record the clock of run %d: %w", runID, err)
 	}
 	return nil
@@ -95,6 +97,19 @@ func (b *Build) repairFutureTimes(ctx context.Context, account string, latest ti
 		return 0, 0, fmt.Errorf("repair stored times of %s: %w", account, err)
 	}
 	return credit, cursors, nil
+}
+
+// aheadClockSeen is the latest the service's clock read in an earlier run of account that stored
+// records it dated ahead of this machine's clock (state.sql, ahead_clock_seen); zero when none.
+func (b *Build) aheadClockSeen(ctx context.Context, account string) (time.Time, error) {
+	var t sql.NullTime
+	if err := b.db.QueryRowContext(ctx, stateSQL.Get("ahead_clock_seen"), account).Scan(&t); err != nil {
+		return time.Time{}, fmt.Errorf("the service's clock as earlier runs of %s read it: %w", account, err)
+	}
+	if !t.Valid {
+		return time.Time{}, nil
+	}
+	return t.Time.UTC(), nil
 }
 
 // streamDone reports whether the run already completed stream (resume skips it).

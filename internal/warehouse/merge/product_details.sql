@@ -13,7 +13,7 @@ WITH p AS (
 )
 SELECT c.account, bs_blank(r.id) AS id, r.userId AS user_id, qty, c.observed_at AS detail_fetched_at,
        c.run_id AS last_seen_run, c.observed_at AS last_seen_at,
-       seq AS x_seq, page AS x_page, idx AS x_idx, variants AS x_variants,
+       seq AS x_seq, page AS x_page, idx AS x_idx, variants AS x_product_variants,
        list_filter([
            CASE WHEN r IS NULL THEN 'not a JSON object' END,
            CASE WHEN r IS NOT NULL AND bs_blank(r.id) IS NULL THEN 'id: missing' END,

@@ -24,7 +24,7 @@ SELECT c.account, bs_blank(r.id) AS id,
        r.linkUrl AS link_url, r.linkPayment AS link_payment, r.membershipTier AS membership_tier,
        r.event AS event, r."order" AS "order", r.coverImage AS cover_image, r.multipleImage AS multiple_image,
        raw, raw_hash, c.run_id AS last_seen_run, c.observed_at AS last_seen_at, NULL::TIMESTAMPTZ AS deleted_upstream_at,
-       seq AS x_seq, page AS x_page, idx AS x_idx, variants AS x_variants,
+       seq AS x_seq, page AS x_page, idx AS x_idx, variants AS x_product_variants,
        list_filter([
            CASE WHEN r IS NULL THEN 'not a JSON object' END,
            CASE WHEN r IS NOT NULL AND bs_blank(r.id) IS NULL THEN 'id: missing' END,

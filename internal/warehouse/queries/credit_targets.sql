@@ -1,6 +1,7 @@
 -- Customers whose credit history is due for a read, most useful first, with the reason.
--- Parameters: 1 account, 2 now (the run's observation time), 3 refresh bound (µs),
--- 4 shortest adaptive interval (µs), 5 hints (JSON [{"c": customer id, "t": epoch µs}]), 6 limit.
+-- Parameters: 1 account, 2 now (the run's observation time), 3 how far the service's clock is
+-- ahead of now's (µs; 0 when now is the service's clock), 4 refresh bound (µs), 5 shortest
+-- adaptive interval (µs), 6 hints (JSON [{"c": customer id, "t": epoch µs}]), 7 limit.
 --
 -- The API cannot say whose credit changed, and at 20 requests/minute a read that finds nothing
 -- is a request lost, so a customer is read only for a reason, in this order (a run's budget may
@@ -35,8 +36,19 @@
 -- Times are compared as epoch microseconds. "Seen since the last read" uses the observation
 -- times billsync records (first_seen_at, record_changes, deleted_upstream_at), not the server's
 -- createdAt, so a record the previous run's lists had not shown yet still counts.
+--
+-- Two clocks: billsync's times (the reads, the observations) are on the run's clock, the
+-- service's when it agreed with this machine's, this machine's otherwise (fetch/clock.go); the
+-- ledger's createdAt and expiredAt are the service's dates. The service's dates are compared
+-- only with the service's clock: a read's, its time moved by how far the service's clock was
+-- ahead in the run that read it (sync_runs.clock_offset_ms) when that run found records dated by
+-- it (flagged service_clock), and now's, by parameter 3 (fetch decides it the same way). Under a
+-- service clock 48 hours ahead, comparing its dates with this machine's times put its last two
+-- days of entries after every read: the interval saw none of a customer's recent pace, and
+-- under a clock years ahead none at all. A read whose run could not tell the offset (answers
+-- without a Date header) gives no interval: the customer waits for a signal or the bound.
 WITH acct AS (
-    SELECT ?::VARCHAR AS account, ?::TIMESTAMPTZ AS now, ?::BIGINT AS refresh_us, ?::BIGINT AS min_us,
+    SELECT ?::VARCHAR AS account, ?::TIMESTAMPTZ AS now, ?::BIGINT AS ahead_us, ?::BIGINT AS refresh_us, ?::BIGINT AS min_us,
            90 * 86400 * 1000000::BIGINT AS history_us, ?::VARCHAR AS hints
 ),
 hinted AS (
@@ -45,8 +57,19 @@ hinted AS (
     GROUP BY h.c
 ),
 fetched AS (
-    SELECT f.customer_id, f.last_fetched_at, epoch_us(f.last_fetched_at) AS last_us
-    FROM credit_fetch_state f, acct WHERE f.account = acct.account
+    SELECT f.customer_id, f.last_fetched_at, epoch_us(f.last_fetched_at) AS last_us,
+           -- the service's clock at the read, as its dates show it: the read's time when the run
+           -- was on the service's clock (or is older than the runs' clock columns), moved by the
+           -- offset when it was on this machine's and the run found records the service dated
+           -- ahead by it (flagged: a proxy's wrong Date over records dated right moves nothing);
+           -- NULL when that run's answers had no Date to tell the offset
+           CASE WHEN r.clock_source IS DISTINCT FROM 'machine' THEN epoch_us(f.last_fetched_at)
+                WHEN r.clock_offset_ms IS NULL THEN NULL
+                WHEN r.id IN (SELECT q.run_id FROM data_quality_flags q WHERE q.account = f.account AND q.flag = 'service_clock')
+                    THEN epoch_us(f.last_fetched_at) + r.clock_offset_ms * 1000
+                ELSE epoch_us(f.last_fetched_at) END AS svc_last_us
+    FROM credit_fetch_state f JOIN acct ON f.account = acct.account
+    LEFT JOIN sync_runs r ON r.id = f.run_id AND r.account = f.account
 ),
 -- The gap since the previous run's reads, at most the bound: with no earlier read it is zero.
 gap AS (
@@ -87,23 +110,26 @@ signals AS (
       AND NOT (coalesce(w.event_type, '') LIKE 'payment.%'
                AND coalesce(w.event_data->>'$.productId', w.payment_link_id, '') NOT IN (SELECT id FROM credit_products)
                AND coalesce(w.payment_link_id, '') NOT IN (SELECT id FROM credit_invoices))
-    UNION ALL
-    SELECT l.customer_id, l.expired_at
+),
+-- expiries are the service's dates: passed since the last read by the service's clock
+expiries AS (
+    SELECT l.customer_id, epoch_us(max(l.expired_at)) AS expired_us
     FROM credit_ledger l
     JOIN (SELECT b.customer_id, b.product_id FROM credit_ledger b, acct a2 WHERE b.account = a2.account
           GROUP BY b.customer_id, b.product_id
           HAVING sum(coalesce(b.credit, 0)) > sum(coalesce(b.debit, 0))) held USING (customer_id, product_id), acct
-    WHERE l.account = acct.account AND l.credit > 0 AND l.expired_at <= acct.now
+    WHERE l.account = acct.account AND l.credit > 0 AND epoch_us(l.expired_at) <= epoch_us(acct.now) + acct.ahead_us
+    GROUP BY l.customer_id
 ),
 signalled AS (
     SELECT customer_id, max(seen_at) AS seen_at FROM signals WHERE customer_id IS NOT NULL GROUP BY customer_id
 ),
 history AS (
     SELECT l.customer_id,
-           count(*) FILTER (WHERE epoch_us(l.created_at) > f.last_us - a.history_us) AS recent,
+           count(*) FILTER (WHERE epoch_us(l.created_at) > f.svc_last_us - a.history_us) AS recent,
            epoch_us(min(l.created_at)) AS first_us
     FROM credit_ledger l JOIN fetched f USING (customer_id), acct a
-    WHERE l.account = a.account AND l.created_at <= f.last_fetched_at
+    WHERE l.account = a.account AND epoch_us(l.created_at) <= f.svc_last_us
     GROUP BY l.customer_id
 ),
 -- Customers whose ledger, as read, leaves them exactly nothing on every product: no use can
@@ -120,7 +146,7 @@ emptied AS (
 ),
 intervals AS (
     SELECT h.customer_id,
-           least(greatest(greatest(least(a.history_us, f.last_us - h.first_us), a.min_us) // h.recent,
+           least(greatest(greatest(least(a.history_us, f.svc_last_us - h.first_us), a.min_us) // h.recent,
                           a.min_us), a.refresh_us) AS interval_us
     FROM history h JOIN fetched f USING (customer_id), acct a
     WHERE h.recent > 0 AND h.customer_id NOT IN (SELECT customer_id FROM emptied)
@@ -138,12 +164,15 @@ reasoned AS (
                WHEN any_value(f.last_fetched_at) IS NULL THEN 'never'
                WHEN any_value(h.at_us) > any_value(f.last_us) THEN 'topup'
                WHEN any_value(s.seen_at) > any_value(f.last_fetched_at) THEN 'signal'
+               -- (a read whose run had no Date: its time taken for the service's, as an expiry only adds a read)
+               WHEN any_value(e.expired_us) > coalesce(any_value(f.svc_last_us), any_value(f.last_us)) THEN 'signal'
                WHEN any_value(f.last_us) + any_value(a.refresh_us) <= epoch_us(any_value(a.now)) + any_value(g.gap_us) + any_value(g.spare_us) THEN 'bound'
                WHEN any_value(f.last_us) + any_value(i.interval_us) <= epoch_us(any_value(a.now)) + any_value(g.gap_us) // 2 THEN 'interval'
            END AS reason
     FROM candidates c
     LEFT JOIN fetched f USING (customer_id)
     LEFT JOIN signalled s USING (customer_id)
+    LEFT JOIN expiries e USING (customer_id)
     LEFT JOIN hinted h USING (customer_id)
     LEFT JOIN intervals i USING (customer_id), acct a, gap g
     WHERE c.customer_id IS NOT NULL AND c.customer_id <> ''

@@ -25,6 +25,16 @@ DELETE FROM credit_fetch_state WHERE account = ? AND last_fetched_at > ?;
 DELETE FROM sync_cursors WHERE account = ? AND stream = 'webhook_deliveries'
     AND TRY_CAST(value AS BIGINT) > ?;
 
+-- name: ahead_clock_seen
+-- The latest the service's clock read in an earlier run of the account ($1) that stored records it
+-- dated ahead of this machine's clock (flagged service_clock): when the run finished (or started),
+-- moved by how far the service's clock was ahead then. Those records keep their dates after the
+-- service's clock is set right, and a change to one (an invoice paid) carries its createdAt again.
+SELECT max(coalesce(r.finished_at, r.started_at) + to_milliseconds(r.clock_offset_ms))
+FROM sync_runs r
+WHERE r.account = $1 AND r.clock_offset_ms > 0
+  AND EXISTS (SELECT 1 FROM data_quality_flags f WHERE f.account = $1 AND f.run_id = r.id AND f.flag = 'service_clock');
+
 -- name: insert_run
 INSERT INTO sync_runs (id, account, status, started_at)
 SELECT coalesce(max(id), 0) + 1, ?, 'running', ? FROM sync_runs
