@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	conf "github.com/billsync/billsync/internal/config"
 	"github.com/billsync/billsync/internal/lake"
 	"github.com/billsync/billsync/internal/warehouse"
 )
@@ -17,13 +18,13 @@ import (
 // validateLake checks the lake read's flags: a point needs a lake, and one point at most.
 func (c *config) validateLake() error {
 	var errs []error
-	if c.Lake.Root == "" {
+	if c.LakeAccess.Root == "" {
 		if c.asOfSnapshot != 0 || c.asOfTime != "" {
 			errs = append(errs, errors.New("-as-of-snapshot and -as-of-time read the lake: give -lake (BILLSYNC_LAKE) and -lake-catalog (BILLSYNC_LAKE_CATALOG) too"))
 		}
 		return errors.Join(errs...)
 	}
-	if err := c.Lake.Check(); err != nil {
+	if err := c.LakeAccess.Check(); err != nil {
 		errs = append(errs, err)
 	}
 	if c.asOfSnapshot != 0 && c.asOfTime != "" {
@@ -65,7 +66,7 @@ func (c *config) readLake(ctx context.Context, log *slog.Logger) (cleanup func()
 			return nil, err
 		}
 	}
-	lk, err := lake.Open(ctx, c.Lake, log)
+	lk, err := lake.Open(ctx, conf.Lake{LakeAccess: c.LakeAccess}, log)
 	if err != nil {
 		return nil, err
 	}

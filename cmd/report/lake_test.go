@@ -163,7 +163,7 @@ func TestLakeReportsEqualTheFile(t *testing.T) {
 		t.Skip("syncs two simulators and writes every report nine times")
 	}
 	dir := t.TempDir()
-	cfg := conf.Lake{Root: "file://" + filepath.Join(dir, "warehouse"), Catalog: "sqlite://" + filepath.Join(dir, "catalog.db"), Namespace: "billsync"}
+	cfg := conf.Lake{LakeAccess: conf.LakeAccess{Root: "file://" + filepath.Join(dir, "warehouse"), Catalog: "sqlite://" + filepath.Join(dir, "catalog.db"), Namespace: "billsync"}}
 	env := map[string]string{"BILLSYNC_LAKE": cfg.Root, "BILLSYNC_LAKE_CATALOG": cfg.Catalog, "BILLSYNC_TZ": "Asia/Jakarta"}
 	ms := []*lakeMerchant{newLakeMerchant(t, 1), newLakeMerchant(t, 2)}
 	for _, m := range ms {
@@ -246,7 +246,7 @@ func TestFleetAgingPerAccount(t *testing.T) {
 		t.Skip("syncs three simulators")
 	}
 	dir := t.TempDir()
-	cfg := conf.Lake{Root: "file://" + filepath.Join(dir, "warehouse"), Catalog: "sqlite://" + filepath.Join(dir, "catalog.db"), Namespace: "billsync"}
+	cfg := conf.Lake{LakeAccess: conf.LakeAccess{Root: "file://" + filepath.Join(dir, "warehouse"), Catalog: "sqlite://" + filepath.Join(dir, "catalog.db"), Namespace: "billsync"}}
 	env := map[string]string{"BILLSYNC_LAKE": cfg.Root, "BILLSYNC_LAKE_CATALOG": cfg.Catalog}
 	ms := []*lakeMerchant{newLakeMerchant(t, 11), newLakeMerchant(t, 12), newLakeMerchant(t, 13)}
 	want := map[string][]string{}

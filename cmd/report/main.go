@@ -30,7 +30,7 @@ type config struct {
 	conf.Files
 	conf.Scope
 	conf.Report
-	conf.Lake // -lake: the reports over the lake's tables at one snapshot (lake.go)
+	conf.LakeAccess // -lake: the reports over the lake's tables at one snapshot (lake.go)
 
 	// warnings about the environment (a deprecated variable), logged once the logger exists
 	warnings []string
@@ -145,7 +145,7 @@ func (c *config) validate() error {
 			}
 		}
 	}
-	if c.DB == "" && c.Lake.Root == "" {
+	if c.DB == "" && c.LakeAccess.Root == "" {
 		errs = append(errs, errors.New("BILLSYNC_DB (-db) is empty"))
 	}
 	errs = append(errs, c.validateLake())
@@ -195,7 +195,7 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdin io
 	for _, w := range cfg.warnings {
 		log.Warn(w)
 	}
-	if cfg.Lake.Root != "" && !cfg.list {
+	if cfg.LakeAccess.Root != "" && !cfg.list {
 		cleanup, err := cfg.readLake(ctx, log)
 		if err != nil {
 			return err

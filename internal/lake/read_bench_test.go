@@ -39,7 +39,7 @@ func BenchmarkMaterialize1M(b *testing.B) {
 	if dir == "" {
 		dir = b.TempDir()
 	}
-	cfg := config.Lake{Root: "file://" + filepath.Join(dir, "warehouse"), Catalog: "sqlite://" + filepath.Join(dir, "catalog.db"), Namespace: "billsync"}
+	cfg := config.Lake{LakeAccess: config.LakeAccess{Root: "file://" + filepath.Join(dir, "warehouse"), Catalog: "sqlite://" + filepath.Join(dir, "catalog.db"), Namespace: "billsync"}}
 	ctx := context.Background()
 	lk, err := lake.Open(ctx, cfg, nil)
 	if err != nil {
@@ -84,7 +84,7 @@ func TestReadChild(t *testing.T) {
 	if dir == "" {
 		t.Skip("BenchmarkMaterialize1M's child")
 	}
-	cfg := config.Lake{Root: "file://" + filepath.Join(dir, "warehouse"), Catalog: "sqlite://" + filepath.Join(dir, "catalog.db"), Namespace: "billsync"}
+	cfg := config.Lake{LakeAccess: config.LakeAccess{Root: "file://" + filepath.Join(dir, "warehouse"), Catalog: "sqlite://" + filepath.Join(dir, "catalog.db"), Namespace: "billsync"}}
 	ctx := context.Background()
 	lk, err := lake.Open(ctx, cfg, nil)
 	if err != nil {

@@ -91,7 +91,7 @@ func TestMaterializeFromS3(t *testing.T) {
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "test-secret")
 	t.Setenv("AWS_REGION", "us-east-1")
 	ctx := context.Background()
-	cfg := config.Lake{Root: "s3://lake/fleet", S3Endpoint: srv.URL, Catalog: "sqlite://" + filepath.Join(t.TempDir(), "catalog.db"), Namespace: "billsync"}
+	cfg := config.Lake{LakeAccess: config.LakeAccess{Root: "s3://lake/fleet", S3Endpoint: srv.URL, Catalog: "sqlite://" + filepath.Join(t.TempDir(), "catalog.db"), Namespace: "billsync"}}
 	lk := open(t, cfg, nil)
 	ms := []*merchant{newMerchant(t, 5), newMerchant(t, 6)}
 	for _, m := range ms {
