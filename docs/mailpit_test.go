@@ -18,6 +18,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -79,7 +80,9 @@ func startDocsMailpit(t *testing.T) *docsMailpit {
 	cmd := exec.Command(bin, "--listen", httpAddr, "--smtp", smtpAddr, "--database", filepath.Join(dir, "mailpit.db"),
 		"--smtp-auth-file", auth, "--smtp-tls-cert", cert, "--smtp-tls-key", key, "--smtp-require-starttls",
 		"--smtp-disable-rdns", "--quiet")
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	cmd.Stdout, cmd.Stderr = nil, nil // not the test's output: a server left running would hold go test open
+	// It dies with the test binary, even when a test times out and no cleanup runs.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

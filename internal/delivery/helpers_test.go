@@ -23,6 +23,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -217,7 +218,9 @@ func (m *mailpit) stop() {
 func (m *mailpit) start(t *testing.T) {
 	t.Helper()
 	cmd := exec.Command(m.bin, m.args...)
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	cmd.Stdout, cmd.Stderr = nil, nil // not the test's output: a server left running would hold go test open
+	// It dies with the test binary, even when a test times out and no cleanup runs.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -124,52 +124,59 @@ func TestDocumentedAnswersInEachJobKind(t *testing.T) {
 	})
 
 	t.Run("invoice-create answered duplicate-429, then resolved by hand", func(t *testing.T) {
-		e := newEnv(t)
-		in := e.file("invoices.csv", "name,email,mobile,redirectUrl,description,expiredAt,rate",
-			"Budi Hartono,budi.h@example.com,0812,https://shop.example/thanks,Langganan Desember,2026-12-31,150000")
-		first := e.mustPlan(jobs.InvoiceCreate, in)
-		e.apply(first.ID)
-		again := e.mustPlan(jobs.InvoiceCreate, in, func(o *jobs.PlanOptions) { o.Again = true })
-		res := e.apply(again.ID)
-		if res.Status != jobs.RunIncomplete || res.Unresolved != 1 {
-			t.Errorf("run: %+v", res)
-		}
-		e.apply(again.ID)
-		if n := e.posts("/hl/v1/invoice/create"); n != 2 {
-			t.Errorf("%d invoice creates, want 2: the duplicate is never retried", n)
-		}
-		section("invoice-create: 429 duplicate request, its twin claimed by the first plan: unresolved", res.Plan, 1)
-
-		// A person checks, says it was not applied once the settle interval is over (the only invoice like it is
-		// the first plan's), and the next run sends it.
-		e.sb.Advance(jobs.DefaultSettle + time.Minute)
-		j := e.open()
-		ro := jobs.ResolveOptions{Client: e.client(testKey), Now: e.sb.Now}
-		if _, err := j.Resolve(ctx, again.ID, 1, "not-applied", "", "", ro); err == nil || !strings.Contains(err.Error(), "why") {
-			t.Errorf("resolve without a reason: %v", err)
-		}
-		a, err := j.Resolve(ctx, again.ID, 1, "not-applied", "siti", "the second invoice is wanted: customer ordered twice", ro)
-		j.Close()
-		if err != nil || a.State != jobs.NotApplied {
-			t.Fatalf("resolve: %v %+v", err, a)
-		}
-		res = e.apply(again.ID)
-		if res.Status != jobs.RunCompleted || e.posts("/hl/v1/invoice/create") != 3 {
-			t.Errorf("after resolving not-applied: %+v, %d creates", res, e.posts("/hl/v1/invoice/create"))
-		}
-		if h := history(e, again.ID, 1); h != "planned sent unknown unresolved not_applied sent succeeded" {
-			t.Errorf("journal: %q", h)
-		}
-		j = e.open()
-		defer j.Close()
-		var by, why string
-		if err := j.DB().QueryRow(`SELECT detail->>'$.resolvedBy', detail->>'$.why' FROM job_actions
-			WHERE plan_id = ? AND state = 'not_applied' AND run_id IS NULL`, again.ID).Scan(&by, &why); err != nil || by != "siti" ||
-			!strings.Contains(why, "ordered twice") {
-			t.Errorf("the journal does not say who and why: %q %q %v", by, why, err)
-		}
+		duplicateThenResolved(t, section)
 	})
 	checkGolden(t, "answers_jobs.golden", golden.String())
+}
+
+// duplicateThenResolved: an invoice planned again (-again) is answered duplicate-429, left unresolved and never
+// retried; a person resolves it as not applied once the settle interval is over, and the next run sends it.
+func duplicateThenResolved(t *testing.T, section func(string, *jobs.Plan, ...int)) {
+	ctx := context.Background()
+	e := newEnv(t)
+	in := e.file("invoices.csv", "name,email,mobile,redirectUrl,description,expiredAt,rate",
+		"Budi Hartono,budi.h@example.com,0812,https://shop.example/thanks,Langganan Desember,2026-12-31,150000")
+	first := e.mustPlan(jobs.InvoiceCreate, in)
+	e.apply(first.ID)
+	again := e.mustPlan(jobs.InvoiceCreate, in, func(o *jobs.PlanOptions) { o.Again = true })
+	res := e.apply(again.ID)
+	if res.Status != jobs.RunIncomplete || res.Unresolved != 1 {
+		t.Errorf("run: %+v", res)
+	}
+	e.apply(again.ID)
+	if n := e.posts("/hl/v1/invoice/create"); n != 2 {
+		t.Errorf("%d invoice creates, want 2: the duplicate is never retried", n)
+	}
+	section("invoice-create: 429 duplicate request, its twin claimed by the first plan: unresolved", res.Plan, 1)
+
+	// A person checks, says it was not applied once the settle interval is over (the only invoice like it is
+	// the first plan's), and the next run sends it.
+	e.sb.Advance(jobs.DefaultSettle + time.Minute)
+	j := e.open()
+	ro := jobs.ResolveOptions{Client: e.client(testKey), Now: e.sb.Now}
+	if _, err := j.Resolve(ctx, again.ID, 1, "not-applied", "", "", ro); err == nil || !strings.Contains(err.Error(), "why") {
+		t.Errorf("resolve without a reason: %v", err)
+	}
+	a, err := j.Resolve(ctx, again.ID, 1, "not-applied", "siti", "the second invoice is wanted: customer ordered twice", ro)
+	j.Close()
+	if err != nil || a.State != jobs.NotApplied {
+		t.Fatalf("resolve: %v %+v", err, a)
+	}
+	res = e.apply(again.ID)
+	if res.Status != jobs.RunCompleted || e.posts("/hl/v1/invoice/create") != 3 {
+		t.Errorf("after resolving not-applied: %+v, %d creates", res, e.posts("/hl/v1/invoice/create"))
+	}
+	if h := history(e, again.ID, 1); h != "planned sent unknown unresolved not_applied sent succeeded" {
+		t.Errorf("journal: %q", h)
+	}
+	j = e.open()
+	defer j.Close()
+	var by, why string
+	if err := j.DB().QueryRow(`SELECT detail->>'$.resolvedBy', detail->>'$.why' FROM job_actions
+		WHERE plan_id = ? AND state = 'not_applied' AND run_id IS NULL`, again.ID).Scan(&by, &why); err != nil || by != "siti" ||
+		!strings.Contains(why, "ordered twice") {
+		t.Errorf("the journal does not say who and why: %q %q %v", by, why, err)
+	}
 }
 
 // TestInconclusiveReadsEndUnresolved: when the read itself cannot be trusted (records repeated across pages

@@ -27,11 +27,6 @@ const (
 	// maxXMLBytes bounds the XML read out of a workbook. A sheet of MaxInputRows rows of a
 	// dozen columns is a few megabytes of XML, even as a report writes it (inline text, styles).
 	maxXMLBytes = 32 << 20
-	// MaxInputColumns bounds the columns a row of a job file may fill; a cell's reference
-	// may otherwise make one row as wide as a spreadsheet allows (16,384 columns).
-	MaxInputColumns = 256
-	// maxCellChars is a spreadsheet's own limit for a cell's text.
-	maxCellChars = 32_767
 )
 
 // errXMLBudget is returned by budgetReader once the workbook's XML passes maxXMLBytes.

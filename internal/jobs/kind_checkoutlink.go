@@ -3,7 +3,6 @@ package jobs
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/billsync/billsync/internal/api"
@@ -15,10 +14,19 @@ const CheckoutLink Kind = "checkout-link"
 // checkoutLink mints a checkout link per row; the links are the result file's output.
 type checkoutLink struct{}
 
-func (checkoutLink) name() Kind { return CheckoutLink }
+// checkoutArgs is a row of a checkout-link file.
+type checkoutArgs struct {
+	ProductID    string `json:"productId"`
+	Name         string `json:"name"`
+	Email        string `json:"email"`
+	Mobile       string `json:"mobile"`
+	CreditAmount whole  `json:"creditAmount"` // 0: none (products that are not credit-usage)
+}
 
-func (checkoutLink) traits() traits {
-	return traits{
+// spec: no trace. A generated link is no record of any list the spec gives until it is paid (then a
+// transaction of the product, which may be anyone's); only billsync's journal shows an earlier link.
+func (checkoutLink) spec() spec[checkoutArgs] {
+	return spec[checkoutArgs]{name: CheckoutLink, traits: traits{
 		columns: []column{
 			{"productId", true, "the product to check out"},
 			{"name", true, "customer name"},
@@ -28,63 +36,56 @@ func (checkoutLink) traits() traits {
 		},
 		results: []string{"checkoutUrl", "paymentLinkUrl"},
 		units:   map[string]unit{"creditAmount": unitCredit},
-		measure: measure{group: "productName", unit: unitCredit, value: field("creditAmount")},
+		group:   "productName",
+		unit:    unitCredit,
+	},
+		amount:    func(a checkoutArgs) float64 { return float64(a.CreditAmount) },
+		reconcile: resendSafe[checkoutArgs]("a checkout link changes nothing until paid; sending again mints a fresh link"),
+		traces:    traceOf[checkoutArgs]{none: "a checkout link is in no list of the service until it is paid"},
 	}
 }
 
-func (checkoutLink) parse(r *rowReader, _ *PlanOptions) request {
-	q := request{"productId": r.text("productId"), "name": r.text("name"), "email": r.email("email"),
-		"mobile": r.text("mobile"), "creditAmount": ""}
+func (checkoutLink) parse(r *rowReader) (checkoutArgs, bool) {
+	a := checkoutArgs{ProductID: r.text("productId"), Name: r.text("name"), Email: r.email("email"), Mobile: r.text("mobile")}
 	if r.get("creditAmount") != "" {
-		q["creditAmount"] = r.posInt("creditAmount")
+		a.CreditAmount = r.whole("creditAmount")
 	}
-	return q
+	return a, true
 }
 
-func (checkoutLink) keys(q request, k *keys) { k.productIDs = append(k.productIDs, q["productId"]) }
+func (a checkoutArgs) refs(k *keys) { k.productIDs = append(k.productIDs, a.ProductID) }
 
-func (checkoutLink) check(q request, w *world, r *rowReader) (string, string, map[string]string) {
-	p, ok := w.products[q["productId"]]
+func (checkoutLink) check(a checkoutArgs, w *world, r *rowReader) (checkoutArgs, described) {
+	p, ok := w.products[a.ProductID]
 	if !ok {
-		r.fail("productId", "no product %q in the warehouse (synced %s)", q["productId"], stamp(w.syncedAt))
-		return "", "", nil
+		r.fail("productId", "no product %q in the warehouse (synced %s)", a.ProductID, stamp(w.syncedAt))
+		return a, described{}
 	}
-	if q["creditAmount"] != "" && !p.creditUsage() {
+	if a.CreditAmount != 0 && !p.creditUsage() {
 		r.fail("creditAmount", "product %s (%s) is not a credit-usage product: leave creditAmount empty", p.id, p.name)
 	}
 	change := r.lang.f("change.checkout")
-	if q["creditAmount"] != "" {
-		change = r.lang.f("change.checkout_for", r.lang.number(q["creditAmount"]))
+	if a.CreditAmount != 0 {
+		change = r.lang.f("change.checkout_for", r.lang.number(a.CreditAmount.String()))
 	}
-	return fmt.Sprintf("%s <%s> · %s", q["name"], q["email"], p.name), change,
-		map[string]string{"productName": p.name, "productStatus": p.status}
+	return a, described{fmt.Sprintf("%s <%s> · %s", a.Name, a.Email, p.name), change,
+		map[string]string{"productName": p.name, "productStatus": p.status}}
 }
 
-func (checkoutLink) dupKeys(q request) []dupKey {
-	return []dupKey{{"email", fmt.Sprintf("a checkout of %s for %s (credit %q)", q["productId"],
-		strings.ToLower(q["email"]), q["creditAmount"])}}
+func (a checkoutArgs) unique() []dupKey {
+	return []dupKey{{"email", fmt.Sprintf("a checkout of %s for %s (credit %q)", a.ProductID,
+		strings.ToLower(a.Email), a.CreditAmount.String())}}
 }
 
-func (checkoutLink) repeatKey(q request) string {
-	return fmt.Sprintf("%s|%s|%s", q["productId"], strings.ToLower(q["email"]), q["creditAmount"])
+func (a checkoutArgs) repeatKey() string {
+	return fmt.Sprintf("%s|%s|%s", a.ProductID, strings.ToLower(a.Email), a.CreditAmount.String())
 }
 
-func (checkoutLink) send(ctx context.Context, c *api.Client, q request) (map[string]string, error) {
-	credit, _ := strconv.ParseFloat(q["creditAmount"], 64)
-	out, err := c.GenerateCheckout(ctx, api.CheckoutRequest{ProductID: q["productId"], CreditAmount: credit,
-		Customer: api.CustomerInfo{Name: q["name"], Email: q["email"], Mobile: q["mobile"]}})
+func (checkoutLink) send(ctx context.Context, c *api.Client, a checkoutArgs) (map[string]string, error) {
+	out, err := c.GenerateCheckout(ctx, api.CheckoutRequest{ProductID: a.ProductID, CreditAmount: float64(a.CreditAmount),
+		Customer: api.CustomerInfo{Name: a.Name, Email: a.Email, Mobile: a.Mobile}})
 	if err != nil {
 		return nil, err
 	}
 	return map[string]string{"checkoutUrl": out.CheckoutURL, "paymentLinkUrl": out.PaymentLinkURL}, nil
-}
-
-func (checkoutLink) reconcile(*reconciler, context.Context, *Action) (verdict, map[string]string, error) {
-	return resendSafe("a checkout link changes nothing until paid; sending again mints a fresh link")
-}
-
-// traces: none. A generated link is no record of any list the spec gives until it is paid (then a
-// transaction of the product, which may be anyone's); only billsync's journal shows an earlier link.
-func (checkoutLink) traces() traceRule {
-	return traceRule{none: "a checkout link is in no list of the service until it is paid"}
 }

@@ -16,10 +16,17 @@ const CouponCheck Kind = "coupon-check"
 // says valid or not, and why.
 type couponCheck struct{}
 
-func (couponCheck) name() Kind { return CouponCheck }
+// couponArgs is a row of a coupon-check file.
+type couponArgs struct {
+	LinkID        string `json:"paymentLinkId"`
+	Code          string `json:"couponCode"`
+	FinalAmount   whole  `json:"finalAmount"`
+	CustomerEmail string `json:"customerEmail"`
+}
 
-func (couponCheck) traits() traits {
-	return traits{
+// spec: a check changes nothing, so nothing shows it, it is never held, and asking again is safe.
+func (couponCheck) spec() spec[couponArgs] {
+	return spec[couponArgs]{name: CouponCheck, traits: traits{
 		columns: []column{
 			{"paymentLinkId", true, "a product, payment request or invoice id"},
 			{"couponCode", true, "the coupon code"},
@@ -28,43 +35,47 @@ func (couponCheck) traits() traits {
 		},
 		results:  []string{"valid", "message", "discountType", "discountValue", "minimumPurchase", "eligibleCustomerType"},
 		units:    map[string]unit{"finalAmount": unitRupiah, "linkAmount": unitRupiah, "minimumPurchase": unitRupiah},
-		measure:  measure{group: "linkName"},
+		group:    "linkName",
 		readOnly: true,
+	},
+		reconcile: resendSafe[couponArgs]("coupon validation changes nothing; asking again is safe"),
+		traces:    traceOf[couponArgs]{none: "a coupon check changes nothing"},
 	}
 }
 
-func (couponCheck) parse(r *rowReader, _ *PlanOptions) request {
-	q := request{"paymentLinkId": r.text("paymentLinkId"), "couponCode": r.text("couponCode"),
-		"finalAmount": r.posInt("finalAmount"), "customerEmail": ""}
+func (couponCheck) parse(r *rowReader) (couponArgs, bool) {
+	a := couponArgs{LinkID: r.text("paymentLinkId"), Code: r.text("couponCode"), FinalAmount: r.whole("finalAmount")}
 	if r.get("customerEmail") != "" {
-		q["customerEmail"] = r.email("customerEmail")
+		a.CustomerEmail = r.email("customerEmail")
 	}
-	return q
+	return a, true
 }
 
-func (couponCheck) keys(q request, k *keys) { k.linkIDs = append(k.linkIDs, q["paymentLinkId"]) }
+func (a couponArgs) refs(k *keys) { k.linkIDs = append(k.linkIDs, a.LinkID) }
 
-func (couponCheck) check(q request, w *world, r *rowReader) (string, string, map[string]string) {
-	l, ok := w.links[q["paymentLinkId"]]
+func (couponCheck) check(a couponArgs, w *world, r *rowReader) (couponArgs, described) {
+	l, ok := w.links[a.LinkID]
 	if !ok {
 		r.fail("paymentLinkId", "no product, payment request or invoice %q in the warehouse (synced %s)",
-			q["paymentLinkId"], stamp(w.syncedAt))
-		return "", "", nil
+			a.LinkID, stamp(w.syncedAt))
+		return a, described{}
 	}
-	return fmt.Sprintf("%s %s (%s)", r.lang.f("what."+l.what), l.id, l.name),
-		r.lang.f("change.coupon", q["couponCode"], r.lang.number(q["finalAmount"])),
-		map[string]string{"linkType": l.what, "linkName": l.name, "linkAmount": l.amount}
+	return a, described{fmt.Sprintf("%s %s (%s)", r.lang.f("what."+l.what), l.id, l.name),
+		r.lang.f("change.coupon", a.Code, r.lang.number(a.FinalAmount.String())),
+		map[string]string{"linkType": l.what, "linkName": l.name, "linkAmount": l.amount}}
 }
 
-func (couponCheck) dupKeys(q request) []dupKey {
-	return []dupKey{{"couponCode", fmt.Sprintf("coupon %s on %s at %s for %q", strings.ToUpper(q["couponCode"]),
-		q["paymentLinkId"], q["finalAmount"], strings.ToLower(q["customerEmail"]))}}
+func (a couponArgs) unique() []dupKey {
+	return []dupKey{{"couponCode", fmt.Sprintf("coupon %s on %s at %s for %q", strings.ToUpper(a.Code),
+		a.LinkID, a.FinalAmount.String(), strings.ToLower(a.CustomerEmail))}}
 }
 
-func (couponCheck) send(ctx context.Context, c *api.Client, q request) (map[string]string, error) {
-	amount, _ := strconv.ParseInt(q["finalAmount"], 10, 64)
-	out, err := c.ValidateCoupon(ctx, api.ValidateCouponRequest{PaymentLinkID: q["paymentLinkId"],
-		CouponCode: q["couponCode"], FinalAmount: amount, CustomerEmail: q["customerEmail"]})
+// repeatKey: a check changes nothing, so it never repeats anything (readOnly).
+func (couponArgs) repeatKey() string { return "" }
+
+func (couponCheck) send(ctx context.Context, c *api.Client, a couponArgs) (map[string]string, error) {
+	out, err := c.ValidateCoupon(ctx, api.ValidateCouponRequest{PaymentLinkID: a.LinkID,
+		CouponCode: a.Code, FinalAmount: int64(a.FinalAmount), CustomerEmail: a.CustomerEmail})
 	if err != nil {
 		return nil, err
 	}
@@ -81,13 +92,3 @@ func (couponCheck) send(ctx context.Context, c *api.Client, q request) (map[stri
 	}
 	return res, nil
 }
-
-// repeatKey: a check changes nothing, so it never repeats anything (readOnly).
-func (couponCheck) repeatKey(request) string { return "" }
-
-func (couponCheck) reconcile(*reconciler, context.Context, *Action) (verdict, map[string]string, error) {
-	return resendSafe("coupon validation changes nothing; asking again is safe")
-}
-
-// traces: none; a check changes nothing, so nothing shows it and it is never held.
-func (couponCheck) traces() traceRule { return traceRule{none: "a coupon check changes nothing"} }

@@ -20,10 +20,17 @@ const CreditTopup Kind = "credit-topup"
 // customer's new balance, which the credit report reads from the journal.
 type creditTopup struct{}
 
-func (creditTopup) name() Kind { return CreditTopup }
+// topupArgs is a row of a credit-topup file. A row naming the customer by e-mail has its id once checked;
+// the journal keeps the id only.
+type topupArgs struct {
+	CustomerID    string `json:"customerId"`
+	CustomerEmail string `json:"customerEmail,omitempty"`
+	ProductID     string `json:"productId"`
+	Amount        whole  `json:"amount"`
+}
 
-func (creditTopup) traits() traits {
-	return traits{
+func (creditTopup) spec() spec[topupArgs] {
+	return spec[topupArgs]{name: CreditTopup, traits: traits{
 		columns: []column{
 			{"customerId", false, "the customer's id (or give customerEmail instead)"},
 			{"customerEmail", false, "the customer's e-mail, when the file has no customerId; must match one customer"},
@@ -33,69 +40,73 @@ func (creditTopup) traits() traits {
 		oneOf:           [][]string{{"customerId", "customerEmail"}},
 		results:         []string{"balance", "message"},
 		units:           map[string]unit{"amount": unitCredit, "balance": unitCredit},
-		measure:         measure{group: "productName", unit: unitCredit, value: field("amount")},
+		group:           "productName",
+		unit:            unitCredit,
 		settles:         true,
 		journalsBalance: true,
+	},
+		amount:    func(a topupArgs) float64 { return float64(a.Amount) },
+		reconcile: creditTopup{}.reconcile,
+		traces:    creditTopup{}.traces(),
+		fresh:     creditTopup{}.freshTraces,
 	}
 }
 
-func (creditTopup) parse(r *rowReader, _ *PlanOptions) request {
-	q := request{"productId": r.text("productId"), "amount": r.posInt("amount")}
+func (creditTopup) parse(r *rowReader) (topupArgs, bool) {
+	a := topupArgs{ProductID: r.text("productId"), Amount: r.whole("amount")}
 	if id := r.get("customerId"); id != "" || !r.has("customerEmail") {
-		q["customerId"] = r.text("customerId")
+		a.CustomerID = r.text("customerId")
 	} else {
-		q["customerEmail"] = r.email("customerEmail")
+		a.CustomerEmail = r.email("customerEmail")
 	}
-	return q
+	return a, true
 }
 
-func (creditTopup) keys(q request, k *keys) {
-	if q["customerId"] != "" {
-		k.customerIDs = append(k.customerIDs, q["customerId"])
+func (a topupArgs) refs(k *keys) {
+	if a.CustomerID != "" {
+		k.customerIDs = append(k.customerIDs, a.CustomerID)
 	}
-	if q["customerEmail"] != "" {
-		k.emails = append(k.emails, q["customerEmail"])
+	if a.CustomerEmail != "" {
+		k.emails = append(k.emails, a.CustomerEmail)
 	}
-	k.productIDs = append(k.productIDs, q["productId"])
+	k.productIDs = append(k.productIDs, a.ProductID)
 	k.balances = true
 }
 
-func (creditTopup) check(q request, w *world, r *rowReader) (string, string, map[string]string) {
-	c, ok := resolveCustomer(q, w, r)
-	p, pok := w.products[q["productId"]]
+func (creditTopup) check(a topupArgs, w *world, r *rowReader) (topupArgs, described) {
+	c, ok := resolveCustomer(&a, w, r)
+	p, pok := w.products[a.ProductID]
 	switch {
 	case !pok:
-		r.fail("productId", "no product %q in the warehouse (synced %s)", q["productId"], stamp(w.syncedAt))
+		r.fail("productId", "no product %q in the warehouse (synced %s)", a.ProductID, stamp(w.syncedAt))
 	case !p.creditUsage():
 		r.fail("productId", "product %s (%s) is %s/%s, not a credit-usage product", p.id, p.name, p.typ, orNull(p.subType))
 	case p.status == "deleted":
 		r.fail("productId", "product %s (%s) is deleted", p.id, p.name)
 	}
 	if !ok || !pok {
-		return "", "", nil
+		return a, described{}
 	}
 	bal := cleanNumber(w.balances[[2]string{c.id, p.id}])
-	amount, _ := strconv.ParseInt(q["amount"], 10, 64)
 	after := "?"
 	if b, err := strconv.ParseFloat(bal, 64); err == nil {
-		after = strconv.FormatFloat(b+float64(amount), 'f', -1, 64)
+		after = strconv.FormatFloat(b+float64(a.Amount), 'f', -1, 64)
 	}
-	return r.lang.f("target.customer_of", c.id, c.name, p.name),
-		r.lang.f("change.balance", r.lang.number(bal), r.lang.number(after), r.lang.number(q["amount"])),
-		map[string]string{"balance": bal, "customerName": c.name, "customerEmail": c.email, "productName": p.name}
+	return a, described{r.lang.f("target.customer_of", c.id, c.name, p.name),
+		r.lang.f("change.balance", r.lang.number(bal), r.lang.number(after), r.lang.number(a.Amount.String())),
+		map[string]string{"balance": bal, "customerName": c.name, "customerEmail": c.email, "productName": p.name}}
 }
 
-func (creditTopup) dupKeys(q request) []dupKey {
-	return []dupKey{{"productId", "a top-up of customer " + q["customerId"] + " for product " + q["productId"]}}
+func (a topupArgs) unique() []dupKey {
+	return []dupKey{{"productId", "a top-up of customer " + a.CustomerID + " for product " + a.ProductID}}
 }
 
-func (creditTopup) repeatKey(q request) string {
-	return fmt.Sprintf("customer %s product %s amount %s", q["customerId"], q["productId"], q["amount"])
+func (a topupArgs) repeatKey() string {
+	return fmt.Sprintf("customer %s product %s amount %s", a.CustomerID, a.ProductID, a.Amount.String())
 }
 
-func (creditTopup) send(ctx context.Context, c *api.Client, q request) (map[string]string, error) {
-	amount, _ := strconv.ParseInt(q["amount"], 10, 64)
-	out, err := c.AddCredit(ctx, api.AddCreditRequest{CustomerID: q["customerId"], ProductID: q["productId"], Amount: amount})
+func (creditTopup) send(ctx context.Context, c *api.Client, a topupArgs) (map[string]string, error) {
+	out, err := c.AddCredit(ctx, api.AddCreditRequest{CustomerID: a.CustomerID, ProductID: a.ProductID, Amount: int64(a.Amount)})
 	if err != nil {
 		return nil, err
 	}
@@ -106,26 +117,25 @@ func (creditTopup) send(ctx context.Context, c *api.Client, q request) (map[stri
 	return res, nil
 }
 
-// resolveCustomer completes q's customerId from customerEmail when needed.
-func resolveCustomer(q request, w *world, r *rowReader) (customer, bool) {
-	if email := q["customerEmail"]; email != "" {
+// resolveCustomer completes a's customer id from its e-mail when needed.
+func resolveCustomer(a *topupArgs, w *world, r *rowReader) (customer, bool) {
+	if email := a.CustomerEmail; email != "" {
 		cs := w.customersByEmail[strings.ToLower(email)]
 		switch len(cs) {
 		case 0:
 			r.fail("customerEmail", "no customer has the e-mail %q in the warehouse (synced %s)", email, stamp(w.syncedAt))
 			return customer{}, false
 		case 1:
-			delete(q, "customerEmail")
-			q["customerId"] = cs[0].id
+			a.CustomerEmail, a.CustomerID = "", cs[0].id
 			return cs[0], true
 		default:
 			r.fail("customerEmail", "%d customers share the e-mail %q: give customerId instead", len(cs), email)
 			return customer{}, false
 		}
 	}
-	c, ok := w.customersByID[q["customerId"]]
+	c, ok := w.customersByID[a.CustomerID]
 	if !ok {
-		r.fail("customerId", "no customer %q in the warehouse (synced %s)", q["customerId"], stamp(w.syncedAt))
+		r.fail("customerId", "no customer %q in the warehouse (synced %s)", a.CustomerID, stamp(w.syncedAt))
 	}
 	return c, ok
 }
@@ -140,12 +150,22 @@ type ledgerEntry struct {
 	CustomerID string          `json:"customerId"`
 }
 
+// credits are the entry's credit and debit, from its one signed amount when it carries that instead.
+func (e ledgerEntry) credits() (credit, debit api.Float) {
+	credit, debit = e.Credit, e.Debit
+	if !credit.Valid && e.Amount.Valid {
+		credit = api.Float{Value: max(e.Amount.Value, 0), Valid: true}
+		debit = api.Float{Value: max(-e.Amount.Value, 0), Valid: true}
+	}
+	return credit, debit
+}
+
 // reconcile looks for the top-up's ledger entry in the customer's whole credit history. Every entry must be
 // provably this customer's (the spec gives each a customerId and a productId), readable once (no key
 // twice) and carry a plausible time; anything else makes the read inconclusive, whatever it found.
 // Entries that other journaled top-ups of the same customer, product and amount account for are not
 // counted.
-func (creditTopup) reconcile(rc *reconciler, ctx context.Context, a *Action) (verdict, map[string]string, error) {
+func (creditTopup) reconcile(rc *reconciler, ctx context.Context, q topupArgs, a *Action) (verdict, map[string]string, error) {
 	send, err := rc.sendMoment(ctx, a)
 	if err != nil {
 		return undetermined, nil, err
@@ -154,155 +174,179 @@ func (creditTopup) reconcile(rc *reconciler, ctx context.Context, a *Action) (ve
 	if err != nil {
 		return undetermined, nil, err
 	}
-	cust, prod := a.Request["customerId"], a.Request["productId"]
-	amount, _ := strconv.ParseFloat(a.Request["amount"], 64)
 	// No filters and no sort: the whole history is read and every entry compared here, so nothing depends on
 	// how the service filters or orders it.
-	l, err := readAll("credit history of customer "+cust, func(n int) (*api.ListPage, error) {
-		return rc.c.CreditHistory(ctx, cust, url.Values{"page": {strconv.Itoa(n)}, "limit": {"100"}})
+	l, err := readAll("credit history of customer "+q.CustomerID, func(n int) (*api.ListPage, error) {
+		return rc.c.CreditHistory(ctx, q.CustomerID, url.Values{"page": {strconv.Itoa(n)}, "limit": {"100"}})
 	})
 	if err != nil {
 		return undetermined, nil, err
 	}
-	pl := rc.place(send)
-	type found struct {
-		id string
-		at time.Time
+	sc := ledgerScan{rc: rc, q: q, send: send, pl: rc.place(send), claimed: claimed, foreign: map[string]int{}}
+	if sc.pl.doubt != "" {
+		sc.doubts = append(sc.doubts, sc.pl.doubt)
 	}
-	var hits []found
-	var doubts []string
-	if pl.doubt != "" {
-		doubts = append(doubts, pl.doubt)
-	}
-	foreign := map[string]int{}
 	for i, raw := range l.items {
-		if key, dup := api.RepeatedKey(raw); dup {
-			doubts = append(doubts, fmt.Sprintf("entry %d gives %q twice: it has no single reading", i+1, key))
-			continue
-		}
-		var e ledgerEntry
-		if err := json.Unmarshal(raw, &e); err != nil {
-			doubts = append(doubts, fmt.Sprintf("entry %d cannot be read: %v", i+1, err))
-			continue
-		}
-		name := "entry " + e.ID
-		if e.ID == "" {
-			name = fmt.Sprintf("entry %d", i+1)
-		}
-		switch {
-		case e.CustomerID == "":
-			doubts = append(doubts, name+" does not say whose it is (no customerId)")
-			continue
-		case e.CustomerID != cust:
-			foreign[e.CustomerID]++
-			continue
-		case e.ProductID == "":
-			doubts = append(doubts, name+" does not say its product (no productId)")
-			continue
-		}
-		at, doubt := pl.moment(name, "createdAt", e.CreatedAt)
-		if doubt != "" {
-			doubts = append(doubts, doubt)
-			continue
-		}
-		credit, debit := e.Credit, e.Debit
-		if !credit.Valid && e.Amount.Valid {
-			credit = api.Float{Value: max(e.Amount.Value, 0), Valid: true}
-			debit = api.Float{Value: max(-e.Amount.Value, 0), Valid: true}
-		}
-		if e.ProductID != prod || claimed[e.ID] {
-			continue
-		}
-		if credit.Valid && (credit.Value != amount || debit.Value != 0) {
-			continue
-		}
-		if pl.doubt != "" {
-			// times cannot be placed against the send: any such entry may be the change
-			rc.found = append(rc.found, candidate{e.ID, fmt.Sprintf("entry %s of %s at %s", e.ID, a.Request["amount"], rc.local(at.lo))})
-			continue
-		}
-		switch at.when(pl.since) {
-		case "before":
-			continue
-		case "either":
-			doubts = append(doubts, fmt.Sprintf("entry %s of %s at %s has no time zone: it may be before or after the send (%s)",
-				e.ID, a.Request["amount"], string(e.CreatedAt), send.when(rc.loc)))
-			rc.found = append(rc.found, candidate{e.ID, fmt.Sprintf("entry %s of %s at %s (no time zone)", e.ID, a.Request["amount"],
-				string(e.CreatedAt))})
-			continue
-		}
-		if !credit.Valid {
-			doubts = append(doubts, fmt.Sprintf("entry %s at %s lacks credit", e.ID, string(e.CreatedAt)))
-			rc.found = append(rc.found, candidate{e.ID, fmt.Sprintf("entry %s at %s (amount not shown)", e.ID, rc.local(at.lo))})
-			continue
-		}
-		hits = append(hits, found{e.ID, at.lo})
+		sc.entry(i, raw)
 	}
-	if len(foreign) > 0 {
+	var others int
+	if err := rc.j.db.QueryRowContext(ctx, journalSQL.Get("other_topups_since"), rc.p.Account, rc.p.ID, a.ID,
+		q.CustomerID, q.ProductID, q.Amount.String(), send.at.Add(-clockMargin)).Scan(&others); err != nil {
+		return undetermined, nil, fmt.Errorf("job journal: other top-ups: %w", err)
+	}
+	v, ev := sc.conclude(l, others)
+	return v, ev, nil
+}
+
+// ledgerScan is one reconciliation's reading of a customer's credit history, entry by entry.
+type ledgerScan struct {
+	rc      *reconciler
+	q       topupArgs
+	send    sent
+	pl      placed
+	claimed map[string]bool
+	hits    []ledgerHit    // entries since the send that may be this top-up, unaccounted for
+	doubts  []string       // why the read cannot prove either way
+	foreign map[string]int // entries of other customers, by customer
+}
+
+type ledgerHit struct {
+	id string
+	at time.Time
+}
+
+// entry judges the i-th entry of the history: another customer's, unreadable, not this top-up's, a doubt,
+// a candidate or a hit.
+func (sc *ledgerScan) entry(i int, raw json.RawMessage) {
+	if key, dup := api.RepeatedKey(raw); dup {
+		sc.doubts = append(sc.doubts, fmt.Sprintf("entry %d gives %q twice: it has no single reading", i+1, key))
+		return
+	}
+	var e ledgerEntry
+	if err := json.Unmarshal(raw, &e); err != nil {
+		sc.doubts = append(sc.doubts, fmt.Sprintf("entry %d cannot be read: %v", i+1, err))
+		return
+	}
+	name := "entry " + e.ID
+	if e.ID == "" {
+		name = fmt.Sprintf("entry %d", i+1)
+	}
+	switch {
+	case e.CustomerID == "":
+		sc.doubts = append(sc.doubts, name+" does not say whose it is (no customerId)")
+		return
+	case e.CustomerID != sc.q.CustomerID:
+		sc.foreign[e.CustomerID]++
+		return
+	case e.ProductID == "":
+		sc.doubts = append(sc.doubts, name+" does not say its product (no productId)")
+		return
+	}
+	at, doubt := sc.pl.moment(name, "createdAt", e.CreatedAt)
+	if doubt != "" {
+		sc.doubts = append(sc.doubts, doubt)
+		return
+	}
+	credit, debit := e.credits()
+	if e.ProductID != sc.q.ProductID || sc.claimed[e.ID] {
+		return
+	}
+	if credit.Valid && (credit.Value != float64(sc.q.Amount) || debit.Value != 0) {
+		return
+	}
+	sc.placeEntry(e, at, credit)
+}
+
+// placeEntry places an entry of the top-up's product and amount against the send.
+func (sc *ledgerScan) placeEntry(e ledgerEntry, at moment, credit api.Float) {
+	rc, amount := sc.rc, sc.q.Amount.String()
+	if sc.pl.doubt != "" {
+		// times cannot be placed against the send: any such entry may be the change
+		rc.found = append(rc.found, candidate{e.ID, fmt.Sprintf("entry %s of %s at %s", e.ID, amount, rc.local(at.lo))})
+		return
+	}
+	switch at.when(sc.pl.since) {
+	case "before":
+		return
+	case "either":
+		sc.doubts = append(sc.doubts, fmt.Sprintf("entry %s of %s at %s has no time zone: it may be before or after the send (%s)",
+			e.ID, amount, string(e.CreatedAt), sc.send.when(rc.loc)))
+		rc.found = append(rc.found, candidate{e.ID, fmt.Sprintf("entry %s of %s at %s (no time zone)", e.ID, amount,
+			string(e.CreatedAt))})
+		return
+	}
+	if !credit.Valid {
+		sc.doubts = append(sc.doubts, fmt.Sprintf("entry %s at %s lacks credit", e.ID, string(e.CreatedAt)))
+		rc.found = append(rc.found, candidate{e.ID, fmt.Sprintf("entry %s at %s (amount not shown)", e.ID, rc.local(at.lo))})
+		return
+	}
+	sc.hits = append(sc.hits, ledgerHit{e.ID, at.lo})
+}
+
+// conclude is the verdict of the read l, given the other journaled top-ups (others) its entries may be.
+func (sc *ledgerScan) conclude(l *listRead, others int) (verdict, map[string]string) {
+	rc, amount := sc.rc, sc.q.Amount.String()
+	doubts := sc.doubts
+	if len(sc.foreign) > 0 {
 		var who []string
-		for c, n := range foreign {
+		for c, n := range sc.foreign {
 			who = append(who, fmt.Sprintf("%d of customer %s", n, c))
 		}
 		sort.Strings(who)
 		doubts = append([]string{fmt.Sprintf("the credit history of customer %s holds entries of other customers (%s): the service's "+
-			"answer is not this customer's history", cust, strings.Join(who, ", "))}, doubts...)
+			"answer is not this customer's history", sc.q.CustomerID, strings.Join(who, ", "))}, doubts...)
 	}
-	var others int
-	if err := rc.j.db.QueryRowContext(ctx, journalSQL.Get("other_topups_since"), rc.p.Account, rc.p.ID, a.ID,
-		cust, prod, a.Request["amount"], send.at.Add(-clockMargin)).Scan(&others); err != nil {
-		return undetermined, nil, fmt.Errorf("job journal: other top-ups: %w", err)
-	}
-	ev := map[string]string{"read": l.summary(), "sentAt": send.at.UTC().Format(time.RFC3339)}
+	ev := map[string]string{"read": l.summary(), "sentAt": sc.send.at.UTC().Format(time.RFC3339)}
+	hits := sc.hits
 	sort.Slice(hits, func(i, k int) bool { return hits[i].at.Before(hits[k].at) })
 	if len(hits) > others {
 		for _, h := range hits {
-			rc.found = append(rc.found, candidate{h.id, fmt.Sprintf("entry %s of %s at %s", h.id, a.Request["amount"], rc.local(h.at))})
+			rc.found = append(rc.found, candidate{h.id, fmt.Sprintf("entry %s of %s at %s", h.id, amount, rc.local(h.at))})
 		}
 	}
 	if l.incomplete != "" {
 		doubts = append([]string{l.incomplete}, doubts...)
 	}
 	if len(doubts) > 0 {
-		ev["reconciled"] = fmt.Sprintf("cannot prove whether the top-up of %s was applied", a.Request["amount"])
+		ev["reconciled"] = fmt.Sprintf("cannot prove whether the top-up of %s was applied", amount)
 		ev["missing"] = strings.Join(doubts, "; ")
-		return inconclusive, ev, nil
+		return inconclusive, ev
 	}
 	if len(hits) > others {
 		// The oldest unaccounted entry since the send, by its own time (never by list position).
 		ev["reconciled"] = "ledger entry found in the credit history"
 		ev["claimed"], ev["ledgerCreatedAt"] = hits[0].id, hits[0].at.UTC().Format(time.RFC3339Nano)
-		return applied, ev, nil
+		return applied, ev
 	}
 	ev["reconciled"] = fmt.Sprintf("no unaccounted ledger entry of %s for product %s %s in the complete history",
-		a.Request["amount"], prod, rc.since(send, pl))
-	return absent, ev, nil
+		amount, sc.q.ProductID, rc.since(sc.send, sc.pl))
+	return absent, ev
 }
 
 // traces: the customer's credit entries of the same product crediting the same amount (debit none or zero),
 // created in the window. The entry's type is not compared: the spec does not say which type add-credit
 // writes (observed MERCHANT_TOPUP; a top-up in the dashboard may carry another), nor its wallet.
-func (creditTopup) traces() traceRule {
-	return traceRule{query: "topup_traces", key: func(q request) string { return q["customerId"] },
-		match: func(q request, t traceRow) (string, bool) {
-			return topupEntry(q, t.id, t.f[0], t.f[1], t.f[2], t.f[3])
+func (creditTopup) traces() traceOf[topupArgs] {
+	return traceOf[topupArgs]{query: "topup_traces", key: func(a topupArgs) string { return a.CustomerID },
+		match: func(a topupArgs, t traceRow) (string, bool) {
+			return topupEntry(a, t.id, t.f[0], t.f[1], t.f[2], t.f[3])
 		}}
 }
 
 // topupEntry says whether a credit entry (its product, credit, debit and type as text) is a top-up of q's
 // product and amount, and names it.
-func topupEntry(q request, id, product, credit, debit, typ string) (string, bool) {
-	if product != q["productId"] {
+func topupEntry(q topupArgs, id, product, credit, debit, typ string) (string, bool) {
+	if product != q.ProductID {
 		return "", false
 	}
-	amount, err1 := strconv.ParseFloat(q["amount"], 64)
-	c, err2 := strconv.ParseFloat(credit, 64)
-	if err1 != nil || err2 != nil || c != amount {
+	c, err := strconv.ParseFloat(credit, 64)
+	if err != nil || c != float64(q.Amount) {
 		return "", false
 	}
 	if d, err := strconv.ParseFloat(cleanNumber(debit), 64); err != nil || d != 0 {
 		return "", false
 	}
-	what := fmt.Sprintf("credit entry %s of %s", id, q["amount"])
+	what := fmt.Sprintf("credit entry %s of %s", id, q.Amount.String())
 	if typ != "" {
 		what += " (" + typ + ")"
 	}
@@ -313,8 +357,8 @@ func topupEntry(q request, id, product, credit, debit, typ string) (string, bool
 // returns the entries of q's product and amount created since a time: what the warehouse may not have yet.
 // A read that fails or does not complete is an error (the row is not sent); an entry that is another
 // customer's, says no product, or has no readable time cannot be this top-up's repeat and is passed over.
-func (creditTopup) freshTraces(ctx context.Context, rc *reconciler, q request, since time.Time) ([]trace, error) {
-	cust := q["customerId"]
+func (creditTopup) freshTraces(ctx context.Context, rc *reconciler, q topupArgs, since time.Time) ([]trace, error) {
+	cust := q.CustomerID
 	l, err := rc.list("credit history of customer "+cust, func(n int) (*api.ListPage, error) {
 		return rc.c.CreditHistory(ctx, cust, url.Values{"page": {strconv.Itoa(n)}, "limit": {"100"}})
 	})
@@ -342,11 +386,7 @@ func (creditTopup) freshTraces(ctx context.Context, rc *reconciler, q request, s
 		if !ok || at.hi.Before(since) {
 			continue
 		}
-		credit, debit := e.Credit, e.Debit
-		if !credit.Valid && e.Amount.Valid {
-			credit = api.Float{Value: max(e.Amount.Value, 0), Valid: true}
-			debit = api.Float{Value: max(-e.Amount.Value, 0), Valid: true}
-		}
+		credit, debit := e.credits()
 		if !credit.Valid {
 			continue
 		}

@@ -18,10 +18,14 @@ const EmailFix Kind = "email-fix"
 // report's e-mail fixes sheet is its file as it stands.
 type emailFix struct{}
 
-func (emailFix) name() Kind { return EmailFix }
+// emailFixArgs is a row of an email-fix file.
+type emailFixArgs struct {
+	From string `json:"fromEmail"`
+	To   string `json:"toEmail"`
+}
 
-func (emailFix) traits() traits {
-	return traits{
+func (emailFix) spec() spec[emailFixArgs] {
+	return spec[emailFixArgs]{name: EmailFix, traits: traits{
 		columns: []column{
 			{"fromEmail", true, "the customer's current e-mail, exactly as the service has it (may be malformed)"},
 			{"toEmail", true, "the new e-mail; a blank leaves the customer alone (the plan lists those lines)"},
@@ -29,42 +33,42 @@ func (emailFix) traits() traits {
 		results:    []string{"message"},
 		settles:    true,
 		allSkipped: "every toEmail is blank (%d row(s)): fill toEmail for the customers to change; rows left blank are left alone",
-	}
+	}, reconcile: emailFix{}.reconcile, traces: emailFix{}.traces()}
 }
 
-func (emailFix) parse(r *rowReader, o *PlanOptions) request {
+func (emailFix) parse(r *rowReader) (emailFixArgs, bool) {
 	// A blank toEmail leaves the customer alone: the data-quality sheet lists every suspect address and
 	// the person fills only the ones to change. The plan lists the rows left out.
 	to := r.get("toEmail")
 	if to == "" {
-		return nil
+		return emailFixArgs{}, false
 	}
 	from := r.get("fromEmail")
 	if from == "" {
 		r.fail("fromEmail", "fromEmail is empty: the service finds the customer by e-mail, so a customer without one "+
 			"cannot be changed by a job; set it in the dashboard")
-		return nil
+		return emailFixArgs{}, false
 	}
 	if err := checkEmail(to); err != nil {
 		r.fail("toEmail", "%q is not an e-mail address: %v", to, err)
 	} else if strings.EqualFold(from, to) {
 		r.fail("toEmail", "toEmail is the same as fromEmail")
 	}
-	return request{"fromEmail": from, "toEmail": to}
+	return emailFixArgs{From: from, To: to}, true
 }
 
-func (emailFix) keys(q request, k *keys) { k.emails = append(k.emails, q["fromEmail"], q["toEmail"]) }
+func (a emailFixArgs) refs(k *keys) { k.emails = append(k.emails, a.From, a.To) }
 
-func (emailFix) check(q request, w *world, r *rowReader) (string, string, map[string]string) {
-	cs := w.customersByEmail[strings.ToLower(q["fromEmail"])]
+func (emailFix) check(a emailFixArgs, w *world, r *rowReader) (emailFixArgs, described) {
+	cs := w.customersByEmail[strings.ToLower(a.From)]
 	if len(cs) == 0 {
-		r.fail("fromEmail", "no customer has the e-mail %q in the warehouse (synced %s)", q["fromEmail"], stamp(w.syncedAt))
+		r.fail("fromEmail", "no customer has the e-mail %q in the warehouse (synced %s)", a.From, stamp(w.syncedAt))
 	}
-	if taken := w.customersByEmail[strings.ToLower(q["toEmail"])]; len(taken) > 0 {
-		r.fail("toEmail", "%q is already used by customer %s (%s)", q["toEmail"], taken[0].id, taken[0].name)
+	if taken := w.customersByEmail[strings.ToLower(a.To)]; len(taken) > 0 {
+		r.fail("toEmail", "%q is already used by customer %s (%s)", a.To, taken[0].id, taken[0].name)
 	}
 	if len(cs) == 0 {
-		return "", "", nil
+		return a, described{}
 	}
 	ids := make([]string, len(cs))
 	for i, c := range cs {
@@ -74,21 +78,20 @@ func (emailFix) check(q request, w *world, r *rowReader) (string, string, map[st
 	if len(cs) > 1 {
 		target = r.lang.f("target.shared_email", len(cs), strings.Join(ids, ", "))
 	}
-	return target, r.lang.f("change.email", q["fromEmail"], q["toEmail"]),
-		map[string]string{"customerId": strings.Join(ids, " "), "name": cs[0].name, "email": cs[0].email}
+	return a, described{target, r.lang.f("change.email", a.From, a.To),
+		map[string]string{"customerId": strings.Join(ids, " "), "name": cs[0].name, "email": cs[0].email}}
 }
 
-func (emailFix) dupKeys(q request) []dupKey {
-	return []dupKey{{"fromEmail", "fromEmail " + strings.ToLower(q["fromEmail"])},
-		{"toEmail", "toEmail " + strings.ToLower(q["toEmail"])}}
+func (a emailFixArgs) unique() []dupKey {
+	return []dupKey{{"fromEmail", "fromEmail " + strings.ToLower(a.From)}, {"toEmail", "toEmail " + strings.ToLower(a.To)}}
 }
 
-func (emailFix) repeatKey(q request) string {
-	return strings.ToLower(q["fromEmail"]) + " → " + strings.ToLower(q["toEmail"])
+func (a emailFixArgs) repeatKey() string {
+	return strings.ToLower(a.From) + " → " + strings.ToLower(a.To)
 }
 
-func (emailFix) send(ctx context.Context, c *api.Client, q request) (map[string]string, error) {
-	ack, err := c.UpdateCustomerEmail(ctx, q["fromEmail"], q["toEmail"])
+func (emailFix) send(ctx context.Context, c *api.Client, a emailFixArgs) (map[string]string, error) {
+	ack, err := c.UpdateCustomerEmail(ctx, a.From, a.To)
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +100,7 @@ func (emailFix) send(ctx context.Context, c *api.Client, q request) (map[string]
 
 // reconcile reads every customer: the planned customer carrying toEmail means applied, still carrying fromEmail
 // means absent; anything else needs a person.
-func (emailFix) reconcile(rc *reconciler, ctx context.Context, a *Action) (verdict, map[string]string, error) {
+func (emailFix) reconcile(rc *reconciler, ctx context.Context, q emailFixArgs, a *Action) (verdict, map[string]string, error) {
 	l, err := rc.list("customer list", func(n int) (*api.ListPage, error) {
 		return rc.c.List(ctx, "/hl/v1/customer", url.Values{"page": {strconv.Itoa(n)}, "pageSize": {"100"}})
 	})
@@ -129,14 +132,14 @@ func (emailFix) reconcile(rc *reconciler, ctx context.Context, a *Action) (verdi
 		}
 		seen++
 		switch {
-		case strings.EqualFold(c.Email, a.Request["toEmail"]):
+		case strings.EqualFold(c.Email, q.To):
 			now = append(now, c.ID)
-		case strings.EqualFold(c.Email, a.Request["fromEmail"]):
+		case strings.EqualFold(c.Email, q.From):
 			still = append(still, c.ID)
 		}
 	}
 	for _, id := range now {
-		rc.found = append(rc.found, candidate{id, "customer " + id + " has " + a.Request["toEmail"]})
+		rc.found = append(rc.found, candidate{id, "customer " + id + " has " + q.To})
 	}
 	if l.incomplete != "" {
 		doubts = append([]string{l.incomplete}, doubts...)
@@ -158,20 +161,18 @@ func (emailFix) reconcile(rc *reconciler, ctx context.Context, a *Action) (verdi
 		return inconclusive, ev, nil
 	}
 	ev["reconciled"] = "cannot prove whether the e-mail was changed"
-	ev["missing"] = fmt.Sprintf("the customer has neither %s nor %s now", a.Request["fromEmail"], a.Request["toEmail"])
+	ev["missing"] = fmt.Sprintf("the customer has neither %s nor %s now", q.From, q.To)
 	return inconclusive, ev, nil
 }
 
-// invoice looks, in the whole invoice list, for an invoice with the same customer e-mail, name, description
-
 // traces: a customer's e-mail changed from fromEmail to toEmail, as a sync saw it (record_changes) in the
 // window. The time is when the sync saw it; the change was made between that sync and the one before.
-func (emailFix) traces() traceRule {
-	return traceRule{query: "email_traces", key: lowerKey("fromEmail"),
-		match: func(q request, t traceRow) (string, bool) {
-			if !strings.EqualFold(t.f[0], q["toEmail"]) {
+func (emailFix) traces() traceOf[emailFixArgs] {
+	return traceOf[emailFixArgs]{query: "email_traces", key: func(a emailFixArgs) string { return strings.ToLower(a.From) },
+		match: func(a emailFixArgs, t traceRow) (string, bool) {
+			if !strings.EqualFold(t.f[0], a.To) {
 				return "", false
 			}
-			return fmt.Sprintf("customer %s's e-mail changed from %s to %s, seen by a sync", t.id, q["fromEmail"], t.f[0]), true
+			return fmt.Sprintf("customer %s's e-mail changed from %s to %s, seen by a sync", t.id, a.From, t.f[0]), true
 		}}
 }

@@ -21,10 +21,23 @@ const InvoiceCreate Kind = "invoice-create"
 // the e-mail.
 type invoiceCreate struct{}
 
-func (invoiceCreate) name() Kind { return InvoiceCreate }
+// invoiceArgs is a row of an invoice-create file.
+type invoiceArgs struct {
+	Name            string  `json:"name"`
+	Email           string  `json:"email"`
+	Mobile          string  `json:"mobile"`
+	RedirectURL     string  `json:"redirectUrl"`
+	Description     string  `json:"description"`
+	ExpiredAt       instant `json:"expiredAt"`
+	Rate            whole   `json:"rate"`
+	Quantity        whole   `json:"quantity"`
+	ItemDescription string  `json:"itemDescription"`
+	NoCustomer      string  `json:"noCustomer"`
+	IDProd          string  `json:"idProd"`
+}
 
-func (invoiceCreate) traits() traits {
-	return traits{
+func (invoiceCreate) spec() spec[invoiceArgs] {
+	return spec[invoiceArgs]{name: InvoiceCreate, traits: traits{
 		columns: []column{
 			{"name", true, "customer's full name"},
 			{"email", true, "customer's e-mail; the service finds or registers the customer by it"},
@@ -40,69 +53,69 @@ func (invoiceCreate) traits() traits {
 		},
 		results: []string{"invoiceId", "transactionId", "link"},
 		units:   map[string]unit{"rate": unitRupiah, "quantity": unitCount},
-		measure: measure{unit: unitRupiah, value: func(a *Action) (float64, bool) { return float64(invoiceAmount(a.Request)), true }},
+		unit:    unitRupiah,
 		settles: true,
 		// The service answers 409 "already exist" to an invoice it holds.
 		conflictMeansExists: true,
+	},
+		amount:    func(a invoiceArgs) float64 { return float64(a.amount()) },
+		reconcile: invoiceCreate{}.reconcile,
+		traces:    invoiceCreate{}.traces(),
 	}
 }
 
-func (invoiceCreate) parse(r *rowReader, _ *PlanOptions) request {
-	q := request{"name": r.text("name"), "email": r.email("email"), "mobile": r.text("mobile"),
-		"redirectUrl": r.text("redirectUrl"), "description": r.text("description"), "expiredAt": r.future("expiredAt"),
-		"rate": r.posInt("rate"), "quantity": "1", "itemDescription": r.get("itemDescription"),
-		"noCustomer": r.get("noCustomer"), "idProd": r.get("idProd")}
+func (invoiceCreate) parse(r *rowReader) (invoiceArgs, bool) {
+	a := invoiceArgs{Name: r.text("name"), Email: r.email("email"), Mobile: r.text("mobile"),
+		RedirectURL: r.text("redirectUrl"), Description: r.text("description"), ExpiredAt: r.instant("expiredAt"),
+		Rate: r.whole("rate"), Quantity: 1, ItemDescription: r.get("itemDescription"),
+		NoCustomer: r.get("noCustomer"), IDProd: r.get("idProd")}
 	if r.get("quantity") != "" {
-		q["quantity"] = r.posInt("quantity")
+		a.Quantity = r.whole("quantity")
 	}
-	if q["itemDescription"] == "" {
-		q["itemDescription"] = q["description"]
+	if a.ItemDescription == "" {
+		a.ItemDescription = a.Description
 	}
-	return q
+	return a, true
 }
 
-func (invoiceCreate) keys(q request, k *keys) {
-	k.emails = append(k.emails, q["email"])
-	if q["idProd"] != "" {
-		k.productIDs = append(k.productIDs, q["idProd"])
+func (a invoiceArgs) refs(k *keys) {
+	k.emails = append(k.emails, a.Email)
+	if a.IDProd != "" {
+		k.productIDs = append(k.productIDs, a.IDProd)
 	}
 }
 
-func (invoiceCreate) check(q request, w *world, r *rowReader) (string, string, map[string]string) {
-	if id := q["idProd"]; id != "" {
+func (invoiceCreate) check(a invoiceArgs, w *world, r *rowReader) (invoiceArgs, described) {
+	if id := a.IDProd; id != "" {
 		if _, ok := w.products[id]; !ok {
 			r.fail("idProd", "no product %q in the warehouse (synced %s)", id, stamp(w.syncedAt))
 		}
 	}
 	cur := map[string]string{"customerId": "", "customerName": ""}
-	if cs := w.customersByEmail[strings.ToLower(q["email"])]; len(cs) > 0 {
+	if cs := w.customersByEmail[strings.ToLower(a.Email)]; len(cs) > 0 {
 		cur["customerId"], cur["customerName"] = cs[0].id, cs[0].name
 	}
-	return fmt.Sprintf("%s <%s>", q["name"], q["email"]),
-		r.lang.f("change.invoice", r.lang.number(q["quantity"]), r.lang.number(q["rate"]),
-			r.lang.group(invoiceAmount(q)), r.localTime(q["expiredAt"])), cur
+	return a, described{fmt.Sprintf("%s <%s>", a.Name, a.Email),
+		r.lang.f("change.invoice", r.lang.number(a.Quantity.String()), r.lang.number(a.Rate.String()),
+			r.lang.group(a.amount()), r.localTime(a.ExpiredAt)), cur}
 }
 
-func (invoiceCreate) dupKeys(q request) []dupKey {
-	return []dupKey{{"email", fmt.Sprintf("an invoice to %s for %d %q expiring %s", strings.ToLower(q["email"]),
-		invoiceAmount(q), q["description"], q["expiredAt"])}}
+func (a invoiceArgs) unique() []dupKey {
+	return []dupKey{{"email", fmt.Sprintf("an invoice to %s for %d %q expiring %s", strings.ToLower(a.Email),
+		a.amount(), a.Description, a.ExpiredAt.String())}}
 }
 
 // The same customer, name, text and amount is the same invoice whatever its expiry, phone or redirect:
 // a second one is what a person re-planning a sheet sends by mistake.
-func (invoiceCreate) repeatKey(q request) string {
-	return fmt.Sprintf("%s|%s|%s|%s|%d", strings.ToLower(q["email"]), q["name"], q["description"],
-		q["itemDescription"], invoiceAmount(q))
+func (a invoiceArgs) repeatKey() string {
+	return fmt.Sprintf("%s|%s|%s|%s|%d", strings.ToLower(a.Email), a.Name, a.Description, a.ItemDescription, a.amount())
 }
 
-func (invoiceCreate) send(ctx context.Context, c *api.Client, q request) (map[string]string, error) {
-	exp, _ := time.Parse(time.RFC3339, q["expiredAt"])
-	qty, _ := strconv.ParseFloat(q["quantity"], 64)
-	rate, _ := strconv.ParseFloat(q["rate"], 64)
-	out, err := c.CreateInvoice(ctx, api.CreateInvoiceRequest{Name: q["name"], Email: q["email"], Mobile: q["mobile"],
-		RedirectURL: q["redirectUrl"], Description: q["description"], ExpiredAt: exp,
-		Items:     []api.InvoiceItem{{Quantity: qty, Rate: rate, Description: q["itemDescription"]}},
-		ExtraData: api.InvoiceExtraData{NoCustomer: q["noCustomer"], IDProd: q["idProd"]}})
+func (invoiceCreate) send(ctx context.Context, c *api.Client, a invoiceArgs) (map[string]string, error) {
+	out, err := c.CreateInvoice(ctx, api.CreateInvoiceRequest{Name: a.Name, Email: a.Email, Mobile: a.Mobile,
+		RedirectURL: a.RedirectURL, Description: a.Description, ExpiredAt: time.Time(a.ExpiredAt),
+		Items:     []api.InvoiceItem{{Quantity: float64(a.Quantity), Rate: float64(a.Rate), Description: a.ItemDescription}},
+		ExtraData: api.InvoiceExtraData{NoCustomer: a.NoCustomer, IDProd: a.IDProd}})
 	if err != nil {
 		return nil, err
 	}
@@ -110,16 +123,12 @@ func (invoiceCreate) send(ctx context.Context, c *api.Client, q request) (map[st
 		"claimed": out.ID}, nil
 }
 
-// invoiceAmount is the total the service computes: quantity × rate, rounded.
-func invoiceAmount(q request) int64 {
-	qty, _ := strconv.ParseFloat(q["quantity"], 64)
-	rate, _ := strconv.ParseFloat(q["rate"], 64)
-	return int64(math.Round(qty * rate))
-}
+// amount is the total the service computes: quantity × rate, rounded.
+func (a invoiceArgs) amount() int64 { return int64(math.Round(float64(a.Quantity) * float64(a.Rate))) }
 
 // reconcile looks, in the whole invoice list, for an invoice with the same customer e-mail, name, description
 // and amount created since the send and not already attributed to another action.
-func (invoiceCreate) reconcile(rc *reconciler, ctx context.Context, a *Action) (verdict, map[string]string, error) {
+func (invoiceCreate) reconcile(rc *reconciler, ctx context.Context, q invoiceArgs, a *Action) (verdict, map[string]string, error) {
 	send, err := rc.sendMoment(ctx, a)
 	if err != nil {
 		return undetermined, nil, err
@@ -128,7 +137,7 @@ func (invoiceCreate) reconcile(rc *reconciler, ctx context.Context, a *Action) (
 	if err != nil {
 		return undetermined, nil, err
 	}
-	amount := invoiceAmount(a.Request)
+	amount := q.amount()
 	l, err := readAll("invoice list", func(n int) (*api.ListPage, error) {
 		return rc.c.List(ctx, "/hl/v1/invoice", url.Values{"page": {strconv.Itoa(n)}, "pageSize": {"100"}})
 	})
@@ -188,9 +197,9 @@ func (invoiceCreate) reconcile(rc *reconciler, ctx context.Context, a *Action) (
 			email = *inv.Customer.Email
 		}
 		if !same("amount", inv.Amount.Value == amount, inv.Amount.Valid) ||
-			!same("description", inv.Description != nil && *inv.Description == a.Request["description"], inv.Description != nil) ||
-			!same("name", inv.Name != nil && *inv.Name == a.Request["name"], inv.Name != nil) ||
-			!same("customer e-mail", strings.EqualFold(email, a.Request["email"]), email != "") {
+			!same("description", inv.Description != nil && *inv.Description == q.Description, inv.Description != nil) ||
+			!same("name", inv.Name != nil && *inv.Name == q.Name, inv.Name != nil) ||
+			!same("customer e-mail", strings.EqualFold(email, q.Email), email != "") {
 			continue
 		}
 		if pl.doubt != "" {
@@ -234,12 +243,12 @@ func (invoiceCreate) reconcile(rc *reconciler, ctx context.Context, a *Action) (
 // traces: invoices to the same e-mail with the same name, description and amount, created in the window
 // (whatever their status or expiry). The line's text is not in the synced record, so it is not compared: an
 // invoice differing only there is held too, and the repeat column releases it.
-func (invoiceCreate) traces() traceRule {
-	return traceRule{query: "invoice_traces", key: lowerKey("email"),
-		match: func(q request, t traceRow) (string, bool) {
-			if t.f[0] != q["name"] || t.f[1] != q["description"] || t.f[2] != strconv.FormatInt(invoiceAmount(q), 10) {
+func (invoiceCreate) traces() traceOf[invoiceArgs] {
+	return traceOf[invoiceArgs]{query: "invoice_traces", key: func(a invoiceArgs) string { return strings.ToLower(a.Email) },
+		match: func(a invoiceArgs, t traceRow) (string, bool) {
+			if t.f[0] != a.Name || t.f[1] != a.Description || t.f[2] != strconv.FormatInt(a.amount(), 10) {
 				return "", false
 			}
-			return fmt.Sprintf("invoice %s to %s of %s", t.id, q["email"], t.f[2]), true
+			return fmt.Sprintf("invoice %s to %s of %s", t.id, a.Email, t.f[2]), true
 		}}
 }

@@ -15,7 +15,11 @@ const (
 // license is both license kinds: the same file and checks, a different status and endpoint.
 type license struct{ kind Kind }
 
-func (l license) name() Kind { return l.kind }
+// licenseArgs is a row of a license file.
+type licenseArgs struct {
+	Code      string `json:"licenseCode"`
+	ProductID string `json:"productId"`
+}
 
 // status and call are what the kind sets and the endpoint that sets it.
 func (l license) status() (string, func(*api.Client, context.Context, string, string) (*api.Ack, error)) {
@@ -25,59 +29,55 @@ func (l license) status() (string, func(*api.Client, context.Context, string, st
 	return "ACTIVE", (*api.Client).ActivateLicense
 }
 
-func (license) traits() traits {
-	return traits{
+// spec: no reconciliation reads and no trace. The spec has no read endpoint for licenses, so the warehouse
+// holds no license state to compare with; only billsync's journal shows an earlier activation (or
+// deactivation).
+func (l license) spec() spec[licenseArgs] {
+	return spec[licenseArgs]{name: l.kind, traits: traits{
 		columns: []column{
 			{"licenseCode", true, "the license code"},
 			{"productId", true, "the license's product, of type saas"},
 		},
 		results: []string{"message"},
-		measure: measure{group: "productName"},
+		group:   "productName",
+	},
+		reconcile: resendSafe[licenseArgs]("no read endpoint for licenses; sending again is safe: it sets an absolute status"),
+		traces:    traceOf[licenseArgs]{none: "the service has no read endpoint for licenses: no synced record shows their state"},
 	}
 }
 
-func (license) parse(r *rowReader, _ *PlanOptions) request {
-	return request{"licenseCode": r.text("licenseCode"), "productId": r.text("productId")}
+func (license) parse(r *rowReader) (licenseArgs, bool) {
+	return licenseArgs{Code: r.text("licenseCode"), ProductID: r.text("productId")}, true
 }
 
-func (license) keys(q request, k *keys) { k.productIDs = append(k.productIDs, q["productId"]) }
+func (a licenseArgs) refs(k *keys) { k.productIDs = append(k.productIDs, a.ProductID) }
 
-func (l license) check(q request, w *world, r *rowReader) (string, string, map[string]string) {
+func (l license) check(a licenseArgs, w *world, r *rowReader) (licenseArgs, described) {
 	status, _ := l.status()
-	p, ok := w.products[q["productId"]]
+	p, ok := w.products[a.ProductID]
 	if !ok {
-		r.fail("productId", "no product %q in the warehouse (synced %s)", q["productId"], stamp(w.syncedAt))
-		return "", "", nil
+		r.fail("productId", "no product %q in the warehouse (synced %s)", a.ProductID, stamp(w.syncedAt))
+		return a, described{}
 	}
 	if p.typ != "saas" {
 		r.fail("productId", "product %s (%s) is of type %s: licenses belong to saas products", p.id, p.name, p.typ)
 	}
-	return r.lang.f("target.license", q["licenseCode"], p.name), r.lang.f("change.status", status),
-		map[string]string{"productName": p.name}
+	return a, described{r.lang.f("target.license", a.Code, p.name), r.lang.f("change.status", status),
+		map[string]string{"productName": p.name}}
 }
 
-func (license) dupKeys(q request) []dupKey {
-	return []dupKey{{"licenseCode", "license " + q["licenseCode"] + " of product " + q["productId"]}}
+func (a licenseArgs) unique() []dupKey {
+	return []dupKey{{"licenseCode", "license " + a.Code + " of product " + a.ProductID}}
 }
 
 // repeatKey: the kind (activate or deactivate) is compared too: only plans of the same kind are.
-func (license) repeatKey(q request) string { return q["licenseCode"] + "|" + q["productId"] }
+func (a licenseArgs) repeatKey() string { return a.Code + "|" + a.ProductID }
 
-func (l license) send(ctx context.Context, c *api.Client, q request) (map[string]string, error) {
+func (l license) send(ctx context.Context, c *api.Client, a licenseArgs) (map[string]string, error) {
 	_, call := l.status()
-	ack, err := call(c, ctx, q["licenseCode"], q["productId"])
+	ack, err := call(c, ctx, a.Code, a.ProductID)
 	if err != nil {
 		return nil, err
 	}
 	return map[string]string{"message": ack.Message}, nil
-}
-
-func (license) reconcile(*reconciler, context.Context, *Action) (verdict, map[string]string, error) {
-	return resendSafe("no read endpoint for licenses; sending again is safe: it sets an absolute status")
-}
-
-// traces: none. The spec has no read endpoint for licenses, so the warehouse holds no license state to
-// compare with; only billsync's journal shows an earlier activation (or deactivation).
-func (license) traces() traceRule {
-	return traceRule{none: "the service has no read endpoint for licenses: no synced record shows their state"}
 }

@@ -19,10 +19,20 @@ const PaymentEdit Kind = "payment-edit"
 // again is harmless.
 type paymentEdit struct{}
 
-func (paymentEdit) name() Kind { return PaymentEdit }
+// paymentEditArgs is a row of a payment-edit file: the request's id and every value it sets.
+type paymentEditArgs struct {
+	ID          string  `json:"id"`
+	Name        string  `json:"name"`
+	Email       string  `json:"email"`
+	Mobile      string  `json:"mobile"`
+	Amount      whole   `json:"amount"`
+	RedirectURL string  `json:"redirectUrl"`
+	Description string  `json:"description"`
+	ExpiredAt   instant `json:"expiredAt"`
+}
 
-func (paymentEdit) traits() traits {
-	return traits{
+func (paymentEdit) spec() spec[paymentEditArgs] {
+	return spec[paymentEditArgs]{name: PaymentEdit, traits: traits{
 		columns: []column{
 			{"id", true, "the single payment request to edit"},
 			{"name", true, "customer name"},
@@ -35,54 +45,57 @@ func (paymentEdit) traits() traits {
 		},
 		results: []string{"link"},
 		units:   map[string]unit{"amount": unitRupiah},
-		measure: measure{unit: unitRupiah, value: field("amount")},
+		unit:    unitRupiah,
+	},
+		amount:    func(a paymentEditArgs) float64 { return float64(a.Amount) },
+		reconcile: paymentEdit{}.reconcile,
+		traces:    paymentEdit{}.traces(),
 	}
 }
 
-func (paymentEdit) parse(r *rowReader, _ *PlanOptions) request {
-	return request{"id": r.text("id"), "name": r.text("name"), "email": r.email("email"), "mobile": r.text("mobile"),
-		"amount": r.posInt("amount"), "redirectUrl": r.text("redirectUrl"), "description": r.text("description"),
-		"expiredAt": r.future("expiredAt")}
+func (paymentEdit) parse(r *rowReader) (paymentEditArgs, bool) {
+	return paymentEditArgs{ID: r.text("id"), Name: r.text("name"), Email: r.email("email"), Mobile: r.text("mobile"),
+		Amount: r.whole("amount"), RedirectURL: r.text("redirectUrl"), Description: r.text("description"),
+		ExpiredAt: r.instant("expiredAt")}, true
 }
 
-func (paymentEdit) keys(q request, k *keys) { k.payReqIDs = append(k.payReqIDs, q["id"]) }
+func (a paymentEditArgs) refs(k *keys) { k.payReqIDs = append(k.payReqIDs, a.ID) }
 
-func (paymentEdit) check(q request, w *world, r *rowReader) (string, string, map[string]string) {
-	p, ok := w.payReqs[q["id"]]
+func (paymentEdit) check(a paymentEditArgs, w *world, r *rowReader) (paymentEditArgs, described) {
+	p, ok := w.payReqs[a.ID]
 	if !ok {
-		r.fail("id", "no payment request %q in the warehouse (synced %s)", q["id"], stamp(w.syncedAt))
-		return "", "", nil
+		r.fail("id", "no payment request %q in the warehouse (synced %s)", a.ID, stamp(w.syncedAt))
+		return a, described{}
 	}
 	if p.status == "paid" {
 		r.fail("id", "payment request %s (%s) is already paid", p.id, p.name)
 	}
 	var changes []string
-	for _, f := range [][3]string{{"name", p.name, q["name"]}, {"amount", p.amount, q["amount"]},
-		{"description", p.description, q["description"]}, {"redirectUrl", p.redirect, q["redirectUrl"]}} {
+	for _, f := range [][3]string{{"name", p.name, a.Name}, {"amount", p.amount, a.Amount.String()},
+		{"description", p.description, a.Description}, {"redirectUrl", p.redirect, a.RedirectURL}} {
 		if f[1] != f[2] {
 			changes = append(changes, r.lang.f("change.field", f[0], f[1], f[2]))
 		}
 	}
-	changes = append(changes, r.lang.f("change.expires", r.localTime(q["expiredAt"])))
-	return r.lang.f("target.payment_request", p.id, p.name, p.status), strings.Join(changes, "; "),
+	changes = append(changes, r.lang.f("change.expires", r.localTime(a.ExpiredAt)))
+	return a, described{r.lang.f("target.payment_request", p.id, p.name, p.status), strings.Join(changes, "; "),
 		map[string]string{"name": p.name, "amount": p.amount, "description": p.description, "status": p.status,
-			"redirectUrl": p.redirect}
+			"redirectUrl": p.redirect}}
 }
 
-func (paymentEdit) dupKeys(q request) []dupKey {
-	return []dupKey{{"id", "an edit of payment request " + q["id"]}}
+func (a paymentEditArgs) unique() []dupKey {
+	return []dupKey{{"id", "an edit of payment request " + a.ID}}
 }
 
-func (paymentEdit) repeatKey(q request) string { // the request is its id and every value it sets
-	b, _ := json.Marshal(q)
+func (a paymentEditArgs) repeatKey() string { // the request is its id and every value it sets
+	b, _ := json.Marshal(a)
 	return string(b)
 }
 
-func (paymentEdit) send(ctx context.Context, c *api.Client, q request) (map[string]string, error) {
-	exp, _ := time.Parse(time.RFC3339, q["expiredAt"])
-	amount, _ := strconv.ParseInt(q["amount"], 10, 64)
-	out, err := c.EditPayment(ctx, api.EditPaymentRequest{ID: q["id"], Name: q["name"], Email: q["email"],
-		Mobile: q["mobile"], Amount: amount, RedirectURL: q["redirectUrl"], Description: q["description"], ExpiredAt: exp})
+func (paymentEdit) send(ctx context.Context, c *api.Client, a paymentEditArgs) (map[string]string, error) {
+	out, err := c.EditPayment(ctx, api.EditPaymentRequest{ID: a.ID, Name: a.Name, Email: a.Email,
+		Mobile: a.Mobile, Amount: int64(a.Amount), RedirectURL: a.RedirectURL, Description: a.Description,
+		ExpiredAt: time.Time(a.ExpiredAt)})
 	if err != nil {
 		return nil, err
 	}
@@ -91,10 +104,10 @@ func (paymentEdit) send(ctx context.Context, c *api.Client, q request) (map[stri
 
 // reconcile reads the payment request: the edit sets absolute values, so it is applied when they are there,
 // and sending it again is harmless when they are not.
-func (paymentEdit) reconcile(rc *reconciler, ctx context.Context, a *Action) (verdict, map[string]string, error) {
-	raw, err := rc.c.Detail(ctx, "/hl/v1/payment/"+url.PathEscape(a.Request["id"]))
+func (paymentEdit) reconcile(rc *reconciler, ctx context.Context, q paymentEditArgs, _ *Action) (verdict, map[string]string, error) {
+	raw, err := rc.c.Detail(ctx, "/hl/v1/payment/"+url.PathEscape(q.ID))
 	if err != nil {
-		return undetermined, nil, fmt.Errorf("read payment request %s: %w", a.Request["id"], err)
+		return undetermined, nil, fmt.Errorf("read payment request %s: %w", q.ID, err)
 	}
 	var d struct {
 		Name        string  `json:"name"`
@@ -102,13 +115,12 @@ func (paymentEdit) reconcile(rc *reconciler, ctx context.Context, a *Action) (ve
 		Description string  `json:"description"`
 	}
 	if err := json.Unmarshal(raw, &d); err != nil {
-		return undetermined, nil, fmt.Errorf("payment request %s: %w", a.Request["id"], err)
+		return undetermined, nil, fmt.Errorf("payment request %s: %w", q.ID, err)
 	}
-	ev := map[string]string{"read": "payment request " + a.Request["id"]}
-	if d.Name == a.Request["name"] && strconv.FormatInt(d.Amount.Value, 10) == a.Request["amount"] &&
-		d.Description == a.Request["description"] {
+	ev := map[string]string{"read": "payment request " + q.ID}
+	if d.Name == q.Name && strconv.FormatInt(d.Amount.Value, 10) == q.Amount.String() && d.Description == q.Description {
 		ev["reconciled"] = "the payment request carries the new values"
-		rc.found = append(rc.found, candidate{a.Request["id"], "payment request " + a.Request["id"] + " carries the new values"})
+		rc.found = append(rc.found, candidate{q.ID, "payment request " + q.ID + " carries the new values"})
 		return applied, ev, nil
 	}
 	ev["reconciled"] = "the payment request does not carry the new values; the edit sets absolute values, so it is sent again"
@@ -118,15 +130,20 @@ func (paymentEdit) reconcile(rc *reconciler, ctx context.Context, a *Action) (ve
 // traces: the payment request's name or amount set to the row's value, as a sync saw it in the window, while
 // the synced request carries the row's name and amount. Only name and amount are tracked (record_changes):
 // an edit that changes neither (only the description, e-mail, redirect or expiry) leaves no record to compare.
-func (paymentEdit) traces() traceRule {
-	return traceRule{query: "payment_edit_traces", key: func(q request) string { return q["id"] },
-		match: func(q request, t traceRow) (string, bool) {
+func (paymentEdit) traces() traceOf[paymentEditArgs] {
+	return traceOf[paymentEditArgs]{query: "payment_edit_traces", key: func(a paymentEditArgs) string { return a.ID },
+		match: func(a paymentEditArgs, t traceRow) (string, bool) {
 			field, value, name, amount := t.f[0], t.f[1], t.f[2], t.f[3]
-			same := value == q[field]
-			if field == "amount" {
-				same = cleanNumber(value) == cleanNumber(q["amount"])
+			var same bool
+			switch field {
+			case "amount":
+				same = cleanNumber(value) == cleanNumber(a.Amount.String())
+			case "name":
+				same = value == a.Name
+			default:
+				same = value == encode(a)[field]
 			}
-			if !same || name != q["name"] || cleanNumber(amount) != cleanNumber(q["amount"]) {
+			if !same || name != a.Name || cleanNumber(amount) != cleanNumber(a.Amount.String()) {
 				return "", false
 			}
 			return fmt.Sprintf("payment request %s's %s set to %q, seen by a sync", t.id, field, value), true

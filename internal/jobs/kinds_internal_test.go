@@ -40,12 +40,19 @@ func TestEveryKindSpecIsComplete(t *testing.T) {
 				}
 			}
 		}
-		// every column given: a request as parse would make it
+		// every column given: a request as parse would make it, read back as the kind's row
 		q := request{}
 		for _, c := range tr.columns {
 			q[c.name] = "1"
+			if c.name == "expiredAt" {
+				q[c.name] = "2027-01-31T03:00:00.000Z"
+			}
 		}
-		if (s.repeatKey(q) == "") != tr.readOnly {
+		key := s.repeatKey(q)
+		if strings.HasPrefix(key, "unreadable ") {
+			t.Errorf("kind %s: a request of its own columns does not read as its row: %s", k, key)
+		}
+		if (key == "") != tr.readOnly {
 			t.Errorf("kind %s: a kind that changes something needs a repeat key, and one that changes nothing has none", k)
 		}
 		if tr.readOnly && (tr.settles || tr.conflictMeansExists || tr.journalsBalance) {
@@ -93,6 +100,44 @@ func TestDocsDescribeEveryKind(t *testing.T) {
 		for _, c := range s.traits().columns {
 			if !regexp.MustCompile(`\b` + regexp.QuoteMeta(c.name) + `\b`).MatchString(cols) {
 				t.Errorf("docs/jobs.md: the row of %s does not name its column %s", k, c.name)
+			}
+		}
+	}
+}
+
+// TestDocsTablesNameEveryKind: each of docs/jobs.md's tables by kind (what a repeat is, which of the
+// service's records show a change, how an unknown outcome is settled) has a row for every kind, and names no
+// kind that does not exist: a new kind is not done until each says how it behaves.
+func TestDocsTablesNameEveryKind(t *testing.T) {
+	b, err := os.ReadFile("../../docs/jobs.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := regexp.MustCompile(`[a-z]+(?:-[a-z]+)+`)
+	for _, head := range []string{"| kind | the same change is |", "| kind | the service's record that shows the change |",
+		"| kind | how an unknown outcome is settled |"} {
+		_, table, ok := strings.Cut(string(b), head+"\n")
+		if !ok {
+			t.Errorf("docs/jobs.md has no table %q", head)
+			continue
+		}
+		named := map[Kind]bool{}
+		for _, line := range strings.Split(table, "\n") {
+			line = strings.TrimSpace(line)
+			if !strings.HasPrefix(line, "|") {
+				break
+			}
+			cells := strings.Split(line, "|")
+			for _, m := range name.FindAllString(cells[1], -1) {
+				if _, err := kindOf(Kind(m)); err != nil {
+					t.Errorf("docs/jobs.md table %q: %v", head, err)
+				}
+				named[Kind(m)] = true
+			}
+		}
+		for _, k := range Kinds() {
+			if !named[k] {
+				t.Errorf("docs/jobs.md table %q has no row for %s", head, k)
 			}
 		}
 	}

@@ -22,15 +22,6 @@ const (
 	unitCount  unit = "int"    // items, rows, sends
 )
 
-// fieldUnit is what a number field of kind k's requests, warehouse values or results counts (traits.units).
-func fieldUnit(k Kind, field string) unit {
-	s, err := kindOf(k)
-	if err != nil {
-		return unitNone
-	}
-	return s.traits().units[field]
-}
-
 // unitWords say what a whole number of the unit is, for the message refusing one that is not.
 var unitWords = map[unit]string{
 	unitRupiah: "amounts are whole rupiah, write e.g. 150000",
@@ -266,4 +257,11 @@ func localTimes(s string, loc *time.Location) string {
 		}
 		return t.In(loc).Format("2006-01-02 15:04:05 MST")
 	})
+}
+
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return "never"
+	}
+	return t.Format("2006-01-02 15:04 MST") // in the zone it carries: the configured one (buildPlan)
 }

@@ -53,13 +53,16 @@ const readAttempts = 3
 
 // reconciler reads the service to settle unknown outcomes.
 type reconciler struct {
-	j      *Journal
-	p      *Plan
-	s      jobKind
-	c      *api.Client
-	now    func() time.Time // billsync's clock
-	settle time.Duration
-	loc    *time.Location // zone of the times in messages (BILLSYNC_TZ)
+	j *Journal
+	p *Plan
+	// read is the kind's own reconciliation (spec.reconcile); settles says whether absence waits for the
+	// settle interval (traits.settles).
+	read    func(rc *reconciler, ctx context.Context, a *Action) (verdict, map[string]string, error)
+	settles bool
+	c       *api.Client
+	now     func() time.Time // billsync's clock
+	settle  time.Duration
+	loc     *time.Location // zone of the times in messages (BILLSYNC_TZ)
 
 	lists map[string]*listRead // one complete read of a list per batch of reconciliations, dropped after every send
 
@@ -97,8 +100,8 @@ func (rc *reconciler) list(what string, page func(n int) (*api.ListPage, error))
 // the settle interval since the send is over (measured on billsync's clock); before, it is waiting.
 func (rc *reconciler) check(ctx context.Context, a *Action) (verdict, map[string]string, error) {
 	rc.found = nil
-	v, ev, err := rc.s.reconcile(rc, ctx, a)
-	if err != nil || v != absent || !rc.s.traits().settles {
+	v, ev, err := rc.read(rc, ctx, a)
+	if err != nil || v != absent || !rc.settles {
 		return v, ev, err
 	}
 	send, err := rc.sendMoment(ctx, a)
@@ -123,11 +126,6 @@ func (rc *reconciler) local(t time.Time) string {
 		loc = time.UTC
 	}
 	return t.In(loc).Format("2006-01-02 15:04:05 MST")
-}
-
-// resendSafe is the reconciliation of a kind whose send may simply go again: it reads nothing.
-func resendSafe(why string) (verdict, map[string]string, error) {
-	return absent, map[string]string{"reconciled": why}, nil
 }
 
 // sent is the moment of an action's last send: billsync's clock, and the service's Date known then.

@@ -12,12 +12,6 @@ import (
 	"github.com/billsync/billsync/internal/config"
 )
 
-// Held: the row makes a change billsync already sent (or may have sent) for the account within the repeat
-// window, from another plan. It is never sent unless the person marks the row (repeat = yes) or the whole file
-// (-again) and plans it again. Holding is decided by content, never by the file, its name or its row order, so
-// a sheet edited and planned again cannot send what was already sent.
-const Held State = "held"
-
 // DefaultRepeatWindow is how far back planning and applying look for an earlier send of the same change: a
 // little over a month, so last month's top-up of the same customer and amount is caught. It is
 // BILLSYNC_JOB_REPEAT_WINDOW's default (config.Jobs).
@@ -54,14 +48,14 @@ type earlier struct {
 
 // repeats finds earlier sends of the same content, by the kind's repeat key.
 type repeats struct {
-	s     jobKind
+	s     kind
 	byKey map[string][]earlier // oldest send first
 	since time.Time
 	loc   *time.Location
 }
 
 // loadRepeats reads the sends of the account's other plans of kind s since a time, keyed by content.
-func loadRepeats(ctx context.Context, db *sql.DB, s jobKind, account, planID string, since time.Time,
+func loadRepeats(ctx context.Context, db *sql.DB, s kind, account, planID string, since time.Time,
 	loc *time.Location) (*repeats, error) {
 	rp := &repeats{s: s, byKey: map[string][]earlier{}, since: since, loc: loc}
 	if s.traits().readOnly {
@@ -152,106 +146,4 @@ func (rp *repeats) hold(a *Action, planStart int64, window time.Duration) map[st
 	d["held"] = fmt.Sprintf("billsync sent the same change within %s: not sent; to send it anyway write yes in its "+
 		"repeat column and plan the file again, or plan the whole file with -again", windowText(window))
 	return d
-}
-
-// windowText says a window in days when it is whole days.
-func windowText(w time.Duration) string {
-	if w%(24*time.Hour) == 0 {
-		return fmt.Sprintf("%d days", w/(24*time.Hour))
-	}
-	return w.String()
-}
-
-// markRepeats holds the rows of a new plan that repeat an earlier send, by billsync's journal or by the
-// service's own records as synced into the warehouse wh (traces.go), and notes on the rows marked to repeat
-// what they repeat.
-func (j *Journal) markRepeats(ctx context.Context, wh *sql.DB, s jobKind, p *Plan, o *PlanOptions) error {
-	rp, err := loadRepeats(ctx, j.db, s, p.Account, p.ID, o.Now.Add(-o.RepeatWindow), o.Location)
-	if err != nil {
-		return err
-	}
-	qs := make([]request, len(p.Actions))
-	for i, a := range p.Actions {
-		qs[i] = a.Request
-	}
-	ts, err := loadTraces(ctx, wh, s, p.Account, qs, o.Now.Add(-o.RepeatWindow-clockMargin), o.Location)
-	if err != nil {
-		return err
-	}
-	for _, a := range p.Actions {
-		found := traceFilter{}.keep(ts.of(a.Request))
-		if d := rp.hold(a, 0, o.RepeatWindow); d != nil || (len(found) > 0 && !a.AllowRepeat) {
-			a.State, a.Detail = Held, holdByTraces(d, found, o.RepeatWindow, o.Location)
-			continue
-		}
-		var d map[string]string
-		if e, n, ok := rp.match(a.Request, 0); ok {
-			d = rp.detail(e, n) // marked to repeat: sent, and the plan says what it repeats
-		}
-		if d = holdByTraces(d, found, o.RepeatWindow, o.Location); d != nil {
-			delete(d, "held")
-			a.Detail = d
-		}
-	}
-	return nil
-}
-
-// serviceHeld says why a row the service's records (and not billsync's journal) hold is not sent.
-func serviceHeld(window time.Duration) string {
-	return fmt.Sprintf("the service's own records show the same change within %s, which billsync's journal does not "+
-		"account for (a lost or restored journal, or a change made in the service's dashboard): not sent; to send it "+
-		"anyway write yes in its repeat column and plan the file again, or plan the whole file with -again", windowText(window))
-}
-
-// Counts are a plan's rows by state, as people count them.
-type Counts struct {
-	Planned    int // still to send: planned, or proven not applied
-	Held       int // repeats of an earlier send: not sent unless marked
-	Sent       int // sent, outcome not yet known: the next apply reads before anything is sent again
-	Succeeded  int
-	Failed     int // refused by the service: never retried
-	Unresolved int // a person must settle them (syncer job resolve)
-	Skipped    int // input lines left out of the plan (email-fix rows with a blank toEmail)
-}
-
-// Counts tallies the plan's rows by state.
-func (p *Plan) Counts() Counts {
-	c := Counts{Skipped: len(p.SkippedLines)}
-	for _, a := range p.Actions {
-		c.add(a.State)
-	}
-	return c
-}
-
-func (c *Counts) add(st State) {
-	switch st {
-	case Planned, NotApplied:
-		c.Planned++
-	case Held:
-		c.Held++
-	case Sent, Unknown:
-		c.Sent++
-	case Succeeded:
-		c.Succeeded++
-	case Failed:
-		c.Failed++
-	case Unresolved:
-		c.Unresolved++
-	}
-}
-
-// String is "2 succeeded, 0 failed, 3 planned, …": succeeded and failed always, the rest when there are any.
-func (c Counts) String() string {
-	parts := []string{fmt.Sprintf("%d succeeded", c.Succeeded), fmt.Sprintf("%d failed", c.Failed)}
-	for _, f := range []struct {
-		n    int
-		what string
-	}{{c.Planned, "still planned"}, {c.Sent, "sent, outcome unknown (read by the next apply)"},
-		{c.Unresolved, "unresolved (waiting for a person)"}, {c.Held, "held (repeats of earlier sends)"},
-		{c.Skipped, "skipped"}} {
-		if f.n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", f.n, f.what))
-		}
-	}
-	return strings.Join(parts, ", ")
 }

@@ -114,7 +114,7 @@ func (j *Journal) evidence(ctx context.Context, p *Plan, a *Action, outcome stri
 	if o.Client == nil {
 		return nil, "", errors.New("no API client to read it with")
 	}
-	rc := &reconciler{j: j, p: p, s: s, c: o.Client, now: o.Now, settle: o.Settle, loc: o.Location}
+	rc := &reconciler{j: j, p: p, read: s.reconcile, settles: s.traits().settles, c: o.Client, now: o.Now, settle: o.Settle, loc: o.Location}
 	if rc.now == nil {
 		rc.now = time.Now
 	}

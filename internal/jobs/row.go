@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"net/mail"
@@ -14,15 +15,15 @@ import (
 
 // rowReader reads one data row through the kind's columns and collects its problems.
 type rowReader struct {
-	t    *table
-	row  inputRow
-	pos  map[string]int // canonical column -> index
-	errs *InputErrors
-	loc  *time.Location
-	now  time.Time
-	kind Kind // says what a column's numbers count (traits.units)
-	lang lang // of the change texts
-	bad  bool
+	t     *table
+	row   inputRow
+	pos   map[string]int // canonical column -> index
+	errs  *InputErrors
+	loc   *time.Location
+	now   time.Time
+	units map[string]unit // what a column's numbers count (traits.units)
+	lang  lang            // of the change texts
+	bad   bool
 }
 
 func (r *rowReader) fail(col, format string, args ...any) {
@@ -153,9 +154,15 @@ func (r *rowReader) posInt(col string) string {
 	return strconv.FormatInt(n, 10)
 }
 
+// whole is posInt as the number it is; 0 when the cell is refused.
+func (r *rowReader) whole(col string) whole {
+	n, _ := strconv.ParseInt(r.posInt(col), 10, 64)
+	return whole(n)
+}
+
 // wholeHint says what a whole number of the column counts and what to write.
 func (r *rowReader) wholeHint(col string) string {
-	if h, ok := unitWords[fieldUnit(r.kind, col)]; ok {
+	if h, ok := unitWords[r.units[col]]; ok {
 		return h
 	}
 	return "write a whole number, e.g. 150000"
@@ -198,6 +205,12 @@ func (r *rowReader) future(col string) string {
 	return t.UTC().Format("2006-01-02T15:04:05.000Z")
 }
 
+// instant is future as the time it is; zero when the cell is refused.
+func (r *rowReader) instant(col string) instant {
+	t, _ := time.Parse(time.RFC3339, r.future(col))
+	return instant(t)
+}
+
 func parseTime(v string, loc *time.Location, excel bool) (time.Time, error) {
 	if excel {
 		if f, err := strconv.ParseFloat(v, 64); err == nil {
@@ -224,15 +237,72 @@ func parseTime(v string, loc *time.Location, excel bool) (time.Time, error) {
 	return endOfDay(t), nil
 }
 
-// localTime is an RFC 3339 time of a request as the configured zone shows it, for a change text.
-func (r *rowReader) localTime(v string) string {
-	t, err := time.Parse(time.RFC3339, v)
-	if err != nil || r.loc == nil {
-		return v
+// localTime is a time of a request as the configured zone shows it, for a change text.
+func (r *rowReader) localTime(t instant) string {
+	if time.Time(t).IsZero() || r.loc == nil {
+		return t.String()
 	}
-	return t.In(r.loc).Format("2006-01-02 15:04:05 MST")
+	return time.Time(t).In(r.loc).Format("2006-01-02 15:04:05 MST")
 }
 
 func endOfDay(t time.Time) time.Time {
 	return time.Date(t.Year(), t.Month(), t.Day(), 23, 59, 59, 0, t.Location())
+}
+
+// whole is a whole number of a row (an amount, a count): the journal keeps its decimal text, "" for none.
+type whole int64
+
+func (n whole) String() string {
+	if n == 0 {
+		return ""
+	}
+	return strconv.FormatInt(int64(n), 10)
+}
+
+func (n whole) MarshalJSON() ([]byte, error) { return json.Marshal(n.String()) }
+
+func (n *whole) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	*n = 0
+	if s == "" {
+		return nil
+	}
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return fmt.Errorf("%q is not a whole number", s)
+	}
+	*n = whole(v)
+	return nil
+}
+
+// instant is a row's date-time: the journal keeps it as RFC 3339 UTC with milliseconds, "" for none.
+type instant time.Time
+
+func (t instant) String() string {
+	if time.Time(t).IsZero() {
+		return ""
+	}
+	return time.Time(t).UTC().Format("2006-01-02T15:04:05.000Z")
+}
+
+func (t instant) MarshalJSON() ([]byte, error) { return json.Marshal(t.String()) }
+
+func (t *instant) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	*t = instant{}
+	if s == "" {
+		return nil
+	}
+	v, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return fmt.Errorf("%q is not a date-time", s)
+	}
+	*t = instant(v)
+	return nil
 }

@@ -1,7 +1,10 @@
 package jobs
 
 import (
+	"context"
+	"database/sql"
 	"embed"
+	"encoding/json"
 
 	"github.com/billsync/billsync/internal/sqlfile"
 )
@@ -21,3 +24,25 @@ var (
 		"products_by_id", "balances", "payment_requests_by_id", "payment_links_by_id", "last_sync", "credit_products",
 		"topup_traces", "invoice_traces", "email_traces", "payment_edit_traces")
 )
+
+func jsonList(ids []string) string {
+	if ids == nil {
+		ids = []string{}
+	}
+	b, _ := json.Marshal(ids)
+	return string(b)
+}
+
+func queryEach(ctx context.Context, db *sql.DB, q string, scan func(*sql.Rows) error, args ...any) error {
+	rows, err := db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := scan(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}

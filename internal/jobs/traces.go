@@ -7,8 +7,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-
-	"github.com/billsync/billsync/internal/warehouse"
 )
 
 // The service's own records of a change, beside billsync's journal. The journal remembers only what billsync
@@ -35,8 +33,9 @@ type traceRow struct {
 	f       [4]string
 }
 
-// traceRule is what a kind declares about the service's records of its change (jobKind.traces).
+// traceRule is a kind's traceOf over the journal's requests, as the engine holds it (kind.traces).
 type traceRule struct {
+	kind  Kind                                       // whose rule it is
 	query string                                     // section of queries/warehouse.sql; "" when none can show it
 	key   func(q request) string                     // what the query looks a row up by
 	match func(q request, t traceRow) (string, bool) // whether the record shows q's change, and how to name it
@@ -52,10 +51,10 @@ type traceSet struct {
 
 // loadTraces reads, from the warehouse wh (opened read-only), the records of the account that may show the
 // change of one of the requests, created (or seen) since a time.
-func loadTraces(ctx context.Context, wh *sql.DB, s jobKind, account string, qs []request, since time.Time,
+func loadTraces(ctx context.Context, wh *sql.DB, rule traceRule, account string, qs []request, since time.Time,
 	loc *time.Location) (*traceSet, error) {
-	ts := &traceSet{rule: s.traces(), byKey: map[string][]traceRow{}}
-	if ts.rule.query == "" || s.traits().readOnly || wh == nil || len(qs) == 0 {
+	ts := &traceSet{rule: rule, byKey: map[string][]traceRow{}}
+	if ts.rule.query == "" || wh == nil || len(qs) == 0 {
 		return ts, nil
 	}
 	var synced sql.NullTime
@@ -80,7 +79,7 @@ func loadTraces(ctx context.Context, wh *sql.DB, s jobKind, account string, qs [
 		return nil
 	}, account, since.UTC(), jsonList(keys))
 	if err != nil {
-		return nil, fmt.Errorf("warehouse: %s (the service's own records of earlier %s changes): %w", ts.rule.query, s.name(), err)
+		return nil, fmt.Errorf("warehouse: %s (the service's own records of earlier %s changes): %w", ts.rule.query, rule.kind, err)
 	}
 	return ts, nil
 }
@@ -97,11 +96,6 @@ func (ts *traceSet) of(q request) []trace {
 		}
 	}
 	return out
-}
-
-// lowerKey is the key rule of kinds whose key the query compares in lower case.
-func lowerKey(field string) func(request) string {
-	return func(q request) string { return strings.ToLower(q[field]) }
 }
 
 // traceFilter is what of the service's records a row of a plan may not be held by.
@@ -195,72 +189,21 @@ func orUTC(loc *time.Location) *time.Location {
 	return loc
 }
 
-// freshTracer is a kind whose change the service can be asked about, cheaply, right before a row is sent.
-type freshTracer interface {
-	// freshTraces reads the service now and returns its records of q's change created since a time.
-	freshTraces(ctx context.Context, rc *reconciler, q request, since time.Time) ([]trace, error)
+// freshTracer reads the service now, cheaply, right before a row is sent, and returns its records of q's
+// change created since a time (spec.fresh).
+type freshTracer func(ctx context.Context, rc *reconciler, q request, since time.Time) ([]trace, error)
+
+// windowText says a window in days when it is whole days.
+func windowText(w time.Duration) string {
+	if w%(24*time.Hour) == 0 {
+		return fmt.Sprintf("%d days", w/(24*time.Hour))
+	}
+	return w.String()
 }
 
-// syncedTraces reads the service's records of the plan's changes from the warehouse as last synced.
-func (r *run) syncedTraces() (*traceSet, error) {
-	if r.o.Warehouse == "" || r.s.traces().query == "" {
-		return &traceSet{rule: r.s.traces()}, nil
-	}
-	wh, err := warehouse.OpenReadOnly(r.jctx, r.o.Warehouse)
-	if err != nil {
-		return nil, fmt.Errorf("compare plan %s with the service's records as synced: %w", r.p.ID, err)
-	}
-	defer wh.Close()
-	qs := make([]request, len(r.p.Actions))
-	for i, a := range r.p.Actions {
-		qs[i] = a.Request
-	}
-	return loadTraces(r.jctx, wh, r.s, r.p.Account, qs, r.o.Now().Add(-r.o.RepeatWindow-clockMargin), r.o.Location)
-}
-
-// holdOnService holds a row, right before it is sent, when the service's records show its change in the
-// repeat window: as last synced, and (for a top-up) as read now. A row marked to repeat is held only by
-// records it was not planned knowing; records at or after the row's own last send are its own effect, which
-// the reconciliation settles, and records this plan's actions claimed are never another's.
-func (r *run) holdOnService(ctx context.Context, a *Action) (bool, error) {
-	if r.s.traits().readOnly {
-		return false, nil
-	}
-	since := r.o.Now().Add(-r.o.RepeatWindow - clockMargin)
-	found := r.ts.of(a.Request)
-	if ft, ok := r.s.(freshTracer); ok {
-		more, err := ft.freshTraces(ctx, r.rc, a.Request, since)
-		if err != nil {
-			return false, fmt.Errorf("read the service before sending row %d (line %d), to compare it with what the service "+
-				"already shows: %w; nothing was sent for it, run apply again", a.Seq, a.Line, err)
-		}
-		found = append(found, more...)
-	}
-	f := traceFilter{claimed: claimedBy(r.p)}
-	if a.AllowRepeat {
-		f.before = r.p.CreatedAt.Add(clockMargin)
-		f.ack = map[string]bool{}
-		for _, id := range strings.Fields(a.Detail["onServiceIds"]) {
-			f.ack[id] = true
-		}
-	}
-	if a.Sends > 0 {
-		send, err := r.rc.sendMoment(r.jctx, a)
-		if err != nil {
-			return false, err
-		}
-		f.after = send.at
-		if !send.server.IsZero() && send.server.Sub(send.at).Abs() <= ClockBound {
-			f.after = minTime(f.after, send.server)
-		}
-		f.after = f.after.Add(-clockMargin)
-	}
-	found = f.keep(found)
-	if len(found) == 0 {
-		return false, nil
-	}
-	d := holdByTraces(nil, found, r.o.RepeatWindow, r.o.Location)
-	r.o.Log.Warn("job row held: the service's records show the same change", "run", r.id, "plan", r.p.ID, "seq", a.Seq,
-		"line", a.Line, "on_service", d["onService"])
-	return true, r.transition(a, Held, d, "")
+// serviceHeld says why a row the service's records (and not billsync's journal) hold is not sent.
+func serviceHeld(window time.Duration) string {
+	return fmt.Sprintf("the service's own records show the same change within %s, which billsync's journal does not "+
+		"account for (a lost or restored journal, or a change made in the service's dashboard): not sent; to send it "+
+		"anyway write yes in its repeat column and plan the file again, or plan the whole file with -again", windowText(window))
 }

@@ -95,153 +95,167 @@ type writeCase struct {
 
 func writeCases() []writeCase {
 	return []writeCase{
-		{jobs.CreditTopup, "/credit/v1/credit/customer/add-credit", append(creditVariants(), listVariants()[1:]...), false,
-			func(e *env) (*jobs.Plan, func(*env)) {
-				amounts := []int64{700, 300}
-				plan, cs, p, before := topupPlan(e, amounts...)
-				_, topups0 := e.balance(cs[0].ID, p.ID)
-				_, topups1 := e.balance(cs[1].ID, p.ID)
-				return plan, func(e *env) {
-					e.t.Helper()
-					for i, c := range cs {
-						got, n := e.balance(c.ID, p.ID)
-						if got != before[i]+amounts[i] || n != []int{topups0, topups1}[i]+1 {
-							e.t.Errorf("customer %s: balance %d with %d top-ups, want %d + %d by exactly one top-up", c.ID, got, n,
-								before[i], amounts[i])
-						}
-					}
-				}
-			}},
-		{jobs.EmailFix, "/hl/v1/customer/update", listVariants(), false,
-			func(e *env) (*jobs.Plan, func(*env)) {
-				cs := e.customers(2)
-				in := e.file("emails.csv", "fromEmail,toEmail", cs[0].Email+",fixed.one@fixed.example", cs[1].Email+",fixed.two@fixed.example")
-				return e.mustPlan(jobs.EmailFix, in), func(e *env) {
-					e.t.Helper()
-					got := map[string]string{}
-					for _, c := range records[simCustomer](e, "customers") {
-						got[c.ID] = c.Email
-					}
-					for i, want := range []string{"fixed.one@fixed.example", "fixed.two@fixed.example"} {
-						if got[cs[i].ID] != want {
-							e.t.Errorf("customer %s has %q, want %q", cs[i].ID, got[cs[i].ID], want)
-						}
-					}
-				}
-			}},
-		{jobs.InvoiceCreate, "/hl/v1/invoice/create", listVariants(), false,
-			func(e *env) (*jobs.Plan, func(*env)) {
-				in := e.file("invoices.csv", "name,email,mobile,redirectUrl,description,expiredAt,quantity,rate",
-					"Budi Hartono,budi.h@example.com,0812000111,https://shop.example/thanks,Langganan Januari,2026-12-31,2,150000",
-					"Sari Dewi,sari.d@example.com,0812000222,https://shop.example/thanks,Langganan Januari,2026-12-31,,99000")
-				return e.mustPlan(jobs.InvoiceCreate, in), func(e *env) {
-					e.t.Helper()
-					type inv struct {
-						Description string
-						Amount      int64
-						Customer    struct{ Email string }
-					}
-					found := map[string]int{}
-					for _, i := range records[inv](e, "invoices") {
-						if i.Description == "Langganan Januari" {
-							found[fmt.Sprintf("%s %d", i.Customer.Email, i.Amount)]++
-						}
-					}
-					if found["budi.h@example.com 300000"] != 1 || found["sari.d@example.com 99000"] != 1 || len(found) != 2 {
-						e.t.Errorf("invoices on the service: %v, want exactly one each", found)
-					}
-				}
-			}},
-		{jobs.PaymentEdit, "/hl/v1/payment/edit", listVariants()[:1], true,
-			func(e *env) (*jobs.Plan, func(*env)) {
-				type pr struct {
-					ID, Status, Name, Description string
-					Amount                        int64
-				}
-				var open []pr
-				for _, r := range records[pr](e, "payment_requests") {
-					if r.Status != "paid" && len(open) < 2 {
-						open = append(open, r)
-					}
-				}
-				in := e.file("edit.csv", "id,name,email,mobile,amount,redirectUrl,description,expiredAt",
-					open[0].ID+",Pak Joko,joko@example.com,0812,125000,https://x.example/ok,Cicilan 2,2027-01-31T10:00:00+07:00",
-					open[1].ID+",Bu Ani,ani@example.com,0813,75000,https://x.example/ok,Cicilan 3,2027-01-31T10:00:00+07:00")
-				return e.mustPlan(jobs.PaymentEdit, in), func(e *env) {
-					e.t.Helper()
-					now := map[string]pr{}
-					for _, r := range records[pr](e, "payment_requests") {
-						now[r.ID] = r
-					}
-					if a, b := now[open[0].ID], now[open[1].ID]; a.Amount != 125000 || a.Description != "Cicilan 2" ||
-						b.Amount != 75000 || b.Name != "Bu Ani" {
-						e.t.Errorf("payment requests after the job: %+v %+v", a, b)
-					}
-				}
-			}},
-		{jobs.LicenseDeactivate, "/saas/v1/license/deactivate", listVariants()[:1], true,
-			func(e *env) (*jobs.Plan, func(*env)) {
-				saas := map[string]bool{}
-				for _, p := range records[simProduct](e, "products") {
-					saas[p.ID] = p.Type == "saas" && p.Status == "active"
-				}
-				var ls []simLicense
-				for _, l := range records[simLicense](e, "licenses") {
-					if saas[l.ProductID] && l.Status == "ACTIVE" && len(ls) < 2 {
-						ls = append(ls, l)
-					}
-				}
-				in := e.file("licenses.csv", "licenseCode,productId", ls[0].LicenseCode+","+ls[0].ProductID,
-					ls[1].LicenseCode+","+ls[1].ProductID)
-				return e.mustPlan(jobs.LicenseDeactivate, in), func(e *env) {
-					e.t.Helper()
-					for _, l := range records[simLicense](e, "licenses") {
-						if (l.LicenseCode == ls[0].LicenseCode && l.ProductID == ls[0].ProductID ||
-							l.LicenseCode == ls[1].LicenseCode && l.ProductID == ls[1].ProductID) && l.Status != "INACTIVE" {
-							e.t.Errorf("license %s is %s, want INACTIVE", l.LicenseCode, l.Status)
-						}
-					}
-				}
-			}},
-		{jobs.CheckoutLink, "/credit/v1/credit/generate/immutable/checkout", listVariants()[:1], true,
-			func(e *env) (*jobs.Plan, func(*env)) {
-				p := e.product(creditUsage)
-				in := e.file("links.csv", "productId,name,email,mobile,creditAmount",
-					p.ID+",Rina,rina@example.com,0811,500", p.ID+",Tono,tono@example.com,0812,")
-				plan := e.mustPlan(jobs.CheckoutLink, in)
-				return plan, func(e *env) {
-					e.t.Helper()
-					j := e.open()
-					defer j.Close()
-					got, err := j.LoadPlan(context.Background(), plan.ID)
-					if err != nil {
-						e.t.Fatal(err)
-					}
-					for _, a := range got.Actions {
-						if err := e.sb.VerifyCheckoutURL(a.Detail["checkoutUrl"]); err != nil {
-							e.t.Errorf("row %d: no valid link in the result: %v", a.Seq, err)
-						}
-					}
-				}
-			}},
-		{jobs.CouponCheck, "/hl/v1/coupon/validate", listVariants()[:1], true,
-			func(e *env) (*jobs.Plan, func(*env)) {
-				p := e.product(func(p simProduct) bool { return p.Type == "course" })
-				in := e.file("coupons.csv", "paymentLinkId,couponCode,finalAmount", p.ID+",KURSUSSAJA10,100000", p.ID+",NONAKTIF10,100000")
-				plan := e.mustPlan(jobs.CouponCheck, in)
-				return plan, func(e *env) {
-					e.t.Helper()
-					j := e.open()
-					defer j.Close()
-					got, err := j.LoadPlan(context.Background(), plan.ID)
-					if err != nil {
-						e.t.Fatal(err)
-					}
-					if v1, v2 := got.Actions[0].Detail["valid"], got.Actions[1].Detail["valid"]; v1 != "true" || v2 != "false" {
-						e.t.Errorf("coupon results %s and %s, want true and false", v1, v2)
-					}
-				}
-			}},
+		{jobs.CreditTopup, "/credit/v1/credit/customer/add-credit", append(creditVariants(), listVariants()[1:]...), false, planTopups},
+		{jobs.EmailFix, "/hl/v1/customer/update", listVariants(), false, planEmailFixes},
+		{jobs.InvoiceCreate, "/hl/v1/invoice/create", listVariants(), false, planInvoices},
+		{jobs.PaymentEdit, "/hl/v1/payment/edit", listVariants()[:1], true, planPaymentEdits},
+		{jobs.LicenseDeactivate, "/saas/v1/license/deactivate", listVariants()[:1], true, planDeactivations},
+		{jobs.CheckoutLink, "/credit/v1/credit/generate/immutable/checkout", listVariants()[:1], true, planCheckoutLinks},
+		{jobs.CouponCheck, "/hl/v1/coupon/validate", listVariants()[:1], true, planCouponChecks},
+	}
+}
+
+// planTopups plans two rows of CreditTopup on the simulator and returns the check of their effect.
+func planTopups(e *env) (*jobs.Plan, func(*env)) {
+	amounts := []int64{700, 300}
+	plan, cs, p, before := topupPlan(e, amounts...)
+	_, topups0 := e.balance(cs[0].ID, p.ID)
+	_, topups1 := e.balance(cs[1].ID, p.ID)
+	return plan, func(e *env) {
+		e.t.Helper()
+		for i, c := range cs {
+			got, n := e.balance(c.ID, p.ID)
+			if got != before[i]+amounts[i] || n != []int{topups0, topups1}[i]+1 {
+				e.t.Errorf("customer %s: balance %d with %d top-ups, want %d + %d by exactly one top-up", c.ID, got, n,
+					before[i], amounts[i])
+			}
+		}
+	}
+}
+
+// planEmailFixes plans two rows of EmailFix on the simulator and returns the check of their effect.
+func planEmailFixes(e *env) (*jobs.Plan, func(*env)) {
+	cs := e.customers(2)
+	in := e.file("emails.csv", "fromEmail,toEmail", cs[0].Email+",fixed.one@fixed.example", cs[1].Email+",fixed.two@fixed.example")
+	return e.mustPlan(jobs.EmailFix, in), func(e *env) {
+		e.t.Helper()
+		got := map[string]string{}
+		for _, c := range records[simCustomer](e, "customers") {
+			got[c.ID] = c.Email
+		}
+		for i, want := range []string{"fixed.one@fixed.example", "fixed.two@fixed.example"} {
+			if got[cs[i].ID] != want {
+				e.t.Errorf("customer %s has %q, want %q", cs[i].ID, got[cs[i].ID], want)
+			}
+		}
+	}
+}
+
+// planInvoices plans two rows of InvoiceCreate on the simulator and returns the check of their effect.
+func planInvoices(e *env) (*jobs.Plan, func(*env)) {
+	in := e.file("invoices.csv", "name,email,mobile,redirectUrl,description,expiredAt,quantity,rate",
+		"Budi Hartono,budi.h@example.com,0812000111,https://shop.example/thanks,Langganan Januari,2026-12-31,2,150000",
+		"Sari Dewi,sari.d@example.com,0812000222,https://shop.example/thanks,Langganan Januari,2026-12-31,,99000")
+	return e.mustPlan(jobs.InvoiceCreate, in), func(e *env) {
+		e.t.Helper()
+		type inv struct {
+			Description string
+			Amount      int64
+			Customer    struct{ Email string }
+		}
+		found := map[string]int{}
+		for _, i := range records[inv](e, "invoices") {
+			if i.Description == "Langganan Januari" {
+				found[fmt.Sprintf("%s %d", i.Customer.Email, i.Amount)]++
+			}
+		}
+		if found["budi.h@example.com 300000"] != 1 || found["sari.d@example.com 99000"] != 1 || len(found) != 2 {
+			e.t.Errorf("invoices on the service: %v, want exactly one each", found)
+		}
+	}
+}
+
+// planPaymentEdits plans two rows of PaymentEdit on the simulator and returns the check of their effect.
+func planPaymentEdits(e *env) (*jobs.Plan, func(*env)) {
+	type pr struct {
+		ID, Status, Name, Description string
+		Amount                        int64
+	}
+	var open []pr
+	for _, r := range records[pr](e, "payment_requests") {
+		if r.Status != "paid" && len(open) < 2 {
+			open = append(open, r)
+		}
+	}
+	in := e.file("edit.csv", "id,name,email,mobile,amount,redirectUrl,description,expiredAt",
+		open[0].ID+",Pak Joko,joko@example.com,0812,125000,https://x.example/ok,Cicilan 2,2027-01-31T10:00:00+07:00",
+		open[1].ID+",Bu Ani,ani@example.com,0813,75000,https://x.example/ok,Cicilan 3,2027-01-31T10:00:00+07:00")
+	return e.mustPlan(jobs.PaymentEdit, in), func(e *env) {
+		e.t.Helper()
+		now := map[string]pr{}
+		for _, r := range records[pr](e, "payment_requests") {
+			now[r.ID] = r
+		}
+		if a, b := now[open[0].ID], now[open[1].ID]; a.Amount != 125000 || a.Description != "Cicilan 2" ||
+			b.Amount != 75000 || b.Name != "Bu Ani" {
+			e.t.Errorf("payment requests after the job: %+v %+v", a, b)
+		}
+	}
+}
+
+// planDeactivations plans two rows of LicenseDeactivate on the simulator and returns the check of their effect.
+func planDeactivations(e *env) (*jobs.Plan, func(*env)) {
+	saas := map[string]bool{}
+	for _, p := range records[simProduct](e, "products") {
+		saas[p.ID] = p.Type == "saas" && p.Status == "active"
+	}
+	var ls []simLicense
+	for _, l := range records[simLicense](e, "licenses") {
+		if saas[l.ProductID] && l.Status == "ACTIVE" && len(ls) < 2 {
+			ls = append(ls, l)
+		}
+	}
+	in := e.file("licenses.csv", "licenseCode,productId", ls[0].LicenseCode+","+ls[0].ProductID,
+		ls[1].LicenseCode+","+ls[1].ProductID)
+	return e.mustPlan(jobs.LicenseDeactivate, in), func(e *env) {
+		e.t.Helper()
+		for _, l := range records[simLicense](e, "licenses") {
+			if (l.LicenseCode == ls[0].LicenseCode && l.ProductID == ls[0].ProductID ||
+				l.LicenseCode == ls[1].LicenseCode && l.ProductID == ls[1].ProductID) && l.Status != "INACTIVE" {
+				e.t.Errorf("license %s is %s, want INACTIVE", l.LicenseCode, l.Status)
+			}
+		}
+	}
+}
+
+// planCheckoutLinks plans two rows of CheckoutLink on the simulator and returns the check of their effect.
+func planCheckoutLinks(e *env) (*jobs.Plan, func(*env)) {
+	p := e.product(creditUsage)
+	in := e.file("links.csv", "productId,name,email,mobile,creditAmount",
+		p.ID+",Rina,rina@example.com,0811,500", p.ID+",Tono,tono@example.com,0812,")
+	plan := e.mustPlan(jobs.CheckoutLink, in)
+	return plan, func(e *env) {
+		e.t.Helper()
+		j := e.open()
+		defer j.Close()
+		got, err := j.LoadPlan(context.Background(), plan.ID)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		for _, a := range got.Actions {
+			if err := e.sb.VerifyCheckoutURL(a.Detail["checkoutUrl"]); err != nil {
+				e.t.Errorf("row %d: no valid link in the result: %v", a.Seq, err)
+			}
+		}
+	}
+}
+
+// planCouponChecks plans two rows of CouponCheck on the simulator and returns the check of their effect.
+func planCouponChecks(e *env) (*jobs.Plan, func(*env)) {
+	p := e.product(func(p simProduct) bool { return p.Type == "course" })
+	in := e.file("coupons.csv", "paymentLinkId,couponCode,finalAmount", p.ID+",KURSUSSAJA10,100000", p.ID+",NONAKTIF10,100000")
+	plan := e.mustPlan(jobs.CouponCheck, in)
+	return plan, func(e *env) {
+		e.t.Helper()
+		j := e.open()
+		defer j.Close()
+		got, err := j.LoadPlan(context.Background(), plan.ID)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		if v1, v2 := got.Actions[0].Detail["valid"], got.Actions[1].Detail["valid"]; v1 != "true" || v2 != "false" {
+			e.t.Errorf("coupon results %s and %s, want true and false", v1, v2)
+		}
 	}
 }
 

@@ -3,8 +3,8 @@ package jobs
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -110,28 +110,6 @@ func loadWorld(ctx context.Context, wh *sql.DB, account string, k *keys) (*world
 	return w, nil
 }
 
-func jsonList(ids []string) string {
-	if ids == nil {
-		ids = []string{}
-	}
-	b, _ := json.Marshal(ids)
-	return string(b)
-}
-
-func queryEach(ctx context.Context, db *sql.DB, q string, scan func(*sql.Rows) error, args ...any) error {
-	rows, err := db.QueryContext(ctx, q, args...)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		if err := scan(rows); err != nil {
-			return err
-		}
-	}
-	return rows.Err()
-}
-
 // CreditProduct is a product a credit top-up or a checkout with credit can name.
 type CreditProduct struct {
 	ID, Name, Type, Status string
@@ -151,4 +129,23 @@ func CreditProducts(ctx context.Context, wh *sql.DB, account string) ([]CreditPr
 		return nil, fmt.Errorf("warehouse: credit-usage products: %w", err)
 	}
 	return out, nil
+}
+
+func orNull(s string) string {
+	if s == "" {
+		return "null"
+	}
+	return s
+}
+
+// cleanNumber turns a DECIMAL's text ("1500.0000") into "1500"; "" becomes "0".
+func cleanNumber(s string) string {
+	if s == "" {
+		return "0"
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return s
+	}
+	return strconv.FormatFloat(f, 'f', -1, 64)
 }
