@@ -30,17 +30,21 @@ type config struct {
 	conf.Files
 	conf.Scope
 	conf.Report
+	conf.LakeAccess // -lake: the reports over the lake's tables at one snapshot (lake.go)
 
 	// warnings about the environment (a deprecated variable), logged once the logger exists
 	warnings []string
 
-	list    bool
-	asOf    string
-	formats string
-	sql     string
-	export  string
-	vars    varFlags
-	names   []string
+	list bool
+	asOf string
+	// the point of the lake read: a snapshot id, or a time (RFC 3339 or a date in the zone)
+	asOfSnapshot int64
+	asOfTime     string
+	formats      string
+	sql          string
+	export       string
+	vars         varFlags
+	names        []string
 }
 
 // varFlags collects repeated -var name=value flags.
@@ -82,6 +86,8 @@ func (c *config) flagSet() *flag.FlagSet {
 		fmt.Fprintln(w, "       report -sql @queries/aging_by_customer.sql -var as_of=2026-10-31")
 		fmt.Fprintln(w, "       report -sql - < query.sql         SQL from standard input")
 		fmt.Fprintln(w, "       report -export parquet            analyst tables as Parquet under -out")
+		fmt.Fprintln(w, "       report -lake URI -lake-catalog URI [-as-of-snapshot S | -as-of-time T] [-account A] [REPORT...]")
+		fmt.Fprintln(w, "                                         the reports over the Iceberg lake's tables at one snapshot")
 		fmt.Fprintln(w, "       report deliver NAME / deliveries  send a delivery by e-mail / its journal (report deliver -h)")
 		fmt.Fprintln(w, "\nThe warehouse is opened read-only; no API key is needed. A flag with an environment")
 		fmt.Fprintln(w, "variable (in brackets) overrides it; BILLSYNC_REPORT_ACCOUNT is still read as BILLSYNC_ACCOUNT.\n\nflags:")
@@ -94,6 +100,8 @@ func (c *config) flagSet() *flag.FlagSet {
 	fs.StringVar(&c.formats, "format", "", "reports: xlsx,csv (default both); -sql: csv, xlsx or table (default table)")
 	fs.StringVar(&c.sql, "sql", "", "run this SQL instead of the reports: text, @file, or - for standard input; several statements allowed, the last one's rows are shown")
 	fs.StringVar(&c.export, "export", "", "export the analyst tables: parquet")
+	fs.Int64Var(&c.asOfSnapshot, "as-of-snapshot", 0, "with -lake: read the lake at this snapshot id (every table as it stood when it was committed)")
+	fs.StringVar(&c.asOfTime, "as-of-time", "", "with -lake: read the lake as it stood at this time: RFC 3339, or a date YYYY-MM-DD (its end, in -tz)")
 	fs.Var(c.vars, "var", "report variable name=value, repeatable (see -list); with -sql, any DuckDB variable (as_of=... overrides -as-of)")
 	return fs
 }
@@ -137,9 +145,10 @@ func (c *config) validate() error {
 			}
 		}
 	}
-	if c.DB == "" {
+	if c.DB == "" && c.LakeAccess.Root == "" {
 		errs = append(errs, errors.New("BILLSYNC_DB (-db) is empty"))
 	}
+	errs = append(errs, c.validateLake())
 	if !c.list && c.export == "" {
 		if err := report.CheckVars(c.names, c.vars, c.sql != ""); err != nil {
 			errs = append(errs, err)
@@ -185,6 +194,13 @@ func run(ctx context.Context, args []string, lookup envconfig.Lookuper, stdin io
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{ReplaceAttr: logfmt.In(cfg.TZ.Location())}))
 	for _, w := range cfg.warnings {
 		log.Warn(w)
+	}
+	if cfg.LakeAccess.Root != "" && !cfg.list {
+		cleanup, err := cfg.readLake(ctx, log)
+		if err != nil {
+			return err
+		}
+		defer cleanup()
 	}
 	switch {
 	case cfg.list:

@@ -115,8 +115,8 @@ func TestHelpListsEveryOption(t *testing.T) {
 		t.Fatalf("-h: %v", err)
 	}
 	opts := conf.Options(&config{})
-	if len(opts) != 9 {
-		t.Errorf("report reads %d options, want 9 (db, journal, account, tz, currency, locale, csv-dialect, reports-out, sql-files)", len(opts))
+	if len(opts) != 13 {
+		t.Errorf("report reads %d options, want 13 (db, journal, account, tz, currency, locale, csv-dialect, reports-out, sql-files, lake, lake-s3-endpoint, lake-catalog, lake-namespace)", len(opts))
 	}
 	for _, o := range opts {
 		if want := "  -" + o.Flag + " "; !strings.Contains(stdout.String(), want) || !strings.Contains(stdout.String(), "("+o.Env+")") {

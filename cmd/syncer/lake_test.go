@@ -121,7 +121,7 @@ func TestLakeBehindAsAnOperatorSeesIt(t *testing.T) {
 	if p, r := alerts(); p != 1 || r != 1 {
 		t.Errorf("alerts: %d PROBLEM, %d RESOLVED; want one each", p, r)
 	}
-	lk, err := lake.Open(context.Background(), conf.Lake{Root: env["BILLSYNC_LAKE"], Catalog: env["BILLSYNC_LAKE_CATALOG"], Namespace: "billsync"}, nil)
+	lk, err := lake.Open(context.Background(), conf.Lake{LakeAccess: conf.LakeAccess{Root: env["BILLSYNC_LAKE"], Catalog: env["BILLSYNC_LAKE_CATALOG"], Namespace: "billsync"}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -50,6 +50,7 @@ func TestDocsTables(t *testing.T) {
 		config.Files
 		config.Scope
 		config.Report
+		config.LakeAccess
 	}
 	for file, opts := range map[string][]config.Option{
 		"../../docs/configuration.md": config.Options(&all{}),

@@ -119,15 +119,21 @@ func (b Build) Check() error {
 // Lake is the Apache Iceberg lake each successful sync commits its accounts' rows to
 // (internal/lake, docs/lake.md). Empty Root: no lake.
 type Lake struct {
-	Root string `env:"BILLSYNC_LAKE" flag:"lake" help:"the Iceberg lake each successful sync commits to: file:///abs/path or s3://bucket/prefix; empty = none"`
+	LakeAccess
+	// Maintenance (internal/lake Maintain): the daemon's schedule of it, and what it keeps.
+	Maintain string        `env:"BILLSYNC_LAKE_MAINTAIN, default=30 4 * * *" check:"cron" flag:"lake-maintain" help:"cron spec of the daemon's lake maintenance (compaction, month-end tags, snapshot expiry, orphan files); off = none (a fleet sharing tables lets one syncer do it)"`
+	Keep     time.Duration `env:"BILLSYNC_LAKE_KEEP, default=840h" flag:"lake-keep" help:"lake maintenance keeps every snapshot younger than this (35 days); older ones expire, except each month's end, tagged month-end-YYYY-MM and kept"`
+}
+
+// LakeAccess is where the lake is and how its catalog is reached: what a syncer commits through
+// and report -lake reads through (report reads only these).
+type LakeAccess struct {
+	Root string `env:"BILLSYNC_LAKE" flag:"lake" help:"the Iceberg lake each successful sync commits to and report -lake reads: file:///abs/path or s3://bucket/prefix; empty = none"`
 	// The S3 credentials and region are the AWS SDK's own variables (AWS_ACCESS_KEY_ID,
 	// AWS_SECRET_ACCESS_KEY, AWS_REGION), never flags.
 	S3Endpoint string `env:"BILLSYNC_LAKE_S3_ENDPOINT" flag:"lake-s3-endpoint" help:"endpoint of an S3-compatible store for an s3:// lake (MinIO, R2...); empty = AWS"`
 	Catalog    string `env:"BILLSYNC_LAKE_CATALOG" flag:"lake-catalog" help:"the lake's Iceberg catalog: sqlite:///abs/path/catalog.db, postgres://... or http(s)://... (REST)"`
 	Namespace  string `env:"BILLSYNC_LAKE_NAMESPACE, default=billsync" flag:"lake-namespace" help:"the catalog namespace of the lake's tables"`
-	// Maintenance (internal/lake Maintain): the daemon's schedule of it, and what it keeps.
-	Maintain string        `env:"BILLSYNC_LAKE_MAINTAIN, default=30 4 * * *" check:"cron" flag:"lake-maintain" help:"cron spec of the daemon's lake maintenance (compaction, month-end tags, snapshot expiry, orphan files); off = none (a fleet sharing tables lets one syncer do it)"`
-	Keep     time.Duration `env:"BILLSYNC_LAKE_KEEP, default=840h" flag:"lake-keep" help:"lake maintenance keeps every snapshot younger than this (35 days); older ones expire, except each month's end, tagged month-end-YYYY-MM and kept"`
 }
 
 // LakeMaintainOff is BILLSYNC_LAKE_MAINTAIN's word for no scheduled maintenance.
@@ -135,7 +141,7 @@ const LakeMaintainOff = "off"
 
 // Check says which of l's settings no lake can be opened with: a lake needs a catalog, each of
 // a scheme billsync knows.
-func (l Lake) Check() error {
+func (l LakeAccess) Check() error {
 	if l.Root == "" {
 		if l.Catalog != "" {
 			return errors.New("BILLSYNC_LAKE_CATALOG is set but BILLSYNC_LAKE is not: set the lake's root too (file:///abs/path or s3://bucket/prefix)")

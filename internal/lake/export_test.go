@@ -40,3 +40,6 @@ func (l *Lake) LastDigest(ctx context.Context, name, account string) (int64, str
 	c := lastCommit(tbl, account)
 	return c.rows, c.digest
 }
+
+// ColumnsOf are the lake table's columns with their warehouse types.
+func ColumnsOf(table string) []warehouse.Column { return lakeColumns(table) }

@@ -170,8 +170,9 @@ func (l *Lake) Catalog() catalog.Catalog { return l.cat }
 // Namespace is the namespace of the lake's tables.
 func (l *Lake) Namespace() string { return l.ns }
 
-// Tables are the lake's tables: every warehouse data table.
-func Tables() []string { return warehouse.DataTables() }
+// Tables are the lake's tables: every warehouse data table, then the history tables the
+// reports read (history.go).
+func Tables() []string { return tableNames() }
 
 // TableResult is what one commit did to one table for one account.
 type TableResult struct {
@@ -496,8 +497,9 @@ func (l *Lake) evolve(ctx context.Context, tbl *table.Table, want *iceberg.Schem
 	return out, nil
 }
 
-// dataColumns are the warehouse's declared columns; a variable so a test can declare one more.
-var dataColumns = warehouse.DataColumns
+// dataColumns are the columns of the lake's tables (history.go); a variable so a test can
+// declare one more.
+var dataColumns = tableColumns
 
 // skipped are the warehouse columns the lake leaves out, the sync's own bookkeeping: raw_hash
 // is the merge's change test (a 128-bit unsigned integer, which Iceberg has no type for);

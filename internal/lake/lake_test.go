@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -91,7 +90,7 @@ func backends() []backend {
 	local := func(catalog func(t *testing.T, dir string) string) func(t *testing.T) store {
 		return func(t *testing.T) store {
 			dir := t.TempDir()
-			cfg := config.Lake{Root: "file://" + filepath.Join(dir, "warehouse"), Catalog: catalog(t, dir), Namespace: "billsync"}
+			cfg := config.Lake{LakeAccess: config.LakeAccess{Root: "file://" + filepath.Join(dir, "warehouse"), Catalog: catalog(t, dir), Namespace: "billsync"}}
 			return store{cfg: cfg, size: func(t *testing.T) (int, int64) { return lakeSize(t, filepath.Join(dir, "warehouse")) }}
 		}
 	}
@@ -100,7 +99,7 @@ func backends() []backend {
 		{"postgres", local(func(t *testing.T, dir string) string { return testpg.Start(t) })},
 		{"s3", func(t *testing.T) store {
 			backend, url := fakeS3(t)
-			cfg := config.Lake{Root: "s3://lake/fleet", S3Endpoint: url, Catalog: "sqlite://" + filepath.Join(t.TempDir(), "catalog.db"), Namespace: "billsync"}
+			cfg := config.Lake{LakeAccess: config.LakeAccess{Root: "s3://lake/fleet", S3Endpoint: url, Catalog: "sqlite://" + filepath.Join(t.TempDir(), "catalog.db"), Namespace: "billsync"}}
 			return store{cfg: cfg, size: func(t *testing.T) (files int, bytes int64) {
 				objs, err := backend.ListBucket("lake", &gofakes3.Prefix{}, gofakes3.ListBucketPage{})
 				if err != nil {
@@ -131,7 +130,7 @@ func fakeS3(t *testing.T) (*s3mem.Backend, string) {
 }
 
 func sqliteLake(t *testing.T, dir string) config.Lake {
-	return config.Lake{Root: "file://" + filepath.Join(dir, "warehouse"), Catalog: "sqlite://" + filepath.Join(dir, "catalog.db"), Namespace: "billsync"}
+	return config.Lake{LakeAccess: config.LakeAccess{Root: "file://" + filepath.Join(dir, "warehouse"), Catalog: "sqlite://" + filepath.Join(dir, "catalog.db"), Namespace: "billsync"}}
 }
 
 func open(t *testing.T, cfg config.Lake, log *slog.Logger) *lake.Lake {
@@ -208,23 +207,23 @@ func memDuck(t *testing.T) *sql.DB {
 func compare(t *testing.T, lk *lake.Lake, m *merchant, tables []string) (rows int64) {
 	t.Helper()
 	db := memDuck(t)
-	if _, err := db.Exec(fmt.Sprintf(`ATTACH '%s' AS wh (READ_ONLY)`, m.path)); err != nil {
+	// the file's tables by their own names, as the lake's reads of them name them
+	if _, err := db.Exec(fmt.Sprintf(`ATTACH '%s' AS wh (READ_ONLY); USE wh`, m.path)); err != nil {
 		t.Fatal(err)
 	}
-	defer db.Exec(`DETACH wh`)
+	defer db.Exec(`USE memory; DETACH wh`)
 	dir := t.TempDir()
 	for _, name := range tables {
 		var cols []string
-		for _, c := range warehouse.DataColumns()[name] {
+		for _, c := range lake.ColumnsOf(name) {
 			switch {
-			case !slices.Contains(lake.Columns(name), c.Name):
 			case c.Type == entity.JSON:
 				cols = append(cols, fmt.Sprintf(`"%s"::VARCHAR AS "%s"`, c.Name, c.Name))
 			default:
 				cols = append(cols, `"`+c.Name+`"`)
 			}
 		}
-		file := fmt.Sprintf(`SELECT %s FROM wh."%s" WHERE account = '%s'`, strings.Join(cols, ", "), name, m.name)
+		file := fmt.Sprintf(`SELECT %s FROM %s WHERE account = '%s'`, strings.Join(cols, ", "), lake.SourceSQL(name), m.name)
 		var want int64
 		if err := db.QueryRow(`SELECT count(*) FROM (` + file + `)`).Scan(&want); err != nil {
 			t.Fatal(err)
@@ -523,7 +522,7 @@ func TestS3Lake(t *testing.T) {
 	ctx := context.Background()
 	m := newMerchant(t, 3)
 	m.sync(ctx, t, nil, nil, nil)
-	cfg := config.Lake{Root: "s3://lake/fleet", S3Endpoint: url, Catalog: "sqlite://" + filepath.Join(t.TempDir(), "catalog.db"), Namespace: "billsync"}
+	cfg := config.Lake{LakeAccess: config.LakeAccess{Root: "s3://lake/fleet", S3Endpoint: url, Catalog: "sqlite://" + filepath.Join(t.TempDir(), "catalog.db"), Namespace: "billsync"}}
 	lk := open(t, cfg, nil)
 	if _, err := lk.Commit(ctx, m.path, []string{m.name}); err != nil {
 		t.Fatal(err)
@@ -554,11 +553,11 @@ func TestOpenErrors(t *testing.T) {
 		cfg  config.Lake
 		want string
 	}{
-		{config.Lake{Root: "/data/lake", Catalog: "sqlite:///x.db", Namespace: "billsync"}, `BILLSYNC_LAKE "/data/lake": want file:///abs/path or s3://bucket/prefix`},
-		{config.Lake{Root: "file:///data/lake", Namespace: "billsync"}, "BILLSYNC_LAKE_CATALOG is not"},
-		{config.Lake{Catalog: "sqlite:///x.db", Namespace: "billsync"}, "BILLSYNC_LAKE is not"},
-		{config.Lake{Root: "file:///data/lake", Catalog: "mysql://u:hunter2@db/x", Namespace: "billsync"}, `BILLSYNC_LAKE_CATALOG "mysql://u:xxxxx@db/x"`},
-		{config.Lake{Root: "file:///data/lake", Catalog: "sqlite:///x.db", Namespace: "Bill-Sync"}, `BILLSYNC_LAKE_NAMESPACE "Bill-Sync"`},
+		{config.Lake{LakeAccess: config.LakeAccess{Root: "/data/lake", Catalog: "sqlite:///x.db", Namespace: "billsync"}}, `BILLSYNC_LAKE "/data/lake": want file:///abs/path or s3://bucket/prefix`},
+		{config.Lake{LakeAccess: config.LakeAccess{Root: "file:///data/lake", Namespace: "billsync"}}, "BILLSYNC_LAKE_CATALOG is not"},
+		{config.Lake{LakeAccess: config.LakeAccess{Catalog: "sqlite:///x.db", Namespace: "billsync"}}, "BILLSYNC_LAKE is not"},
+		{config.Lake{LakeAccess: config.LakeAccess{Root: "file:///data/lake", Catalog: "mysql://u:hunter2@db/x", Namespace: "billsync"}}, `BILLSYNC_LAKE_CATALOG "mysql://u:xxxxx@db/x"`},
+		{config.Lake{LakeAccess: config.LakeAccess{Root: "file:///data/lake", Catalog: "sqlite:///x.db", Namespace: "Bill-Sync"}}, `BILLSYNC_LAKE_NAMESPACE "Bill-Sync"`},
 	} {
 		_, err := lake.Open(context.Background(), tc.cfg, nil)
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "hunter2") {

@@ -83,7 +83,7 @@ func (s *source) digest(ctx context.Context, name, account string) (int64, strin
 	// so XORed over rows a change of the last column in an even number of rows to the same
 	// value cancelled out (four rows of a table marked deleted upstream in the same run were
 	// never committed).
-	q := fmt.Sprintf(`SELECT count(*), coalesce(bit_xor(hash(hash(%s))), 0)::VARCHAR FROM %s WHERE account = $1`, strings.Join(cols, ", "), quote(name))
+	q := fmt.Sprintf(`SELECT count(*), coalesce(bit_xor(hash(hash(%s))), 0)::VARCHAR FROM %s WHERE account = $1`, strings.Join(cols, ", "), sourceOf(name))
 	var rows int64
 	var digest string
 	if err := s.db.QueryRowContext(ctx, q, account).Scan(&rows, &digest); err != nil {
@@ -140,7 +140,7 @@ func (s *source) records(ctx context.Context, name, account string, sc *iceberg.
 	// COPY takes no parameters: the account and the path as SQL literals. Uncompressed: the
 	// file lives for one read; the lake's own files are zstd.
 	q := fmt.Sprintf(`COPY (SELECT %s FROM %s WHERE account = %s ORDER BY %s) TO %s (FORMAT parquet, COMPRESSION uncompressed)`,
-		strings.Join(sel, ", "), quote(name), literal(account), strings.Join(key, ", "), literal(path))
+		strings.Join(sel, ", "), sourceOf(name), literal(account), strings.Join(key, ", "), literal(path))
 	if _, err := s.db.ExecContext(ctx, q); err != nil {
 		cleanup()
 		return nil, nil, fmt.Errorf("read %s: %w", name, err)
@@ -172,6 +172,10 @@ func duckType(t iceberg.Type) (string, error) {
 		return "VARCHAR", nil
 	case iceberg.Int64Type:
 		return "BIGINT", nil
+	case iceberg.Int32Type:
+		return "INTEGER", nil
+	case iceberg.BooleanType:
+		return "BOOLEAN", nil
 	case iceberg.Float64Type:
 		return "DOUBLE", nil
 	case iceberg.DecimalType:
@@ -195,6 +199,10 @@ func icebergType(c warehouse.Column) (iceberg.Type, error) {
 		return iceberg.DecimalTypeOf(20, 4), nil
 	case entity.Time:
 		return iceberg.PrimitiveTypes.TimestampTz, nil
+	case typeInt32:
+		return iceberg.PrimitiveTypes.Int32, nil
+	case typeBool:
+		return iceberg.PrimitiveTypes.Bool, nil
 	}
 	return nil, fmt.Errorf("column %s: no lake type for %s", c.Name, c.Type)
 }
