@@ -107,7 +107,9 @@ func TestOldAccountVariableWarns(t *testing.T) {
 	}
 }
 
-// TestHelpListsEveryOption: -h shows every option report reads with its flag and variable.
+// TestHelpListsEveryOption: -h shows every option report reads with its flag and variable. The
+// options come from the declarations (a new setting is walked without a line here), so no count
+// of them is pinned: a pinned count failed for every new setting, naming none that was missing.
 func TestHelpListsEveryOption(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	err := run(context.Background(), []string{"-h"}, envconfig.MapLookuper(nil), strings.NewReader(""), &stdout, &stderr)
@@ -115,8 +117,8 @@ func TestHelpListsEveryOption(t *testing.T) {
 		t.Fatalf("-h: %v", err)
 	}
 	opts := conf.Options(&config{})
-	if len(opts) != 13 {
-		t.Errorf("report reads %d options, want 13 (db, journal, account, tz, currency, locale, csv-dialect, reports-out, sql-files, lake, lake-s3-endpoint, lake-catalog, lake-namespace)", len(opts))
+	if len(opts) == 0 {
+		t.Fatal("report declares no options: nothing to look for in -h")
 	}
 	for _, o := range opts {
 		if want := "  -" + o.Flag + " "; !strings.Contains(stdout.String(), want) || !strings.Contains(stdout.String(), "("+o.Env+")") {
