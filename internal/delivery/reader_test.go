@@ -103,7 +103,9 @@ var reportTitles = map[string]loc{
 }
 
 // everyFigure are the reports whose every headline figure and table has a case here: a figure
-// found on their summary or in the message without one fails.
+// found on their summary or in the message without one fails. It is every report (and
+// reportTitles has each one's title): TestReaderCoversEveryReport fails, naming it, for a report
+// in reports/ that is missing here, else its figures would be checked by nothing.
 var everyFigure = []string{"credit", "data-quality", "aging", "reviews", "webhooks", "collections"}
 
 // addedOnly are figures checked only as parts of a sum whose total has its own case (readerSums):
@@ -1046,14 +1048,14 @@ func TestReaderChecksWhatPeopleRead(t *testing.T) {
 			o := testOptions(t, db)
 			d := testDelivery(t, fmt.Sprintf(`deliveries:
   - name: reader-%s
-    reports: [credit, data-quality, aging, reviews, webhooks, collections]
+    reports: [%s]
     schedule: "0 7 * * *"
     as_of: yesterday
     format: both
     locale: %s
     max_attach_mb: 50
     to: [finance@toko.example]
-`, locale, locale))
+`, locale, strings.Join(everyFigure, ", "), locale))
 			res, err := Deliver(ctx, o, Occurrence{Delivery: d, AsOf: readerAsOf})
 			if err != nil || res.EML == "" {
 				t.Fatalf("%v %+v", err, res)
@@ -1183,6 +1185,36 @@ func checkSums(t *testing.T, readings map[string][]*reading, locale string) {
 					t.Errorf("%s: %s %s, its parts add up to %v", rd.where, sc.total[locale], c.text, sum)
 				}
 			}
+		}
+	}
+}
+
+// TestReaderCoversEveryReport: every report defined in reports/ (the embedded definitions) is in
+// everyFigure, so the reader test delivers it and checks each figure people read on it, and has
+// its title in reportTitles; neither names a report that is not defined.
+func TestReaderCoversEveryReport(t *testing.T) {
+	defs, err := report.Definitions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defined := map[string]bool{}
+	for _, d := range defs {
+		defined[d.Name] = true
+		if !slices.Contains(everyFigure, d.Name) {
+			t.Errorf("report %s: not in everyFigure (internal/delivery/reader_test.go): its headline figures and tables would be checked by nothing; add it, with a case for each", d.Name)
+		}
+		if _, ok := reportTitles[d.Name]; !ok {
+			t.Errorf("report %s: no title in reportTitles (internal/delivery/reader_test.go): the reader test finds its part of the message by it", d.Name)
+		}
+	}
+	for _, name := range everyFigure {
+		if !defined[name] {
+			t.Errorf("everyFigure names %s, which reports/ does not define", name)
+		}
+	}
+	for name := range reportTitles {
+		if !defined[name] {
+			t.Errorf("reportTitles names %s, which reports/ does not define", name)
 		}
 	}
 }
