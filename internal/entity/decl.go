@@ -44,9 +44,12 @@ type Decl struct {
 	// file and its SQL is generated from Fields and Changes.
 	SQL []string
 
-	Row     string // docs: what one row of the table is
-	Doc     string // docs: anything a reader must know beyond the columns (a detail: where its columns come from)
-	Fixture string // the spec's sample response whose `data` holds the entity's records (its merge golden)
+	Row string // docs: what one row of the table is
+	Doc string // docs: anything a reader must know beyond the columns (a detail: where its columns come from)
+	// Fixture is a sample response whose `data` holds the entity's records (its merge golden): the
+	// spec's, in testdata/fixtures/laravel-mayar, or, when the spec shows none, one made up from
+	// its fields in testdata/fixtures/invented (never among the spec's copied files).
+	Fixture string
 
 	// Label names the table (a detail: its read) in the reports, in both locales.
 	Label Label

@@ -4,10 +4,12 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -81,10 +83,42 @@ func tryLoad(b *Build, e entity.Name, run syncdata.Run, at time.Time, full bool,
 	return res, err
 }
 
+// fixturesDir holds the fixtures: the spec's, copied byte for byte (laravel-mayar/), and those
+// made up for a record the spec shows no sample of (invented/); testdata/fixtures/README.md.
+var fixturesDir = filepath.Join("..", "..", "testdata", "fixtures")
+
+// fixtureFolders are where a declaration's Fixture is looked for, the spec's first.
+var fixtureFolders = []string{"laravel-mayar", "invented"}
+
+// fixturePath is the file named name (an entity's Fixture) in one of root's fixture folders: an
+// error names every folder when it is in none, and both files when it is in two (which is the
+// fixture would depend on the order looked in).
+func fixturePath(root, name string) (string, error) {
+	var found, looked []string
+	for _, dir := range fixtureFolders {
+		p := filepath.Join(root, dir, name)
+		looked = append(looked, p)
+		if _, err := os.Stat(p); err == nil {
+			found = append(found, p)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return "", fmt.Errorf("fixture %s: in none of %s", name, strings.Join(looked, ", "))
+	case 1:
+		return found[0], nil
+	}
+	return "", fmt.Errorf("fixture %s: in both %s: an invented fixture must not shadow the spec's", name, strings.Join(found, " and "))
+}
+
 // fixtureItems returns the `data` items (or the single `data` object) of a fixture file.
 func fixtureItems(t *testing.T, name string) []string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "fixtures", "laravel-mayar", name))
+	p, err := fixturePath(fixturesDir, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(p)
 	if err != nil {
 		t.Fatalf("fixture %s: %v", name, err)
 	}
