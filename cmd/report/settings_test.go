@@ -1,14 +1,12 @@
 package main
 
 import (
-	"bytes"
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/billsync/billsync/internal/cli/clitest"
 	conf "github.com/billsync/billsync/internal/config"
 )
 
@@ -21,31 +19,10 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// runChild runs the built command with exactly env (none of the test's own BILLSYNC_
-// variables) and returns its exit status and standard error.
+// runChild runs the built command with exactly env (clitest.RunChild).
 func runChild(t *testing.T, env map[string]string, args ...string) (int, string) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = []string{"REPORT_TEST_MAIN=1"}
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "BILLSYNC_") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	for k, v := range env {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	err := cmd.Run()
-	var exit *exec.ExitError
-	switch {
-	case errors.As(err, &exit):
-		return exit.ExitCode(), stderr.String()
-	case err != nil:
-		t.Fatal(err)
-	}
-	return 0, stderr.String()
+	return clitest.RunChild(t, "REPORT_TEST_MAIN", env, args...)
 }
 
 // TestEverySettingRefused walks every setting report and report deliver read (by reflection: a

@@ -1,45 +1,21 @@
 package main
 
 import (
-	"bytes"
-	"errors"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/billsync/billsync/internal/cli/clitest"
 	conf "github.com/billsync/billsync/internal/config"
 	"github.com/sethvargo/go-envconfig"
 )
 
-// runChild runs the built command (this test binary in child mode) with exactly env (none of
-// the test's own BILLSYNC_ variables) and returns its exit status and standard error.
+// runChild runs the built command with exactly env (clitest.RunChild).
 func runChild(t *testing.T, env map[string]string, args ...string) (int, string) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = []string{"SYNCER_TEST_MAIN=1"}
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "BILLSYNC_") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	for k, v := range env {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	err := cmd.Run()
-	var exit *exec.ExitError
-	switch {
-	case errors.As(err, &exit):
-		return exit.ExitCode(), stderr.String()
-	case err != nil:
-		t.Fatal(err)
-	}
-	return 0, stderr.String()
+	return clitest.RunChild(t, "SYNCER_TEST_MAIN", env, args...)
 }
 
 // settingsEnv is a valid environment of the syncer: a service that refuses every key (so a run
